@@ -1,0 +1,203 @@
+package auth_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pcourt/pcourt/libs/auth"
+	"github.com/pcourt/pcourt/libs/auth/authtest"
+	"github.com/pcourt/pcourt/libs/httpserver"
+	"github.com/pcourt/pcourt/libs/redistest"
+)
+
+func TestMintAuthenticateRevoke(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.NewClient(t)
+	store := auth.NewStore(rdb, auth.DefaultStoreConfig())
+
+	token, cred := authtest.Mint(t, store, auth.RoleClaimantAgent, authtest.WithAgent("agent-7"))
+	require.Regexp(t, `^pc_sbx_[A-Za-z0-9_-]{43}$`, token)
+
+	got, err := store.Authenticate(ctx, token)
+	require.NoError(t, err)
+	require.Equal(t, cred, got)
+	require.Equal(t, "agent-7", got.AgentID)
+
+	// Only the hash of the secret is at rest.
+	keys, err := rdb.Keys(ctx, "*").Result()
+	require.NoError(t, err)
+	for _, k := range keys {
+		require.NotContains(t, k, token)
+		vals, _ := rdb.HGetAll(ctx, k).Result()
+		for _, v := range vals {
+			require.NotContains(t, v, token)
+		}
+	}
+
+	_, err = store.Authenticate(ctx, "pc_sbx_not-a-token")
+	require.ErrorIs(t, err, auth.ErrInvalidCredential)
+
+	require.NoError(t, store.Revoke(ctx, cred.PublicID))
+	fresh := auth.NewStore(rdb, auth.DefaultStoreConfig())
+	_, err = fresh.Authenticate(ctx, token)
+	require.ErrorIs(t, err, auth.ErrInvalidCredential)
+
+	require.ErrorIs(t, store.Revoke(ctx, "cred_unknown"), auth.ErrNotFound)
+
+	list, err := store.List(ctx, "tenant-test")
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	require.False(t, list[0].Active())
+}
+
+func TestMintRefusesIncompleteRequests(t *testing.T) {
+	store := auth.NewStore(redistest.NewClient(t), auth.DefaultStoreConfig())
+	for _, req := range []auth.MintRequest{
+		{Environment: auth.Sandbox, Role: auth.RoleClaimantAgent, PartnerID: "p"},
+		{Tenant: "t", Environment: "staging", Role: auth.RoleClaimantAgent, PartnerID: "p"},
+		{Tenant: "t", Environment: auth.Live, Role: "admin", PartnerID: "p"},
+		{Tenant: "t", Environment: auth.Live, Role: auth.RoleRespondentAgent},
+	} {
+		_, _, err := store.Mint(context.Background(), req)
+		require.Error(t, err, "%+v", req)
+	}
+}
+
+// Two stores with their own Redis connections and caches stand for two
+// replicas: a revocation made through one is refused by the other, whose cache
+// was warm, within five seconds.
+func TestRevocationReachesOtherReplicasWithinFiveSeconds(t *testing.T) {
+	ctx := context.Background()
+	srv := redistest.Start(t)
+	replicaA := auth.NewStore(srv.Client(t), auth.DefaultStoreConfig())
+	replicaB := auth.NewStore(srv.Client(t), auth.DefaultStoreConfig())
+
+	token, cred := authtest.Mint(t, replicaA, auth.RolePlatformOrchestrator)
+	_, err := replicaB.Authenticate(ctx, token) // warms B's cache
+	require.NoError(t, err)
+
+	revokedAt := time.Now()
+	require.NoError(t, replicaA.Revoke(ctx, cred.PublicID))
+	require.Eventually(t, func() bool {
+		_, err := replicaB.Authenticate(ctx, token)
+		return errors.Is(err, auth.ErrInvalidCredential)
+	}, 5*time.Second, 50*time.Millisecond)
+	require.Less(t, time.Since(revokedAt), 5*time.Second)
+}
+
+func TestMiddleware(t *testing.T) {
+	srv := redistest.Start(t)
+	store := auth.NewStore(srv.Client(t), auth.DefaultStoreConfig())
+	orchestrator, _ := authtest.Mint(t, store, auth.RolePlatformOrchestrator)
+	agent, _ := authtest.Mint(t, store, auth.RoleClaimantAgent)
+	revokedToken, revoked := authtest.Mint(t, store, auth.RoleClaimantAgent)
+	require.NoError(t, store.Revoke(context.Background(), revoked.PublicID))
+
+	cfg := httpserver.DefaultConfig()
+	s := httpserver.New(cfg, httpserver.Deps{Service: "test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s.Router().GET("/orchestrate", auth.Middleware(store), auth.RequireRole(auth.RolePlatformOrchestrator), func(c *gin.Context) {
+		cred, _ := auth.CredentialFrom(c.Request.Context())
+		c.String(http.StatusOK, cred.PublicID)
+	})
+	ts := httptest.NewServer(s.Router())
+	t.Cleanup(ts.Close)
+
+	tests := []struct {
+		name, header string
+		status       int
+	}{
+		{"orchestrator", "Bearer " + orchestrator, 200},
+		{"scheme is case-insensitive", "bearer " + orchestrator, 200},
+		{"missing", "", 401},
+		{"wrong scheme", "Basic " + orchestrator, 401},
+		{"unknown token", "Bearer pc_sbx_nope", 401},
+		{"revoked", "Bearer " + revokedToken, 401},
+		{"wrong role", "Bearer " + agent, 403},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodGet, ts.URL+"/orchestrate", nil)
+			if tc.header != "" {
+				req.Header.Set("Authorization", tc.header)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			resp.Body.Close()
+			require.Equal(t, tc.status, resp.StatusCode)
+			if tc.status == 401 {
+				require.Contains(t, resp.Header.Get("WWW-Authenticate"), "Bearer")
+			}
+		})
+	}
+
+	// When Redis cannot be asked, a credential is not refused: the answer is 503.
+	srv.Stop()
+	fresh := auth.NewStore(srv.Client(t), auth.DefaultStoreConfig())
+	s2 := httpserver.New(cfg, httpserver.Deps{Service: "test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s2.Router().GET("/x", auth.Middleware(fresh), func(c *gin.Context) { c.Status(200) })
+	ts2 := httptest.NewServer(s2.Router())
+	t.Cleanup(ts2.Close)
+	req, _ := http.NewRequest(http.MethodGet, ts2.URL+"/x", nil)
+	req.Header.Set("Authorization", "Bearer "+orchestrator)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, 503, resp.StatusCode)
+}
+
+func TestAuthorizeSide(t *testing.T) {
+	ctx := context.Background()
+	store := auth.NewStore(redistest.NewClient(t), auth.DefaultStoreConfig())
+	_, orchestrator := authtest.Mint(t, store, auth.RolePlatformOrchestrator)
+	_, member := authtest.Mint(t, store, auth.RoleClaimantAgent)
+	_, stranger := authtest.Mint(t, store, auth.RoleClaimantAgent)
+	_, respondent := authtest.Mint(t, store, auth.RoleRespondentAgent)
+	const draft = "draft:dr_1"
+	require.NoError(t, store.Grant(ctx, auth.Membership{Resource: draft, Side: auth.Claimant, Subject: auth.CredentialSubject(member.PublicID)}))
+	require.NoError(t, store.Grant(ctx, auth.Membership{Resource: draft, Side: auth.Claimant, Subject: auth.PrincipalSubject("org-acme")}))
+	capability, err := store.MintCapability(ctx, auth.Capability{Resource: draft, Side: auth.Respondent, Purpose: "respondent_invite", ExpiresAt: time.Now().Add(time.Hour)})
+	require.NoError(t, err)
+	otherCapability, err := store.MintCapability(ctx, auth.Capability{Resource: "draft:dr_2", Side: auth.Respondent, Purpose: "respondent_invite", ExpiresAt: time.Now().Add(time.Hour)})
+	require.NoError(t, err)
+
+	tests := []struct {
+		name       string
+		cred       auth.Credential
+		side       auth.Side
+		principal  string
+		capability string
+		allowed    bool
+	}{
+		{"orchestrator acts for either side", orchestrator, auth.Respondent, "", "", true},
+		{"member of the side", member, auth.Claimant, "", "", true},
+		{"principal membership", stranger, auth.Claimant, "org-acme", "", true},
+		{"no membership", stranger, auth.Claimant, "", "", false},
+		{"agent for the other side's role", member, auth.Respondent, "", "", false},
+		{"respondent with capability", respondent, auth.Respondent, "", capability, true},
+		{"respondent without capability", respondent, auth.Respondent, "", "", false},
+		{"capability for another draft", respondent, auth.Respondent, "", otherCapability, false},
+		{"unknown capability", respondent, auth.Respondent, "", "pc_cap_forged", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := store.AuthorizeSide(ctx, tc.cred, draft, tc.side, tc.principal, tc.capability)
+			if tc.allowed {
+				require.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, auth.ErrForbidden)
+			}
+		})
+	}
+
+	require.NoError(t, store.RevokeMembership(ctx, draft, auth.CredentialSubject(member.PublicID)))
+	require.ErrorIs(t, store.AuthorizeSide(ctx, member, draft, auth.Claimant, "", ""), auth.ErrForbidden)
+}

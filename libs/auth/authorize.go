@@ -1,0 +1,61 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// ErrForbidden means the credential is valid but may not do this.
+var ErrForbidden = errors.New("forbidden")
+
+// SideRole returns the agent role that may act for side.
+func SideRole(side Side) Role {
+	if side == Respondent {
+		return RoleRespondentAgent
+	}
+	return RoleClaimantAgent
+}
+
+// AuthorizeSide decides whether cred may act for side on resource:
+//   - a platform orchestrator acts for its tenant's resources on either side
+//     (the caller checks that the resource belongs to cred.Tenant);
+//   - an agent acts only for the side of its role, and only with an active
+//     membership of that side (granted to the credential or to principalID),
+//     or, where it has none, with a capability for that side of the resource.
+//
+// A side or principal named in a request is never proof of authority by itself.
+func (s *Store) AuthorizeSide(ctx context.Context, cred Credential, resource string, side Side, principalID, capabilityToken string) error {
+	if cred.Role == RolePlatformOrchestrator {
+		return nil
+	}
+	if cred.Role != SideRole(side) {
+		return fmt.Errorf("%s may not act for the %s side: %w", cred.Role, side, ErrForbidden)
+	}
+	members, err := s.Memberships(ctx, resource)
+	if err != nil {
+		return err
+	}
+	for _, m := range members {
+		if m.Side != side {
+			continue
+		}
+		if m.Subject == CredentialSubject(cred.PublicID) || (principalID != "" && m.Subject == PrincipalSubject(principalID)) {
+			return nil
+		}
+	}
+	if capabilityToken == "" {
+		return fmt.Errorf("no %s membership of %s and no case capability: %w", side, resource, ErrForbidden)
+	}
+	capability, err := s.LookupCapability(ctx, capabilityToken)
+	if errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("case capability unknown or expired: %w", ErrForbidden)
+	}
+	if err != nil {
+		return err
+	}
+	if capability.Resource != resource || capability.Side != side {
+		return fmt.Errorf("case capability is for another resource or side: %w", ErrForbidden)
+	}
+	return nil
+}

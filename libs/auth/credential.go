@@ -1,0 +1,340 @@
+// Package auth holds the platform's bearer credentials, membership grants and
+// per-case capability tokens, all hashed at rest in Redis, and the Gin
+// middleware and checks that turn them into decisions.
+//
+// Secrets are random tokens shown once at minting; Redis keeps only their
+// SHA-256. Each replica caches a looked-up credential for at most CacheTTL,
+// which bounds how long a revoked credential can still be accepted anywhere.
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Role is what a credential may do.
+type Role string
+
+// The roles of the spec's draft confirmation security schemes.
+const (
+	RolePlatformOrchestrator Role = "platform_orchestrator"
+	RoleClaimantAgent        Role = "claimant_agent"
+	RoleRespondentAgent      Role = "respondent_agent"
+)
+
+// Valid reports whether r is one of the known roles.
+func (r Role) Valid() bool {
+	return r == RolePlatformOrchestrator || r == RoleClaimantAgent || r == RoleRespondentAgent
+}
+
+// Environment separates test traffic from real traffic; a credential works in one only.
+type Environment string
+
+// The two environments.
+const (
+	Sandbox Environment = "sandbox"
+	Live    Environment = "live"
+)
+
+// Valid reports whether e is sandbox or live.
+func (e Environment) Valid() bool { return e == Sandbox || e == Live }
+
+// Credential is the stored, non-secret description of a bearer token.
+type Credential struct {
+	PublicID    string
+	Tenant      string
+	Environment Environment
+	Role        Role
+	PartnerID   string
+	AgentID     string // the immutable agent id, when the credential belongs to one agent
+	Label       string
+	CreatedAt   time.Time
+	RevokedAt   time.Time // zero while active
+}
+
+// Active reports whether the credential has not been revoked.
+func (c Credential) Active() bool { return c.RevokedAt.IsZero() }
+
+// MintRequest describes a credential to create.
+type MintRequest struct {
+	Tenant      string
+	Environment Environment
+	Role        Role
+	PartnerID   string
+	AgentID     string
+	Label       string
+}
+
+// Validate reports the first missing or unknown field.
+func (m MintRequest) Validate() error {
+	switch {
+	case m.Tenant == "":
+		return errors.New("tenant required")
+	case !m.Environment.Valid():
+		return fmt.Errorf("environment %q is not sandbox or live", m.Environment)
+	case !m.Role.Valid():
+		return fmt.Errorf("role %q is not one of platform_orchestrator, claimant_agent, respondent_agent", m.Role)
+	case m.PartnerID == "":
+		return errors.New("partner id required")
+	}
+	return nil
+}
+
+// Errors of credential lookups.
+var (
+	ErrInvalidCredential = errors.New("credential unknown or revoked")
+	ErrNotFound          = errors.New("not found")
+)
+
+// StoreConfig configures a Store.
+type StoreConfig struct {
+	// CacheTTL bounds how long a replica trusts a credential it looked up,
+	// and so how long a revocation takes to reach every replica.
+	CacheTTL time.Duration
+	// CacheSize bounds the number of cached credentials per replica.
+	CacheSize int
+}
+
+// DefaultStoreConfig revokes everywhere within two seconds.
+func DefaultStoreConfig() StoreConfig {
+	return StoreConfig{CacheTTL: 2 * time.Second, CacheSize: 10000}
+}
+
+// Store reads and writes credentials, memberships and capabilities.
+type Store struct {
+	rdb redis.UniversalClient
+	cfg StoreConfig
+	now func() time.Time
+
+	mu    sync.Mutex
+	cache map[string]cachedCredential // by token hash
+}
+
+type cachedCredential struct {
+	cred    Credential
+	expires time.Time
+}
+
+// NewStore returns a Store over rdb.
+func NewStore(rdb redis.UniversalClient, cfg StoreConfig) *Store {
+	if cfg.CacheTTL <= 0 {
+		cfg.CacheTTL = DefaultStoreConfig().CacheTTL
+	}
+	if cfg.CacheSize <= 0 {
+		cfg.CacheSize = DefaultStoreConfig().CacheSize
+	}
+	return &Store{rdb: rdb, cfg: cfg, now: time.Now, cache: map[string]cachedCredential{}}
+}
+
+func credentialKey(publicID string) string { return "pc:auth:cred:" + publicID }
+func tokenKey(hash string) string          { return "pc:auth:token:" + hash }
+
+const credentialIndexKey = "pc:auth:creds"
+
+// HashToken returns the hex SHA-256 under which a secret is stored.
+func HashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// NewToken returns a fresh secret with a readable prefix (pc_sbx_, pc_live_,
+// pc_cap_ …) followed by 256 random bits.
+func NewToken(prefix string) string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	return prefix + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// base32NoPad spells public ids with no character that needs escaping anywhere.
+var base32NoPad = base32.StdEncoding.WithPadding(base32.NoPadding)
+
+func newPublicID() string {
+	var b [10]byte
+	_, _ = rand.Read(b[:])
+	return "cred_" + strings.ToLower(base32NoPad.EncodeToString(b[:]))
+}
+
+// Mint creates a credential and returns its secret token, which is never
+// stored and cannot be shown again.
+func (s *Store) Mint(ctx context.Context, req MintRequest) (string, Credential, error) {
+	if err := req.Validate(); err != nil {
+		return "", Credential{}, fmt.Errorf("minting credential: %w", err)
+	}
+	prefix := "pc_sbx_"
+	if req.Environment == Live {
+		prefix = "pc_live_"
+	}
+	token := NewToken(prefix)
+	cred := Credential{
+		PublicID:    newPublicID(),
+		Tenant:      req.Tenant,
+		Environment: req.Environment,
+		Role:        req.Role,
+		PartnerID:   req.PartnerID,
+		AgentID:     req.AgentID,
+		Label:       req.Label,
+		CreatedAt:   s.now().UTC().Truncate(time.Millisecond),
+	}
+	// The credential record is written before the token that points at it, so
+	// a crash in between leaves an unusable record, never a dangling token.
+	if err := s.rdb.HSet(ctx, credentialKey(cred.PublicID), toRecord(cred)).Err(); err != nil {
+		return "", Credential{}, fmt.Errorf("storing credential: %w", err)
+	}
+	if err := s.rdb.Set(ctx, tokenKey(HashToken(token)), cred.PublicID, 0).Err(); err != nil {
+		return "", Credential{}, fmt.Errorf("storing token hash: %w", err)
+	}
+	if err := s.rdb.SAdd(ctx, credentialIndexKey, cred.PublicID).Err(); err != nil {
+		return "", Credential{}, fmt.Errorf("indexing credential: %w", err)
+	}
+	return token, cred, nil
+}
+
+// Authenticate returns the active credential behind token, or
+// ErrInvalidCredential. Other errors mean Redis could not be asked.
+func (s *Store) Authenticate(ctx context.Context, token string) (Credential, error) {
+	hash := HashToken(token)
+	now := s.now()
+	s.mu.Lock()
+	if c, ok := s.cache[hash]; ok && now.Before(c.expires) {
+		s.mu.Unlock()
+		return c.cred, nil
+	}
+	s.mu.Unlock()
+
+	publicID, err := s.rdb.Get(ctx, tokenKey(hash)).Result()
+	if errors.Is(err, redis.Nil) {
+		return Credential{}, ErrInvalidCredential
+	}
+	if err != nil {
+		return Credential{}, fmt.Errorf("looking up token: %w", err)
+	}
+	cred, err := s.Get(ctx, publicID)
+	if errors.Is(err, ErrNotFound) {
+		return Credential{}, ErrInvalidCredential
+	}
+	if err != nil {
+		return Credential{}, err
+	}
+	if !cred.Active() {
+		s.forget(hash)
+		return Credential{}, ErrInvalidCredential
+	}
+	s.remember(hash, cred, now)
+	return cred, nil
+}
+
+func (s *Store) remember(hash string, cred Credential, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.cache) >= s.cfg.CacheSize {
+		// Dropping everything is crude but bounded and rare: the cache only
+		// saves round trips, and a cold replica refills it within one TTL.
+		clear(s.cache)
+	}
+	s.cache[hash] = cachedCredential{cred: cred, expires: now.Add(s.cfg.CacheTTL)}
+}
+
+func (s *Store) forget(hash string) {
+	s.mu.Lock()
+	delete(s.cache, hash)
+	s.mu.Unlock()
+}
+
+// Get reads a credential by public id, revoked or not.
+func (s *Store) Get(ctx context.Context, publicID string) (Credential, error) {
+	rec, err := s.rdb.HGetAll(ctx, credentialKey(publicID)).Result()
+	if err != nil {
+		return Credential{}, fmt.Errorf("reading credential %s: %w", publicID, err)
+	}
+	if len(rec) == 0 {
+		return Credential{}, fmt.Errorf("credential %s: %w", publicID, ErrNotFound)
+	}
+	return fromRecord(publicID, rec)
+}
+
+// Revoke marks the credential revoked. Every replica refuses it within CacheTTL.
+func (s *Store) Revoke(ctx context.Context, publicID string) error {
+	if _, err := s.Get(ctx, publicID); err != nil {
+		return err
+	}
+	at := s.now().UTC().Truncate(time.Millisecond).Format(time.RFC3339Nano)
+	// HSETNX keeps the first revocation time when revoked twice.
+	if err := s.rdb.HSetNX(ctx, credentialKey(publicID), "revoked_at", at).Err(); err != nil {
+		return fmt.Errorf("revoking credential %s: %w", publicID, err)
+	}
+	return nil
+}
+
+// List returns every credential of tenant ("" for all), oldest first.
+func (s *Store) List(ctx context.Context, tenant string) ([]Credential, error) {
+	ids, err := s.rdb.SMembers(ctx, credentialIndexKey).Result()
+	if err != nil {
+		return nil, fmt.Errorf("listing credentials: %w", err)
+	}
+	var out []Credential
+	for _, id := range ids {
+		c, err := s.Get(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if tenant == "" || c.Tenant == tenant {
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.Before(out[j].CreatedAt)
+		}
+		return out[i].PublicID < out[j].PublicID
+	})
+	return out, nil
+}
+
+func toRecord(c Credential) map[string]any {
+	return map[string]any{
+		"tenant":      c.Tenant,
+		"environment": string(c.Environment),
+		"role":        string(c.Role),
+		"partner_id":  c.PartnerID,
+		"agent_id":    c.AgentID,
+		"label":       c.Label,
+		"created_at":  c.CreatedAt.Format(time.RFC3339Nano),
+	}
+}
+
+func fromRecord(publicID string, rec map[string]string) (Credential, error) {
+	c := Credential{
+		PublicID:    publicID,
+		Tenant:      rec["tenant"],
+		Environment: Environment(rec["environment"]),
+		Role:        Role(rec["role"]),
+		PartnerID:   rec["partner_id"],
+		AgentID:     rec["agent_id"],
+		Label:       rec["label"],
+	}
+	var err error
+	if c.CreatedAt, err = time.Parse(time.RFC3339Nano, rec["created_at"]); err != nil {
+		return Credential{}, fmt.Errorf("credential %s: bad created_at: %w", publicID, err)
+	}
+	if v := rec["revoked_at"]; v != "" {
+		if c.RevokedAt, err = time.Parse(time.RFC3339Nano, v); err != nil {
+			return Credential{}, fmt.Errorf("credential %s: bad revoked_at: %w", publicID, err)
+		}
+	}
+	return c, nil
+}

@@ -1,0 +1,148 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Side is a side of a case or draft.
+type Side string
+
+// The two sides of a dispute.
+const (
+	Claimant   Side = "claimant"
+	Respondent Side = "respondent"
+)
+
+// Valid reports whether s is claimant or respondent.
+func (s Side) Valid() bool { return s == Claimant || s == Respondent }
+
+// Subject is who a membership is granted to: a credential ("credential:<publicId>")
+// or a principal ("principal:<principalId>").
+type Subject string
+
+// CredentialSubject names a credential as a membership subject.
+func CredentialSubject(publicID string) Subject { return Subject("credential:" + publicID) }
+
+// PrincipalSubject names a principal as a membership subject.
+func PrincipalSubject(principalID string) Subject { return Subject("principal:" + principalID) }
+
+// Membership binds a subject to one side of a resource ("draft:<id>", "case:<id>").
+type Membership struct {
+	Resource string
+	Side     Side
+	Subject  Subject
+}
+
+// Validate reports the first unusable field.
+func (m Membership) Validate() error {
+	switch {
+	case m.Resource == "":
+		return errors.New("membership resource required")
+	case !m.Side.Valid():
+		return fmt.Errorf("side %q is not claimant or respondent", m.Side)
+	case !strings.HasPrefix(string(m.Subject), "credential:") && !strings.HasPrefix(string(m.Subject), "principal:"):
+		return fmt.Errorf("subject %q is not credential:<id> or principal:<id>", m.Subject)
+	}
+	return nil
+}
+
+// membersKey holds one hash per resource, subject → side; the hash tag keeps a
+// resource's memberships in one slot.
+func membersKey(resource string) string { return "pc:auth:members:{" + resource + "}" }
+
+// Grant records the membership; granting it again is a no-op.
+func (s *Store) Grant(ctx context.Context, m Membership) error {
+	if err := m.Validate(); err != nil {
+		return fmt.Errorf("granting membership: %w", err)
+	}
+	if err := s.rdb.HSet(ctx, membersKey(m.Resource), string(m.Subject), string(m.Side)).Err(); err != nil {
+		return fmt.Errorf("granting membership on %s: %w", m.Resource, err)
+	}
+	return nil
+}
+
+// RevokeMembership removes the subject's membership of the resource.
+func (s *Store) RevokeMembership(ctx context.Context, resource string, subject Subject) error {
+	n, err := s.rdb.HDel(ctx, membersKey(resource), string(subject)).Result()
+	if err != nil {
+		return fmt.Errorf("revoking membership on %s: %w", resource, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("membership of %s on %s: %w", subject, resource, ErrNotFound)
+	}
+	return nil
+}
+
+// Memberships lists the memberships of a resource.
+func (s *Store) Memberships(ctx context.Context, resource string) ([]Membership, error) {
+	all, err := s.rdb.HGetAll(ctx, membersKey(resource)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("reading memberships of %s: %w", resource, err)
+	}
+	out := make([]Membership, 0, len(all))
+	for subject, side := range all {
+		out = append(out, Membership{Resource: resource, Side: Side(side), Subject: Subject(subject)})
+	}
+	return out, nil
+}
+
+// Capability is a bearer capability for one side of one resource, such as
+// the respondent invitation of a newly opened case.
+type Capability struct {
+	Resource  string
+	Side      Side
+	Purpose   string
+	ExpiresAt time.Time
+}
+
+func capabilityKey(hash string) string { return "pc:auth:cap:" + hash }
+
+// MintCapability stores a new capability and returns its secret, shown once.
+func (s *Store) MintCapability(ctx context.Context, c Capability) (string, error) {
+	if c.Resource == "" || !c.Side.Valid() || c.Purpose == "" {
+		return "", errors.New("minting capability: resource, side and purpose required")
+	}
+	ttl := c.ExpiresAt.Sub(s.now())
+	if ttl <= 0 {
+		return "", errors.New("minting capability: expiry must be in the future")
+	}
+	token := NewToken("pc_cap_")
+	err := s.rdb.HSet(ctx, capabilityKey(HashToken(token)), map[string]any{
+		"resource":   c.Resource,
+		"side":       string(c.Side),
+		"purpose":    c.Purpose,
+		"expires_at": c.ExpiresAt.UTC().Format(time.RFC3339Nano),
+	}).Err()
+	if err != nil {
+		return "", fmt.Errorf("storing capability: %w", err)
+	}
+	if err := s.rdb.PExpire(ctx, capabilityKey(HashToken(token)), ttl).Err(); err != nil {
+		return "", fmt.Errorf("setting capability expiry: %w", err)
+	}
+	return token, nil
+}
+
+// LookupCapability returns the unexpired capability behind token, or ErrNotFound.
+func (s *Store) LookupCapability(ctx context.Context, token string) (Capability, error) {
+	rec, err := s.rdb.HGetAll(ctx, capabilityKey(HashToken(token))).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return Capability{}, fmt.Errorf("reading capability: %w", err)
+	}
+	if len(rec) == 0 {
+		return Capability{}, ErrNotFound
+	}
+	exp, err := time.Parse(time.RFC3339Nano, rec["expires_at"])
+	if err != nil {
+		return Capability{}, fmt.Errorf("capability: bad expires_at: %w", err)
+	}
+	if !s.now().Before(exp) {
+		return Capability{}, ErrNotFound
+	}
+	return Capability{Resource: rec["resource"], Side: Side(rec["side"]), Purpose: rec["purpose"], ExpiresAt: exp}, nil
+}

@@ -1,0 +1,252 @@
+package httpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pcourt/pcourt/libs/httpserver"
+	"github.com/pcourt/pcourt/libs/problem"
+)
+
+type order struct {
+	Item     string `json:"item"`
+	Quantity int    `json:"quantity"`
+}
+
+var errOutOfStock = errors.New("out of stock")
+
+var outOfStock = problem.Code{Name: "out_of_stock", Status: http.StatusConflict, Title: "Out of stock"}
+
+func newServer(t *testing.T, checks ...httpserver.Check) (*httpserver.Server, *httptest.Server) {
+	t.Helper()
+	cfg := httpserver.DefaultConfig()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.MaxBodyBytes = 256
+	s := httpserver.New(cfg, httpserver.Deps{
+		Service: "test",
+		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Mapper: func(err error) *problem.Error {
+			if errors.Is(err, errOutOfStock) {
+				return problem.New(outOfStock, "That item is out of stock.")
+			}
+			return nil
+		},
+		Checks: checks,
+	})
+	r := s.Router()
+	r.POST("/orders", func(c *gin.Context) {
+		var o order
+		if err := httpserver.DecodeJSON(c, &o); err != nil {
+			_ = c.Error(err)
+			return
+		}
+		if o.Item == "sold-out" {
+			_ = c.Error(errOutOfStock)
+			return
+		}
+		c.JSON(http.StatusCreated, o)
+	})
+	r.GET("/panic", func(c *gin.Context) { panic("boom: secret detail") })
+	r.GET("/fail", func(c *gin.Context) { _ = c.Error(errors.New("db password wrong")) })
+	ts := httptest.NewServer(r)
+	t.Cleanup(ts.Close)
+	return s, ts
+}
+
+func readProblem(t *testing.T, resp *http.Response) problem.Body {
+	t.Helper()
+	require.Equal(t, problem.ContentType, resp.Header.Get("Content-Type"))
+	var p problem.Body
+	dec := json.NewDecoder(resp.Body)
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(&p))
+	require.Equal(t, resp.StatusCode, p.Status)
+	require.Equal(t, problem.TypeBase+p.Code, p.Type)
+	require.NotEmpty(t, p.Title)
+	require.NotEmpty(t, p.Detail)
+	require.Equal(t, resp.Header.Get("X-Request-Id"), p.RequestID)
+	return p
+}
+
+func TestStrictDecoding(t *testing.T) {
+	_, ts := newServer(t)
+	tests := []struct {
+		name        string
+		contentType string
+		body        string
+		status      int
+		code        string
+	}{
+		{"valid", "application/json", `{"item":"pen","quantity":2}`, 201, ""},
+		{"unknown field", "application/json", `{"item":"pen","quantity":2,"colour":"red"}`, 400, "unknown_field"},
+		{"wrong type", "application/json", `{"item":"pen","quantity":"two"}`, 400, "invalid_field_type"},
+		{"not an object", "application/json", `[1,2]`, 400, "invalid_field_type"},
+		{"trailing garbage", "application/json", `{"item":"pen","quantity":2} x`, 400, "trailing_data"},
+		{"second value", "application/json", `{"item":"pen"}{"item":"ink"}`, 400, "trailing_data"},
+		{"malformed", "application/json", `{"item":`, 400, "malformed_json"},
+		{"syntax error", "application/json", `{"item" "pen"}`, 400, "malformed_json"},
+		{"empty", "application/json", ``, 400, "empty_body"},
+		{"oversize", "application/json", `{"item":"` + strings.Repeat("a", 300) + `"}`, 413, "body_too_large"},
+		{"not json", "text/plain", `{"item":"pen"}`, 415, "unsupported_media_type"},
+		{"domain error mapped once", "application/json", `{"item":"sold-out","quantity":1}`, 409, "out_of_stock"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, err := http.Post(ts.URL+"/orders", tc.contentType, strings.NewReader(tc.body))
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			require.Equal(t, tc.status, resp.StatusCode)
+			if tc.code != "" {
+				require.Equal(t, tc.code, readProblem(t, resp).Code)
+			}
+		})
+	}
+}
+
+func TestOversizeBodyWithoutContentLength(t *testing.T) {
+	_, ts := newServer(t)
+	// A chunked body has no Content-Length; the limit must still hold while reading.
+	pr, pw := io.Pipe()
+	go func() {
+		_, _ = pw.Write([]byte(`{"item":"` + strings.Repeat("a", 1000) + `"}`))
+		_ = pw.Close()
+	}()
+	req, err := http.NewRequest(http.MethodPost, ts.URL+"/orders", pr)
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+	require.Equal(t, "body_too_large", readProblem(t, resp).Code)
+}
+
+func TestServerErrorsAreGeneric(t *testing.T) {
+	_, ts := newServer(t)
+	for _, path := range []string{"/panic", "/fail"} {
+		resp, err := http.Get(ts.URL + path)
+		require.NoError(t, err)
+		p := readProblem(t, resp)
+		resp.Body.Close()
+		require.Equal(t, 500, resp.StatusCode)
+		require.Equal(t, "internal", p.Code)
+		require.NotContains(t, p.Detail, "secret")
+		require.NotContains(t, p.Detail, "password")
+	}
+}
+
+func TestUnknownRouteAndMethod(t *testing.T) {
+	_, ts := newServer(t)
+	resp, err := http.Get(ts.URL + "/nowhere")
+	require.NoError(t, err)
+	require.Equal(t, 404, resp.StatusCode)
+	require.Equal(t, "not_found", readProblem(t, resp).Code)
+	resp.Body.Close()
+
+	resp, err = http.Get(ts.URL + "/orders")
+	require.NoError(t, err)
+	require.Equal(t, 405, resp.StatusCode)
+	require.Equal(t, "method_not_allowed", readProblem(t, resp).Code)
+	resp.Body.Close()
+}
+
+func TestRequestID(t *testing.T) {
+	_, ts := newServer(t)
+	req, _ := http.NewRequest(http.MethodGet, ts.URL+"/nowhere", nil)
+	req.Header.Set("X-Request-Id", "partner-trace.42")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.Equal(t, "partner-trace.42", resp.Header.Get("X-Request-Id"))
+	require.Equal(t, "partner-trace.42", readProblem(t, resp).RequestID)
+	resp.Body.Close()
+
+	req.Header.Set("X-Request-Id", "bad id\twith spaces")
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.Regexp(t, `^req_[0-9a-f]{32}$`, resp.Header.Get("X-Request-Id"))
+	resp.Body.Close()
+}
+
+func TestReadiness(t *testing.T) {
+	var healthy atomic.Bool
+	healthy.Store(true)
+	_, ts := newServer(t, httpserver.Check{Name: "redis", Probe: func(context.Context) error {
+		if healthy.Load() {
+			return nil
+		}
+		return errors.New("connection refused")
+	}})
+	resp, err := http.Get(ts.URL + "/readyz")
+	require.NoError(t, err)
+	require.Equal(t, 200, resp.StatusCode)
+	resp.Body.Close()
+
+	healthy.Store(false)
+	resp, err = http.Get(ts.URL + "/readyz")
+	require.NoError(t, err)
+	require.Equal(t, 503, resp.StatusCode)
+	resp.Body.Close()
+
+	resp, err = http.Get(ts.URL + "/livez")
+	require.NoError(t, err)
+	require.Equal(t, 200, resp.StatusCode, "liveness does not depend on Redis")
+	resp.Body.Close()
+}
+
+func TestGracefulShutdownDrainsInFlightRequests(t *testing.T) {
+	cfg := httpserver.DefaultConfig()
+	cfg.Addr = "127.0.0.1:0"
+	s := httpserver.New(cfg, httpserver.Deps{Service: "test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	entered, release := make(chan struct{}), make(chan struct{})
+	s.Router().GET("/slow", func(c *gin.Context) {
+		close(entered)
+		<-release
+		c.String(http.StatusOK, "finished")
+	})
+	addr, err := s.Listen()
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	runErr := make(chan error, 1)
+	go func() { runErr <- s.Run(ctx) }()
+
+	type result struct {
+		body string
+		err  error
+	}
+	got := make(chan result, 1)
+	go func() {
+		resp, err := http.Get("http://" + addr.String() + "/slow")
+		if err != nil {
+			got <- result{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		got <- result{string(b), err}
+	}()
+	<-entered
+	cancel() // SIGTERM arrives while the request is in flight
+
+	// While draining, the server reports not ready and takes no new connections.
+	require.Eventually(t, func() bool {
+		_, err := http.Get("http://" + addr.String() + "/readyz")
+		return err != nil
+	}, 5*time.Second, 10*time.Millisecond)
+	close(release)
+	r := <-got
+	require.NoError(t, r.err)
+	require.Equal(t, "finished", r.body)
+	require.NoError(t, <-runErr)
+}

@@ -1,0 +1,278 @@
+// Package idempotency implements the platform's Idempotency-Key contract as
+// Gin middleware over Redis:
+//
+//   - the key (8 to 200 visible ASCII characters) is scoped by tenant,
+//     environment and credential, so two callers never share a journal;
+//   - the request fingerprint is the operation, the credential, tenant,
+//     environment and the canonical JSON body;
+//   - the first request claims the key with a lease and runs; a concurrent one
+//     gets 409 idempotency_in_flight; a later one with the same fingerprint
+//     gets the stored status, headers and body; a different fingerprint gets
+//     422 idempotency_key_reused;
+//   - a final answer (any status below 500 except 408 and 429) is kept for the
+//     retention period; a transient one (5xx, 408, 429, a panic) releases the
+//     key so the caller may retry it;
+//   - a replica that dies mid-request leaves a lease that expires, after which
+//     a retry runs again.
+package idempotency
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/pcourt/pcourt/libs/auth"
+	"github.com/pcourt/pcourt/libs/httpserver"
+	"github.com/pcourt/pcourt/libs/problem"
+)
+
+// Header is the request header that carries the key.
+const Header = "Idempotency-Key"
+
+// ReplayedHeader is set to "true" on a response served from the journal.
+const ReplayedHeader = "Idempotent-Replayed"
+
+// Config configures a Journal.
+type Config struct {
+	// Prefix namespaces the service's keys, e.g. "pc:filings".
+	Prefix string
+	// Retention is how long a final answer is replayed.
+	Retention time.Duration
+	// Lease is how long a running request holds its key before another
+	// attempt may presume it crashed and run again. It must exceed the
+	// longest request the operation can take.
+	Lease time.Duration
+}
+
+// DefaultConfig keeps answers for 24 hours and presumes a request dead after 30 s.
+func DefaultConfig(prefix string) Config {
+	return Config{Prefix: prefix, Retention: 24 * time.Hour, Lease: 30 * time.Second}
+}
+
+// Validate reports the first unusable setting.
+func (c Config) Validate() error {
+	switch {
+	case c.Prefix == "":
+		return errors.New("idempotency: prefix required")
+	case c.Retention < time.Minute:
+		return errors.New("idempotency: retention must be at least a minute")
+	case c.Lease <= 0 || c.Lease >= c.Retention:
+		return errors.New("idempotency: lease must be positive and shorter than retention")
+	}
+	return nil
+}
+
+// Journal stores the outcome of each keyed request.
+type Journal struct {
+	rdb    redis.UniversalClient
+	cfg    Config
+	logger *slog.Logger
+}
+
+// NewJournal returns a Journal over rdb.
+func NewJournal(rdb redis.UniversalClient, cfg Config, logger *slog.Logger) *Journal {
+	return &Journal{rdb: rdb, cfg: cfg, logger: logger}
+}
+
+// Middleware guards one operation. Routes that are one logical operation
+// (an alias and its canonical route) pass the same name and so share one
+// journal. It must run after auth.Middleware.
+func (j *Journal) Middleware(operation string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		key := c.GetHeader(Header)
+		if key == "" {
+			problem.Write(c, problem.New(problem.IdempotencyKeyMissing, "Send a unique Idempotency-Key header (8 to 200 characters) with this request."))
+			return
+		}
+		if !validKey(key) {
+			problem.Write(c, problem.New(problem.IdempotencyKeyInvalid, "Idempotency-Key must be 8 to 200 visible ASCII characters."))
+			return
+		}
+		cred, ok := auth.CredentialFrom(c.Request.Context())
+		if !ok {
+			problem.Write(c, problem.New(problem.Unauthenticated, "Send a bearer credential in the Authorization header."))
+			return
+		}
+		body, err := httpserver.ReadBody(c)
+		if err != nil {
+			problem.Render(c, err)
+			return
+		}
+		c.Request.Body = io.NopCloser(bytes.NewReader(body))
+
+		ctx := c.Request.Context()
+		redisKey := j.key(cred, key)
+		token := newToken()
+		res, err := beginScript.Run(ctx, j.rdb, []string{redisKey},
+			fingerprint(c.Request.Method, operation, cred, body), token,
+			j.cfg.Lease.Milliseconds(), j.cfg.Retention.Milliseconds()).StringSlice()
+		if err != nil {
+			problem.Write(c, problem.New(problem.Unavailable, "The request journal is unavailable; retry with the same Idempotency-Key.").
+				WithHeader("Retry-After", "1").Wrap(fmt.Errorf("claiming idempotency key: %w", err)))
+			return
+		}
+		switch res[0] {
+		case "mismatch":
+			problem.Write(c, problem.New(problem.IdempotencyKeyReused, "This Idempotency-Key was used for a different request. Use a new key for a new request."))
+			return
+		case "in_flight":
+			problem.Write(c, problem.New(problem.IdempotencyInFlight, "A request with this Idempotency-Key is still in progress; retry it shortly.").
+				WithHeader("Retry-After", "1"))
+			return
+		case "done":
+			j.replay(c, res[1], res[2], res[3])
+			return
+		}
+
+		rec := &recorder{ResponseWriter: c.Writer}
+		c.Writer = rec
+		finished := false
+		defer func() {
+			if !finished { // the handler panicked: the outcome is unknown, let a retry run
+				j.release(ctx, redisKey, token)
+			}
+		}()
+		c.Next()
+		if len(c.Errors) > 0 && !c.Writer.Written() {
+			problem.Render(c, c.Errors.Last().Err)
+		}
+		finished = true
+		status := rec.Status()
+		if !final(status) {
+			j.release(ctx, redisKey, token)
+			return
+		}
+		headers, _ := json.Marshal(storedHeaders(rec.Header()))
+		err = completeScript.Run(context.WithoutCancel(ctx), j.rdb, []string{redisKey},
+			token, status, string(headers), rec.body.String(), j.cfg.Retention.Milliseconds()).Err()
+		if err != nil {
+			// The caller has its answer; a retry finds the lease expired and runs again.
+			j.logger.ErrorContext(ctx, "storing idempotent response failed", "operation", operation, "err", err)
+		}
+	}
+}
+
+func (j *Journal) replay(c *gin.Context, status, headers, body string) {
+	code, err := strconv.Atoi(status)
+	if err != nil {
+		problem.Write(c, problem.New(problem.Internal, "The stored response could not be read.").Wrap(err))
+		return
+	}
+	var h map[string][]string
+	if err := json.Unmarshal([]byte(headers), &h); err != nil {
+		problem.Write(c, problem.New(problem.Internal, "The stored response could not be read.").Wrap(err))
+		return
+	}
+	for k, vs := range h {
+		for _, v := range vs {
+			c.Writer.Header().Add(k, v)
+		}
+	}
+	c.Header(ReplayedHeader, "true")
+	c.Status(code)
+	_, _ = c.Writer.WriteString(body)
+	c.Abort()
+}
+
+func (j *Journal) release(ctx context.Context, redisKey, token string) {
+	if err := releaseScript.Run(context.WithoutCancel(ctx), j.rdb, []string{redisKey}, token).Err(); err != nil {
+		j.logger.ErrorContext(ctx, "releasing idempotency key failed; it frees itself when the lease ends", "err", err)
+	}
+}
+
+// key scopes the caller's key by tenant, environment and credential; hashing
+// keeps arbitrary key bytes out of Redis key names.
+func (j *Journal) key(cred auth.Credential, key string) string {
+	sum := sha256.Sum256([]byte(cred.Tenant + "\x00" + string(cred.Environment) + "\x00" + cred.PublicID + "\x00" + key))
+	return j.cfg.Prefix + ":idem:" + hex.EncodeToString(sum[:])
+}
+
+// fingerprint identifies the logical request. JSON bodies are compared by
+// value, so a retry that re-serialises the same object still matches.
+func fingerprint(method, operation string, cred auth.Credential, body []byte) string {
+	h := sha256.New()
+	for _, part := range []string{method, operation, cred.Tenant, string(cred.Environment), cred.PublicID} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	h.Write(canonicalJSON(body))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func canonicalJSON(body []byte) []byte {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return body
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return body
+	}
+	out, err := json.Marshal(v) // maps marshal with sorted keys
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+func final(status int) bool {
+	return status < 500 && status != http.StatusRequestTimeout && status != http.StatusTooManyRequests
+}
+
+// storedHeaders keeps what the handler said about the result, not what
+// belongs to this one exchange.
+func storedHeaders(h http.Header) http.Header {
+	out := h.Clone()
+	for _, k := range []string{"X-Request-Id", "Date", "Content-Length", "Traceparent", "Tracestate"} {
+		out.Del(k)
+	}
+	return out
+}
+
+func validKey(k string) bool {
+	if len(k) < 8 || len(k) > 200 {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x21 || k[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+func newToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// recorder passes the response through and keeps a copy of the body.
+type recorder struct {
+	gin.ResponseWriter
+	body bytes.Buffer
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.body.Write(b)
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *recorder) WriteString(s string) (int, error) {
+	r.body.WriteString(s)
+	return r.ResponseWriter.WriteString(s)
+}

@@ -1,0 +1,50 @@
+// Package logging builds the JSON slog logger every service passes around.
+// Lines logged with a context carry that request's id and trace id, so a log
+// line, a problem body and a trace can be joined on either.
+package logging
+
+import (
+	"context"
+	"io"
+	"log/slog"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/pcourt/pcourt/libs/requestid"
+)
+
+// New returns a JSON logger that tags every line with the service name.
+func New(w io.Writer, service string, level slog.Level) *slog.Logger {
+	h := slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})
+	return slog.New(contextHandler{h}).With("service", service)
+}
+
+// ParseLevel reads debug, info, warn or error; anything else is info.
+func ParseLevel(s string) slog.Level {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return slog.LevelInfo
+	}
+	return l
+}
+
+// contextHandler adds request_id, trace_id and span_id from the record's context.
+type contextHandler struct{ slog.Handler }
+
+func (h contextHandler) Handle(ctx context.Context, r slog.Record) error {
+	if id := requestid.FromContext(ctx); id != "" {
+		r.AddAttrs(slog.String("request_id", id))
+	}
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		r.AddAttrs(slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h contextHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return contextHandler{h.Handler.WithAttrs(attrs)}
+}
+
+func (h contextHandler) WithGroup(name string) slog.Handler {
+	return contextHandler{h.Handler.WithGroup(name)}
+}

@@ -1,0 +1,34 @@
+package problem
+
+import "net/http"
+
+// The platform-wide part of the catalogue: failures that any service's
+// transport can produce. Services declare their domain codes beside their
+// handlers; docs/problems.md lists them all.
+var (
+	MalformedJSON        = Code{"malformed_json", http.StatusBadRequest, "Malformed JSON"}
+	UnknownField         = Code{"unknown_field", http.StatusBadRequest, "Unknown field"}
+	InvalidFieldType     = Code{"invalid_field_type", http.StatusBadRequest, "Invalid field type"}
+	TrailingData         = Code{"trailing_data", http.StatusBadRequest, "Trailing data after the JSON body"}
+	EmptyBody            = Code{"empty_body", http.StatusBadRequest, "Empty request body"}
+	InvalidRequest       = Code{"invalid_request", http.StatusBadRequest, "Invalid request"}
+	BodyTooLarge         = Code{"body_too_large", http.StatusRequestEntityTooLarge, "Request body too large"}
+	UnsupportedMediaType = Code{"unsupported_media_type", http.StatusUnsupportedMediaType, "Unsupported media type"}
+
+	Unauthenticated   = Code{"unauthenticated", http.StatusUnauthorized, "Authentication required"}
+	InvalidCredential = Code{"invalid_credential", http.StatusUnauthorized, "Invalid credential"}
+	Forbidden         = Code{"forbidden", http.StatusForbidden, "Forbidden"}
+
+	NotFound         = Code{"not_found", http.StatusNotFound, "Not found"}
+	MethodNotAllowed = Code{"method_not_allowed", http.StatusMethodNotAllowed, "Method not allowed"}
+
+	IdempotencyKeyMissing = Code{"idempotency_key_missing", http.StatusBadRequest, "Idempotency-Key required"}
+	IdempotencyKeyInvalid = Code{"idempotency_key_invalid", http.StatusBadRequest, "Invalid Idempotency-Key"}
+	IdempotencyKeyReused  = Code{"idempotency_key_reused", http.StatusUnprocessableEntity, "Idempotency-Key reused with a different request"}
+	IdempotencyInFlight   = Code{"idempotency_in_flight", http.StatusConflict, "Request with this Idempotency-Key in progress"}
+
+	RateLimited = Code{"rate_limited", http.StatusTooManyRequests, "Too many requests"}
+	Internal    = Code{"internal", http.StatusInternalServerError, "Internal error"}
+	Unavailable = Code{"unavailable", http.StatusServiceUnavailable, "Service unavailable"}
+	BadGateway  = Code{"bad_gateway", http.StatusBadGateway, "Upstream failed"}
+)

@@ -1,0 +1,98 @@
+// Package redistest starts a real redis-server for tests. There is no fake:
+// Lua, streams and expiry behave exactly as in production.
+package redistest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Server is a redis-server process owned by one test.
+type Server struct {
+	Addr string
+	cmd  *exec.Cmd
+}
+
+// Start launches redis-server from PATH on a free loopback port, without
+// persistence, and stops it when the test ends. It fails the test, loudly,
+// where redis-server is not installed.
+func Start(tb testing.TB) *Server {
+	tb.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		tb.Fatalf("redis-server not found on PATH: install it (Debian: apt-get install redis-server); integration tests never fake Redis")
+	}
+	port := freePort(tb)
+	cmd := exec.Command(bin,
+		"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no",
+		"--dir", tb.TempDir(), "--loglevel", "warning")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("starting redis-server: %v", err)
+	}
+	s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), cmd: cmd}
+	tb.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	waitReady(tb, s.Addr)
+	return s
+}
+
+// Client returns a client of the server, closed when the test ends.
+func (s *Server) Client(tb testing.TB) *redis.Client {
+	tb.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr})
+	tb.Cleanup(func() { _ = rdb.Close() })
+	return rdb
+}
+
+// Stop kills the server now, for tests of what happens when Redis goes away.
+func (s *Server) Stop() {
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+}
+
+// NewClient starts a server and returns a client of it: the common case.
+func NewClient(tb testing.TB) *redis.Client {
+	tb.Helper()
+	return Start(tb).Client(tb)
+}
+
+func waitReady(tb testing.TB, addr string) {
+	tb.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	defer rdb.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		err := rdb.Ping(ctx).Err()
+		cancel()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("redis-server on %s not ready after 10s: %v", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a process that is starting; nothing to wait on
+	}
+}
+
+func freePort(tb testing.TB) int {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("finding a free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
