@@ -277,4 +277,3 @@ func TestCrashedRequestBecomesRetryableAfterLease(t *testing.T) {
 	require.True(t, final.replayed)
 	require.Equal(t, retry.body, final.body, "the lapsed attempt must not overwrite the stored outcome")
 }
-
