@@ -1,0 +1,353 @@
+package kafka_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/pcourt/pcourt/libs/kafka"
+	"github.com/pcourt/pcourt/libs/kafkatest"
+)
+
+// The handler's ctx continues the publisher's trace: its span is a consumer
+// span whose remote parent is the producer span, itself a child of the
+// span Publish was called in.
+func TestTraceContextCrossesKafka(t *testing.T) {
+	brokers := kafkatest.StartBroker(t)
+	const topic = "traced"
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	producer := newProducer(t, brokers, tp)
+
+	ctx, request := tp.Tracer("test").Start(context.Background(), "POST /cases")
+	require.NoError(t, producer.Publish(ctx, kafka.Message{
+		Topic: topic, Key: "case-7", EventID: "ev-7", Schema: "cases.created.v1", Value: []byte("{}"),
+	}))
+	request.End()
+
+	var rec recorder
+	startConsumer(t, consumerConfig(brokers, "g-trace", topic), rec.handle, producer, tp)
+	rec.waitMessages(t, 1)
+	rec.mu.Lock()
+	handlerSpan := trace.SpanContextFromContext(rec.ctxs[0])
+	rec.mu.Unlock()
+
+	require.True(t, handlerSpan.IsValid(), "handler ctx carries no span")
+	assert.Equal(t, request.SpanContext().TraceID(), handlerSpan.TraceID(), "consumer is not in the publisher's trace")
+
+	var publish, process sdktrace.ReadOnlySpan
+	require.Eventually(t, func() bool {
+		publish, process = nil, nil
+		for _, s := range spans.Ended() {
+			switch s.Name() {
+			case topic + " publish":
+				publish = s
+			case topic + " process":
+				process = s
+			}
+		}
+		return publish != nil && process != nil
+	}, waitFor, tick, "publish and process spans not both ended")
+
+	assert.Equal(t, trace.SpanKindProducer, publish.SpanKind())
+	assert.Equal(t, request.SpanContext().SpanID(), publish.Parent().SpanID(), "publish span is not a child of the request")
+
+	assert.Equal(t, trace.SpanKindConsumer, process.SpanKind())
+	assert.Equal(t, handlerSpan.SpanID(), process.SpanContext().SpanID(), "handler ctx does not hold the process span")
+	assert.Equal(t, publish.SpanContext().SpanID(), process.Parent().SpanID(), "process span is not a child of the publish span")
+	assert.True(t, process.Parent().IsRemote(), "process span's parent must come from the record headers")
+
+	for _, s := range []sdktrace.ReadOnlySpan{publish, process} {
+		attrs := attribute.NewSet(s.Attributes()...)
+		for k, want := range map[attribute.Key]string{
+			"messaging.system":            "kafka",
+			"messaging.destination.name":  topic,
+			"messaging.kafka.message.key": "case-7",
+			"messaging.message.id":        "ev-7",
+		} {
+			got, ok := attrs.Value(k)
+			assert.True(t, ok, "%s: no %s", s.Name(), k)
+			assert.Equal(t, want, got.AsString(), "%s: %s", s.Name(), k)
+		}
+	}
+}
+
+// A message's Parent wins over the caller's span: an outbox relay publishes
+// each event into the trace of the request that wrote it, linked to the
+// relay's own span.
+func TestPublishContinuesMessageParent(t *testing.T) {
+	brokers := kafkatest.StartBroker(t)
+	const topic = "relayed"
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	producer := newProducer(t, brokers, tp)
+	tracer := tp.Tracer("test")
+
+	// The request span ended long ago; only its context was stored.
+	_, request := tracer.Start(context.Background(), "POST /filings")
+	request.End()
+	stored := trace.SpanContextFromContext(trace.ContextWithRemoteSpanContext(context.Background(), request.SpanContext()))
+
+	relayCtx, relay := tracer.Start(context.Background(), "outbox relay")
+	require.NoError(t, producer.Publish(relayCtx, kafka.Message{
+		Topic: topic, Key: "case-8", EventID: "ev-8", Schema: "filings.v1", Parent: stored,
+	}))
+	relay.End()
+
+	var rec recorder
+	startConsumer(t, consumerConfig(brokers, "g-relayed", topic), rec.handle, producer, tp)
+	rec.waitMessages(t, 1)
+	rec.mu.Lock()
+	handlerSpan := trace.SpanContextFromContext(rec.ctxs[0])
+	rec.mu.Unlock()
+	assert.Equal(t, request.SpanContext().TraceID(), handlerSpan.TraceID(), "consumer is not in the request's trace")
+
+	var publish sdktrace.ReadOnlySpan
+	for _, s := range spans.Ended() {
+		if s.Name() == topic+" publish" {
+			publish = s
+		}
+	}
+	require.NotNil(t, publish, "no publish span")
+	assert.Equal(t, request.SpanContext().SpanID(), publish.Parent().SpanID(), "publish span does not continue the message's Parent")
+	require.Len(t, publish.Links(), 1, "publish span should link the relay's span")
+	assert.Equal(t, relay.SpanContext().SpanID(), publish.Links()[0].SpanContext.SpanID())
+}
+
+// attempts counts handler calls per event and fails on demand.
+type attempts struct {
+	mu    sync.Mutex
+	calls map[string]int
+	order []string
+	fail  func(eventID string, call int) error
+}
+
+func (a *attempts) handle(_ context.Context, msg kafka.Message) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.calls == nil {
+		a.calls = map[string]int{}
+	}
+	a.calls[msg.EventID]++
+	a.order = append(a.order, msg.EventID)
+	return a.fail(msg.EventID, a.calls[msg.EventID])
+}
+
+func (a *attempts) count(eventID string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.calls[eventID]
+}
+
+// An offset is committed only once the handler succeeded: a restarted
+// member of the group skips what was handled and gets again what was not,
+// and cancelling Run interrupts a retry backoff at once.
+func TestCommitsOnlyAfterSuccess(t *testing.T) {
+	brokers := kafkatest.StartBroker(t)
+	const topic, group = "commits", "g-commits"
+	kafkatest.CreateTopic(t, brokers, topic, 10)
+	producer := newProducer(t, brokers, nil)
+
+	// One key, so all three share a partition and arrive in this order.
+	for _, id := range []string{"ev-1", "ev-2", "ev-3"} {
+		require.NoError(t, producer.Publish(context.Background(), kafka.Message{
+			Topic: topic, Key: "case-3", EventID: id, Schema: "s.v1",
+		}))
+	}
+
+	cfg := consumerConfig(brokers, group, topic)
+	cfg.MaxAttempts = 10
+	cfg.RetryBackoff = 500 * time.Millisecond
+	cfg.RetryBackoffMax = 10 * time.Second
+
+	stuck := make(chan struct{})
+	first := &attempts{fail: func(id string, call int) error {
+		switch {
+		case id == "ev-1" && call == 1:
+			return errors.New("transient")
+		case id == "ev-2":
+			if call == 3 {
+				close(stuck) // now waiting a 2s backoff
+			}
+			return errors.New("still failing")
+		}
+		return nil
+	}}
+	c1 := startConsumer(t, cfg, first.handle, producer, nil)
+	select {
+	case <-stuck:
+	case <-time.After(waitFor):
+		t.Fatal("ev-2 did not fail three times")
+	}
+	cancelled := time.Now()
+	require.NoError(t, c1.stop(t), "Run must return nil on cancellation")
+	assert.Less(t, time.Since(cancelled), time.Second, "Run waited out the retry backoff instead of stopping")
+
+	assert.Equal(t, 2, first.count("ev-1"), "ev-1: fail once, then succeed")
+	assert.Equal(t, 3, first.count("ev-2"), "no attempt may start after cancellation")
+	assert.Equal(t, 0, first.count("ev-3"), "ev-3 is behind ev-2 on the partition")
+
+	second := &attempts{fail: func(string, int) error { return nil }}
+	startConsumer(t, cfg, second.handle, producer, nil)
+	require.Eventually(t, func() bool { return second.count("ev-3") == 1 }, waitFor, tick, "ev-3 never reached the second consumer")
+	second.mu.Lock()
+	defer second.mu.Unlock()
+	assert.Equal(t, []string{"ev-2", "ev-3"}, second.order, "ev-1 was handled and must not come back; ev-2 was not and must")
+}
+
+// A message that keeps failing goes to the dead-letter topic with why and
+// where it came from, its offset is committed, and the partition moves on.
+func TestDeadLettersAfterMaxAttempts(t *testing.T) {
+	brokers := kafkatest.StartBroker(t)
+	const topic, group = "filings", "g-dlq"
+	kafkatest.CreateTopic(t, brokers, topic, 10)
+	producer := newProducer(t, brokers, nil)
+
+	cfg := consumerConfig(brokers, group, topic)
+	cfg.MaxAttempts = 3
+	var (
+		mu     sync.Mutex
+		poison kafka.Message
+	)
+	handler := &attempts{fail: func(id string, _ int) error {
+		if id == "ev-poison" {
+			return errors.New("boom: schema mismatch")
+		}
+		return nil
+	}}
+	startConsumer(t, cfg, func(ctx context.Context, msg kafka.Message) error {
+		if msg.EventID == "ev-poison" {
+			mu.Lock()
+			poison = msg
+			mu.Unlock()
+		}
+		return handler.handle(ctx, msg)
+	}, producer, nil)
+
+	require.NoError(t, producer.Publish(context.Background(), kafka.Message{
+		Topic: topic, Key: "case-4", EventID: "ev-poison", Schema: "filings.v1",
+		Value: []byte(`{"bad":true}`), Headers: map[string]string{"x-origin": "test"},
+	}))
+
+	dead := kafkatest.ReadMessages(t, brokers, topic+".dlq", 1)[0]
+	mu.Lock()
+	consumed := poison
+	mu.Unlock()
+	assert.Equal(t, 3, handler.count("ev-poison"))
+	assert.Equal(t, "case-4", string(dead.Key))
+	assert.Equal(t, `{"bad":true}`, string(dead.Value))
+	for k, want := range map[string]string{
+		kafka.HeaderEventID:      "ev-poison",
+		kafka.HeaderSchema:       "filings.v1",
+		"x-origin":               "test",
+		kafka.HeaderDLQReason:    "boom: schema mismatch",
+		kafka.HeaderDLQAttempts:  "3",
+		kafka.HeaderDLQTopic:     topic,
+		kafka.HeaderDLQPartition: strconv.Itoa(consumed.Partition),
+		kafka.HeaderDLQOffset:    strconv.FormatInt(consumed.Offset, 10),
+	} {
+		assert.Equal(t, want, header(dead, k), "header %s", k)
+	}
+
+	require.Eventually(t, func() bool {
+		return committedOffset(t, brokers, group, topic, consumed.Partition) == consumed.Offset+1
+	}, waitFor, tick, "dead-lettered offset was not committed")
+
+	require.NoError(t, producer.Publish(context.Background(), kafka.Message{
+		Topic: topic, Key: "case-4", EventID: "ev-next", Schema: "filings.v1",
+	}))
+	require.Eventually(t, func() bool { return handler.count("ev-next") == 1 }, waitFor, tick, "partition stuck after dead-lettering")
+	assert.Equal(t, 3, handler.count("ev-poison"), "dead-lettered message was retried again")
+}
+
+func TestConsumerConfigValidate(t *testing.T) {
+	valid := kafka.ConsumerConfig{Brokers: []string{"b:9092"}, GroupID: "g", Topic: "t"}
+	tests := []struct {
+		name    string
+		mutate  func(*kafka.ConsumerConfig)
+		wantErr string
+	}{
+		{"minimal", func(*kafka.ConsumerConfig) {}, ""},
+		{"last offset", func(c *kafka.ConsumerConfig) { c.StartOffset = kafka.LastOffset }, ""},
+		{"no brokers", func(c *kafka.ConsumerConfig) { c.Brokers = nil }, "no brokers"},
+		{"no group", func(c *kafka.ConsumerConfig) { c.GroupID = "" }, "no group id"},
+		{"no topic", func(c *kafka.ConsumerConfig) { c.Topic = "" }, "no topic"},
+		{"dead letters to itself", func(c *kafka.ConsumerConfig) { c.DeadLetterTopic = "t" }, "is the consumed topic"},
+		{"negative attempts", func(c *kafka.ConsumerConfig) { c.MaxAttempts = -1 }, "max attempts"},
+		{"negative backoff", func(c *kafka.ConsumerConfig) { c.RetryBackoff = -1 }, "retry backoff"},
+		{"bad start offset", func(c *kafka.ConsumerConfig) { c.StartOffset = 42 }, "start offset 42"},
+		{"session timeout", func(c *kafka.ConsumerConfig) { c.SessionTimeout = -time.Second }, "session timeout"},
+	}
+	producer := newProducer(t, []string{"b:9092"}, nil)
+	handle := func(context.Context, kafka.Message) error { return nil }
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := valid
+			tt.mutate(&cfg)
+			err := cfg.Validate()
+			c, newErr := kafka.NewConsumer(cfg, handle, producer, testLogger(t), nil)
+			if tt.wantErr == "" {
+				require.NoError(t, err)
+				require.NoError(t, newErr)
+				require.NotNil(t, c)
+				return
+			}
+			require.ErrorContains(t, err, tt.wantErr)
+			require.ErrorContains(t, newErr, tt.wantErr, "NewConsumer must validate")
+		})
+	}
+
+	t.Run("nil dependencies", func(t *testing.T) {
+		_, err := kafka.NewConsumer(valid, nil, producer, testLogger(t), nil)
+		assert.ErrorContains(t, err, "nil handler")
+		_, err = kafka.NewConsumer(valid, handle, nil, testLogger(t), nil)
+		assert.ErrorContains(t, err, "nil dead-letter producer")
+		_, err = kafka.NewConsumer(valid, handle, producer, nil, nil)
+		assert.ErrorContains(t, err, "nil logger")
+	})
+}
+
+// Cancelling Run lets the handler in hand finish with a live ctx and
+// commits its message, so a graceful shutdown does not cause redelivery.
+func TestRunDrainsMessageInHand(t *testing.T) {
+	brokers := kafkatest.StartBroker(t)
+	const topic, group = "drain", "g-drain"
+	kafkatest.CreateTopic(t, brokers, topic, 10)
+	producer := newProducer(t, brokers, nil)
+
+	started, release := make(chan kafka.Message, 1), make(chan struct{})
+	handlerErr := make(chan error, 1)
+	rc := startConsumer(t, consumerConfig(brokers, group, topic), func(ctx context.Context, msg kafka.Message) error {
+		started <- msg
+		<-release
+		handlerErr <- ctx.Err()
+		return ctx.Err()
+	}, producer, nil)
+	require.NoError(t, producer.Publish(context.Background(), kafka.Message{
+		Topic: topic, Key: "case-5", EventID: "ev-slow", Schema: "s.v1",
+	}))
+
+	var inHand kafka.Message
+	select {
+	case inHand = <-started:
+	case <-time.After(waitFor):
+		t.Fatal("handler never started")
+	}
+	rc.cancel()
+	close(release)
+	require.NoError(t, rc.stop(t))
+	require.NoError(t, <-handlerErr, "handler ctx was cancelled with Run's instead of draining")
+	assert.Equal(t, inHand.Offset+1, committedOffset(t, brokers, group, topic, inHand.Partition), "drained message was not committed")
+}
