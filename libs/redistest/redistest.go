@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -31,11 +32,12 @@ func Start(tb testing.TB) *Server {
 		tb.Fatalf("redis-server not found on PATH: install it (Debian: apt-get install redis-server); integration tests never fake Redis")
 	}
 	port := freePort(tb)
+	dir := tb.TempDir()
+	logPath := filepath.Join(dir, "redis.log")
 	cmd := exec.Command(bin,
 		"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no",
-		"--dir", tb.TempDir(), "--loglevel", "warning")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		"--dir", dir, "--logfile", logPath, "--loglevel", "warning")
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("starting redis-server: %v", err)
 	}
@@ -44,7 +46,10 @@ func Start(tb testing.TB) *Server {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	waitReady(tb, s.Addr)
+	if err := waitReady(s.Addr); err != nil {
+		log, _ := os.ReadFile(logPath)
+		tb.Fatalf("redis-server on %s: %v\n%s", s.Addr, err, log)
+	}
 	return s
 }
 
@@ -68,8 +73,7 @@ func NewClient(tb testing.TB) *redis.Client {
 	return Start(tb).Client(tb)
 }
 
-func waitReady(tb testing.TB, addr string) {
-	tb.Helper()
+func waitReady(addr string) error {
 	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	defer rdb.Close()
 	deadline := time.Now().Add(10 * time.Second)
@@ -78,10 +82,10 @@ func waitReady(tb testing.TB, addr string) {
 		err := rdb.Ping(ctx).Err()
 		cancel()
 		if err == nil {
-			return
+			return nil
 		}
 		if time.Now().After(deadline) {
-			tb.Fatalf("redis-server on %s not ready after 10s: %v", addr, err)
+			return fmt.Errorf("not ready after 10s: %w", err)
 		}
 		time.Sleep(20 * time.Millisecond) // polling a process that is starting; nothing to wait on
 	}
