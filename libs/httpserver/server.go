@@ -17,6 +17,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"go.opentelemetry.io/contrib/instrumentation/github.com/gin-gonic/gin/otelgin"
 
+	"github.com/pcourt/pcourt/libs/envconf"
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/libs/requestid"
 	"github.com/pcourt/pcourt/libs/telemetry"
@@ -212,4 +213,14 @@ func (s *Server) readyz(c *gin.Context) {
 
 func isOperational(path string) bool {
 	return path == "/livez" || path == "/readyz" || path == "/metrics"
+}
+
+// ConfigFromEnv reads HTTP_ADDR (default defaultAddr), HTTP_MAX_BODY_BYTES and
+// HTTP_SHUTDOWN_TIMEOUT over the defaults.
+func ConfigFromEnv(r *envconf.Reader, defaultAddr string) Config {
+	c := DefaultConfig()
+	c.Addr = r.String("HTTP_ADDR", defaultAddr)
+	c.MaxBodyBytes = int64(r.Int("HTTP_MAX_BODY_BYTES", int(c.MaxBodyBytes)))
+	c.ShutdownTimeout = r.Duration("HTTP_SHUTDOWN_TIMEOUT", c.ShutdownTimeout)
+	return c
 }
