@@ -1,0 +1,34 @@
+package api_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/pb33f/libopenapi"
+	validator "github.com/pb33f/libopenapi-validator"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pcourt/pcourt/api"
+)
+
+func TestDocumentIsValidOpenAPI31(t *testing.T) {
+	doc, err := libopenapi.NewDocument(api.YAML)
+	require.NoError(t, err)
+	require.Equal(t, "3.1.0", doc.GetVersion())
+	v, errs := validator.NewValidator(doc)
+	require.Empty(t, errs)
+	ok, verrs := v.ValidateDocument()
+	for _, e := range verrs {
+		t.Errorf("%s: %s", e.Message, e.Reason)
+	}
+	require.True(t, ok)
+}
+
+func TestJSONIsTheSameDocument(t *testing.T) {
+	js, err := api.JSON()
+	require.NoError(t, err)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(js, &doc))
+	require.Equal(t, "3.1.0", doc["openapi"])
+	require.Contains(t, doc["paths"], "/api/v2/integration")
+}

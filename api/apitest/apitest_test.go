@@ -1,0 +1,76 @@
+package apitest_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pcourt/pcourt/api/apitest"
+)
+
+// recordingTB captures a failure instead of failing the real test, so we can
+// check that the validator refuses what the document does not describe.
+type recordingTB struct {
+	testing.TB
+	failure string
+}
+
+type fatal struct{}
+
+func (r *recordingTB) Helper() {}
+func (r *recordingTB) Fatalf(format string, args ...any) {
+	r.failure = fmt.Sprintf(format, args...)
+	panic(fatal{})
+}
+
+func check(t *testing.T, path string, status int, contentType, body string) string {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, "http://localhost:8080"+path, nil)
+	resp := &http.Response{
+		StatusCode: status,
+		Header:     http.Header{"Content-Type": {contentType}},
+		Body:       io.NopCloser(strings.NewReader(body)),
+		Request:    req,
+	}
+	rec := &recordingTB{TB: t}
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(fatal); !ok {
+					panic(r)
+				}
+			}
+		}()
+		apitest.Response(rec, req, resp, []byte(body))
+	}()
+	return rec.failure
+}
+
+func TestValidatorAcceptsWhatTheDocumentDescribes(t *testing.T) {
+	require.Empty(t, check(t, "/livez", 200, "application/json", `{"status":"ok"}`))
+	require.Empty(t, check(t, "/api/v2/integration", 401, "application/problem+json",
+		`{"type":"https://pcourt.dev/problems/unauthenticated","title":"Authentication required","status":401,"code":"unauthenticated","detail":"d","requestId":"req_1"}`))
+}
+
+func TestValidatorRefusesWhatItDoesNot(t *testing.T) {
+	tests := map[string]struct {
+		path, contentType, body string
+		status                  int
+	}{
+		"undocumented path":       {"/nowhere", "application/json", `{}`, 200},
+		"undocumented status":     {"/livez", "application/json", `{"status":"ok"}`, 418},
+		"body breaks the schema":  {"/livez", "application/json", `{"status":"sleepy"}`, 200},
+		"problem missing a field": {"/api/v2/integration", "application/problem+json", `{"type":"https://pcourt.dev/problems/x","title":"t","status":401,"code":"x","detail":"d"}`, 401},
+		"extra property in data":  {"/api/v2/integration", "application/json", `{"requestId":"r","data":{"credentialId":"c","tenant":"t","environment":"sandbox","role":"claimant_agent","partnerId":"p","colour":"red","schemaVersions":{"caseDraft":"case-draft-v2","confirmedFiling":"confirmed-filing-v2","procedurePlan":"case-procedure-plan-v2","evaluation":"narrow-evaluation-v2","caseEvent":"case-event-v2","webhookSignature":"pc-webhook-ed25519-v1","x402":2}}}`, 200},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			require.NotEmpty(t, check(t, tc.path, tc.status, tc.contentType, tc.body))
+		})
+	}
+}
