@@ -32,6 +32,9 @@ func CredentialSubject(publicID string) Subject { return Subject("credential:" +
 // PrincipalSubject names a principal as a membership subject.
 func PrincipalSubject(principalID string) Subject { return Subject("principal:" + principalID) }
 
+// IsCredential reports whether the subject names a credential.
+func (s Subject) IsCredential() bool { return strings.HasPrefix(string(s), "credential:") }
+
 // Membership binds a subject to one side of a resource ("draft:<id>", "case:<id>").
 type Membership struct {
 	Resource string

@@ -106,14 +106,6 @@ func (r *recorder) messages() []kafka.Message {
 	return append([]kafka.Message(nil), r.msgs...)
 }
 
-func (r *recorder) eventIDs() []string {
-	var ids []string
-	for _, m := range r.messages() {
-		ids = append(ids, m.EventID)
-	}
-	return ids
-}
-
 // waitMessages polls until the recorder holds at least n messages.
 func (r *recorder) waitMessages(tb testing.TB, n int) []kafka.Message {
 	tb.Helper()

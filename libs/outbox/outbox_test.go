@@ -99,7 +99,7 @@ func startConsumer(t *testing.T, brokers []string, topic string, handle kafka.Ha
 	t.Cleanup(func() { cancel(); <-done })
 }
 
-func newProducer(t *testing.T, brokers []string, tp trace.TracerProvider) *kafka.Producer {
+func newProducer(t testing.TB, brokers []string, tp trace.TracerProvider) *kafka.Producer {
 	t.Helper()
 	p, err := kafka.NewProducer(kafka.ProducerConfig{Brokers: brokers, TracerProvider: tp})
 	require.NoError(t, err)
@@ -179,7 +179,9 @@ func TestRelayCrashBetweenPublishAndAcknowledgeRepublishesAndConsumerAppliesOnce
 	// Its successor, another pod, takes over the dead relay's pending entries.
 	successorCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- outbox.NewRelay(rdb, producer, relayConfig("relay-b"), discard(), nil).Run(successorCtx) }()
+	go func() {
+		done <- outbox.NewRelay(rdb, producer, relayConfig("relay-b"), discard(), nil).Run(successorCtx)
+	}()
 	t.Cleanup(func() { stop(); <-done })
 
 	wantDeliveries := events + crashing.published.Load()
@@ -251,7 +253,9 @@ func TestTraceContinuesFromHTTPThroughOutboxAndKafkaToTheConsumer(t *testing.T) 
 	}, tp)
 	relayCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- outbox.NewRelay(rdb, newProducer(t, brokers, tp), relayConfig("relay-a"), discard(), tp).Run(relayCtx) }()
+	go func() {
+		done <- outbox.NewRelay(rdb, newProducer(t, brokers, tp), relayConfig("relay-a"), discard(), tp).Run(relayCtx)
+	}()
 	t.Cleanup(func() { stop(); <-done })
 
 	resp, err := http.Post(ts.URL+"/orders/o-traced", "application/json", nil)
