@@ -1,0 +1,81 @@
+// Command compat-edge is the platform's only public ingress: it routes every
+// public path to the service that owns it and serves the API document.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/pcourt/pcourt/api"
+	"github.com/pcourt/pcourt/libs/httpserver"
+	"github.com/pcourt/pcourt/libs/kafka"
+	"github.com/pcourt/pcourt/libs/lifecycle"
+	"github.com/pcourt/pcourt/libs/logging"
+	"github.com/pcourt/pcourt/libs/redisclient"
+	"github.com/pcourt/pcourt/libs/telemetry"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/httpapi"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Getenv, os.Stdout); err != nil {
+		fmt.Fprintf(os.Stderr, "compat-edge: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, getenv func(string) string, stdout io.Writer) error {
+	cfg, err := loadConfig(getenv)
+	if err != nil {
+		return err
+	}
+	logger := logging.New(stdout, "compat-edge", logging.ParseLevel(cfg.LogLevel))
+	logger.Info("starting", "version", version, "config", cfg)
+
+	tel, err := telemetry.Setup(ctx, telemetry.Config{ServiceName: "compat-edge", ServiceVersion: version}, getenv)
+	if err != nil {
+		return err
+	}
+	defer shutdown(logger, "telemetry", tel.Shutdown)
+
+	rdb := redisclient.New(cfg.Redis)
+	defer rdb.Close()
+
+	openAPI, err := api.JSON()
+	if err != nil {
+		return err
+	}
+	proxy, err := httpapi.NewProxy(routing.NewTable(routing.Families), cfg.Upstreams, tel.Propagator)
+	if err != nil {
+		return err
+	}
+	srv := httpserver.New(cfg.HTTP, httpserver.Deps{
+		Service:   "compat-edge",
+		Logger:    logger,
+		Telemetry: tel,
+		Checks: []httpserver.Check{
+			{Name: "redis", Probe: redisclient.Ping(rdb)},
+			{Name: "kafka", Probe: func(ctx context.Context) error { return kafka.Ping(ctx, cfg.KafkaBrokers) }},
+		},
+	})
+	httpapi.Register(srv.Router(), proxy, openAPI)
+
+	return lifecycle.Run(ctx, logger, lifecycle.Component{Name: "http", Run: srv.Run})
+}
+
+// shutdown runs a deferred stop step and logs, rather than loses, its error.
+func shutdown(logger *slog.Logger, what string, fn func(context.Context) error) {
+	if err := fn(context.Background()); err != nil {
+		logger.Error("shutdown failed", "component", what, "err", err)
+	}
+}

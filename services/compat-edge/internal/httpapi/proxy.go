@@ -1,0 +1,103 @@
+// Package httpapi is the edge's HTTP surface: every public /api path is
+// proxied to the service that owns it; the edge itself serves the API
+// document.
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"go.opentelemetry.io/otel/propagation"
+
+	"github.com/pcourt/pcourt/libs/problem"
+	"github.com/pcourt/pcourt/libs/requestid"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
+)
+
+// Problem codes of the edge.
+var (
+	UpstreamUnavailable = problem.Code{Name: "upstream_unavailable", Status: http.StatusBadGateway, Title: "Upstream service unavailable"}
+	UpstreamTimeout     = problem.Code{Name: "upstream_timeout", Status: http.StatusGatewayTimeout, Title: "Upstream service timed out"}
+)
+
+// Proxy forwards requests to the owning service.
+type Proxy struct {
+	table      *routing.Table
+	upstreams  map[routing.Owner]*url.URL
+	transport  http.RoundTripper
+	propagator propagation.TextMapPropagator
+}
+
+// NewProxy returns a proxy over the table. Every owner must have an upstream.
+func NewProxy(table *routing.Table, upstreams map[routing.Owner]*url.URL, propagator propagation.TextMapPropagator) (*Proxy, error) {
+	for _, o := range routing.Owners {
+		if upstreams[o] == nil {
+			return nil, fmt.Errorf("no upstream URL for %s", o)
+		}
+	}
+	return &Proxy{
+		table:      table,
+		upstreams:  upstreams,
+		propagator: propagator,
+		// Partners send many small requests: keep plenty of warm
+		// connections per service instead of dialling for each.
+		transport: &http.Transport{
+			Proxy:                 nil,
+			DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			MaxIdleConns:          1024,
+			MaxIdleConnsPerHost:   256,
+			IdleConnTimeout:       90 * time.Second,
+			ResponseHeaderTimeout: 30 * time.Second,
+			ExpectContinueTimeout: time.Second,
+		},
+	}, nil
+}
+
+// Handle proxies the request, or answers 404 when no service owns the path.
+func (p *Proxy) Handle(c *gin.Context) {
+	owner, ok := p.table.Owner(c.Request.URL.Path)
+	if !ok {
+		problem.Write(c, problem.Newf(problem.NotFound, "No resource at %s.", c.Request.URL.Path))
+		return
+	}
+	target := p.upstreams[owner]
+	rp := &httputil.ReverseProxy{
+		Transport: p.transport,
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			pr.SetXForwarded()
+			pr.Out.Host = pr.In.Host // owners build absolute URLs (x402 resource) from the public host
+			pr.Out.Header.Set(requestid.Header, requestid.Get(c))
+			p.propagator.Inject(pr.In.Context(), propagation.HeaderCarrier(pr.Out.Header))
+		},
+		ModifyResponse: func(resp *http.Response) error {
+			resp.Header.Del(requestid.Header) // the edge already set the same id
+			return nil
+		},
+		ErrorHandler: func(_ http.ResponseWriter, r *http.Request, err error) {
+			if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+				c.Abort() // the caller went away; nobody to answer
+				return
+			}
+			code := UpstreamUnavailable
+			if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
+				code = UpstreamTimeout
+			}
+			problem.Write(c, problem.Newf(code, "The %s service did not answer; retry shortly.", owner).
+				WithHeader("Retry-After", "1").Wrap(err))
+		},
+	}
+	rp.ServeHTTP(c.Writer, c.Request)
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}

@@ -1,0 +1,69 @@
+package routing_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
+)
+
+// Every route the spec names, earlier and canonical, reaches the service
+// that owns its resource.
+func TestEverySpecRouteHasItsOwner(t *testing.T) {
+	table := routing.NewTable(routing.Families)
+	tests := map[string]routing.Owner{
+		"/api/x402/dispute-readiness": routing.Readiness,
+
+		"/api/filings":                                        routing.Filings,
+		"/api/filings/fl_1/confirmations":                     routing.Filings,
+		"/api/fees/fee_1":                                     routing.Filings,
+		"/api/fees/fee_1/checkout":                            routing.Filings,
+		"/api/authorizations/authority-grants":                routing.Filings,
+		"/api/authorizations/consents":                        routing.Filings,
+		"/api/v2/case-drafts":                                 routing.Filings,
+		"/api/v2/case-drafts/dr_1":                            routing.Filings,
+		"/api/v2/case-drafts/dr_1/confirmations":              routing.Filings,
+		"/api/v2/filings/prepare":                             routing.Filings,
+		"/api/v2/filings/dr_1/confirm":                        routing.Filings,
+		"/api/v2/fees/quote":                                  routing.Filings,
+		"/api/v2/fees/processor/checkout":                     routing.Filings,
+		"/api/v2/fee-referrals":                               routing.Filings,
+		"/api/v2/sponsorship-referrals":                       routing.Filings,
+		"/api/v2/authorizations/authority-grants":             routing.Filings,
+		"/api/v2/authorizations/consents":                     routing.Filings,
+		"/api/v2/integration":                                 routing.Filings,
+		"/api/cases/cs_1":                                     routing.Cases,
+		"/api/cases/cs_1/executions":                          routing.Cases,
+		"/api/executions/ex_1":                                routing.Cases,
+		"/api/rules/current":                                  routing.Cases,
+		"/api/disputes":                                       routing.Cases,
+		"/api/disputes/d_1/answer":                            routing.Cases,
+		"/api/partner-cases/cs_1/respondent":                  routing.Cases,
+		"/api/v2/cases/cs_1/award/artifacts/json/attestation": routing.Cases,
+		"/api/v2/rules/current":                               routing.Cases,
+		"/api/v2/ap2/resolution-requests":                     routing.Cases,
+		"/api/v2/ucp/resolution-results/cs_1":                 routing.Cases,
+		"/api/v2/evidence-exports/notifications":              routing.Cases,
+		"/api/v2/evidence-exports/receipts/ev_1":              routing.Cases,
+		"/api/webhooks/deliveries":                            routing.Webhooks,
+		"/api/webhooks/deliveries/dl_1/replay":                routing.Webhooks,
+		"/api/webhooks/endpoints":                             routing.Webhooks,
+		"/api/webhooks/keys":                                  routing.Webhooks,
+		"/api/v2/webhooks/deliveries/dl_1/replay":             routing.Webhooks,
+		"/api/v2/webhooks/endpoints":                          routing.Webhooks,
+	}
+	for path, want := range tests {
+		got, ok := table.Owner(path)
+		require.True(t, ok, path)
+		require.Equal(t, want, got, path)
+	}
+}
+
+func TestUnknownPathsHaveNoOwner(t *testing.T) {
+	table := routing.NewTable(routing.Families)
+	for _, path := range []string{"/", "/api", "/api/filingsx", "/api/v2", "/api/v3/cases/1", "/apix/cases", "/api/x402x/dispute-readiness"} {
+		_, ok := table.Owner(path)
+		require.False(t, ok, path)
+	}
+}
