@@ -1,0 +1,134 @@
+// Command devstack runs the whole pcourt system on one machine with no setup:
+// an in-process Kafka broker (kfake), a redis-server from PATH (or, loudly, an
+// embedded in-memory Redis where none is installed), the five services built
+// from this checkout, and the edge on :8080. It mints a sandbox credential per
+// role, prints them with commands to try, and stops everything on Ctrl-C.
+//
+// State lives under -dir (default .devstack at the repository root): Redis's
+// append-only file, Kafka's log, service logs and credentials.env.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintf(os.Stderr, "devstack: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// config is the stack's layout on this machine.
+type config struct {
+	Root      string // repository root (holds go.work)
+	Dir       string // state directory
+	EdgePort  int    // the public port; the services take the next four
+	KafkaPort int
+	RedisPort int
+	Verbose   bool // copy service logs to the terminal
+}
+
+func parseFlags(args []string) (config, error) {
+	root, err := findRoot()
+	if err != nil {
+		return config{}, err
+	}
+	cfg := config{Root: root}
+	fs := flag.NewFlagSet("devstack", flag.ContinueOnError)
+	fs.StringVar(&cfg.Dir, "dir", filepath.Join(root, ".devstack"), "state directory")
+	fs.IntVar(&cfg.EdgePort, "port", 8080, "edge port; readiness, filings, cases and webhooks take the next four")
+	fs.IntVar(&cfg.KafkaPort, "kafka-port", 9092, "Kafka (kfake) port")
+	fs.IntVar(&cfg.RedisPort, "redis-port", 6390, "Redis port (not 6379, to stay clear of a system Redis)")
+	fs.BoolVar(&cfg.Verbose, "v", false, "copy every service's log to the terminal")
+	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	return cfg, nil
+}
+
+func run(ctx context.Context, args []string, stdout io.Writer) error {
+	cfg, err := parseFlags(args)
+	if err != nil {
+		return err
+	}
+	for _, d := range []string{"bin", "logs", "redis", "kafka"} {
+		if err := os.MkdirAll(filepath.Join(cfg.Dir, d), 0o755); err != nil {
+			return err
+		}
+	}
+
+	fmt.Fprintln(stdout, "building the services…")
+	if err := buildServices(ctx, cfg); err != nil {
+		return err
+	}
+
+	kafka, err := startKafka(cfg)
+	if err != nil {
+		return err
+	}
+	defer kafka.Close()
+	fmt.Fprintf(stdout, "kafka (kfake) on %s\n", kafka.ListenAddrs()[0])
+
+	redis, err := startRedis(ctx, cfg, stdout)
+	if err != nil {
+		return err
+	}
+	defer redis.stop()
+	fmt.Fprintf(stdout, "%s on %s\n", redis.kind, redis.addr)
+
+	services := stackServices(cfg, redis.addr, kafka.ListenAddrs())
+	exited := make(chan error, len(services))
+	for _, s := range services {
+		if err := s.start(cfg, stdout, exited); err != nil {
+			stopAll(services)
+			return err
+		}
+	}
+	defer stopAll(services)
+	if err := waitReady(ctx, services, exited); err != nil {
+		return err
+	}
+
+	creds, err := mintCredentials(ctx, redis.addr, cfg)
+	if err != nil {
+		return err
+	}
+	printWelcome(stdout, cfg, creds)
+
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(stdout, "stopping…")
+		return nil
+	case err := <-exited:
+		return err
+	}
+}
+
+// findRoot walks up from the working directory to the one holding go.work.
+func findRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("run devstack inside the pcourt checkout (no go.work found above the working directory)")
+		}
+		dir = parent
+	}
+}

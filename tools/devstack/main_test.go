@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// freeBlock finds n consecutive free loopback ports: the edge and the four
+// services take consecutive ports, as in the default layout.
+func freeBlock(t *testing.T, n int) int {
+	t.Helper()
+	for base := 20000 + int(time.Now().UnixNano()%20000); base < 60000; base += n {
+		var ls []net.Listener
+		ok := true
+		for p := base; p < base+n; p++ {
+			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+			if err != nil {
+				ok = false
+				break
+			}
+			ls = append(ls, l)
+		}
+		for _, l := range ls {
+			l.Close()
+		}
+		if ok {
+			return base
+		}
+	}
+	t.Fatal("no block of free ports")
+	return 0
+}
+
+// TestMakeRunBringsTheStackUpAndThePrintedCommandsWork starts the stack as
+// `make run` does, runs every curl command it prints, then stops it as
+// Ctrl-C does and checks nothing is left listening.
+func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs every service; skipped with -short")
+	}
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Fatal("curl is needed to run the printed commands (apt-get install curl)")
+	}
+	base := freeBlock(t, 5)
+	extra := freeBlock(t, 2)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	out, w := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"-dir", t.TempDir(), "-port", strconv.Itoa(base),
+			"-kafka-port", strconv.Itoa(extra), "-redis-port", strconv.Itoa(extra + 1)}, w)
+		w.Close()
+	}()
+
+	var printed []string
+	lines := bufio.NewScanner(out)
+	up := false
+	for !up && lines.Scan() {
+		line := lines.Text()
+		printed = append(printed, line)
+		up = strings.HasPrefix(line, "pcourt dev stack is up")
+	}
+	require.True(t, up, "the stack never came up:\n%s\n%v", strings.Join(printed, "\n"), drain(done))
+	var commands []string
+	for lines.Scan() {
+		line := strings.TrimSpace(lines.Text())
+		if strings.HasPrefix(line, "curl ") {
+			commands = append(commands, line)
+		}
+		if strings.HasPrefix(line, "Logs:") {
+			break
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	require.Len(t, commands, 3)
+	for _, c := range commands {
+		got, err := exec.Command("bash", "-c", c).CombinedOutput()
+		require.NoError(t, err, "%s\n%s", c, got)
+		require.NotEmpty(t, got, c)
+	}
+	// The third command is the authenticated one; it must show the claimant agent.
+	got, _ := exec.Command("bash", "-c", commands[2]).CombinedOutput()
+	require.Contains(t, string(got), `"role":"claimant_agent"`)
+
+	stop()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("the stack did not stop within 60s")
+	}
+	for p := base; p < base+5; p++ {
+		_, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", p), 200*time.Millisecond)
+		require.Error(t, err, "port %d still listening after stop", p)
+	}
+}
+
+func drain(done <-chan error) error {
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(time.Second):
+		return nil
+	}
+}

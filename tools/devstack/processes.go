@@ -1,0 +1,203 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/pcourt/pcourt/libs/kafka/kafkadev"
+)
+
+// service is one of the platform's binaries, run as a child process.
+type service struct {
+	name string
+	port int
+	env  []string
+
+	cmd  *exec.Cmd
+	done chan struct{}
+	log  *os.File
+}
+
+// stackServices lists the services, the edge last so it starts once its
+// upstreams are listening, and stops first.
+func stackServices(cfg config, redisAddr string, brokers []string) []*service {
+	common := []string{
+		"REDIS_ADDRS=" + redisAddr,
+		"KAFKA_BROKERS=" + strings.Join(brokers, ","),
+		"LOG_LEVEL=info",
+	}
+	names := []string{"readiness", "filings", "cases", "webhooks"}
+	var out []*service
+	edgeEnv := append([]string(nil), common...)
+	for i, name := range names {
+		port := cfg.EdgePort + 1 + i
+		out = append(out, &service{name: name, port: port, env: append(append([]string(nil), common...), fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", port))})
+		edgeEnv = append(edgeEnv, fmt.Sprintf("UPSTREAM_%s_URL=http://127.0.0.1:%d", strings.ToUpper(name), port))
+	}
+	edgeEnv = append(edgeEnv, fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", cfg.EdgePort))
+	return append(out, &service{name: "compat-edge", port: cfg.EdgePort, env: edgeEnv})
+}
+
+// buildServices compiles every service into <dir>/bin in one go invocation,
+// which shares the build cache and builds in parallel.
+func buildServices(ctx context.Context, cfg config) error {
+	args := []string{"build", "-o", filepath.Join(cfg.Dir, "bin") + string(os.PathSeparator), "-ldflags", "-X main.version=dev"}
+	for _, name := range []string{"readiness", "filings", "cases", "webhooks", "compat-edge"} {
+		args = append(args, "./services/"+name+"/cmd/"+name)
+	}
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = cfg.Root
+	// The services build against this checkout's libs through the workspace,
+	// whatever GOWORK the caller's environment says.
+	cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(cfg.Root, "go.work"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building services: %w\n%s", err, out)
+	}
+	return nil
+}
+
+func (s *service) start(cfg config, stdout io.Writer, exited chan<- error) error {
+	logPath := filepath.Join(cfg.Dir, "logs", s.name+".log")
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	s.log = f
+	s.cmd = exec.Command(filepath.Join(cfg.Dir, "bin", s.name))
+	s.cmd.Env = append(os.Environ(), s.env...)
+	var out io.Writer = f
+	if cfg.Verbose {
+		out = io.MultiWriter(f, &prefixWriter{prefix: s.name + " | ", w: stdout})
+	}
+	s.cmd.Stdout, s.cmd.Stderr = out, out
+	if err := s.cmd.Start(); err != nil {
+		return fmt.Errorf("starting %s: %w", s.name, err)
+	}
+	s.done = make(chan struct{})
+	go func() {
+		err := s.cmd.Wait()
+		close(s.done)
+		exited <- fmt.Errorf("%s exited (%v); last lines of %s:\n%s", s.name, err, logPath, tail(logPath, 15))
+	}()
+	return nil
+}
+
+// stop asks the service to drain (SIGTERM) and kills it if it has not
+// finished within 25 s.
+func (s *service) stop() {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-s.done:
+	default:
+		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.done:
+		case <-time.After(25 * time.Second):
+			_ = s.cmd.Process.Kill()
+			<-s.done
+		}
+	}
+	_ = s.log.Close()
+}
+
+// stopAll stops the services in reverse start order: the edge first, so no
+// new request reaches a service that is draining.
+func stopAll(services []*service) {
+	for i := len(services) - 1; i >= 0; i-- {
+		services[i].stop()
+	}
+}
+
+// waitReady polls every service's /readyz until all answer 200.
+func waitReady(ctx context.Context, services []*service, exited <-chan error) error {
+	deadline := time.Now().Add(60 * time.Second)
+	client := &http.Client{Timeout: time.Second}
+	for _, s := range services {
+		url := fmt.Sprintf("http://127.0.0.1:%d/readyz", s.port)
+		for {
+			resp, err := client.Get(url)
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s not ready after 60s (last error: %v)", s.name, err)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case err := <-exited:
+				return err
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
+func startKafka(cfg config) (*kfake.Cluster, error) {
+	c, err := kafkadev.NewCluster(cfg.KafkaPort, filepath.Join(cfg.Dir, "kafka"))
+	if err != nil {
+		return nil, fmt.Errorf("starting kfake on port %d: %w", cfg.KafkaPort, err)
+	}
+	return c, nil
+}
+
+func tail(path string, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if len(lines) > n {
+			lines = lines[1:]
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// prefixWriter prefixes each line with the service name, so interleaved
+// logs stay readable with -v.
+type prefixWriter struct {
+	mu     sync.Mutex
+	prefix string
+	w      io.Writer
+	buf    []byte
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.buf = append(p.buf, b...)
+	for {
+		i := strings.IndexByte(string(p.buf), '\n')
+		if i < 0 {
+			return len(b), nil
+		}
+		if _, err := fmt.Fprintf(p.w, "%s%s\n", p.prefix, p.buf[:i]); err != nil {
+			return 0, err
+		}
+		p.buf = p.buf[i+1:]
+	}
+}
