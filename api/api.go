@@ -6,6 +6,7 @@ package api
 
 import (
 	_ "embed"
+	"encoding/json"
 	"fmt"
 
 	"sigs.k8s.io/yaml"
@@ -23,4 +24,27 @@ func JSON() ([]byte, error) {
 		return nil, fmt.Errorf("converting openapi.yaml to JSON: %w", err)
 	}
 	return js, nil
+}
+
+// Schema returns the named component schema (components.schemas.<name>) as
+// JSON, for services that publish a schema elsewhere, such as in x402
+// discovery metadata.
+func Schema(name string) (json.RawMessage, error) {
+	js, err := JSON()
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Components struct {
+			Schemas map[string]json.RawMessage `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(js, &doc); err != nil {
+		return nil, fmt.Errorf("reading openapi components: %w", err)
+	}
+	s, ok := doc.Components.Schemas[name]
+	if !ok {
+		return nil, fmt.Errorf("openapi.yaml has no schema %q", name)
+	}
+	return s, nil
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
+	"github.com/pb33f/libopenapi-validator/schema_validation"
+	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 
 	"github.com/pcourt/pcourt/api"
 )
@@ -86,4 +88,48 @@ func Do(tb testing.TB, client *http.Client, req *http.Request) (*http.Response, 
 	Response(tb, req, resp, body)
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	return resp, body
+}
+
+var (
+	modelOnce sync.Once
+	model     *libopenapi.DocumentModel[v3.Document]
+	modelErr  error
+)
+
+// Schema fails the test unless payload is valid against the named component
+// schema (components.schemas.<name>), for checking values that are not a
+// whole HTTP exchange, such as a report computed in a fuzz test.
+func Schema(tb testing.TB, name string, payload []byte) {
+	tb.Helper()
+	modelOnce.Do(func() {
+		doc, err := libopenapi.NewDocument(api.YAML)
+		if err != nil {
+			modelErr = err
+			return
+		}
+		m, err := doc.BuildV3Model()
+		if err != nil {
+			modelErr = err
+			return
+		}
+		model = m
+	})
+	if modelErr != nil {
+		tb.Fatalf("loading openapi.yaml: %v", modelErr)
+	}
+	proxy, ok := model.Model.Components.Schemas.Get(name)
+	if !ok {
+		tb.Fatalf("openapi.yaml has no schema %q", name)
+	}
+	valid, errs := schema_validation.NewSchemaValidator().ValidateSchemaBytes(proxy.Schema(), payload)
+	if !valid {
+		var msg strings.Builder
+		for _, e := range errs {
+			msg.WriteString("\n  - " + e.Message + ": " + e.Reason)
+			for _, se := range e.SchemaValidationErrors {
+				msg.WriteString("\n      " + se.FieldPath + ": " + se.Reason)
+			}
+		}
+		tb.Fatalf("value does not match schema %s:%s\nvalue: %s", name, msg.String(), payload)
+	}
 }

@@ -74,3 +74,13 @@ func TestValidatorRefusesWhatItDoesNot(t *testing.T) {
 		})
 	}
 }
+
+func TestSchemaRefusesAnInvalidValue(t *testing.T) {
+	apitest.Schema(t, "Health", []byte(`{"status":"ok"}`))
+	rec := &recordingTB{TB: t}
+	func() {
+		defer func() { _ = recover() }()
+		apitest.Schema(rec, "Health", []byte(`{"status":"sleepy"}`))
+	}()
+	require.NotEmpty(t, rec.failure)
+}
