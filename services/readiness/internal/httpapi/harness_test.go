@@ -1,0 +1,241 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/rand"
+	"encoding/json"
+	"io"
+	"log"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pcourt/pcourt/api"
+	"github.com/pcourt/pcourt/api/apitest"
+	"github.com/pcourt/pcourt/libs/httpserver"
+	"github.com/pcourt/pcourt/libs/redistest"
+	"github.com/pcourt/pcourt/libs/x402"
+	"github.com/pcourt/pcourt/libs/x402/facilitator"
+	"github.com/pcourt/pcourt/services/readiness/internal/httpapi"
+	"github.com/pcourt/pcourt/services/readiness/internal/readiness"
+	"github.com/pcourt/pcourt/services/readiness/internal/sale"
+	"github.com/pcourt/pcourt/services/readiness/internal/store"
+)
+
+const (
+	testnet = "eip155:84532"
+	payTo   = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
+	funding = 1_000_000 // 1 USDC in atomic units: a hundred reports
+)
+
+var validBody = []byte(`{"caseTrack":"ai_standard","claimantType":"human","respondentType":"organization","amountInDisputeUsd":40000,"remedy":"money_obligation","settlementRail":"none","fastTrackClaimClass":null,"mutualConsentReported":true,"authorityToBindReported":true,"claimantEvidenceReady":true,"respondentEvidenceReady":true,"microClaimsTierConsentReported":false,"remedialJurisdictionOptInReported":true,"corpusAmountUsd":null}`)
+
+// stack is the readiness service wired as in production: real Redis, the
+// local facilitator over real HTTP (behind a proxy the tests can break), and
+// real EIP-3009 signatures.
+type stack struct {
+	url      string
+	rdb      *redis.Client
+	ledger   *facilitator.Ledger
+	seller   *sale.Seller
+	payer    *ecdsa.PrivateKey
+	asset    string
+	settle   atomic.Int32 // what the proxy does to /settle: 0 pass, 1 drop the answer after settling
+	facProxy *httptest.Server
+}
+
+type option func(*options)
+
+type options struct {
+	enabled        bool
+	payerCap       store.Cap
+	facilitatorURL string
+}
+
+func withDisabled() option { return func(o *options) { o.enabled = false } }
+func withPayerCap(n int) option {
+	return func(o *options) { o.payerCap = store.Cap{Limit: n, Window: time.Hour} }
+}
+func withFacilitatorAt(u string) option { return func(o *options) { o.facilitatorURL = u } }
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func newStack(t *testing.T, opts ...option) *stack {
+	t.Helper()
+	o := options{enabled: true}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	s := &stack{rdb: redistest.NewClient(t)}
+	s.ledger = facilitator.NewLedger(s.rdb)
+
+	fac := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "facilitator", Logger: quiet()})
+	facilitator.NewServer(facilitator.DefaultConfig(), s.ledger, quiet()).Register(fac.Router())
+	facSrv := httptest.NewServer(fac.Router())
+	t.Cleanup(facSrv.Close)
+	target, _ := url.Parse(facSrv.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.ErrorLog = log.New(io.Discard, "", 0)
+	proxy.ModifyResponse = func(resp *http.Response) error {
+		if resp.Request.URL.Path == "/settle" && s.settle.Load() == 1 {
+			return io.ErrUnexpectedEOF // settled at the facilitator, answer lost on the way back
+		}
+		return nil
+	}
+	s.facProxy = httptest.NewServer(proxy)
+	t.Cleanup(s.facProxy.Close)
+	if o.facilitatorURL == "" {
+		o.facilitatorURL = s.facProxy.URL
+	}
+
+	var err error
+	s.payer, err = crypto.GenerateKey()
+	require.NoError(t, err)
+	usdc, _ := x402.USDC(testnet)
+	s.asset = usdc.Address.Hex()
+	require.NoError(t, s.ledger.Fund(context.Background(), testnet, s.asset, s.payerAddress(), funding))
+
+	client, err := facilitator.NewClient(facilitator.ClientConfig{BaseURL: o.facilitatorURL, Timeout: 5 * time.Second})
+	require.NoError(t, err)
+	table := readiness.DefaultRuleTable()
+	s.seller = sale.NewSeller(sale.Config{Table: table, Lease: 30 * time.Second, Resource: "http://localhost:8080" + httpapi.Path},
+		store.NewPayments(s.rdb), store.NewCaps(s.rdb, o.payerCap, store.Cap{}), client, quiet(), nil)
+	schema, err := api.Schema("ReadinessRequest")
+	require.NoError(t, err)
+	challenge, err := httpapi.NewChallenge([]string{testnet, "eip155:8453"}, payTo, 60, schema, table)
+	require.NoError(t, err)
+	srv := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "readiness", Logger: quiet(), Mapper: httpapi.Problem})
+	httpapi.NewHandler(httpapi.Config{Enabled: o.enabled, PublicURL: "http://localhost:8080"}, challenge, s.seller, quiet()).Register(srv.Router())
+	ts := httptest.NewServer(srv.Router())
+	t.Cleanup(ts.Close)
+	s.url = ts.URL
+	return s
+}
+
+func (s *stack) payerAddress() string { return crypto.PubkeyToAddress(s.payer.PublicKey).Hex() }
+
+// answer is one exchange, validated against the OpenAPI document.
+type answer struct {
+	status   int
+	header   http.Header
+	body     []byte
+	problem  string
+	required *x402.PaymentRequired
+	settled  *x402.SettleResponse
+	report   *reportBody
+}
+
+type reportBody struct {
+	OK      bool            `json:"ok"`
+	Data    json.RawMessage `json:"data"`
+	Payment struct {
+		Protocol    string `json:"protocol"`
+		PriceUsd    string `json:"priceUsd"`
+		Replayed    bool   `json:"replayed"`
+		Network     string `json:"network"`
+		Transaction string `json:"transaction"`
+	} `json:"payment"`
+}
+
+func (s *stack) post(t testing.TB, body []byte, paymentHeader string) answer {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, s.url+httpapi.Path, bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	if paymentHeader != "" {
+		req.Header.Set(x402.HeaderPaymentSignature, paymentHeader)
+	}
+	resp, raw := apitest.Do(t, http.DefaultClient, req)
+	a := answer{status: resp.StatusCode, header: resp.Header, body: raw}
+	switch {
+	case resp.StatusCode == http.StatusPaymentRequired:
+		var pr x402.PaymentRequired
+		require.NoError(t, x402.DecodeHeader(resp.Header.Get(x402.HeaderPaymentRequired), &pr))
+		var fromBody x402.PaymentRequired
+		require.NoError(t, json.Unmarshal(raw, &fromBody))
+		require.Equal(t, pr.Accepts, fromBody.Accepts, "header and body carry the same challenge")
+		require.Equal(t, pr.Error, fromBody.Error)
+		a.required = &pr
+	case resp.StatusCode == http.StatusOK:
+		a.report = &reportBody{}
+		require.NoError(t, json.Unmarshal(raw, a.report))
+	default:
+		var p struct{ Code string }
+		require.NoError(t, json.Unmarshal(raw, &p))
+		a.problem = p.Code
+	}
+	if h := resp.Header.Get(x402.HeaderPaymentResponse); h != "" {
+		a.settled = &x402.SettleResponse{}
+		require.NoError(t, x402.DecodeHeader(h, a.settled))
+	}
+	return a
+}
+
+// offer asks for the challenge and returns our testnet offer from it.
+func (s *stack) offer(t testing.TB) x402.PaymentRequirements {
+	t.Helper()
+	a := s.post(t, validBody, "")
+	require.Equal(t, http.StatusPaymentRequired, a.status)
+	for _, o := range a.required.Accepts {
+		if o.Network == testnet {
+			return o
+		}
+	}
+	t.Fatal("no testnet offer")
+	return x402.PaymentRequirements{}
+}
+
+// sign pays offer with the stack's payer, letting edit change the signed
+// authorization or the accepted requirements first.
+func (s *stack) sign(t testing.TB, offer x402.PaymentRequirements, edit func(*x402.PaymentRequirements)) x402.PaymentPayload {
+	t.Helper()
+	if edit != nil {
+		edit(&offer)
+	}
+	p, err := x402.NewExactPayment(s.payer, offer, time.Now(), rand.Reader)
+	require.NoError(t, err)
+	return p
+}
+
+func encode(t testing.TB, v any) string {
+	t.Helper()
+	h, err := x402.EncodeHeader(v)
+	require.NoError(t, err)
+	return h
+}
+
+// ledgerState is what a refusal must leave unchanged.
+type ledgerState struct {
+	payer, payee uint64
+	settlements  int
+	outbox       int64
+}
+
+func (s *stack) ledgerState(t testing.TB) ledgerState {
+	t.Helper()
+	ctx := context.Background()
+	payer, err := s.ledger.Balance(ctx, testnet, s.asset, s.payerAddress())
+	require.NoError(t, err)
+	payee, err := s.ledger.Balance(ctx, testnet, s.asset, payTo)
+	require.NoError(t, err)
+	settlements, err := s.ledger.Settlements(ctx, testnet, s.asset)
+	require.NoError(t, err)
+	var outbox int64
+	for _, stream := range store.Sharding.Streams() {
+		n, err := s.rdb.XLen(ctx, stream).Result()
+		require.NoError(t, err)
+		outbox += n
+	}
+	return ledgerState{payer: payer, payee: payee, settlements: len(settlements), outbox: outbox}
+}
