@@ -33,7 +33,7 @@ func main() {
 type config struct {
 	Root      string // repository root (holds go.work)
 	Dir       string // state directory
-	EdgePort  int    // the public port; the services take the next four
+	EdgePort  int    // the public port; the services take the next four, the facilitator the fifth
 	KafkaPort int
 	RedisPort int
 	Verbose   bool // copy service logs to the terminal
@@ -47,7 +47,7 @@ func parseFlags(args []string) (config, error) {
 	cfg := config{Root: root}
 	fs := flag.NewFlagSet("devstack", flag.ContinueOnError)
 	fs.StringVar(&cfg.Dir, "dir", filepath.Join(root, ".devstack"), "state directory")
-	fs.IntVar(&cfg.EdgePort, "port", 8080, "edge port; readiness, filings, cases and webhooks take the next four")
+	fs.IntVar(&cfg.EdgePort, "port", 8080, "edge port; readiness, filings, cases, webhooks and the local x402 facilitator take the next five")
 	fs.IntVar(&cfg.KafkaPort, "kafka-port", 9092, "Kafka (kfake) port")
 	fs.IntVar(&cfg.RedisPort, "redis-port", 6390, "Redis port (not 6379, to stay clear of a system Redis)")
 	fs.BoolVar(&cfg.Verbose, "v", false, "copy every service's log to the terminal")
@@ -87,7 +87,14 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	defer redis.stop()
 	fmt.Fprintf(stdout, "%s on %s\n", redis.kind, redis.addr)
 
-	services := stackServices(cfg, redis.addr, kafka.ListenAddrs())
+	fac, err := startFacilitator(ctx, cfg, redis.addr)
+	if err != nil {
+		return err
+	}
+	defer fac.close()
+	fmt.Fprintf(stdout, "x402 facilitator (local, Redis ledger) on %s\n", fac.url)
+
+	services := stackServices(cfg, redis.addr, kafka.ListenAddrs(), fac.url)
 	exited := make(chan error, len(services))
 	for _, s := range services {
 		if err := s.start(cfg, stdout, exited); err != nil {
@@ -114,6 +121,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 }
+
+func (c config) facilitatorPort() int { return c.EdgePort + 5 }
 
 // findRoot walks up from the working directory to the one holding go.work.
 func findRoot() (string, error) {

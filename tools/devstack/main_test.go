@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -51,7 +53,7 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Fatal("curl is needed to run the printed commands (apt-get install curl)")
 	}
-	base := freeBlock(t, 5)
+	base := freeBlock(t, 6)
 	extra := freeBlock(t, 2)
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -73,10 +75,14 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 	}
 	require.True(t, up, "the stack never came up:\n%s\n%v", strings.Join(printed, "\n"), drain(done))
 	var commands []string
+	var pay string
 	for lines.Scan() {
 		line := strings.TrimSpace(lines.Text())
 		if strings.HasPrefix(line, "curl ") {
 			commands = append(commands, line)
+		}
+		if strings.HasPrefix(line, "go run ./tools/x402pay ") {
+			pay = line
 		}
 		if strings.HasPrefix(line, "Logs:") {
 			break
@@ -90,8 +96,21 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 		require.NotEmpty(t, got, c)
 	}
 	// The third command is the authenticated one; it must show the claimant agent.
-	got, _ := exec.Command("bash", "-c", commands[2]).CombinedOutput()
+	got, err := exec.Command("bash", "-c", commands[2]).CombinedOutput()
+	require.NoError(t, err)
 	require.Contains(t, string(got), `"role":"claimant_agent"`)
+
+	// The printed payment pays for a report with the public development key.
+	require.NotEmpty(t, pay)
+	root, err := findRoot()
+	require.NoError(t, err)
+	cmd := exec.Command("bash", "-c", pay)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(root, "go.work")) // as in a user's shell, not this test's GOWORK=off
+	got, err = cmd.CombinedOutput()
+	require.NoError(t, err, "%s\n%s", pay, got)
+	require.Contains(t, string(got), `"readyToFile"`)
+	require.Contains(t, string(got), "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266", "the receipt names the payer")
 
 	stop()
 	select {
@@ -100,7 +119,7 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("the stack did not stop within 60s")
 	}
-	for p := base; p < base+5; p++ {
+	for p := base; p < base+6; p++ {
 		_, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", p), 200*time.Millisecond)
 		require.Error(t, err, "port %d still listening after stop", p)
 	}

@@ -32,7 +32,7 @@ type service struct {
 
 // stackServices lists the services, the edge last so it starts once its
 // upstreams are listening, and stops first.
-func stackServices(cfg config, redisAddr string, brokers []string) []*service {
+func stackServices(cfg config, redisAddr string, brokers []string, facilitatorURL string) []*service {
 	common := []string{
 		"REDIS_ADDRS=" + redisAddr,
 		"KAFKA_BROKERS=" + strings.Join(brokers, ","),
@@ -41,9 +41,17 @@ func stackServices(cfg config, redisAddr string, brokers []string) []*service {
 	names := []string{"readiness", "filings", "cases", "webhooks"}
 	var out []*service
 	edgeEnv := append([]string(nil), common...)
+	own := map[string][]string{
+		"readiness": {
+			"FACILITATOR_URL=" + facilitatorURL,
+			"READINESS_PAY_TO=" + devPayTo().Hex(),
+			fmt.Sprintf("READINESS_PUBLIC_URL=http://127.0.0.1:%d", cfg.EdgePort),
+		},
+	}
 	for i, name := range names {
 		port := cfg.EdgePort + 1 + i
-		out = append(out, &service{name: name, port: port, env: append(append([]string(nil), common...), fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", port))})
+		env := append(append([]string(nil), common...), fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", port))
+		out = append(out, &service{name: name, port: port, env: append(env, own[name]...)})
 		edgeEnv = append(edgeEnv, fmt.Sprintf("UPSTREAM_%s_URL=http://127.0.0.1:%d", strings.ToUpper(name), port))
 	}
 	edgeEnv = append(edgeEnv, fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", cfg.EdgePort))

@@ -7,9 +7,13 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/pcourt/pcourt/libs/auth"
+	"github.com/pcourt/pcourt/libs/x402/facilitator"
 )
 
 // devCredential is a sandbox credential minted for this run of the stack.
@@ -65,5 +69,13 @@ func printWelcome(w io.Writer, cfg config, creds []devCredential) {
 	fmt.Fprintf(w, "  curl -fsS %s/readyz\n", base)
 	fmt.Fprintf(w, "  curl -fsS -o /dev/null -w '%%{http_code} %%{content_type}\\n' %s/openapi.json\n", base)
 	fmt.Fprintf(w, "  curl -fsS -H 'Authorization: Bearer %s' %s/api/v2/integration\n", creds[1].token, base)
+	payer := facilitator.DevAccounts()[0]
+	fmt.Fprintf(w, "\nPay USD 0.010000 for a dispute-readiness report over x402 (Anvil account 0, a PUBLIC test key,\nfunded with 1000 test USDC by the local facilitator; payments go to %s):\n", devPayTo().Hex())
+	fmt.Fprintf(w, "  go run ./tools/x402pay -key %s -d @docs/examples/readiness-request.json %s/api/x402/dispute-readiness\n",
+		hexutil.Encode(crypto.FromECDSA(payer.Key)), base)
 	fmt.Fprintf(w, "\nLogs: %s   Ctrl-C stops everything.\n", filepath.Join(cfg.Dir, "logs"))
 }
+
+// devPayTo receives the stack's readiness payments: Anvil account 1, so the
+// payer (account 0) and the payee are both visible in the ledger.
+func devPayTo() common.Address { return facilitator.DevAccounts()[1].Address }
