@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"context"
 	"fmt"
 	"io"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/pcourt/pcourt/libs/kafkatest"
 )
 
 // freeBlock finds n consecutive free loopback ports: the edge and the four
@@ -111,6 +114,17 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 	require.NoError(t, err, "%s\n%s", pay, got)
 	require.Contains(t, string(got), `"readyToFile"`)
 	require.Contains(t, string(got), "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266", "the receipt names the payer")
+
+	// The settlement was published through the outbox relay to Kafka.
+	events := kafkatest.ReadMessages(t, []string{"127.0.0.1:" + strconv.Itoa(extra)}, "pc.readiness.settlements.v1", 1)
+	require.Len(t, events, 1)
+	var settled struct {
+		Payer  string `json:"payer"`
+		Amount string `json:"amount"`
+	}
+	require.NoError(t, json.Unmarshal(events[0].Value, &settled))
+	require.Equal(t, "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266", settled.Payer)
+	require.Equal(t, "10000", settled.Amount)
 
 	stop()
 	select {

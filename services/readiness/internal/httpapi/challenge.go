@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -30,7 +31,22 @@ const (
 type Challenge struct {
 	offers     []x402.PaymentRequirements
 	extensions x402.Extensions
+
+	mu      sync.Mutex
+	encoded map[string]encodedChallenge // by resource URL and reason
 }
+
+// encodedChallenge is a challenge ready to send. Encoding the discovery
+// metadata dominates the cost of a 402, and the challenge only varies by
+// resource URL and reason, so each is encoded once.
+type encodedChallenge struct {
+	header string
+	body   []byte
+}
+
+// maxEncoded bounds the cache: the reasons are a small set, but the
+// resource URL follows the Host header when no public URL is configured.
+const maxEncoded = 256
 
 // NewChallenge prepares the offers for payTo on the networks and the
 // discovery metadata. requestSchema is the JSON Schema of the request body
@@ -79,6 +95,36 @@ func (c *Challenge) PaymentRequired(resourceURL, reason string) x402.PaymentRequ
 		Accepts:     c.offers,
 		Extensions:  c.extensions,
 	}
+}
+
+// Encoded returns the challenge as the PAYMENT-REQUIRED header value and
+// the JSON body.
+func (c *Challenge) Encoded(resourceURL, reason string) (string, []byte, error) {
+	key := resourceURL + "\x00" + reason
+	c.mu.Lock()
+	e, ok := c.encoded[key]
+	c.mu.Unlock()
+	if ok {
+		return e.header, e.body, nil
+	}
+	pr := c.PaymentRequired(resourceURL, reason)
+	header, err := x402.EncodeHeader(pr)
+	if err != nil {
+		return "", nil, err
+	}
+	body, err := json.Marshal(pr)
+	if err != nil {
+		return "", nil, err
+	}
+	c.mu.Lock()
+	if c.encoded == nil {
+		c.encoded = map[string]encodedChallenge{}
+	}
+	if len(c.encoded) < maxEncoded {
+		c.encoded[key] = encodedChallenge{header: header, body: body}
+	}
+	c.mu.Unlock()
+	return header, body, nil
 }
 
 // paymentIdentifierExtension advertises optional payment ids, as the x402

@@ -165,8 +165,7 @@ func (h *Handler) getDisputeReadiness(c *gin.Context) {
 // paymentRequired answers 402 with the challenge in the PAYMENT-REQUIRED
 // header and the body, and the failed settlement, if any, in PAYMENT-RESPONSE.
 func (h *Handler) paymentRequired(c *gin.Context, reason string, settlement *x402.SettleResponse) {
-	pr := h.challenge.PaymentRequired(h.resourceURL(c), reason)
-	encoded, err := x402.EncodeHeader(pr)
+	header, body, err := h.challenge.Encoded(h.resourceURL(c), reason)
 	if err != nil {
 		_ = c.Error(err)
 		return
@@ -177,9 +176,9 @@ func (h *Handler) paymentRequired(c *gin.Context, reason string, settlement *x40
 			return
 		}
 	}
-	c.Header(x402.HeaderPaymentRequired, encoded)
+	c.Header(x402.HeaderPaymentRequired, header)
 	c.Header("Cache-Control", "no-store")
-	c.JSON(http.StatusPaymentRequired, pr)
+	c.Data(http.StatusPaymentRequired, "application/json", body)
 }
 
 func setPaymentResponse(c *gin.Context, s x402.SettleResponse) error {

@@ -53,17 +53,21 @@ type stack struct {
 	asset    string
 	settle   atomic.Int32 // what the proxy does to /settle: 0 pass, 1 drop the answer after settling
 	facProxy *httptest.Server
+	facURL   string                 // the facilitator itself, behind the proxy
+	onSettle atomic.Pointer[func()] // runs before the proxy forwards a /settle
 }
 
 type option func(*options)
 
 type options struct {
+	funding        uint64
 	enabled        bool
 	payerCap       store.Cap
 	facilitatorURL string
 }
 
-func withDisabled() option { return func(o *options) { o.enabled = false } }
+func withFunding(n uint64) option { return func(o *options) { o.funding = n } }
+func withDisabled() option        { return func(o *options) { o.enabled = false } }
 func withPayerCap(n int) option {
 	return func(o *options) { o.payerCap = store.Cap{Limit: n, Window: time.Hour} }
 }
@@ -71,9 +75,9 @@ func withFacilitatorAt(u string) option { return func(o *options) { o.facilitato
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func newStack(t *testing.T, opts ...option) *stack {
+func newStack(t testing.TB, opts ...option) *stack {
 	t.Helper()
-	o := options{enabled: true}
+	o := options{enabled: true, funding: funding}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -93,7 +97,15 @@ func newStack(t *testing.T, opts ...option) *stack {
 		}
 		return nil
 	}
-	s.facProxy = httptest.NewServer(proxy)
+	s.facURL = facSrv.URL
+	s.facProxy = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/settle" {
+			if hook := s.onSettle.Swap(nil); hook != nil {
+				(*hook)()
+			}
+		}
+		proxy.ServeHTTP(w, r)
+	}))
 	t.Cleanup(s.facProxy.Close)
 	if o.facilitatorURL == "" {
 		o.facilitatorURL = s.facProxy.URL
@@ -104,7 +116,7 @@ func newStack(t *testing.T, opts ...option) *stack {
 	require.NoError(t, err)
 	usdc, _ := x402.USDC(testnet)
 	s.asset = usdc.Address.Hex()
-	require.NoError(t, s.ledger.Fund(context.Background(), testnet, s.asset, s.payerAddress(), funding))
+	require.NoError(t, s.ledger.Fund(context.Background(), testnet, s.asset, s.payerAddress(), o.funding))
 
 	client, err := facilitator.NewClient(facilitator.ClientConfig{BaseURL: o.facilitatorURL, Timeout: 5 * time.Second})
 	require.NoError(t, err)

@@ -305,3 +305,39 @@ func TestSettlementPendingIsReconciled(t *testing.T) {
 	require.Equal(t, before.payer-10000, after.payer)
 	require.Equal(t, before.outbox+1, after.outbox)
 }
+
+// Verification passes, then the payer's funds go to another payment before
+// ours settles: the settlement is refused, the caller gets 402 with the
+// failed SettleResponse and no report, and a retry gets the same refusal.
+func TestSettlementRefusedAfterVerification(t *testing.T) {
+	s := newStack(t, withFunding(10000)) // exactly one report's worth
+	offer := s.offer(t)
+	ours := encode(t, s.sign(t, offer, nil))
+	competing := s.sign(t, offer, nil)
+	direct, err := facilitator.NewClient(facilitator.ClientConfig{BaseURL: s.facURL})
+	require.NoError(t, err)
+	spend := func() {
+		r, err := direct.Settle(context.Background(), x402.SettleRequest{X402Version: 2, PaymentPayload: competing, PaymentRequirements: offer})
+		require.NoError(t, err)
+		require.True(t, r.Success)
+	}
+	s.onSettle.Store(&spend)
+
+	before := s.ledgerState(t)
+	a := s.post(t, validBody, ours)
+	require.Equal(t, 402, a.status, string(a.body))
+	require.Equal(t, x402.ReasonInsufficientFunds, a.required.Error)
+	require.NotNil(t, a.settled, "PAYMENT-RESPONSE carries the failed settlement")
+	require.False(t, a.settled.Success)
+	var top map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(a.body, &top))
+	require.NotContains(t, top, "data", "no report without payment")
+
+	after := s.ledgerState(t)
+	require.Equal(t, before.settlements+1, after.settlements, "only the competing payment settled")
+	require.Equal(t, before.outbox, after.outbox, "no settlement event for ours")
+
+	again := s.post(t, validBody, ours)
+	require.Equal(t, 402, again.status)
+	require.Equal(t, x402.ReasonInsufficientFunds, again.required.Error)
+}
