@@ -2,6 +2,7 @@
 # Each module builds and tests on its own (GOWORK=off); go.work is only a
 # convenience for editors and `make run`.
 
+SHELL   := /bin/bash
 GO      ?= go
 MODULES := api libs tools services/readiness services/filings services/cases services/webhooks services/compat-edge
 SERVICES := readiness filings cases webhooks compat-edge
@@ -34,7 +35,7 @@ $(BIN)/staticcheck:
 
 .PHONY: bench
 bench: ## Run the benchmarks (compare ratios within one run; the machine is shared).
-	@set -e; for m in $(MODULES); do (cd $$m && GOWORK=off $(GO) test -run='^$$' -bench=. -benchmem ./... | grep -v '^?\|no test files'); done
+	@set -eo pipefail; for m in $(MODULES); do (cd $$m && GOWORK=off $(GO) test -run='^$$' -bench=. -benchmem ./... | { grep -v '^?\|no test files' || true; }); done
 
 .PHONY: build
 build: $(addprefix $(BIN)/linux/,$(SERVICES)) ## Build static linux binaries of the services into bin/linux.
