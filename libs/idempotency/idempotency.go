@@ -87,10 +87,37 @@ func NewJournal(rdb redis.UniversalClient, cfg Config, logger *slog.Logger) *Jou
 	return &Journal{rdb: rdb, cfg: cfg, logger: logger}
 }
 
+// Option adjusts one operation's middleware.
+type Option func(*operationOptions)
+
+type operationOptions struct {
+	recheck func(*gin.Context) error
+}
+
+// RecheckBeforeReplay runs check before a stored answer is replayed: an
+// operation whose authority or deadline can lapse refuses the replay with
+// the check's error (rendered as a problem) instead of returning the old answer.
+func RecheckBeforeReplay(check func(*gin.Context) error) Option {
+	return func(o *operationOptions) { o.recheck = check }
+}
+
+const journalBodyKey = "pcourt.idempotency.journal-body"
+
+// JournalBody makes the journal store body instead of the response the
+// handler sends, for answers that carry secrets shown once: the replay then
+// returns body, and the secrets are never stored.
+func JournalBody(c *gin.Context, body []byte) {
+	c.Set(journalBodyKey, body)
+}
+
 // Middleware guards one operation. Routes that are one logical operation
 // (an alias and its canonical route) pass the same name and so share one
 // journal. It must run after auth.Middleware.
-func (j *Journal) Middleware(operation string) gin.HandlerFunc {
+func (j *Journal) Middleware(operation string, opts ...Option) gin.HandlerFunc {
+	var o operationOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	return func(c *gin.Context) {
 		key := c.GetHeader(Header)
 		if key == "" {
@@ -133,6 +160,12 @@ func (j *Journal) Middleware(operation string) gin.HandlerFunc {
 				WithHeader("Retry-After", "1"))
 			return
 		case "done":
+			if o.recheck != nil {
+				if err := o.recheck(c); err != nil {
+					problem.Render(c, err)
+					return
+				}
+			}
 			j.replay(c, res[1], res[2], res[3])
 			return
 		}
@@ -156,8 +189,12 @@ func (j *Journal) Middleware(operation string) gin.HandlerFunc {
 			return
 		}
 		headers, _ := json.Marshal(storedHeaders(rec.Header()))
+		stored := rec.body.Bytes()
+		if override, ok := c.Get(journalBodyKey); ok {
+			stored = override.([]byte)
+		}
 		err = completeScript.Run(context.WithoutCancel(ctx), j.rdb, []string{redisKey},
-			token, status, string(headers), rec.body.String(), j.cfg.Retention.Milliseconds()).Err()
+			token, status, string(headers), string(stored), j.cfg.Retention.Milliseconds()).Err()
 		if err != nil {
 			// The caller has its answer; a retry finds the lease expired and runs again.
 			j.logger.ErrorContext(ctx, "storing idempotent response failed", "operation", operation, "err", err)

@@ -277,3 +277,46 @@ func TestCrashedRequestBecomesRetryableAfterLease(t *testing.T) {
 	require.True(t, final.replayed)
 	require.Equal(t, retry.body, final.body, "the lapsed attempt must not overwrite the stored outcome")
 }
+
+func TestJournalBodyKeepsSecretsOutOfTheReplay(t *testing.T) {
+	rdb := redistest.NewClient(t)
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	store := auth.NewStore(rdb, auth.DefaultStoreConfig())
+	token, _ := authtest.Mint(t, store, auth.RolePlatformOrchestrator)
+	journal := idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:test"), logger)
+	var expired atomic.Bool
+	s := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "test", Logger: logger})
+	s.Router().POST("/cases", auth.Middleware(store),
+		journal.Middleware("openCase", idempotency.RecheckBeforeReplay(func(*gin.Context) error {
+			if expired.Load() {
+				return problem.New(problem.Forbidden, "the deadline passed")
+			}
+			return nil
+		})),
+		func(c *gin.Context) {
+			idempotency.JournalBody(c, []byte(`{"caseId":"cs_1"}`))
+			c.JSON(http.StatusCreated, gin.H{"caseId": "cs_1", "showOnce": gin.H{"token": "secret-shown-once"}})
+		})
+	ts := httptest.NewServer(s.Router())
+	t.Cleanup(ts.Close)
+	h := &harness{url: ts.URL}
+
+	first := h.post(t, "/cases", token, "key-show-once", `{}`)
+	require.Equal(t, 201, first.status)
+	require.Contains(t, first.body, "secret-shown-once")
+	keys, err := rdb.Keys(t.Context(), "pc:test:idem:*").Result()
+	require.NoError(t, err)
+	require.Len(t, keys, 1)
+	stored, err := rdb.HGet(t.Context(), keys[0], "body").Result()
+	require.NoError(t, err)
+	require.NotContains(t, stored, "secret-shown-once", "the secret never reaches Redis")
+
+	replay := h.post(t, "/cases", token, "key-show-once", `{}`)
+	require.Equal(t, 201, replay.status)
+	require.True(t, replay.replayed)
+	require.JSONEq(t, `{"caseId":"cs_1"}`, replay.body)
+
+	expired.Store(true)
+	refused := h.post(t, "/cases", token, "key-show-once", `{}`)
+	require.Equal(t, 403, refused.status, "a lapsed deadline refuses the replay")
+}
