@@ -108,27 +108,39 @@ func capabilityKey(hash string) string { return "pc:auth:cap:" + hash }
 
 // MintCapability stores a new capability and returns its secret, shown once.
 func (s *Store) MintCapability(ctx context.Context, c Capability) (string, error) {
-	if c.Resource == "" || !c.Side.Valid() || c.Purpose == "" {
-		return "", errors.New("minting capability: resource, side and purpose required")
+	token := NewToken("pc_cap_")
+	if err := s.RegisterCapability(ctx, token, c); err != nil {
+		return "", err
+	}
+	return token, nil
+}
+
+// RegisterCapability stores the hash of a secret minted elsewhere (a case
+// opening mints its show-once secrets in the same step that records their
+// hashes), so that it works as X-PC-Case-Capability.
+func (s *Store) RegisterCapability(ctx context.Context, token string, c Capability) error {
+	if c.Resource == "" || !c.Side.Valid() || c.Purpose == "" || token == "" {
+		return errors.New("registering capability: token, resource, side and purpose required")
 	}
 	ttl := c.ExpiresAt.Sub(s.now())
 	if ttl <= 0 {
-		return "", errors.New("minting capability: expiry must be in the future")
+		return errors.New("registering capability: expiry must be in the future")
 	}
-	token := NewToken("pc_cap_")
-	err := s.rdb.HSet(ctx, capabilityKey(HashToken(token)), map[string]any{
-		"resource":   c.Resource,
-		"side":       string(c.Side),
-		"purpose":    c.Purpose,
-		"expires_at": c.ExpiresAt.UTC().Format(time.RFC3339Nano),
-	}).Err()
+	key := capabilityKey(HashToken(token))
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, key, map[string]any{
+			"resource":   c.Resource,
+			"side":       string(c.Side),
+			"purpose":    c.Purpose,
+			"expires_at": c.ExpiresAt.UTC().Format(time.RFC3339Nano),
+		})
+		p.PExpire(ctx, key, ttl)
+		return nil
+	})
 	if err != nil {
-		return "", fmt.Errorf("storing capability: %w", err)
+		return fmt.Errorf("storing capability: %w", err)
 	}
-	if err := s.rdb.PExpire(ctx, capabilityKey(HashToken(token)), ttl).Err(); err != nil {
-		return "", fmt.Errorf("setting capability expiry: %w", err)
-	}
-	return token, nil
+	return nil
 }
 
 // LookupCapability returns the unexpired capability behind token, or ErrNotFound.
