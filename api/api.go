@@ -5,7 +5,9 @@
 package api
 
 import (
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 
@@ -47,4 +49,19 @@ func Schema(name string) (json.RawMessage, error) {
 		return nil, fmt.Errorf("openapi.yaml has no schema %q", name)
 	}
 	return s, nil
+}
+
+// rulesDocument is the procedural rules text every new case is pinned to.
+//
+//go:embed rules/pcourt-rules-2026-11.md
+var rulesDocument []byte
+
+// RulesVersion names the current procedural rules.
+const RulesVersion = "pcourt-rules-2026-11"
+
+// Rules returns the current procedural rules: their version, the SHA-256
+// (lowercase hex) of their text, and the text.
+func Rules() (version, hash string, text []byte) {
+	sum := sha256.Sum256(rulesDocument)
+	return RulesVersion, hex.EncodeToString(sum[:]), rulesDocument
 }
