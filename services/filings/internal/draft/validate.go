@@ -1,0 +1,83 @@
+package draft
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// ValidationError names the first part of a preparation request that breaks
+// the contract. Prepare checks in a fixed order and stops at the first
+// failure, so one bad request always yields the same error.
+type ValidationError struct {
+	// Field is the JSON path of the offending member, e.g.
+	// "participants[1].agentId" or "procedure.evidenceRounds".
+	Field string
+	// Reason says what is wrong in words a caller can act on.
+	Reason string
+}
+
+// Error returns "<field> <reason>", fit for a problem detail.
+func (e *ValidationError) Error() string { return e.Field + " " + e.Reason }
+
+func invalid(field, reason string) *ValidationError {
+	return &ValidationError{Field: field, Reason: reason}
+}
+
+// tokenPattern is the identifier alphabet the spec uses for event ids.
+var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]+$`)
+
+var hex64Pattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// token checks an identifier: 1 to max characters of A-Z a-z 0-9 . _ : -.
+func token(field, s string, max int) error {
+	if s == "" {
+		return invalid(field, "is required")
+	}
+	if len(s) > max || !tokenPattern.MatchString(s) {
+		return invalid(field, "must be 1 to "+strconv.Itoa(max)+" characters of A-Z a-z 0-9 . _ : -")
+	}
+	return nil
+}
+
+// visible checks a reference: 1 to max visible ASCII characters (no spaces).
+func visible(field, s string, max int) error {
+	if s == "" {
+		return invalid(field, "is required")
+	}
+	if len(s) > max {
+		return invalid(field, "must be at most "+strconv.Itoa(max)+" characters")
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return invalid(field, "must be visible ASCII characters without spaces")
+		}
+	}
+	return nil
+}
+
+// text checks free text: valid UTF-8, 1 to max characters, no control
+// characters (newlines allowed when multiline), no leading or trailing
+// white space.
+func text(field, s string, max int, multiline bool) error {
+	if s == "" {
+		return invalid(field, "is required")
+	}
+	if !utf8.ValidString(s) {
+		return invalid(field, "must be valid UTF-8")
+	}
+	if utf8.RuneCountInString(s) > max {
+		return invalid(field, "must be at most "+strconv.Itoa(max)+" characters")
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) && !(multiline && r == '\n') {
+			return invalid(field, "must not contain control characters")
+		}
+	}
+	if strings.TrimSpace(s) != s {
+		return invalid(field, "must not begin or end with white space")
+	}
+	return nil
+}
