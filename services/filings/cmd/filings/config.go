@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/pcourt/pcourt/libs/envconf"
 	"github.com/pcourt/pcourt/libs/httpserver"
@@ -15,6 +16,7 @@ type config struct {
 	Redis        redisclient.Config
 	KafkaBrokers []string
 	LogLevel     string
+	PodName      string
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -24,6 +26,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		Redis:        redisclient.FromEnv(r),
 		KafkaBrokers: r.List("KAFKA_BROKERS", []string{"127.0.0.1:9092"}),
 		LogLevel:     r.String("LOG_LEVEL", "info"),
+		PodName:      r.String("POD_NAME", hostname()),
 	}
 	errs := []error{r.Err(), cfg.HTTP.Validate(), cfg.Redis.Validate()}
 	if len(cfg.KafkaBrokers) == 0 {
@@ -33,4 +36,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 		return config{}, fmt.Errorf("configuration: %w", err)
 	}
 	return cfg, nil
+}
+
+func hostname() string {
+	h, _ := os.Hostname()
+	return h
 }

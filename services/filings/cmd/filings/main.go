@@ -10,14 +10,19 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/pcourt/pcourt/api"
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/httpserver"
+	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/lifecycle"
 	"github.com/pcourt/pcourt/libs/logging"
+	"github.com/pcourt/pcourt/libs/outbox"
 	"github.com/pcourt/pcourt/libs/redisclient"
 	"github.com/pcourt/pcourt/libs/telemetry"
+	"github.com/pcourt/pcourt/services/filings/internal/draft"
 	"github.com/pcourt/pcourt/services/filings/internal/httpapi"
+	"github.com/pcourt/pcourt/services/filings/internal/store"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -50,19 +55,37 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	defer rdb.Close()
 
 	credentials := auth.NewStore(rdb, auth.DefaultStoreConfig())
+	producer, err := kafka.NewProducer(kafka.ProducerConfig{Brokers: cfg.KafkaBrokers, ClientID: "filings", TracerProvider: tel.Tracer})
+	if err != nil {
+		return err
+	}
+	defer producer.Close()
+	relay := outbox.NewRelay(rdb, producer, outbox.DefaultRelayConfig(store.Sharding, cfg.PodName), logger, tel.Tracer)
+	rulesVersion, rulesHash, _ := api.Rules()
 
 	srv := httpserver.New(cfg.HTTP, httpserver.Deps{
 		Service:   "filings",
 		Logger:    logger,
 		Telemetry: tel,
+		Mapper:    httpapi.Problem,
 		Checks: []httpserver.Check{
 			{Name: "redis", Probe: redisclient.Ping(rdb)},
 			{Name: "kafka", Probe: func(ctx context.Context) error { return kafka.Ping(ctx, cfg.KafkaBrokers) }},
 		},
 	})
-	httpapi.Register(srv.Router(), httpapi.Deps{Credentials: credentials})
+	httpapi.Register(srv.Router(), httpapi.Deps{
+		Credentials: credentials,
+		Drafts:      store.NewDrafts(rdb),
+		Journal:     idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:filings"), logger),
+		Rules:       draft.Rules{Version: rulesVersion, Hash: rulesHash},
+		Logger:      logger,
+	})
+	logger.Info("rules pinned for new drafts", "version", rulesVersion, "hash", rulesHash)
 
-	return lifecycle.Run(ctx, logger, lifecycle.Component{Name: "http", Run: srv.Run})
+	return lifecycle.Run(ctx, logger,
+		lifecycle.Component{Name: "http", Run: srv.Run},
+		lifecycle.Component{Name: "outbox-relay", Run: relay.Run},
+	)
 }
 
 // shutdown runs a deferred stop step and logs, rather than loses, its error.

@@ -3,8 +3,6 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -14,19 +12,12 @@ import (
 	"github.com/pcourt/pcourt/api/apitest"
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/auth/authtest"
-	"github.com/pcourt/pcourt/libs/httpserver"
-	"github.com/pcourt/pcourt/libs/redistest"
-	"github.com/pcourt/pcourt/services/filings/internal/httpapi"
 )
 
 func newServer(t *testing.T) (*httptest.Server, *auth.Store) {
 	t.Helper()
-	credentials := auth.NewStore(redistest.NewClient(t), auth.DefaultStoreConfig())
-	srv := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "filings", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	httpapi.Register(srv.Router(), httpapi.Deps{Credentials: credentials})
-	ts := httptest.NewServer(srv.Router())
-	t.Cleanup(ts.Close)
-	return ts, credentials
+	s := newStack(t)
+	return &httptest.Server{URL: s.url}, s.credentials
 }
 
 func get(t *testing.T, url, token string) (*http.Response, []byte) {
@@ -72,7 +63,7 @@ func TestIntegrationRefusesMissingAndRevokedCredentials(t *testing.T) {
 
 func TestUnbuiltRoutesAnswer404FromTheOwner(t *testing.T) {
 	ts, _ := newServer(t)
-	resp, err := http.Post(ts.URL+"/api/v2/case-drafts/dr_1/confirmations", "application/json", nil)
+	resp, err := http.Get(ts.URL + "/api/v2/fee-referrals")
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusNotFound, resp.StatusCode, "never a fake success")

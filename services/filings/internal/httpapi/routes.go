@@ -3,18 +3,83 @@
 package httpapi
 
 import (
+	"log/slog"
+	"time"
+
 	"github.com/gin-gonic/gin"
 
 	"github.com/pcourt/pcourt/libs/auth"
+	"github.com/pcourt/pcourt/libs/idempotency"
+	"github.com/pcourt/pcourt/services/filings/internal/draft"
+	"github.com/pcourt/pcourt/services/filings/internal/store"
 )
 
 // Deps are what the handlers need.
 type Deps struct {
 	Credentials *auth.Store
+	Drafts      *store.Drafts
+	Journal     *idempotency.Journal
+	Rules       draft.Rules
+	Logger      *slog.Logger
+	Now         func() time.Time // nil: time.Now
 }
+
+type handlers struct {
+	credentials *auth.Store
+	drafts      *store.Drafts
+	rules       draft.Rules
+	logger      *slog.Logger
+	now         func() time.Time
+}
+
+// The idempotency operations. The v2 and canonical routes of one act share
+// an operation, and so one journal: a retry may cross between them.
+const (
+	opPrepare       = "prepareCaseDraft"
+	opConfirm       = "confirmCaseDraft"
+	opLegacyPrepare = "prepareFilingLegacy"
+	opLegacyConfirm = "confirmFilingLegacy"
+	opConsent       = "recordConsent"
+	opGrant         = "grantAuthority"
+	opRevokeGrant   = "revokeAuthority"
+)
 
 // Register adds the service's routes.
 func Register(r *gin.Engine, d Deps) {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	h := &handlers{credentials: d.Credentials, drafts: d.Drafts, rules: d.Rules, logger: d.Logger, now: d.Now}
 	authenticated := auth.Middleware(d.Credentials)
+	preparer := auth.RequireRole(auth.RolePlatformOrchestrator, auth.RoleClaimantAgent)
+	recheck := idempotency.RecheckBeforeReplay(h.recheckConfirmation)
+
 	r.GET("/api/v2/integration", authenticated, getIntegration)
+
+	r.POST("/api/v2/case-drafts", authenticated, preparer, d.Journal.Middleware(opPrepare), h.prepare(draft.RouteV2))
+	r.GET("/api/v2/case-drafts/:id", authenticated, h.read(draft.RouteV2))
+	r.POST("/api/v2/case-drafts/:id/confirmations", authenticated, d.Journal.Middleware(opConfirm, recheck), h.confirm(draft.RouteV2))
+
+	r.POST("/api/filings", authenticated, preparer, d.Journal.Middleware(opPrepare), h.prepare(draft.RouteCanonical))
+	r.GET("/api/filings/:id", authenticated, h.read(draft.RouteCanonical))
+	r.POST("/api/filings/:id/confirmations", authenticated, d.Journal.Middleware(opConfirm, recheck), h.confirm(draft.RouteCanonical))
+
+	orchestrator := auth.RequireRole(auth.RolePlatformOrchestrator)
+	for _, prefix := range []string{"/api/v2/authorizations", "/api/authorizations"} {
+		route := draft.RouteV2
+		if prefix == "/api/authorizations" {
+			route = draft.RouteCanonical
+		}
+		r.POST(prefix+"/consents", authenticated, orchestrator, d.Journal.Middleware(opConsent), h.recordConsent(route))
+		r.GET(prefix+"/authority-grants", authenticated, orchestrator, h.listAuthority)
+		r.POST(prefix+"/authority-grants", authenticated, orchestrator, d.Journal.Middleware(opGrant), h.grantAuthority)
+		r.DELETE(prefix+"/authority-grants", authenticated, orchestrator, d.Journal.Middleware(opRevokeGrant), h.revokeAuthority)
+	}
+
+	r.GET("/api/fees/:feeId", authenticated, h.getFee)
+	r.POST("/api/v2/fees/quote", authenticated, h.quoteFee)
+
+	// The earlier prepare/confirm pair: drafts prepared here finish here.
+	r.POST("/api/v2/filings/prepare", authenticated, preparer, d.Journal.Middleware(opLegacyPrepare), h.prepare(draft.RouteLegacy))
+	r.POST("/api/v2/filings/:id/confirm", authenticated, d.Journal.Middleware(opLegacyConfirm, recheck), h.confirm(draft.RouteLegacy))
 }

@@ -1,0 +1,186 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pcourt/pcourt/api"
+	"github.com/pcourt/pcourt/api/apitest"
+	"github.com/pcourt/pcourt/libs/auth"
+	"github.com/pcourt/pcourt/libs/auth/authtest"
+	"github.com/pcourt/pcourt/libs/httpserver"
+	"github.com/pcourt/pcourt/libs/idempotency"
+	"github.com/pcourt/pcourt/libs/redistest"
+	"github.com/pcourt/pcourt/services/filings/internal/draft"
+	"github.com/pcourt/pcourt/services/filings/internal/httpapi"
+	"github.com/pcourt/pcourt/services/filings/internal/store"
+)
+
+// stack is the filings service over real Redis and real HTTP.
+type stack struct {
+	url          string
+	rdb          *redis.Client
+	credentials  *auth.Store
+	orchestrator string
+	orchID       string       // the orchestrator credential's public id
+	skew         atomic.Int64 // added to the service's clock, to pass deadlines
+}
+
+func newStack(t testing.TB) *stack {
+	t.Helper()
+	rdb := redistest.NewClient(t)
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	s := &stack{rdb: rdb, credentials: auth.NewStore(rdb, auth.DefaultStoreConfig())}
+	var orch auth.Credential
+	s.orchestrator, orch = authtest.Mint(t, s.credentials, auth.RolePlatformOrchestrator)
+	s.orchID = orch.PublicID
+	version, hash, _ := api.Rules()
+	srv := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "filings", Logger: logger, Mapper: httpapi.Problem})
+	httpapi.Register(srv.Router(), httpapi.Deps{
+		Credentials: s.credentials,
+		Drafts:      store.NewDrafts(rdb),
+		Journal:     idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:filings"), logger),
+		Rules:       draft.Rules{Version: version, Hash: hash},
+		Logger:      logger,
+		Now:         func() time.Time { return time.Now().Add(time.Duration(s.skew.Load())) },
+	})
+	ts := httptest.NewServer(srv.Router())
+	t.Cleanup(ts.Close)
+	s.url = ts.URL
+	return s
+}
+
+type reply struct {
+	status int
+	header http.Header
+	body   []byte
+	code   string
+}
+
+// do sends a request and validates the exchange against the OpenAPI document.
+func (s *stack) do(t testing.TB, method, path, token, key string, body any, headers ...string) reply {
+	t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, ok := body.([]byte)
+		if !ok {
+			var err error
+			b, err = json.Marshal(body)
+			require.NoError(t, err)
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, s.url+path, r)
+	require.NoError(t, err)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if key != "" {
+		req.Header.Set(idempotency.Header, key)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, raw := apitest.Do(t, http.DefaultClient, req)
+	rep := reply{status: resp.StatusCode, header: resp.Header, body: raw}
+	if resp.StatusCode >= 400 {
+		var p struct{ Code string }
+		require.NoError(t, json.Unmarshal(raw, &p))
+		rep.code = p.Code
+	}
+	return rep
+}
+
+var keyCounter = time.Now().UnixNano()
+
+func newKey() string {
+	keyCounter++
+	return fmt.Sprintf("test-key-%d", keyCounter)
+}
+
+// twoParty is a claimant organization acting through the partner and a
+// respondent agent with its immutable agent id; both must confirm.
+func twoParty() map[string]any {
+	return map[string]any{
+		"externalCaseId":     "partner-case-42",
+		"caseMode":           "proceeding",
+		"intakeMode":         "bilateral_api",
+		"confirmationPolicy": map[string]any{"mode": "all_participants"},
+		"procedure":          map[string]any{"profile": "standard"},
+		"participants": []map[string]any{
+			{"participantId": "p-claimant", "side": "claimant", "principalId": "org-acme", "principalKind": "organization", "authorizationMode": "partner_credential", "initiator": true},
+			{"participantId": "p-respondent", "side": "respondent", "principalId": "agent-bob", "principalKind": "ai_agent", "agentId": "agent-bob-7", "authorizationMode": "agent_credential"},
+		},
+		"claim": map[string]any{"amountInDisputeMinor": 125000, "remedy": "money_obligation", "summary": "Goods paid for, never delivered."},
+	}
+}
+
+// draftData is the part of a draft resource the tests read.
+type draftData struct {
+	DraftID        string `json:"draftId"`
+	ReservedCaseID string `json:"reservedCaseId"`
+	Status         string `json:"status"`
+	DraftDigest    string `json:"draftDigest"`
+	Confirmations  []struct {
+		ParticipantID         string `json:"participantId"`
+		Required              bool   `json:"required"`
+		Status                string `json:"status"`
+		ConfirmationStatement string `json:"confirmationStatement"`
+	} `json:"confirmations"`
+}
+
+func (s *stack) prepare(t testing.TB, body map[string]any) draftData {
+	t.Helper()
+	rep := s.do(t, http.MethodPost, "/api/v2/case-drafts", s.orchestrator, newKey(), body)
+	require.Equal(t, http.StatusCreated, rep.status, string(rep.body))
+	var env struct{ Data draftData }
+	require.NoError(t, json.Unmarshal(rep.body, &env))
+	return env.Data
+}
+
+func (s *stack) read(t testing.TB, path string) (draftData, []byte) {
+	t.Helper()
+	rep := s.do(t, http.MethodGet, path, s.orchestrator, "", nil)
+	require.Equal(t, http.StatusOK, rep.status, string(rep.body))
+	var env struct{ Data draftData }
+	require.NoError(t, json.Unmarshal(rep.body, &env))
+	return env.Data, rep.body
+}
+
+// confirmation is the body that confirms participant p of d, exactly as served.
+func confirmation(d draftData, participantID, actorID, principalID string) map[string]any {
+	statement := ""
+	for _, c := range d.Confirmations {
+		if c.ParticipantID == participantID {
+			statement = c.ConfirmationStatement
+		}
+	}
+	return map[string]any{
+		"participantId": participantID, "draftDigest": d.DraftDigest, "confirmationStatement": statement,
+		"actorId": actorID, "principalId": principalID, "confirmationMethod": "protocol_act",
+		"confirmationReference": "ref-" + participantID,
+	}
+}
+
+// readData returns the data member of a draft read, for comparing states.
+func (s *stack) readData(t testing.TB, path string) string {
+	t.Helper()
+	_, raw := s.read(t, path)
+	var env struct{ Data json.RawMessage }
+	require.NoError(t, json.Unmarshal(raw, &env))
+	return string(env.Data)
+}

@@ -1,0 +1,265 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/pcourt/pcourt/libs/auth"
+	"github.com/pcourt/pcourt/libs/httpserver"
+	"github.com/pcourt/pcourt/libs/requestid"
+	"github.com/pcourt/pcourt/services/filings/internal/draft"
+	"github.com/pcourt/pcourt/services/filings/internal/store"
+)
+
+// prepare creates a draft. The v2 and legacy routes take createDraftBody,
+// the canonical route createFilingBody.
+func (h *handlers) prepare(route draft.Route) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		cred, _ := auth.CredentialFrom(c.Request.Context())
+		in, err := decodePrepare(c, route)
+		if err != nil {
+			_ = c.Error(err)
+			return
+		}
+		in.TenantID, in.Environment, in.PartnerID, in.CreatedBy = cred.Tenant, string(cred.Environment), cred.PartnerID, cred.PublicID
+		d, err := draft.Prepare(in, h.rules, h.now(), randomIDs{})
+		var invalid *draft.ValidationError
+		if errors.As(err, &invalid) && invalid.Field == "expiresIn" {
+			invalid.Field = "expiresInSeconds" // the domain's name for the body's field
+		}
+		if err != nil {
+			_ = c.Error(err)
+			return
+		}
+		record, err := json.Marshal(d)
+		if err != nil {
+			_ = c.Error(err)
+			return
+		}
+		ctx := c.Request.Context()
+		if err := h.drafts.Create(ctx, d.ID(), record, string(d.Status())); err != nil {
+			_ = c.Error(err)
+			return
+		}
+		if err := h.drafts.IndexFee(ctx, d.Fee().FeeID, d.ID()); err != nil {
+			_ = c.Error(err)
+			return
+		}
+		if cred.Role == auth.RoleClaimantAgent {
+			// The agent that prepared the draft acts for its claimant side.
+			if err := h.credentials.Grant(ctx, auth.Membership{Resource: resource(d.ID()), Side: auth.Claimant, Subject: auth.CredentialSubject(cred.PublicID)}); err != nil {
+				_ = c.Error(err)
+				return
+			}
+		}
+		c.Header("Location", draftPath(route, d.ID()))
+		c.JSON(http.StatusCreated, gin.H{"data": h.draftView(d, route), "requestId": requestid.Get(c)})
+	}
+}
+
+func decodePrepare(c *gin.Context, route draft.Route) (draft.PrepareInput, error) {
+	if route == draft.RouteCanonical {
+		var b createFilingBody
+		if err := httpserver.DecodeJSON(c, &b); err != nil {
+			return draft.PrepareInput{}, err
+		}
+		return toPrepareInput(true, false, b.ExternalCaseID, b.CaseMode, b.IntakeMode, b.ConfirmationPolicy, b.Schedule,
+			b.Participants, b.Claim, b.Evaluation, b.ClaimantAcceptanceIdentity, b.ExpiresInSeconds)
+	}
+	var b createDraftBody
+	if err := httpserver.DecodeJSON(c, &b); err != nil {
+		return draft.PrepareInput{}, err
+	}
+	return toPrepareInput(false, route == draft.RouteLegacy, b.ExternalCaseID, b.CaseMode, b.IntakeMode, b.ConfirmationPolicy, b.Procedure,
+		b.Participants, b.Claim, b.Evaluation, b.ClaimantAcceptanceIdentity, b.ExpiresInSeconds)
+}
+
+func toPrepareInput(canonical, legacy bool, externalID, caseMode, intake string, policy policyBody, plan procedureBody,
+	participants []participantBody, claim claimBody, eval *evaluationBody, acceptance string, expiresIn *int) (draft.PrepareInput, error) {
+	in := draft.PrepareInput{
+		Canonical: canonical, Legacy: legacy, ExternalCaseID: externalID,
+		CaseMode: draft.CaseMode(caseMode), IntakeMode: draft.IntakeMode(intake), ConfirmationMode: draft.ConfirmationMode(policy.Mode),
+		Procedure:                  toProcedure(plan),
+		Claim:                      draft.Claim{Remedy: draft.Remedy(claim.Remedy), Summary: claim.Summary, MicroTierConsent: claim.MicroTierConsent},
+		ClaimantAcceptanceIdentity: acceptance,
+	}
+	planField := "procedure"
+	if canonical {
+		planField = "schedule"
+	}
+	if plan.Profile == nil {
+		return draft.PrepareInput{}, &draft.ValidationError{Field: planField + ".profile", Reason: "is required"}
+	}
+	if claim.AmountInDisputeMinor == nil {
+		return draft.PrepareInput{}, &draft.ValidationError{Field: "claim.amountInDisputeMinor", Reason: "is required"}
+	}
+	in.Claim.AmountInDisputeMinor = *claim.AmountInDisputeMinor
+	if expiresIn != nil {
+		in.ExpiresIn = time.Duration(*expiresIn) * time.Second
+		if in.ExpiresIn <= 0 {
+			return draft.PrepareInput{}, &draft.ValidationError{Field: "expiresInSeconds", Reason: "must be positive"}
+		}
+	}
+	for i, p := range participants {
+		kind, ok := draft.PrincipalKind(p.PrincipalKind), true
+		if !canonical {
+			// The v2 routes also take the earlier kinds (human, ai_agent).
+			if p.PrincipalKind == "" {
+				kind = ""
+			} else {
+				kind, ok = draft.ParsePrincipalKind(p.PrincipalKind)
+			}
+		}
+		if !ok {
+			return draft.PrepareInput{}, &draft.ValidationError{Field: "participants[" + strconv.Itoa(i) + "].principalKind", Reason: "must be individual, organization or autonomous_agent (human or ai_agent on the v2 routes)"}
+		}
+		in.Participants = append(in.Participants, draft.Participant{
+			ID: p.ParticipantID, Side: draft.Side(p.Side), PartnerID: p.PartnerID, PrincipalID: p.PrincipalID,
+			PrincipalKind: kind, AgentID: p.AgentID, AuthorizationMode: draft.AuthorizationMode(p.AuthorizationMode), Initiator: p.Initiator,
+		})
+	}
+	if eval != nil {
+		in.Evaluation = &draft.Evaluation{
+			ExternalEvaluationID: eval.ExternalEvaluationID,
+			Question:             draft.Question{Text: eval.Question.Text, Criteria: eval.Question.Criteria},
+			AllowedOutcomes:      eval.AllowedOutcomes,
+			EvidencePolicy:       draft.EvidencePolicy(eval.EvidencePolicy), ReviewPolicy: draft.ReviewPolicy(eval.ReviewPolicy),
+		}
+	}
+	return in, nil
+}
+
+// toProcedure fills a named profile's plan; custom_bounded takes the
+// caller's values, which the domain checks against the bounds.
+func toProcedure(b procedureBody) draft.Procedure {
+	var p draft.Procedure
+	if b.Profile != nil {
+		p.Profile = draft.Profile(*b.Profile)
+	}
+	if defaults, ok := draft.ProfileDefaults(p.Profile); ok {
+		p = defaults
+	}
+	if b.AnswerRequired != nil {
+		p.AnswerRequired = *b.AnswerRequired
+	}
+	if b.EvidenceRounds != nil {
+		p.EvidenceRounds = *b.EvidenceRounds
+	}
+	if b.RebuttalRounds != nil {
+		p.RebuttalRounds = *b.RebuttalRounds
+	}
+	if b.FilingsPerSidePerStage != nil {
+		p.FilingsPerSidePerStage = *b.FilingsPerSidePerStage
+	}
+	p.RecordConfirmationRequired = true
+	return p
+}
+
+// read serves a draft. The v2 and canonical reads show the same stored
+// packet and digest in their own view.
+func (h *handlers) read(route draft.Route) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		cred, _ := auth.CredentialFrom(c.Request.Context())
+		_, d, err := h.load(c.Request.Context(), c.Param("id"), cred)
+		if err != nil {
+			_ = c.Error(err)
+			return
+		}
+		if err := h.authorizeReader(c, cred, d); err != nil {
+			_ = c.Error(err)
+			return
+		}
+		c.Header("Cache-Control", "private, no-store")
+		c.JSON(http.StatusOK, gin.H{"data": h.draftView(d, route), "requestId": requestid.Get(c)})
+	}
+}
+
+// load reads a draft of the credential's tenant and environment. Another
+// tenant's draft does not exist for this caller.
+func (h *handlers) load(ctx context.Context, id string, cred auth.Credential) (store.Loaded, draft.Draft, error) {
+	loaded, err := h.drafts.Load(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Loaded{}, draft.Draft{}, draft.ErrDraftNotFound
+	}
+	if err != nil {
+		return store.Loaded{}, draft.Draft{}, err
+	}
+	var d draft.Draft
+	if err := json.Unmarshal(loaded.Record, &d); err != nil {
+		return store.Loaded{}, draft.Draft{}, err
+	}
+	if d.TenantID() != cred.Tenant || d.Environment() != string(cred.Environment) {
+		return store.Loaded{}, draft.Draft{}, draft.ErrDraftNotFound
+	}
+	return loaded, d, nil
+}
+
+// authorizeParticipant checks the credential may act for the side of the
+// named participant: orchestrators for their tenant, agents through a
+// membership of that side or the per-case capability header.
+func (h *handlers) authorizeParticipant(ctx context.Context, c *gin.Context, cred auth.Credential, d draft.Draft, participantID, principalID string) error {
+	p, ok := d.Participant(participantID)
+	if !ok {
+		return nil // the domain refuses it with not_a_participant
+	}
+	return h.credentials.AuthorizeSide(ctx, cred, resource(d.ID()), auth.Side(p.Side), principalID, c.GetHeader(auth.CapabilityHeader))
+}
+
+// recheckConfirmation runs before a stored confirmation answer is replayed:
+// the credential must still be authorized for the draft, and an unopened
+// draft must not have expired.
+func (h *handlers) recheckConfirmation(c *gin.Context) error {
+	cred, _ := auth.CredentialFrom(c.Request.Context())
+	_, d, err := h.load(c.Request.Context(), c.Param("id"), cred)
+	if err != nil {
+		return err
+	}
+	if d.Status() != draft.StatusOpened && !h.now().Before(d.ExpiresAt()) {
+		return &draft.RefusalError{Code: draft.CodeDraftExpired, Detail: "the draft expired at " + timestamp(d.ExpiresAt())}
+	}
+	var body confirmBody
+	if err := json.NewDecoder(c.Request.Body).Decode(&body); err == nil {
+		return h.authorizeParticipant(c.Request.Context(), c, cred, d, body.ParticipantID, body.PrincipalID)
+	}
+	return nil
+}
+
+func actorOf(cred auth.Credential, route draft.Route) draft.Actor {
+	return draft.Actor{
+		CredentialID: cred.PublicID, Role: draft.Role(cred.Role), TenantID: cred.Tenant,
+		Environment: string(cred.Environment), PartnerID: cred.PartnerID, AgentID: cred.AgentID, Route: route,
+	}
+}
+
+func resource(draftID string) string { return "draft:" + draftID }
+
+func draftPath(route draft.Route, id string) string {
+	if route == draft.RouteCanonical {
+		return "/api/filings/" + id
+	}
+	return "/api/v2/case-drafts/" + id
+}
+
+// randomIDs makes the draft's identifiers: 128 random bits each.
+type randomIDs struct{}
+
+func (randomIDs) DraftID() string { return "dr_" + randomID() }
+func (randomIDs) CaseID() string  { return "cs_" + randomID() }
+func (randomIDs) FeeID() string   { return "fee_" + randomID() }
+
+func randomID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+}
+
+func itoa64(n int64) string { return strconv.FormatInt(n, 10) }

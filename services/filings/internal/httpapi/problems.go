@@ -1,0 +1,82 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/pcourt/pcourt/libs/auth"
+	"github.com/pcourt/pcourt/libs/problem"
+	"github.com/pcourt/pcourt/services/filings/internal/draft"
+	"github.com/pcourt/pcourt/services/filings/internal/store"
+)
+
+// InvalidDraft is a preparation body that breaks a rule; the detail names the field.
+var InvalidDraft = problem.Code{Name: "invalid_draft", Status: http.StatusBadRequest, Title: "Invalid case draft"}
+
+// Busy is a confirmation that lost the optimistic race too often in a row.
+var Busy = problem.Code{Name: "draft_busy", Status: http.StatusServiceUnavailable, Title: "Draft busy"}
+
+var errBusy = errors.New("draft changed on every attempt")
+
+// refusalStatus is the status of each refusal code of the draft domain.
+var refusalStatus = map[draft.RefusalCode]int{
+	draft.CodeDraftNotFound:       http.StatusNotFound,
+	draft.CodeDraftExpired:        http.StatusGone,
+	draft.CodeDigestMismatch:      http.StatusConflict,
+	draft.CodeStatementMismatch:   http.StatusUnprocessableEntity,
+	draft.CodeActorMismatch:       http.StatusForbidden,
+	draft.CodePrincipalMismatch:   http.StatusForbidden,
+	draft.CodeNotAParticipant:     http.StatusUnprocessableEntity,
+	draft.CodeNotRequired:         http.StatusConflict,
+	draft.CodeAlreadyConfirmed:    http.StatusConflict,
+	draft.CodeDraftAlreadyOpened:  http.StatusConflict,
+	draft.CodeWrongRouteFamily:    http.StatusConflict,
+	draft.CodeForbidden:           http.StatusForbidden,
+	draft.CodeInvalidConfirmation: http.StatusBadRequest,
+	draft.CodeFeeAlreadyPaid:      http.StatusConflict,
+}
+
+var refusalTitle = map[draft.RefusalCode]string{
+	draft.CodeDraftNotFound:       "Draft not found",
+	draft.CodeDraftExpired:        "Draft expired",
+	draft.CodeDigestMismatch:      "Draft digest mismatch",
+	draft.CodeStatementMismatch:   "Confirmation statement mismatch",
+	draft.CodeActorMismatch:       "Actor mismatch",
+	draft.CodePrincipalMismatch:   "Principal mismatch",
+	draft.CodeNotAParticipant:     "Not a participant",
+	draft.CodeNotRequired:         "Confirmation not required",
+	draft.CodeAlreadyConfirmed:    "Already confirmed",
+	draft.CodeDraftAlreadyOpened:  "Case already opened",
+	draft.CodeWrongRouteFamily:    "Wrong route family",
+	draft.CodeForbidden:           "Forbidden",
+	draft.CodeInvalidConfirmation: "Invalid confirmation",
+	draft.CodeFeeAlreadyPaid:      "Fee already paid",
+}
+
+// Problem maps the service's domain errors to problems; it is the server's
+// problem.Mapper.
+func Problem(err error) *problem.Error {
+	var refusal *draft.RefusalError
+	var invalid *draft.ValidationError
+	switch {
+	case errors.As(err, &refusal):
+		status, ok := refusalStatus[refusal.Code]
+		if !ok {
+			return nil
+		}
+		detail := refusal.Detail
+		if detail == "" {
+			detail = refusalTitle[refusal.Code] + "."
+		}
+		return problem.New(problem.Code{Name: string(refusal.Code), Status: status, Title: refusalTitle[refusal.Code]}, detail)
+	case errors.As(err, &invalid):
+		return problem.New(InvalidDraft, invalid.Error())
+	case errors.Is(err, auth.ErrForbidden):
+		return problem.New(problem.Forbidden, "This credential may not act for that side of this draft: it needs an active membership of the side, or the case capability in X-PC-Case-Capability.")
+	case errors.Is(err, store.ErrExists):
+		return problem.New(problem.Internal, "The server could not complete the request.")
+	case errors.Is(err, errBusy):
+		return problem.New(Busy, "Other confirmations kept changing the draft; retry with the same Idempotency-Key.").WithHeader("Retry-After", "1")
+	}
+	return nil
+}
