@@ -78,7 +78,7 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 	}
 	require.True(t, up, "the stack never came up:\n%s\n%v", strings.Join(printed, "\n"), drain(done))
 	var commands []string
-	var pay string
+	var pay, demo string
 	for lines.Scan() {
 		line := strings.TrimSpace(lines.Text())
 		if strings.HasPrefix(line, "curl ") {
@@ -86,6 +86,9 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 		}
 		if strings.HasPrefix(line, "go run ./tools/x402pay ") {
 			pay = line
+		}
+		if strings.HasPrefix(line, "go run ./tools/demo ") {
+			demo = line
 		}
 		if strings.HasPrefix(line, "Logs:") {
 			break
@@ -125,6 +128,16 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 	require.NoError(t, json.Unmarshal(events[0].Value, &settled))
 	require.Equal(t, "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266", settled.Payer)
 	require.Equal(t, "10000", settled.Amount)
+
+	// The printed walkthrough opens a case.
+	require.NotEmpty(t, demo)
+	cmd = exec.Command("bash", "-c", demo)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(root, "go.work"))
+	got, err = cmd.CombinedOutput()
+	require.NoError(t, err, "%s\n%s", demo, got)
+	require.Contains(t, string(got), "→ 201")
+	require.Contains(t, string(got), "Done.")
 
 	stop()
 	select {

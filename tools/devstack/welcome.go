@@ -73,6 +73,8 @@ func printWelcome(w io.Writer, cfg config, creds []devCredential) {
 	fmt.Fprintf(w, "\nPay USD 0.010000 for a dispute-readiness report over x402 (Anvil account 0, a PUBLIC test key,\nfunded with 1000 test USDC by the local facilitator; payments go to %s):\n", devPayTo().Hex())
 	fmt.Fprintf(w, "  go run ./tools/x402pay -key %s -d @docs/examples/readiness-request.json %s/api/x402/dispute-readiness\n",
 		hexutil.Encode(crypto.FromECDSA(payer.Key)), base)
+	fmt.Fprintf(w, "\nWalk a case draft from preparation to an opened case (docs/filings-walkthrough.md):\n")
+	fmt.Fprintf(w, "  go run ./tools/demo -env %s\n", filepath.Join(cfg.Dir, "credentials.env"))
 	fmt.Fprintf(w, "\nLogs: %s   Ctrl-C stops everything.\n", filepath.Join(cfg.Dir, "logs"))
 }
 

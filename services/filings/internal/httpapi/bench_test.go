@@ -1,0 +1,99 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pcourt/pcourt/libs/idempotency"
+)
+
+var benchClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
+
+// post sends a request as a client would, without the OpenAPI checks of the
+// tests, and returns the status.
+func (s *stack) post(b *testing.B, path, token string, body map[string]any) int {
+	raw, err := json.Marshal(body)
+	require.NoError(b, err)
+	req, err := http.NewRequest(http.MethodPost, s.url+path, bytes.NewReader(raw))
+	require.NoError(b, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set(idempotency.Header, newKey())
+	resp, err := benchClient.Do(req)
+	require.NoError(b, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// BenchmarkConfirmations confirms three-party drafts through real HTTP and
+// Redis: two confirmations that record (202) and the one that opens the case
+// (201: confirmation, case, capability hashes and event in one Lua step).
+// It reports confirmations per second and the latency of the opening step.
+func BenchmarkConfirmations(b *testing.B) {
+	s := newStack(b)
+	body := twoParty()
+	body["participants"] = []map[string]any{
+		{"participantId": "p-1", "side": "claimant", "principalId": "org-a", "principalKind": "organization", "authorizationMode": "partner_credential", "initiator": true},
+		{"participantId": "p-2", "side": "respondent", "principalId": "org-b", "principalKind": "organization", "authorizationMode": "partner_credential"},
+		{"participantId": "p-3", "side": "respondent", "principalId": "org-c", "principalKind": "organization", "authorizationMode": "partner_credential"},
+	}
+	drafts := make([]draftData, b.N)
+	for i := range drafts {
+		drafts[i] = s.prepare(b, body)
+	}
+	principals := []string{"org-a", "org-b", "org-c"}
+	var recording, opening []time.Duration
+	b.ResetTimer()
+	start := time.Now()
+	for _, d := range drafts {
+		path := "/api/v2/case-drafts/" + d.DraftID + "/confirmations"
+		for i, p := range []string{"p-1", "p-2", "p-3"} {
+			t0 := time.Now()
+			status := s.post(b, path, s.orchestrator, confirmation(d, p, s.orchID, principals[i]))
+			elapsed := time.Since(t0)
+			if i < 2 {
+				require.Equal(b, http.StatusAccepted, status)
+				recording = append(recording, elapsed)
+			} else {
+				require.Equal(b, http.StatusCreated, status)
+				opening = append(opening, elapsed)
+			}
+		}
+	}
+	total := time.Since(start)
+	b.StopTimer()
+	b.ReportMetric(float64(3*b.N)/total.Seconds(), "confirmations/s")
+	slices.Sort(recording)
+	slices.Sort(opening)
+	b.ReportMetric(ms(recording[len(recording)*99/100]), "record-p99-ms")
+	b.ReportMetric(ms(opening[len(opening)/2]), "open-p50-ms")
+	b.ReportMetric(ms(opening[len(opening)*99/100]), "open-p99-ms")
+}
+
+// BenchmarkBaselineAuthenticatedRead is the cheapest authenticated route
+// behind the same client, for the ratio.
+func BenchmarkBaselineAuthenticatedRead(b *testing.B) {
+	s := newStack(b)
+	req, err := http.NewRequest(http.MethodGet, s.url+"/api/v2/integration", nil)
+	require.NoError(b, err)
+	req.Header.Set("Authorization", "Bearer "+s.orchestrator)
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		resp, err := benchClient.Do(req)
+		require.NoError(b, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "requests/s")
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,0 +1,252 @@
+// Command demo walks a new user through a case draft on a running stack
+// (make run): the claimant's agent prepares a two-party draft, the partner's
+// orchestrator grants the respondent's agent its side, each agent reads its
+// exact confirmation statement and confirms, the last confirmation opens
+// the case with its show-once capabilities, and a retry of that
+// confirmation shows the stored answer without them.
+//
+//	go run ./tools/demo                       # reads .devstack/credentials.env
+//	go run ./tools/demo -env path/to/credentials.env
+//
+// docs/filings-walkthrough.md shows the same steps as curl commands.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout); err != nil {
+		fmt.Fprintf(os.Stderr, "demo: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// settings are what the demo needs from the stack.
+type settings struct {
+	url, orchestrator, claimant, respondent string
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	envFile := fs.String("env", ".devstack/credentials.env", "credentials file written by make run (variables already set in the environment win)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := loadSettings(*envFile, getenv)
+	if err != nil {
+		return err
+	}
+	c := &client{base: cfg.url, out: out, http: &http.Client{Timeout: 10 * time.Second}}
+
+	step(out, "1. Who are we? Each agent's credential, as the platform sees it")
+	var claimant, respondent struct {
+		Data struct{ CredentialID, AgentID string }
+	}
+	if err := c.call(ctx, "GET", "/api/v2/integration", cfg.claimant, "", nil, 200, &claimant); err != nil {
+		return err
+	}
+	if err := c.call(ctx, "GET", "/api/v2/integration", cfg.respondent, "", nil, 200, &respondent); err != nil {
+		return err
+	}
+	if respondent.Data.AgentID == "" {
+		return errors.New("the respondent credential is not bound to an agent id; use the credentials make run minted")
+	}
+
+	step(out, "2. The claimant's agent prepares a two-party draft")
+	var prepared struct{ Data draftResource }
+	err = c.call(ctx, "POST", "/api/v2/case-drafts", cfg.claimant, key(), map[string]any{
+		"externalCaseId":     "demo-" + key()[:8],
+		"caseMode":           "proceeding",
+		"intakeMode":         "bilateral_api",
+		"confirmationPolicy": map[string]any{"mode": "all_participants"},
+		"procedure":          map[string]any{"profile": "standard"},
+		"participants": []map[string]any{
+			{"participantId": "claimant", "side": "claimant", "principalId": "org-demo-buyer", "principalKind": "organization", "authorizationMode": "partner_credential", "initiator": true},
+			{"participantId": "respondent", "side": "respondent", "principalId": "agent-demo-seller", "principalKind": "autonomous_agent", "agentId": respondent.Data.AgentID, "authorizationMode": "agent_credential"},
+		},
+		"claim": map[string]any{"amountInDisputeMinor": 42000, "remedy": "money_obligation", "summary": "A paid API subscription was never provisioned."},
+	}, 201, &prepared)
+	if err != nil {
+		return err
+	}
+	d := prepared.Data
+	fmt.Fprintf(out, "   draft %s, digest %s, case %s reserved, fee %d USD cents (%s)\n", d.DraftID, d.DraftDigest, d.ReservedCaseID, d.Fee.AmountMinor, d.Fee.Collection)
+
+	step(out, "3. The orchestrator grants the respondent's agent the respondent side")
+	if err := c.call(ctx, "POST", "/api/v2/authorizations/authority-grants", cfg.orchestrator, key(), map[string]any{
+		"resource": "draft:" + d.DraftID, "side": "respondent", "credentialId": respondent.Data.CredentialID,
+	}, 201, nil); err != nil {
+		return err
+	}
+
+	step(out, "4. Each agent reads the draft: its confirmation statement, to copy exactly")
+	var asRespondent struct{ Data draftResource }
+	if err := c.call(ctx, "GET", "/api/filings/"+d.DraftID, cfg.respondent, "", nil, 200, &asRespondent); err != nil {
+		return err
+	}
+	for _, conf := range asRespondent.Data.Confirmations {
+		fmt.Fprintf(out, "   %s: %q\n", conf.ParticipantID, conf.ConfirmationStatement)
+	}
+
+	step(out, "5. The claimant's agent confirms: recorded, the other confirmation is pending (202)")
+	if err := c.call(ctx, "POST", "/api/v2/case-drafts/"+d.DraftID+"/confirmations", cfg.claimant, key(),
+		confirmation(d, "claimant", claimant.Data.CredentialID, "org-demo-buyer"), 202, nil); err != nil {
+		return err
+	}
+
+	step(out, "6. The respondent's agent confirms: the last confirmation opens the case (201)")
+	lastKey := key()
+	body := confirmation(d, "respondent", respondent.Data.AgentID, "agent-demo-seller")
+	var opened struct{ Data openedCase }
+	if err := c.call(ctx, "POST", "/api/filings/"+d.DraftID+"/confirmations", cfg.respondent, lastKey, body, 201, &opened); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "   case %s is %s; showOnce: %s\n", opened.Data.CaseID, opened.Data.Status, opened.Data.ShowOnce)
+	if opened.Data.ShowOnce == nil {
+		return errors.New("the first 201 carried no showOnce capabilities")
+	}
+
+	step(out, "7. A retry of that confirmation (same Idempotency-Key) returns the stored 201, without showOnce")
+	var replay struct{ Data openedCase }
+	if err := c.call(ctx, "POST", "/api/filings/"+d.DraftID+"/confirmations", cfg.respondent, lastKey, body, 201, &replay); err != nil {
+		return err
+	}
+	if replay.Data.ShowOnce != nil || replay.Data.CaseID != opened.Data.CaseID {
+		return errors.New("the replay differs from the stored answer or shows the capabilities again")
+	}
+	fmt.Fprintf(out, "   case %s again, showOnce: %s\n\nDone.\n", replay.Data.CaseID, replay.Data.ShowOnce)
+	return nil
+}
+
+type draftResource struct {
+	DraftID        string `json:"draftId"`
+	ReservedCaseID string `json:"reservedCaseId"`
+	DraftDigest    string `json:"draftDigest"`
+	Fee            struct {
+		AmountMinor int64  `json:"amountMinor"`
+		Collection  string `json:"collection"`
+	} `json:"fee"`
+	Confirmations []struct {
+		ParticipantID         string `json:"participantId"`
+		ConfirmationStatement string `json:"confirmationStatement"`
+	} `json:"confirmations"`
+}
+
+type openedCase struct {
+	CaseID   string          `json:"caseId"`
+	Status   string          `json:"status"`
+	ShowOnce json.RawMessage `json:"showOnce"`
+}
+
+func confirmation(d draftResource, participant, actorID, principalID string) map[string]any {
+	statement := ""
+	for _, c := range d.Confirmations {
+		if c.ParticipantID == participant {
+			statement = c.ConfirmationStatement
+		}
+	}
+	return map[string]any{
+		"participantId": participant, "draftDigest": d.DraftDigest, "confirmationStatement": statement,
+		"actorId": actorID, "principalId": principalID, "confirmationMethod": "protocol_act",
+		"confirmationReference": "demo-" + participant,
+	}
+}
+
+// client makes one call, prints it, and checks the status it expects.
+type client struct {
+	base string
+	out  io.Writer
+	http *http.Client
+}
+
+func (c *client) call(ctx context.Context, method, path, token, idemKey string, body any, want int, into any) error {
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, r)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if idemKey != "" {
+		req.Header.Set("Idempotency-Key", idemKey)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w (is make run up?)", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.out, "   %s %s → %d\n", method, path, resp.StatusCode)
+	if resp.StatusCode != want {
+		return fmt.Errorf("%s %s: want %d, got %d: %s", method, path, want, resp.StatusCode, raw)
+	}
+	if into != nil {
+		return json.Unmarshal(raw, into)
+	}
+	return nil
+}
+
+func step(out io.Writer, title string) { fmt.Fprintf(out, "\n%s\n", title) }
+
+func key() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "demo-" + hex.EncodeToString(b[:])
+}
+
+// loadSettings reads PCOURT_* from the environment, falling back to the
+// export lines of the credentials file.
+func loadSettings(path string, getenv func(string) string) (settings, error) {
+	file := map[string]string{}
+	if f, err := os.Open(path); err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			name, value, ok := strings.Cut(strings.TrimPrefix(sc.Text(), "export "), "=")
+			if ok {
+				file[name] = value
+			}
+		}
+	}
+	get := func(name string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return file[name]
+	}
+	s := settings{url: get("PCOURT_URL"), orchestrator: get("PCOURT_ORCHESTRATOR_TOKEN"), claimant: get("PCOURT_CLAIMANT_TOKEN"), respondent: get("PCOURT_RESPONDENT_TOKEN")}
+	if s.url == "" || s.orchestrator == "" || s.claimant == "" || s.respondent == "" {
+		return settings{}, fmt.Errorf("PCOURT_URL and the three PCOURT_*_TOKEN variables are needed: start the stack with make run (it writes %s) or export them", path)
+	}
+	return s, nil
+}
