@@ -47,6 +47,10 @@ func stackServices(cfg config, redisAddr string, brokers []string, facilitatorUR
 			"READINESS_PAY_TO=" + devPayTo().Hex(),
 			fmt.Sprintf("READINESS_PUBLIC_URL=http://127.0.0.1:%d", cfg.EdgePort),
 		},
+		"filings": {
+			"FACILITATOR_URL=" + facilitatorURL,
+			"FEES_PAY_TO=" + devPayTo().Hex(),
+		},
 	}
 	for i, name := range names {
 		port := cfg.EdgePort + 1 + i

@@ -20,6 +20,7 @@ import (
 	"github.com/pcourt/pcourt/libs/outbox"
 	"github.com/pcourt/pcourt/libs/redisclient"
 	"github.com/pcourt/pcourt/libs/telemetry"
+	"github.com/pcourt/pcourt/libs/x402/facilitator"
 	"github.com/pcourt/pcourt/services/filings/internal/draft"
 	"github.com/pcourt/pcourt/services/filings/internal/httpapi"
 	"github.com/pcourt/pcourt/services/filings/internal/store"
@@ -73,18 +74,31 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 			{Name: "kafka", Probe: func(ctx context.Context) error { return kafka.Ping(ctx, cfg.KafkaBrokers) }},
 		},
 	})
-	httpapi.Register(srv.Router(), httpapi.Deps{
+	facilitatorClient, err := facilitator.NewClient(facilitator.ClientConfig{
+		BaseURL: cfg.FacilitatorURL, Authorization: cfg.FacilitatorAuth, Timeout: cfg.FacilitatorTimeout,
+	})
+	if err != nil {
+		return err
+	}
+	deps := httpapi.Deps{
 		Credentials: credentials,
 		Drafts:      store.NewDrafts(rdb),
 		Journal:     idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:filings"), logger),
 		Rules:       draft.Rules{Version: rulesVersion, Hash: rulesHash},
-		Logger:      logger,
-	})
+		Fees: httpapi.FeePayments{
+			PayTo: cfg.FeesPayTo, Networks: cfg.FeesNetworks, MaxTimeoutSeconds: cfg.FeesMaxTimeoutSeconds,
+			Facilitator: facilitatorClient, Lease: cfg.FeePaymentLease,
+		},
+		Logger: logger,
+	}
+	httpapi.Register(srv.Router(), deps)
+	reconciler := httpapi.NewFeeReconciler(deps)
 	logger.Info("rules pinned for new drafts", "version", rulesVersion, "hash", rulesHash)
 
 	return lifecycle.Run(ctx, logger,
 		lifecycle.Component{Name: "http", Run: srv.Run},
 		lifecycle.Component{Name: "outbox-relay", Run: relay.Run},
+		lifecycle.Component{Name: "fee-reconciler", Run: func(ctx context.Context) error { return reconciler.Run(ctx, cfg.FeeReconcileInterval) }},
 	)
 }
 

@@ -83,7 +83,7 @@ func (h *handlers) apply(c *gin.Context, id string, cred auth.Credential, route 
 			c.JSON(http.StatusAccepted, gin.H{"data": h.draftView(outcome.Draft, route), "requestId": requestid.Get(c)})
 			return
 		}
-		opened, secrets, opening, err := h.opening(outcome.Draft)
+		opened, secrets, opening, err := h.opening(outcome.Draft, true)
 		if err != nil {
 			_ = c.Error(err)
 			return
@@ -121,26 +121,28 @@ type showOnce struct {
 
 // opening builds everything the last confirmation adds: the confirmed case,
 // fresh secrets and their hashes, and the case-opened event.
-func (h *handlers) opening(d draft.Draft) (caseView, showOnce, *store.Opening, error) {
+// With withSecrets false (an opening nobody is waiting for, such as one the
+// reconciler completes) no secrets are minted: they could never be shown.
+func (h *handlers) opening(d draft.Draft, withSecrets bool) (caseView, showOnce, *store.Opening, error) {
 	now := h.now().UTC().Truncate(time.Millisecond)
 	confirmed := draft.Opened(d, now)
 	view := toCaseView(confirmed)
-	secrets := showOnce{
-		RespondentInviteToken: auth.NewToken("pc_inv_"),
-		respondentLoginToken:  auth.NewToken("pc_login_"),
-	}
-	secrets.RespondentLoginPath = "/respond/" + confirmed.CaseID + "?login=" + secrets.respondentLoginToken
-	if d.ClaimantAcceptanceIdentity() != "" {
-		// Without a claimant acceptance identity there is no claimant packet
-		// or link: partner consent stands in for it.
-		secrets.ClaimantPartyToken = auth.NewToken("pc_party_")
-	}
-	hashes := map[string]string{
-		"respondent_invite": auth.HashToken(secrets.RespondentInviteToken),
-		"respondent_login":  auth.HashToken(secrets.respondentLoginToken),
-	}
-	if secrets.ClaimantPartyToken != "" {
-		hashes["claimant_party"] = auth.HashToken(secrets.ClaimantPartyToken)
+	var secrets showOnce
+	hashes := map[string]string{}
+	if withSecrets {
+		secrets.RespondentInviteToken = auth.NewToken("pc_inv_")
+		secrets.respondentLoginToken = auth.NewToken("pc_login_")
+		secrets.RespondentLoginPath = "/respond/" + confirmed.CaseID + "?login=" + secrets.respondentLoginToken
+		if d.ClaimantAcceptanceIdentity() != "" {
+			// Without a claimant acceptance identity there is no claimant
+			// packet or link: partner consent stands in for it.
+			secrets.ClaimantPartyToken = auth.NewToken("pc_party_")
+		}
+		hashes["respondent_invite"] = auth.HashToken(secrets.RespondentInviteToken)
+		hashes["respondent_login"] = auth.HashToken(secrets.respondentLoginToken)
+		if secrets.ClaimantPartyToken != "" {
+			hashes["claimant_party"] = auth.HashToken(secrets.ClaimantPartyToken)
+		}
 	}
 	payload, err := json.Marshal(caseOpenedEvent{
 		EventID: "case-opened:" + confirmed.CaseID, OpenedAt: now, Case: view,

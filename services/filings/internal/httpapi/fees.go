@@ -36,7 +36,7 @@ type feeRecord struct {
 
 func (h *handlers) getFee(c *gin.Context) {
 	cred, _ := auth.CredentialFrom(c.Request.Context())
-	draftID, err := h.drafts.DraftOfFee(c.Request.Context(), c.Param("feeId"))
+	idx, err := h.drafts.Fee(c.Request.Context(), c.Param("feeId"))
 	if errors.Is(err, store.ErrNotFound) {
 		_ = c.Error(problem.Newf(FeeNotFound, "No fee %s.", c.Param("feeId")))
 		return
@@ -45,7 +45,7 @@ func (h *handlers) getFee(c *gin.Context) {
 		_ = c.Error(err)
 		return
 	}
-	_, d, err := h.load(c.Request.Context(), draftID, cred)
+	_, d, err := h.load(c.Request.Context(), idx.DraftID, cred)
 	if errors.Is(err, draft.ErrDraftNotFound) {
 		_ = c.Error(problem.Newf(FeeNotFound, "No fee %s.", c.Param("feeId")))
 		return

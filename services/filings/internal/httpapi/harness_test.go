@@ -2,16 +2,22 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
+	"crypto/ecdsa"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
@@ -22,6 +28,8 @@ import (
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/redistest"
+	"github.com/pcourt/pcourt/libs/x402"
+	"github.com/pcourt/pcourt/libs/x402/facilitator"
 	"github.com/pcourt/pcourt/services/filings/internal/draft"
 	"github.com/pcourt/pcourt/services/filings/internal/httpapi"
 	"github.com/pcourt/pcourt/services/filings/internal/store"
@@ -35,7 +43,14 @@ type stack struct {
 	orchestrator string
 	orchID       string       // the orchestrator credential's public id
 	skew         atomic.Int64 // added to the service's clock, to pass deadlines
+
+	ledger     *facilitator.Ledger
+	payer      *ecdsa.PrivateKey
+	loseSettle atomic.Bool // the facilitator proxy drops /settle answers after settling
+	reconciler *httpapi.FeeReconciler
 }
+
+const feePayTo = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
 
 func newStack(t testing.TB) *stack {
 	t.Helper()
@@ -46,15 +61,43 @@ func newStack(t testing.TB) *stack {
 	s.orchestrator, orch = authtest.Mint(t, s.credentials, auth.RolePlatformOrchestrator)
 	s.orchID = orch.PublicID
 	version, hash, _ := api.Rules()
+
+	// The local facilitator over real HTTP, behind a proxy that can lose a
+	// settle answer after the facilitator settled.
+	s.ledger = facilitator.NewLedger(rdb)
+	fac := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "facilitator", Logger: logger})
+	facilitator.NewServer(facilitator.DefaultConfig(), s.ledger, logger).Register(fac.Router())
+	facSrv := httptest.NewServer(fac.Router())
+	t.Cleanup(facSrv.Close)
+	target, _ := url.Parse(facSrv.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.ErrorLog = log.New(io.Discard, "", 0)
+	proxy.ModifyResponse = func(resp *http.Response) error {
+		if resp.Request.URL.Path == "/settle" && s.loseSettle.Load() {
+			return io.ErrUnexpectedEOF
+		}
+		return nil
+	}
+	facProxy := httptest.NewServer(proxy)
+	t.Cleanup(facProxy.Close)
+	client, err := facilitator.NewClient(facilitator.ClientConfig{BaseURL: facProxy.URL, Timeout: 5 * time.Second})
+	require.NoError(t, err)
+	s.payer, err = crypto.GenerateKey()
+	require.NoError(t, err)
+	usdc, _ := x402.USDC("eip155:84532")
+	require.NoError(t, s.ledger.Fund(context.Background(), "eip155:84532", usdc.Address.Hex(), crypto.PubkeyToAddress(s.payer.PublicKey).Hex(), 1000_000_000))
 	srv := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "filings", Logger: logger, Mapper: httpapi.Problem})
-	httpapi.Register(srv.Router(), httpapi.Deps{
+	deps := httpapi.Deps{
 		Credentials: s.credentials,
 		Drafts:      store.NewDrafts(rdb),
 		Journal:     idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:filings"), logger),
 		Rules:       draft.Rules{Version: version, Hash: hash},
+		Fees:        httpapi.FeePayments{PayTo: feePayTo, Networks: []string{"eip155:84532"}, MaxTimeoutSeconds: 300, Facilitator: client, Lease: 30 * time.Second},
 		Logger:      logger,
 		Now:         func() time.Time { return time.Now().Add(time.Duration(s.skew.Load())) },
-	})
+	}
+	httpapi.Register(srv.Router(), deps)
+	s.reconciler = httpapi.NewFeeReconciler(deps)
 	ts := httptest.NewServer(srv.Router())
 	t.Cleanup(ts.Close)
 	s.url = ts.URL

@@ -50,7 +50,17 @@ func (h *handlers) prepare(route draft.Route) gin.HandlerFunc {
 			_ = c.Error(err)
 			return
 		}
-		if err := h.drafts.IndexFee(ctx, d.Fee().FeeID, d.ID()); err != nil {
+		offers, err := h.fees.committedOffers(d.Fee())
+		if err != nil {
+			_ = c.Error(err)
+			return
+		}
+		committed, err := json.Marshal(offers)
+		if err != nil {
+			_ = c.Error(err)
+			return
+		}
+		if err := h.drafts.IndexFee(ctx, d.Fee().FeeID, d.ID(), committed); err != nil {
 			_ = c.Error(err)
 			return
 		}

@@ -20,6 +20,7 @@ type Deps struct {
 	Drafts      *store.Drafts
 	Journal     *idempotency.Journal
 	Rules       draft.Rules
+	Fees        FeePayments
 	Logger      *slog.Logger
 	Now         func() time.Time // nil: time.Now
 }
@@ -28,8 +29,19 @@ type handlers struct {
 	credentials *auth.Store
 	drafts      *store.Drafts
 	rules       draft.Rules
+	fees        FeePayments
 	logger      *slog.Logger
 	now         func() time.Time
+}
+
+func newHandlers(d Deps) *handlers {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Fees.Lease == 0 {
+		d.Fees.Lease = 30 * time.Second
+	}
+	return &handlers{credentials: d.Credentials, drafts: d.Drafts, rules: d.Rules, fees: d.Fees, logger: d.Logger, now: d.Now}
 }
 
 // The idempotency operations. The v2 and canonical routes of one act share
@@ -42,14 +54,12 @@ const (
 	opConsent       = "recordConsent"
 	opGrant         = "grantAuthority"
 	opRevokeGrant   = "revokeAuthority"
+	opCheckout      = "checkoutFee"
 )
 
 // Register adds the service's routes.
 func Register(r *gin.Engine, d Deps) {
-	if d.Now == nil {
-		d.Now = time.Now
-	}
-	h := &handlers{credentials: d.Credentials, drafts: d.Drafts, rules: d.Rules, logger: d.Logger, now: d.Now}
+	h := newHandlers(d)
 	authenticated := auth.Middleware(d.Credentials)
 	preparer := auth.RequireRole(auth.RolePlatformOrchestrator, auth.RoleClaimantAgent)
 	recheck := idempotency.RecheckBeforeReplay(h.recheckConfirmation)
@@ -77,6 +87,8 @@ func Register(r *gin.Engine, d Deps) {
 	}
 
 	r.GET("/api/fees/:feeId", authenticated, h.getFee)
+	r.POST("/api/fees/:feeId/checkout", authenticated, d.Journal.Middleware(opCheckout), h.checkout)
+	r.POST("/api/fees/:feeId/x402", authenticated, h.payFee)
 	r.POST("/api/v2/fees/quote", authenticated, h.quoteFee)
 
 	// The earlier prepare/confirm pair: drafts prepared here finish here.

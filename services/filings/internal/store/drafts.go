@@ -165,24 +165,40 @@ return 1
 
 func feeKey(feeID string) string { return "pc:filings:fee:{" + feeID + "}" }
 
-// IndexFee records which draft a fee belongs to, for reads by fee id. It is
+// IndexFee records which draft a fee belongs to, and the x402 requirements
+// committed when it was quoted, for reads and checkout by fee id. It is
 // written after the draft: a draft whose index write failed was never
 // returned to anyone, and expires unused.
-func (s *Drafts) IndexFee(ctx context.Context, feeID, draftID string) error {
-	if err := s.rdb.Set(ctx, feeKey(feeID), draftID, Retention).Err(); err != nil {
+func (s *Drafts) IndexFee(ctx context.Context, feeID, draftID string, offers []byte) error {
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, feeKey(feeID), "draft_id", draftID, "offers", offers)
+		p.PExpire(ctx, feeKey(feeID), Retention)
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("indexing fee %s: %w", feeID, err)
 	}
 	return nil
 }
 
-// DraftOfFee returns the id of the draft a fee belongs to.
-func (s *Drafts) DraftOfFee(ctx context.Context, feeID string) (string, error) {
-	id, err := s.rdb.Get(ctx, feeKey(feeID)).Result()
-	if errors.Is(err, redis.Nil) {
-		return "", ErrNotFound
-	}
+// FeeIndex is what the fee index holds.
+type FeeIndex struct {
+	DraftID string
+	Offers  []byte // the committed x402 requirements, JSON
+}
+
+// Fee returns the index entry of a fee.
+func (s *Drafts) Fee(ctx context.Context, feeID string) (FeeIndex, error) {
+	v, err := s.rdb.HMGet(ctx, feeKey(feeID), "draft_id", "offers").Result()
 	if err != nil {
-		return "", fmt.Errorf("reading fee %s: %w", feeID, err)
+		return FeeIndex{}, fmt.Errorf("reading fee %s: %w", feeID, err)
 	}
-	return id, nil
+	if v[0] == nil {
+		return FeeIndex{}, ErrNotFound
+	}
+	idx := FeeIndex{DraftID: v[0].(string)}
+	if o, ok := v[1].(string); ok {
+		idx.Offers = []byte(o)
+	}
+	return idx, nil
 }
