@@ -287,3 +287,50 @@ func TestRevokedCredentialCannotReplay(t *testing.T) {
 		return s.do(t, http.MethodPost, "/api/v2/case-drafts/"+d.DraftID+"/confirmations", token, key, body).status == http.StatusUnauthorized
 	}, 5*time.Second, 50*time.Millisecond, "a revoked credential gets its problem, not the stored result")
 }
+
+// The v2 and canonical confirmation routes share one journal: a retry may
+// cross from one to the other and gets the stored answer.
+func TestRetryCrossesRouteFamilies(t *testing.T) {
+	s := newStack(t)
+	d := s.prepare(t, twoParty())
+	key := newKey()
+	body := confirmation(d, "p-claimant", s.orchID, "org-acme")
+	first := s.do(t, http.MethodPost, "/api/v2/case-drafts/"+d.DraftID+"/confirmations", s.orchestrator, key, body)
+	require.Equal(t, http.StatusAccepted, first.status)
+	again := s.do(t, http.MethodPost, "/api/filings/"+d.DraftID+"/confirmations", s.orchestrator, key, body)
+	require.Equal(t, http.StatusAccepted, again.status)
+	require.Equal(t, "true", again.header.Get("Idempotent-Replayed"))
+}
+
+// An agent with no membership of its side acts with the per-case capability.
+func TestCapabilityHeaderStandsInForMembership(t *testing.T) {
+	s := newStack(t)
+	d := s.prepare(t, twoParty())
+	token, _ := authtest.Mint(t, s.credentials, auth.RoleRespondentAgent, authtest.WithAgent("agent-bob-7"))
+	capability, err := s.credentials.MintCapability(context.Background(), auth.Capability{
+		Resource: "draft:" + d.DraftID, Side: auth.Respondent, Purpose: "respondent_invite", ExpiresAt: time.Now().Add(time.Hour),
+	})
+	require.NoError(t, err)
+	body := confirmation(d, "p-respondent", "agent-bob-7", "agent-bob")
+	path := "/api/v2/case-drafts/" + d.DraftID + "/confirmations"
+	require.Equal(t, http.StatusForbidden, s.do(t, http.MethodPost, path, token, newKey(), body).status)
+	rep := s.do(t, http.MethodPost, path, token, newKey(), body, "X-PC-Case-Capability", capability)
+	require.Equal(t, http.StatusAccepted, rep.status, string(rep.body))
+}
+
+// Under initiator_only only the initiating claimant confirms, and that
+// opens the case; anyone else's confirmation is not required.
+func TestInitiatorOnlyPolicy(t *testing.T) {
+	s := newStack(t)
+	body := twoParty()
+	body["intakeMode"] = "claimant_initiated"
+	body["confirmationPolicy"] = map[string]any{"mode": "initiator_only"}
+	d := s.prepare(t, body)
+	path := "/api/v2/case-drafts/" + d.DraftID + "/confirmations"
+	rep := s.do(t, http.MethodPost, path, respondentAgent(t, s, d.DraftID), newKey(), confirmation(d, "p-respondent", "agent-bob-7", "agent-bob"))
+	require.Equal(t, http.StatusConflict, rep.status)
+	require.Equal(t, "not_required", rep.code)
+	rep = s.do(t, http.MethodPost, path, s.orchestrator, newKey(), confirmation(d, "p-claimant", s.orchID, "org-acme"))
+	require.Equal(t, http.StatusCreated, rep.status, string(rep.body))
+	require.Contains(t, string(rep.body), `"hostedRespondentPath"`, "the respondent accepts on the hosted page")
+}
