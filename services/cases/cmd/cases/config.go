@@ -5,31 +5,18 @@ import (
 	"fmt"
 
 	"github.com/pcourt/pcourt/libs/envconf"
-	"github.com/pcourt/pcourt/libs/httpserver"
-	"github.com/pcourt/pcourt/libs/redisclient"
+	"github.com/pcourt/pcourt/libs/service"
 )
 
 // config is everything the service reads from its environment.
 type config struct {
-	HTTP         httpserver.Config
-	Redis        redisclient.Config
-	KafkaBrokers []string
-	LogLevel     string
+	Service service.Config
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
 	r := envconf.New(getenv)
-	cfg := config{
-		HTTP:         httpserver.ConfigFromEnv(r, ":8083"),
-		Redis:        redisclient.FromEnv(r),
-		KafkaBrokers: r.List("KAFKA_BROKERS", []string{"127.0.0.1:9092"}),
-		LogLevel:     r.String("LOG_LEVEL", "info"),
-	}
-	errs := []error{r.Err(), cfg.HTTP.Validate(), cfg.Redis.Validate()}
-	if len(cfg.KafkaBrokers) == 0 {
-		errs = append(errs, errors.New("KAFKA_BROKERS must name at least one broker"))
-	}
-	if err := errors.Join(errs...); err != nil {
+	cfg := config{Service: service.ConfigFromEnv(r, ":8083")}
+	if err := errors.Join(r.Err(), cfg.Service.Validate()); err != nil {
 		return config{}, fmt.Errorf("configuration: %w", err)
 	}
 	return cfg, nil

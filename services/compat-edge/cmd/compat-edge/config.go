@@ -6,33 +6,22 @@ import (
 	"net/url"
 
 	"github.com/pcourt/pcourt/libs/envconf"
-	"github.com/pcourt/pcourt/libs/httpserver"
-	"github.com/pcourt/pcourt/libs/redisclient"
+	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
 )
 
 // config is everything the edge reads from its environment.
 type config struct {
-	HTTP         httpserver.Config
-	Redis        redisclient.Config
-	KafkaBrokers []string
-	LogLevel     string
-	Upstreams    map[routing.Owner]*url.URL
+	Service   service.Config
+	Upstreams map[routing.Owner]*url.URL
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
 	r := envconf.New(getenv)
-	http := httpserver.ConfigFromEnv(r, ":8080")
+	cfg := config{Service: service.ConfigFromEnv(r, ":8080"), Upstreams: map[routing.Owner]*url.URL{}}
 	// The edge passes bodies through; each owner enforces its own, smaller
 	// limit. This cap only protects the edge itself.
-	http.MaxBodyBytes = int64(r.Int("HTTP_MAX_BODY_BYTES", 16<<20))
-	cfg := config{
-		HTTP:         http,
-		Redis:        redisclient.FromEnv(r),
-		KafkaBrokers: r.List("KAFKA_BROKERS", []string{"127.0.0.1:9092"}),
-		LogLevel:     r.String("LOG_LEVEL", "info"),
-		Upstreams:    map[routing.Owner]*url.URL{},
-	}
+	cfg.Service.HTTP.MaxBodyBytes = int64(r.Int("HTTP_MAX_BODY_BYTES", 16<<20))
 	defaults := map[routing.Owner]string{
 		routing.Readiness: "http://127.0.0.1:8081",
 		routing.Filings:   "http://127.0.0.1:8082",
@@ -50,10 +39,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 		cfg.Upstreams[owner] = u
 	}
-	errs = append(errs, r.Err(), cfg.HTTP.Validate(), cfg.Redis.Validate())
-	if len(cfg.KafkaBrokers) == 0 {
-		errs = append(errs, errors.New("KAFKA_BROKERS must name at least one broker"))
-	}
+	errs = append(errs, r.Err(), cfg.Service.Validate())
 	if err := errors.Join(errs...); err != nil {
 		return config{}, fmt.Errorf("configuration: %w", err)
 	}

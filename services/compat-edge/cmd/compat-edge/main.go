@@ -6,18 +6,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/pcourt/pcourt/api"
-	"github.com/pcourt/pcourt/libs/httpserver"
-	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/lifecycle"
-	"github.com/pcourt/pcourt/libs/logging"
-	"github.com/pcourt/pcourt/libs/redisclient"
-	"github.com/pcourt/pcourt/libs/telemetry"
+	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/httpapi"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
 )
@@ -39,43 +34,22 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	logger := logging.New(stdout, "compat-edge", logging.ParseLevel(cfg.LogLevel))
-	logger.Info("starting", "version", version, "config", cfg)
-
-	tel, err := telemetry.Setup(ctx, telemetry.Config{ServiceName: "compat-edge", ServiceVersion: version}, getenv)
+	base, err := service.Start(ctx, "compat-edge", version, cfg.Service, cfg, getenv, stdout)
 	if err != nil {
 		return err
 	}
-	defer shutdown(logger, "telemetry", tel.Shutdown)
-
-	rdb := redisclient.New(cfg.Redis)
-	defer rdb.Close()
+	defer base.Close()
 
 	openAPI, err := api.JSON()
 	if err != nil {
 		return err
 	}
-	proxy, err := httpapi.NewProxy(routing.NewTable(routing.Families), cfg.Upstreams, tel.Propagator)
+	proxy, err := httpapi.NewProxy(routing.NewTable(routing.Families), cfg.Upstreams, base.Telemetry.Propagator)
 	if err != nil {
 		return err
 	}
-	srv := httpserver.New(cfg.HTTP, httpserver.Deps{
-		Service:   "compat-edge",
-		Logger:    logger,
-		Telemetry: tel,
-		Checks: []httpserver.Check{
-			{Name: "redis", Probe: redisclient.Ping(rdb)},
-			{Name: "kafka", Probe: func(ctx context.Context) error { return kafka.Ping(ctx, cfg.KafkaBrokers) }},
-		},
-	})
+	srv := base.Server(nil)
 	httpapi.Register(srv.Router(), proxy, openAPI)
 
-	return lifecycle.Run(ctx, logger, lifecycle.Component{Name: "http", Run: srv.Run})
-}
-
-// shutdown runs a deferred stop step and logs, rather than loses, its error.
-func shutdown(logger *slog.Logger, what string, fn func(context.Context) error) {
-	if err := fn(context.Background()); err != nil {
-		logger.Error("shutdown failed", "component", what, "err", err)
-	}
+	return lifecycle.Run(ctx, base.Logger, lifecycle.Component{Name: "http", Run: srv.Run})
 }

@@ -3,24 +3,18 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/pcourt/pcourt/libs/envconf"
-	"github.com/pcourt/pcourt/libs/httpserver"
-	"github.com/pcourt/pcourt/libs/redisclient"
+	"github.com/pcourt/pcourt/libs/service"
 )
 
 // config is everything the service reads from its environment.
 type config struct {
-	HTTP         httpserver.Config
-	Redis        redisclient.Config
-	KafkaBrokers []string
-	LogLevel     string
-	PodName      string
+	Service service.Config
 
 	FeesPayTo             string
 	FeesNetworks          []string
@@ -35,11 +29,7 @@ type config struct {
 func loadConfig(getenv func(string) string) (config, error) {
 	r := envconf.New(getenv)
 	cfg := config{
-		HTTP:         httpserver.ConfigFromEnv(r, ":8082"),
-		Redis:        redisclient.FromEnv(r),
-		KafkaBrokers: r.List("KAFKA_BROKERS", []string{"127.0.0.1:9092"}),
-		LogLevel:     r.String("LOG_LEVEL", "info"),
-		PodName:      r.String("POD_NAME", hostname()),
+		Service: service.ConfigFromEnv(r, ":8082"),
 
 		// Without a payee, fees cannot be paid with x402 and are invoiced.
 		FeesPayTo:             r.String("FEES_PAY_TO", ""),
@@ -51,23 +41,15 @@ func loadConfig(getenv func(string) string) (config, error) {
 		FacilitatorAuth:       r.Secret("FACILITATOR_AUTH_HEADER"),
 		FacilitatorTimeout:    r.Duration("FACILITATOR_TIMEOUT", 10*time.Second),
 	}
-	errs := []error{r.Err(), cfg.HTTP.Validate(), cfg.Redis.Validate()}
+	errs := []error{r.Err(), cfg.Service.Validate()}
 	if cfg.FeesPayTo != "" && (!strings.HasPrefix(cfg.FeesPayTo, "0x") || !common.IsHexAddress(cfg.FeesPayTo)) {
 		errs = append(errs, fmt.Errorf("FEES_PAY_TO=%q is not a 0x address", cfg.FeesPayTo))
 	}
 	if cfg.FeePaymentLease <= cfg.FacilitatorTimeout || cfg.FeeReconcileInterval <= 0 {
 		errs = append(errs, errors.New("FEE_PAYMENT_LEASE must exceed FACILITATOR_TIMEOUT and FEE_RECONCILE_INTERVAL be positive"))
 	}
-	if len(cfg.KafkaBrokers) == 0 {
-		errs = append(errs, errors.New("KAFKA_BROKERS must name at least one broker"))
-	}
 	if err := errors.Join(errs...); err != nil {
 		return config{}, fmt.Errorf("configuration: %w", err)
 	}
 	return cfg, nil
-}
-
-func hostname() string {
-	h, _ := os.Hostname()
-	return h
 }

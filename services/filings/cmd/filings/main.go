@@ -5,21 +5,17 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/pcourt/pcourt/api"
 	"github.com/pcourt/pcourt/libs/auth"
-	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/lifecycle"
-	"github.com/pcourt/pcourt/libs/logging"
 	"github.com/pcourt/pcourt/libs/outbox"
-	"github.com/pcourt/pcourt/libs/redisclient"
-	"github.com/pcourt/pcourt/libs/telemetry"
+	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/libs/x402/facilitator"
 	"github.com/pcourt/pcourt/services/filings/internal/draft"
 	"github.com/pcourt/pcourt/services/filings/internal/httpapi"
@@ -43,45 +39,28 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	logger := logging.New(stdout, "filings", logging.ParseLevel(cfg.LogLevel))
-	logger.Info("starting", "version", version, "config", cfg)
-
-	tel, err := telemetry.Setup(ctx, telemetry.Config{ServiceName: "filings", ServiceVersion: version}, getenv)
+	base, err := service.Start(ctx, "filings", version, cfg.Service, cfg, getenv, stdout)
 	if err != nil {
 		return err
 	}
-	defer shutdown(logger, "telemetry", tel.Shutdown)
+	defer base.Close()
+	logger, rdb := base.Logger, base.Redis
 
-	rdb := redisclient.New(cfg.Redis)
-	defer rdb.Close()
-
-	credentials := auth.NewStore(rdb, auth.DefaultStoreConfig())
-	producer, err := kafka.NewProducer(kafka.ProducerConfig{Brokers: cfg.KafkaBrokers, ClientID: "filings", TracerProvider: tel.Tracer})
+	producer, err := kafka.NewProducer(kafka.ProducerConfig{Brokers: cfg.Service.KafkaBrokers, ClientID: "filings", TracerProvider: base.Telemetry.Tracer})
 	if err != nil {
 		return err
 	}
 	defer producer.Close()
-	relay := outbox.NewRelay(rdb, producer, outbox.DefaultRelayConfig(store.Sharding, cfg.PodName), logger, tel.Tracer)
-	rulesVersion, rulesHash, _ := api.Rules()
-
-	srv := httpserver.New(cfg.HTTP, httpserver.Deps{
-		Service:   "filings",
-		Logger:    logger,
-		Telemetry: tel,
-		Mapper:    httpapi.Problem,
-		Checks: []httpserver.Check{
-			{Name: "redis", Probe: redisclient.Ping(rdb)},
-			{Name: "kafka", Probe: func(ctx context.Context) error { return kafka.Ping(ctx, cfg.KafkaBrokers) }},
-		},
-	})
+	relay := outbox.NewRelay(rdb, producer, outbox.DefaultRelayConfig(store.Sharding, cfg.Service.PodName), logger, base.Telemetry.Tracer)
 	facilitatorClient, err := facilitator.NewClient(facilitator.ClientConfig{
 		BaseURL: cfg.FacilitatorURL, Authorization: cfg.FacilitatorAuth, Timeout: cfg.FacilitatorTimeout,
 	})
 	if err != nil {
 		return err
 	}
+	rulesVersion, rulesHash, _ := api.Rules()
 	deps := httpapi.Deps{
-		Credentials: credentials,
+		Credentials: auth.NewStore(rdb, auth.DefaultStoreConfig()),
 		Drafts:      store.NewDrafts(rdb),
 		Journal:     idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:filings"), logger),
 		Rules:       draft.Rules{Version: rulesVersion, Hash: rulesHash},
@@ -91,6 +70,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		},
 		Logger: logger,
 	}
+	srv := base.Server(httpapi.Problem)
 	httpapi.Register(srv.Router(), deps)
 	reconciler := httpapi.NewFeeReconciler(deps)
 	logger.Info("rules pinned for new drafts", "version", rulesVersion, "hash", rulesHash)
@@ -100,11 +80,4 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		lifecycle.Component{Name: "outbox-relay", Run: relay.Run},
 		lifecycle.Component{Name: "fee-reconciler", Run: func(ctx context.Context) error { return reconciler.Run(ctx, cfg.FeeReconcileInterval) }},
 	)
-}
-
-// shutdown runs a deferred stop step and logs, rather than loses, its error.
-func shutdown(logger *slog.Logger, what string, fn func(context.Context) error) {
-	if err := fn(context.Background()); err != nil {
-		logger.Error("shutdown failed", "component", what, "err", err)
-	}
 }

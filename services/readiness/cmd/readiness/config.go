@@ -3,22 +3,16 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/pcourt/pcourt/libs/envconf"
-	"github.com/pcourt/pcourt/libs/httpserver"
-	"github.com/pcourt/pcourt/libs/redisclient"
+	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/services/readiness/internal/store"
 )
 
 // config is everything the service reads from its environment.
 type config struct {
-	HTTP         httpserver.Config
-	Redis        redisclient.Config
-	KafkaBrokers []string
-	LogLevel     string
-	PodName      string
+	Service service.Config
 
 	Enabled           bool
 	PublicURL         string
@@ -38,13 +32,8 @@ type config struct {
 
 func loadConfig(getenv func(string) string) (config, error) {
 	r := envconf.New(getenv)
-	host, _ := os.Hostname()
 	cfg := config{
-		HTTP:         httpserver.ConfigFromEnv(r, ":8081"),
-		Redis:        redisclient.FromEnv(r),
-		KafkaBrokers: r.List("KAFKA_BROKERS", []string{"127.0.0.1:9092"}),
-		LogLevel:     r.String("LOG_LEVEL", "info"),
-		PodName:      r.String("POD_NAME", host),
+		Service: service.ConfigFromEnv(r, ":8081"),
 
 		Enabled:   r.Bool("READINESS_ENABLED", true),
 		PublicURL: r.String("READINESS_PUBLIC_URL", ""),
@@ -62,10 +51,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		Lease:             r.Duration("READINESS_PAYMENT_LEASE", 30*time.Second),
 		ReconcileInterval: r.Duration("READINESS_RECONCILE_INTERVAL", 5*time.Second),
 	}
-	errs := []error{r.Err(), cfg.HTTP.Validate(), cfg.Redis.Validate()}
-	if len(cfg.KafkaBrokers) == 0 {
-		errs = append(errs, errors.New("KAFKA_BROKERS must name at least one broker"))
-	}
+	errs := []error{r.Err(), cfg.Service.Validate()}
 	if cfg.PayTo == "" {
 		errs = append(errs, errors.New("READINESS_PAY_TO must name the address that receives payments"))
 	}

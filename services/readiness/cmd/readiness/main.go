@@ -6,19 +6,15 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/pcourt/pcourt/api"
-	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/lifecycle"
-	"github.com/pcourt/pcourt/libs/logging"
 	"github.com/pcourt/pcourt/libs/outbox"
-	"github.com/pcourt/pcourt/libs/redisclient"
-	"github.com/pcourt/pcourt/libs/telemetry"
+	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/libs/x402/facilitator"
 	"github.com/pcourt/pcourt/services/readiness/internal/httpapi"
 	"github.com/pcourt/pcourt/services/readiness/internal/readiness"
@@ -43,18 +39,14 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	logger := logging.New(stdout, "readiness", logging.ParseLevel(cfg.LogLevel))
-	logger.Info("starting", "version", version, "config", cfg)
-
-	tel, err := telemetry.Setup(ctx, telemetry.Config{ServiceName: "readiness", ServiceVersion: version}, getenv)
+	base, err := service.Start(ctx, "readiness", version, cfg.Service, cfg, getenv, stdout)
 	if err != nil {
 		return err
 	}
-	defer shutdown(logger, "telemetry", tel.Shutdown)
+	defer base.Close()
+	logger, rdb := base.Logger, base.Redis
 
-	rdb := redisclient.New(cfg.Redis)
-	defer rdb.Close()
-	producer, err := kafka.NewProducer(kafka.ProducerConfig{Brokers: cfg.KafkaBrokers, ClientID: "readiness", TracerProvider: tel.Tracer})
+	producer, err := kafka.NewProducer(kafka.ProducerConfig{Brokers: cfg.Service.KafkaBrokers, ClientID: "readiness", TracerProvider: base.Telemetry.Tracer})
 	if err != nil {
 		return err
 	}
@@ -77,18 +69,9 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	}
 	seller := sale.NewSeller(sale.Config{Table: table, Lease: cfg.Lease, Resource: cfg.PublicURL + httpapi.Path},
 		store.NewPayments(rdb), store.NewCaps(rdb, cfg.PayerCap, cfg.GlobalCap), facilitatorClient, logger, nil)
-	relay := outbox.NewRelay(rdb, producer, outbox.DefaultRelayConfig(store.Sharding, cfg.PodName), logger, tel.Tracer)
+	relay := outbox.NewRelay(rdb, producer, outbox.DefaultRelayConfig(store.Sharding, cfg.Service.PodName), logger, base.Telemetry.Tracer)
 
-	srv := httpserver.New(cfg.HTTP, httpserver.Deps{
-		Service:   "readiness",
-		Logger:    logger,
-		Telemetry: tel,
-		Mapper:    httpapi.Problem,
-		Checks: []httpserver.Check{
-			{Name: "redis", Probe: redisclient.Ping(rdb)},
-			{Name: "kafka", Probe: func(ctx context.Context) error { return kafka.Ping(ctx, cfg.KafkaBrokers) }},
-		},
-	})
+	srv := base.Server(httpapi.Problem)
 	httpapi.NewHandler(httpapi.Config{Enabled: cfg.Enabled, PublicURL: cfg.PublicURL}, challenge, seller, logger).Register(srv.Router())
 	logger.Info("rules loaded", "version", table.Version, "hash", table.Hash())
 
@@ -97,11 +80,4 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		lifecycle.Component{Name: "outbox-relay", Run: relay.Run},
 		lifecycle.Component{Name: "reconciler", Run: func(ctx context.Context) error { return seller.RunReconciler(ctx, cfg.ReconcileInterval) }},
 	)
-}
-
-// shutdown runs a deferred stop step and logs, rather than loses, its error.
-func shutdown(logger *slog.Logger, what string, fn func(context.Context) error) {
-	if err := fn(context.Background()); err != nil {
-		logger.Error("shutdown failed", "component", what, "err", err)
-	}
 }

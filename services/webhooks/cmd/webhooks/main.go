@@ -5,17 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
-	"github.com/pcourt/pcourt/libs/httpserver"
-	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/lifecycle"
-	"github.com/pcourt/pcourt/libs/logging"
-	"github.com/pcourt/pcourt/libs/redisclient"
-	"github.com/pcourt/pcourt/libs/telemetry"
+	"github.com/pcourt/pcourt/libs/service"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -35,34 +30,12 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	logger := logging.New(stdout, "webhooks", logging.ParseLevel(cfg.LogLevel))
-	logger.Info("starting", "version", version, "config", cfg)
-
-	tel, err := telemetry.Setup(ctx, telemetry.Config{ServiceName: "webhooks", ServiceVersion: version}, getenv)
+	base, err := service.Start(ctx, "webhooks", version, cfg.Service, cfg, getenv, stdout)
 	if err != nil {
 		return err
 	}
-	defer shutdown(logger, "telemetry", tel.Shutdown)
+	defer base.Close()
 
-	rdb := redisclient.New(cfg.Redis)
-	defer rdb.Close()
-
-	srv := httpserver.New(cfg.HTTP, httpserver.Deps{
-		Service:   "webhooks",
-		Logger:    logger,
-		Telemetry: tel,
-		Checks: []httpserver.Check{
-			{Name: "redis", Probe: redisclient.Ping(rdb)},
-			{Name: "kafka", Probe: func(ctx context.Context) error { return kafka.Ping(ctx, cfg.KafkaBrokers) }},
-		},
-	})
-
-	return lifecycle.Run(ctx, logger, lifecycle.Component{Name: "http", Run: srv.Run})
-}
-
-// shutdown runs a deferred stop step and logs, rather than loses, its error.
-func shutdown(logger *slog.Logger, what string, fn func(context.Context) error) {
-	if err := fn(context.Background()); err != nil {
-		logger.Error("shutdown failed", "component", what, "err", err)
-	}
+	srv := base.Server(nil)
+	return lifecycle.Run(ctx, base.Logger, lifecycle.Component{Name: "http", Run: srv.Run})
 }

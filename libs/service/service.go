@@ -1,0 +1,103 @@
+// Package service builds what every pcourt service sets up the same way
+// before its own parts: the shared settings, the logger, telemetry, the
+// Redis client, and an HTTP server whose readiness follows Redis and Kafka.
+// A service's main reads as: load config → service.Start → its own parts →
+// Base.Server → lifecycle.Run.
+package service
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/pcourt/pcourt/libs/envconf"
+	"github.com/pcourt/pcourt/libs/httpserver"
+	"github.com/pcourt/pcourt/libs/kafka"
+	"github.com/pcourt/pcourt/libs/logging"
+	"github.com/pcourt/pcourt/libs/problem"
+	"github.com/pcourt/pcourt/libs/redisclient"
+	"github.com/pcourt/pcourt/libs/telemetry"
+)
+
+// Config holds the settings every service has.
+type Config struct {
+	HTTP         httpserver.Config
+	Redis        redisclient.Config
+	KafkaBrokers []string
+	LogLevel     string
+	PodName      string // names this replica, e.g. as an outbox relay consumer
+}
+
+// ConfigFromEnv reads HTTP_*, REDIS_*, KAFKA_BROKERS (default
+// 127.0.0.1:9092), LOG_LEVEL (info) and POD_NAME (the hostname).
+func ConfigFromEnv(r *envconf.Reader, defaultAddr string) Config {
+	host, _ := os.Hostname()
+	return Config{
+		HTTP:         httpserver.ConfigFromEnv(r, defaultAddr),
+		Redis:        redisclient.FromEnv(r),
+		KafkaBrokers: r.List("KAFKA_BROKERS", []string{"127.0.0.1:9092"}),
+		LogLevel:     r.String("LOG_LEVEL", "info"),
+		PodName:      r.String("POD_NAME", host),
+	}
+}
+
+// Validate reports every unusable setting.
+func (c Config) Validate() error {
+	errs := []error{c.HTTP.Validate(), c.Redis.Validate()}
+	if len(c.KafkaBrokers) == 0 {
+		errs = append(errs, errors.New("KAFKA_BROKERS must name at least one broker"))
+	}
+	if c.PodName == "" {
+		errs = append(errs, errors.New("POD_NAME is empty and the hostname unknown"))
+	}
+	return errors.Join(errs...)
+}
+
+// Base is a started service's shared parts.
+type Base struct {
+	Name      string
+	Config    Config
+	Logger    *slog.Logger
+	Telemetry *telemetry.Providers
+	Redis     redis.UniversalClient
+}
+
+// Start builds the logger, logs the service's whole configuration (secrets
+// redact themselves), sets up telemetry and opens Redis. Close undoes it.
+func Start(ctx context.Context, name, version string, cfg Config, fullConfig any, getenv func(string) string, stdout io.Writer) (*Base, error) {
+	logger := logging.New(stdout, name, logging.ParseLevel(cfg.LogLevel))
+	logger.Info("starting", "version", version, "config", fullConfig)
+	tel, err := telemetry.Setup(ctx, telemetry.Config{ServiceName: name, ServiceVersion: version}, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return &Base{Name: name, Config: cfg, Logger: logger, Telemetry: tel, Redis: redisclient.New(cfg.Redis)}, nil
+}
+
+// Server returns the service's HTTP server, ready when Redis and Kafka answer.
+func (b *Base) Server(mapper problem.Mapper) *httpserver.Server {
+	return httpserver.New(b.Config.HTTP, httpserver.Deps{
+		Service:   b.Name,
+		Logger:    b.Logger,
+		Telemetry: b.Telemetry,
+		Mapper:    mapper,
+		Checks: []httpserver.Check{
+			{Name: "redis", Probe: redisclient.Ping(b.Redis)},
+			{Name: "kafka", Probe: func(ctx context.Context) error { return kafka.Ping(ctx, b.Config.KafkaBrokers) }},
+		},
+	})
+}
+
+// Close closes Redis and flushes telemetry, logging what fails.
+func (b *Base) Close() {
+	if err := b.Redis.Close(); err != nil {
+		b.Logger.Error("closing redis failed", "err", err)
+	}
+	if err := b.Telemetry.Shutdown(context.Background()); err != nil {
+		b.Logger.Error("flushing telemetry failed", "err", err)
+	}
+}
