@@ -98,7 +98,7 @@ func VerifyExact(req PaymentRequirements, p PaymentPayload, now time.Time) (paye
 		return refuse(ReasonInvalidNetwork, "payload network %q, requirements %q", p.Accepted.Network, req.Network)
 	}
 	if m := req.Extra.AssetTransferMethod; m != "" && m != AssetTransferMethodEIP3009 {
-		return refuse(ReasonInvalidPaymentRequirements, "asset transfer method %q is not implemented", m)
+		return refuse(ReasonInvalidPaymentRequirements, "asset transfer method %q is not supported: only eip3009 is", m)
 	}
 	domain, err := DomainFor(req)
 	if err != nil {

@@ -40,7 +40,12 @@ func startFacilitator(ctx context.Context, cfg config, redisAddr string) (*local
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	srv := httpserver.New(httpCfg, httpserver.Deps{Service: "facilitator", Logger: logger,
 		Checks: []httpserver.Check{{Name: "redis", Probe: redisclient.Ping(rdb)}}})
-	facilitator.NewServer(facilitator.DefaultConfig(), ledger, logger).Register(srv.Router())
+	server, err := facilitator.NewServer(facilitator.DefaultConfig(), ledger, logger)
+	if err != nil {
+		rdb.Close()
+		return nil, err
+	}
+	server.Register(srv.Router())
 	if _, err := srv.Listen(); err != nil {
 		rdb.Close()
 		return nil, fmt.Errorf("local facilitator: %w", err)

@@ -127,7 +127,11 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		Telemetry: tel,
 		Checks:    []httpserver.Check{{Name: "redis", Probe: redisclient.Ping(rdb)}},
 	})
-	facilitator.NewServer(cfg.Facilitator, ledger, logger).Register(srv.Router())
+	server, err := facilitator.NewServer(cfg.Facilitator, ledger, logger)
+	if err != nil {
+		return err
+	}
+	server.Register(srv.Router())
 
 	return lifecycle.Run(ctx, logger, lifecycle.Component{Name: "http", Run: srv.Run})
 }

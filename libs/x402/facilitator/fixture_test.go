@@ -84,7 +84,9 @@ func newFixture(t testing.TB, opts ...fixtureOption) *fixture {
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	hs := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "facilitator", Logger: logger})
-	facilitator.NewServer(cfg, f.ledger, logger).Register(hs.Router())
+	server, err := facilitator.NewServer(cfg, f.ledger, logger)
+	require.NoError(t, err)
+	server.Register(hs.Router())
 	ts := httptest.NewServer(hs.Router())
 	t.Cleanup(ts.Close)
 	f.url = ts.URL

@@ -25,18 +25,17 @@ type Server struct {
 	logger *slog.Logger
 }
 
-// NewServer returns the facilitator over ledger. cfg must pass Validate: a
-// configuration is checked where it is read, and NewServer panics on one
-// that was not.
-func NewServer(cfg Config, ledger *Ledger, logger *slog.Logger) *Server {
+// NewServer returns the facilitator over ledger, or the first unusable
+// setting of cfg.
+func NewServer(cfg Config, ledger *Ledger, logger *slog.Logger) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
-		panic(fmt.Sprintf("facilitator.NewServer: %v", err))
+		return nil, fmt.Errorf("facilitator: %w", err)
 	}
 	assets := make(map[string]x402.Asset, len(cfg.Assets))
 	for _, a := range cfg.Assets {
 		assets[a.Network] = a
 	}
-	return &Server{cfg: cfg, assets: assets, ledger: ledger, logger: logger}
+	return &Server{cfg: cfg, assets: assets, ledger: ledger, logger: logger}, nil
 }
 
 // Register mounts POST /verify, POST /settle and GET /supported on r, behind

@@ -317,7 +317,8 @@ func (p *jsonParser) escape(b *strings.Builder) error {
 	return nil
 }
 
-// unicodeEscape reads \uXXXX, and the low half when XXXX is a high surrogate.
+// unicodeEscape reads a \u escape (four hex digits), and the low half when
+// the first is a high surrogate.
 func (p *jsonParser) unicodeEscape(b *strings.Builder) error {
 	r, err := p.hex4(p.pos + 2)
 	if err != nil {

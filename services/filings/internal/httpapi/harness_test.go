@@ -66,7 +66,9 @@ func newStack(t testing.TB) *stack {
 	// settle answer after the facilitator settled.
 	s.ledger = facilitator.NewLedger(rdb)
 	fac := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "facilitator", Logger: logger})
-	facilitator.NewServer(facilitator.DefaultConfig(), s.ledger, logger).Register(fac.Router())
+	facServer, err := facilitator.NewServer(facilitator.DefaultConfig(), s.ledger, logger)
+	require.NoError(t, err)
+	facServer.Register(fac.Router())
 	facSrv := httptest.NewServer(fac.Router())
 	t.Cleanup(facSrv.Close)
 	target, _ := url.Parse(facSrv.URL)

@@ -85,7 +85,9 @@ func newStack(t testing.TB, opts ...option) *stack {
 	s.ledger = facilitator.NewLedger(s.rdb)
 
 	fac := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "facilitator", Logger: quiet()})
-	facilitator.NewServer(facilitator.DefaultConfig(), s.ledger, quiet()).Register(fac.Router())
+	facServer, err := facilitator.NewServer(facilitator.DefaultConfig(), s.ledger, quiet())
+	require.NoError(t, err)
+	facServer.Register(fac.Router())
 	facSrv := httptest.NewServer(fac.Router())
 	t.Cleanup(facSrv.Close)
 	target, _ := url.Parse(facSrv.URL)
@@ -111,7 +113,6 @@ func newStack(t testing.TB, opts ...option) *stack {
 		o.facilitatorURL = s.facProxy.URL
 	}
 
-	var err error
 	s.payer, err = crypto.GenerateKey()
 	require.NoError(t, err)
 	usdc, _ := x402.USDC(testnet)
