@@ -26,8 +26,9 @@ test/%:
 	cd $* && GOWORK=off $(GO) test -race -count=1 ./...
 
 .PHONY: lint
-lint: $(BIN)/staticcheck ## gofmt, go vet and staticcheck over every module.
+lint: $(BIN)/staticcheck ## gofmt, go vet, staticcheck and the import rules over every module.
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	cd tools && GOWORK=off $(GO) run ./importrules ..
 	@set -e; for m in $(MODULES); do echo "vet+staticcheck $$m"; (cd $$m && GOWORK=off $(GO) vet ./... && GOWORK=off $(BIN)/staticcheck ./...); done
 
 $(BIN)/staticcheck:

@@ -1,0 +1,39 @@
+// Command importrules checks the repository's import rules, which `make
+// lint` runs:
+//   - a pure domain package (see PureDomains) imports no Gin, Redis, Kafka
+//     or net/http, directly or through another package of the repository;
+//   - services never import each other;
+//   - libs and tools import no service.
+//
+// Usage: go run ./tools/importrules [root] (default: the current directory).
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+func main() {
+	root := "."
+	if len(os.Args) > 1 {
+		root = os.Args[1]
+	}
+	os.Exit(run(root, os.Stdout, os.Stderr))
+}
+
+func run(root string, stdout, stderr io.Writer) int {
+	violations, err := Check(root)
+	if err != nil {
+		fmt.Fprintf(stderr, "importrules: %v\n", err)
+		return 2
+	}
+	for _, v := range violations {
+		fmt.Fprintln(stdout, v)
+	}
+	if len(violations) > 0 {
+		fmt.Fprintf(stderr, "importrules: %d violation(s)\n", len(violations))
+		return 1
+	}
+	return 0
+}
