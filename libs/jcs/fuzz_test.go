@@ -1,4 +1,4 @@
-package draft_test
+package jcs_test
 
 import (
 	"bytes"
@@ -11,15 +11,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/pcourt/pcourt/services/filings/internal/draft"
+	"github.com/pcourt/pcourt/libs/jcs"
 )
 
-// FuzzCanonicalJSON feeds arbitrary bytes to CanonicalJSON. Whatever it
+// FuzzCanonicalize feeds arbitrary bytes to Canonicalize. Whatever it
 // accepts must be JSON to encoding/json too, and its output must be JSON
 // that decodes to the same value, with object members in UTF-16 order, and
 // be its own canonical form. What it refuses as invalid JSON must be
 // invalid to encoding/json as well.
-func FuzzCanonicalJSON(f *testing.F) {
+func FuzzCanonicalize(f *testing.F) {
 	for _, seed := range []string{
 		`{"numbers":[333333333.33333329,1E30,4.50,2e-3,0.000000000000000000000000001],"string":"\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/","literals":[null,true,false]}`,
 		`{"\ufb33":1,"\ud83d\ude02":2,"\u00f6":3,"":[],"a":{"b":{}}}`,
@@ -34,12 +34,12 @@ func FuzzCanonicalJSON(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		out, err := draft.CanonicalJSON(json.RawMessage(in))
+		out, err := jcs.Canonicalize(json.RawMessage(in))
 		if err != nil {
 			switch {
-			case errors.Is(err, draft.ErrInvalidJSON):
+			case errors.Is(err, jcs.ErrInvalidJSON):
 				require.False(t, json.Valid(in), "refused as invalid JSON, but encoding/json accepts %q: %v", in, err)
-			case errors.Is(err, draft.ErrNotIJSON):
+			case errors.Is(err, jcs.ErrNotIJSON):
 			default:
 				t.Fatalf("unexpected error class: %v", err)
 			}
@@ -53,7 +53,7 @@ func FuzzCanonicalJSON(f *testing.F) {
 		require.NoError(t, json.Unmarshal(out, &after))
 		require.True(t, reflect.DeepEqual(before, after), "value changed: %q -> %q", in, out)
 
-		again, err := draft.CanonicalJSON(json.RawMessage(out))
+		again, err := jcs.Canonicalize(json.RawMessage(out))
 		require.NoError(t, err)
 		require.Equal(t, string(out), string(again), "not idempotent")
 

@@ -1,4 +1,4 @@
-package draft
+package jcs
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 )
 
-// Errors of [CanonicalJSON].
+// Errors of [Canonicalize].
 var (
 	// ErrInvalidJSON means the input is not JSON text (RFC 8259).
 	ErrInvalidJSON = errors.New("invalid JSON")
@@ -27,7 +27,7 @@ var (
 // maxJSONDepth bounds nesting so hostile input cannot exhaust the stack.
 const maxJSONDepth = 1000
 
-// CanonicalJSON returns the RFC 8785 JSON Canonicalization Scheme form of v:
+// Canonicalize returns the RFC 8785 JSON Canonicalization Scheme form of v:
 // no insignificant whitespace, object members sorted by the UTF-16 code
 // units of their names, strings with only the mandatory escapes (\" \\ \b
 // \f \n \r \t and \u00xx for the other control characters, lowercase hex),
@@ -40,7 +40,7 @@ const maxJSONDepth = 1000
 // callers that hash values validate their strings first, as [Prepare] does.
 //
 // The error wraps ErrInvalidJSON or ErrNotIJSON, or is the encoding error.
-func CanonicalJSON(v any) ([]byte, error) {
+func Canonicalize(v any) ([]byte, error) {
 	raw, ok := v.(json.RawMessage)
 	if !ok {
 		var err error

@@ -1,4 +1,4 @@
-package draft_test
+package jcs_test
 
 import (
 	"encoding/binary"
@@ -11,12 +11,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/pcourt/pcourt/services/filings/internal/draft"
+	"github.com/pcourt/pcourt/libs/jcs"
 )
 
-// TestCanonicalJSONVectors holds the examples of RFC 8785 (section 3.2.2,
+// TestCanonicalizeVectors holds the examples of RFC 8785 (section 3.2.2,
 // the sorting example of section 3.2.3) and small cases for each rule.
-func TestCanonicalJSONVectors(t *testing.T) {
+func TestCanonicalizeVectors(t *testing.T) {
 	tests := []struct {
 		name, in, want string
 	}{
@@ -68,20 +68,20 @@ func TestCanonicalJSONVectors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := draft.CanonicalJSON(json.RawMessage(tt.in))
+			got, err := jcs.Canonicalize(json.RawMessage(tt.in))
 			require.NoError(t, err)
 			require.Equal(t, tt.want, string(got))
-			again, err := draft.CanonicalJSON(json.RawMessage(got))
+			again, err := jcs.Canonicalize(json.RawMessage(got))
 			require.NoError(t, err)
 			require.Equal(t, string(got), string(again), "canonical form must be a fixed point")
 		})
 	}
 }
 
-// TestCanonicalJSONRFCBytes checks the UTF-8 bytes of the RFC 8785 section
+// TestCanonicalizeRFCBytes checks the UTF-8 bytes of the RFC 8785 section
 // 3.2.4 example, as the RFC lists them.
-func TestCanonicalJSONRFCBytes(t *testing.T) {
-	got, err := draft.CanonicalJSON(json.RawMessage(`{"numbers":[333333333.33333329,1E30,4.50,2e-3,0.000000000000000000000000001],"string":"\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/","literals":[null,true,false]}`))
+func TestCanonicalizeRFCBytes(t *testing.T) {
+	got, err := jcs.Canonicalize(json.RawMessage(`{"numbers":[333333333.33333329,1E30,4.50,2e-3,0.000000000000000000000000001],"string":"\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/","literals":[null,true,false]}`))
 	require.NoError(t, err)
 	want := strings.Join(strings.Fields(`
 7b 22 6c 69 74 65 72 61 6c 73 22 3a 5b 6e 75 6c 6c 2c 74 72
@@ -93,9 +93,9 @@ func TestCanonicalJSONRFCBytes(t *testing.T) {
 	require.Equal(t, want, hex.EncodeToString(got))
 }
 
-// TestCanonicalJSONNumbers holds RFC 8785 Appendix B: IEEE 754 bit patterns
+// TestCanonicalizeNumbers holds RFC 8785 Appendix B: IEEE 754 bit patterns
 // and their serialization.
-func TestCanonicalJSONNumbers(t *testing.T) {
+func TestCanonicalizeNumbers(t *testing.T) {
 	tests := []struct{ bits, want string }{
 		{"0000000000000000", "0"},
 		{"8000000000000000", "0"},
@@ -129,63 +129,63 @@ func TestCanonicalJSONNumbers(t *testing.T) {
 			f := math.Float64frombits(binary.BigEndian.Uint64(raw))
 			// Any text that reads back as the double will do as input.
 			in := strconv.FormatFloat(f, 'g', -1, 64)
-			got, err := draft.CanonicalJSON(json.RawMessage(in))
+			got, err := jcs.Canonicalize(json.RawMessage(in))
 			require.NoError(t, err)
 			require.Equal(t, tt.want, string(got))
 			// And a Go float64 encoded through encoding/json gives the same.
-			got, err = draft.CanonicalJSON([]float64{f})
+			got, err = jcs.Canonicalize([]float64{f})
 			require.NoError(t, err)
 			require.Equal(t, "["+tt.want+"]", string(got))
 		})
 	}
 }
 
-func TestCanonicalJSONRefuses(t *testing.T) {
+func TestCanonicalizeRefuses(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
 		want error
 	}{
-		{"empty", ``, draft.ErrInvalidJSON},
-		{"trailing data", `{} {}`, draft.ErrInvalidJSON},
-		{"trailing comma", `[1,]`, draft.ErrInvalidJSON},
-		{"single quotes", `{'a':1}`, draft.ErrInvalidJSON},
-		{"leading zero", `01`, draft.ErrInvalidJSON},
-		{"bare fraction", `.5`, draft.ErrInvalidJSON},
-		{"NaN", `NaN`, draft.ErrInvalidJSON},
-		{"raw control character", "\"a\x01\"", draft.ErrInvalidJSON},
-		{"bad escape", `"\x41"`, draft.ErrInvalidJSON},
-		{"short unicode escape", `"\u12"`, draft.ErrInvalidJSON},
-		{"unterminated string", `"abc`, draft.ErrInvalidJSON},
-		{"duplicate member", `{"a":1,"b":2,"a":3}`, draft.ErrNotIJSON},
-		{"duplicate member spelled differently", `{"a":1,"\u0061":2}`, draft.ErrNotIJSON},
-		{"lone high surrogate", `"\ud800"`, draft.ErrNotIJSON},
-		{"lone low surrogate", `"\udc00x"`, draft.ErrNotIJSON},
-		{"high surrogate then a letter escape", `"\ud800\u0041"`, draft.ErrNotIJSON},
-		{"invalid UTF-8", "\"\xff\"", draft.ErrNotIJSON},
-		{"overlong UTF-8", "\"\xc0\xaf\"", draft.ErrNotIJSON},
-		{"number overflow", `1e400`, draft.ErrNotIJSON},
-		{"negative overflow", `[-1.8e308]`, draft.ErrNotIJSON},
-		{"nesting too deep", strings.Repeat("[", 1001) + strings.Repeat("]", 1001), draft.ErrNotIJSON},
+		{"empty", ``, jcs.ErrInvalidJSON},
+		{"trailing data", `{} {}`, jcs.ErrInvalidJSON},
+		{"trailing comma", `[1,]`, jcs.ErrInvalidJSON},
+		{"single quotes", `{'a':1}`, jcs.ErrInvalidJSON},
+		{"leading zero", `01`, jcs.ErrInvalidJSON},
+		{"bare fraction", `.5`, jcs.ErrInvalidJSON},
+		{"NaN", `NaN`, jcs.ErrInvalidJSON},
+		{"raw control character", "\"a\x01\"", jcs.ErrInvalidJSON},
+		{"bad escape", `"\x41"`, jcs.ErrInvalidJSON},
+		{"short unicode escape", `"\u12"`, jcs.ErrInvalidJSON},
+		{"unterminated string", `"abc`, jcs.ErrInvalidJSON},
+		{"duplicate member", `{"a":1,"b":2,"a":3}`, jcs.ErrNotIJSON},
+		{"duplicate member spelled differently", `{"a":1,"\u0061":2}`, jcs.ErrNotIJSON},
+		{"lone high surrogate", `"\ud800"`, jcs.ErrNotIJSON},
+		{"lone low surrogate", `"\udc00x"`, jcs.ErrNotIJSON},
+		{"high surrogate then a letter escape", `"\ud800\u0041"`, jcs.ErrNotIJSON},
+		{"invalid UTF-8", "\"\xff\"", jcs.ErrNotIJSON},
+		{"overlong UTF-8", "\"\xc0\xaf\"", jcs.ErrNotIJSON},
+		{"number overflow", `1e400`, jcs.ErrNotIJSON},
+		{"negative overflow", `[-1.8e308]`, jcs.ErrNotIJSON},
+		{"nesting too deep", strings.Repeat("[", 1001) + strings.Repeat("]", 1001), jcs.ErrNotIJSON},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := draft.CanonicalJSON(json.RawMessage(tt.in))
+			_, err := jcs.Canonicalize(json.RawMessage(tt.in))
 			require.ErrorIs(t, err, tt.want)
 		})
 	}
 	t.Run("nesting at the limit", func(t *testing.T) {
-		_, err := draft.CanonicalJSON(json.RawMessage(strings.Repeat("[", 1000) + strings.Repeat("]", 1000)))
+		_, err := jcs.Canonicalize(json.RawMessage(strings.Repeat("[", 1000) + strings.Repeat("]", 1000)))
 		require.NoError(t, err)
 	})
 }
 
-func TestCanonicalJSONOfGoValues(t *testing.T) {
+func TestCanonicalizeOfGoValues(t *testing.T) {
 	type inner struct {
 		Z int    `json:"z"`
 		A string `json:"a"`
 	}
-	got, err := draft.CanonicalJSON(struct {
+	got, err := jcs.Canonicalize(struct {
 		B     []inner        `json:"b"`
 		A     map[string]any `json:"a"`
 		HTML  string         `json:"html"`
@@ -199,6 +199,6 @@ func TestCanonicalJSONOfGoValues(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, `{"a":{"j":1000000000,"k":1.5},"b":[{"a":"x","z":2}],"empty":[],"html":"<a&b>"}`, string(got))
 
-	_, err = draft.CanonicalJSON(math.Inf(1))
+	_, err = jcs.Canonicalize(math.Inf(1))
 	require.Error(t, err, "encoding/json refuses infinities")
 }

@@ -10,7 +10,7 @@
 // apply the result inside one atomic step without a rollback path.
 //
 // The draft digest is the SHA-256 of the RFC 8785 (JCS) canonical JSON of
-// the draft's immutable terms ([CanonicalJSON] implements JCS). Statuses and
+// the draft's immutable terms (libs/jcs implements JCS). Statuses and
 // recorded confirmations are not part of it, so a digest a participant read
 // stays valid while others confirm.
 //

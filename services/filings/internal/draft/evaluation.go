@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+
+	"github.com/pcourt/pcourt/libs/jcs"
 )
 
 // Evaluation is the definition of a narrow evaluation (schemaVersion
@@ -143,7 +145,7 @@ func sha256Hex(b []byte) string {
 // shapes: strings, integers, booleans, slices and structs, which always
 // encode to I-JSON. A failure is a bug, not an input problem.
 func mustCanonical(v any) []byte {
-	b, err := CanonicalJSON(v)
+	b, err := jcs.Canonicalize(v)
 	if err != nil {
 		panic("draft: canonicalizing an internal value: " + err.Error())
 	}

@@ -27,8 +27,9 @@ type FeeSchedule struct {
 	PanelSurchargeMinor int64
 }
 
-// feeSchedules is the schedule as data; it matches the readiness report's
-// quote so a quote and a draft never disagree.
+// feeSchedules is the schedule as data. api/fee-schedule.json states it
+// once for both services; a test pins this copy and the readiness report's
+// to it, so a quote and a draft never disagree.
 var feeSchedules = []FeeSchedule{
 	{Tier: TierMicro, PercentBasisPoints: 500, FloorMinor: 100},
 	{Tier: TierSingleArbiter, PercentBasisPoints: 300, FloorMinor: 5_000},

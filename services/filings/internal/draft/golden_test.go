@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pcourt/pcourt/libs/jcs"
 	"github.com/pcourt/pcourt/services/filings/internal/draft"
 )
 
@@ -134,7 +135,7 @@ func TestGoldenDigests(t *testing.T) {
 			d := g.prepare(t)
 			preimage := d.DigestPreimage()
 			require.Equal(t, sha256Text(string(preimage)), d.Digest(), "the digest is the SHA-256 of the preimage")
-			again, err := draft.CanonicalJSON(json.RawMessage(preimage))
+			again, err := jcs.Canonicalize(json.RawMessage(preimage))
 			require.NoError(t, err)
 			require.Equal(t, string(preimage), string(again), "the preimage is canonical")
 
