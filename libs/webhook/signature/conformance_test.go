@@ -3,8 +3,10 @@ package signature_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,4 +72,26 @@ func TestConformance(t *testing.T) {
 	for _, r := range signature.Reasons() {
 		require.True(t, covered[r], "no vector refuses with %s", r)
 	}
+}
+
+// TestDocsWorkedExample keeps the worked example of
+// docs/webhook-signatures.md equal to the accept_basic vector.
+func TestDocsWorkedExample(t *testing.T) {
+	doc, err := os.ReadFile("../../../docs/webhook-signatures.md")
+	if err != nil {
+		t.Skipf("docs/webhook-signatures.md is not beside this module (outside a full checkout): %v", err)
+	}
+	f := loadVectors(t)
+	v := f.Vectors[0]
+	require.Equal(t, "accept_basic", v.Name)
+	text := string(doc)
+	require.Contains(t, text, "\n"+v.Body+"\n")
+	require.Contains(t, text, fmt.Sprintf("Body (%d bytes, sent exactly so)", len(v.Body)))
+	for _, kv := range v.Headers {
+		require.Contains(t, text, "\n"+kv[0]+": "+kv[1]+"\n")
+	}
+	require.Contains(t, text, "   "+strings.ReplaceAll(v.CanonicalInput, "\n", "\n   ")+"\n")
+	require.Contains(t, text, "`"+f.JWKS.Keys[0].X+"`")
+	require.Contains(t, text, "`"+f.Keys[0].PublicKeyHex+"`")
+	require.Contains(t, text, v.Now)
 }
