@@ -95,3 +95,10 @@ func TestDocsWorkedExample(t *testing.T) {
 	require.Contains(t, text, "`"+f.Keys[0].PublicKeyHex+"`")
 	require.Contains(t, text, v.Now)
 }
+
+func mustJSON(t testing.TB, v any) []byte {
+	t.Helper()
+	data, err := json.Marshal(v)
+	require.NoError(t, err)
+	return data
+}

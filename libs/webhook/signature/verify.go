@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -104,14 +105,15 @@ func Verify(h http.Header, body []byte, keys KeyLookup, now time.Time, tolerance
 	if tolerance <= 0 {
 		tolerance = DefaultTolerance
 	}
+	lines := fieldLines(h)
 	var v [len(HeaderNames)]string
-	for _, name := range HeaderNames {
-		if len(h.Values(name)) == 0 {
+	for i, name := range HeaderNames {
+		if len(lines[i]) == 0 {
 			return Verified{}, refuse(ReasonHeaderMissing, name, "header is absent")
 		}
 	}
 	for i, name := range HeaderNames {
-		vals := h.Values(name)
+		vals := lines[i]
 		if len(vals) != 1 {
 			return Verified{}, refuse(ReasonHeaderFormat, name, fmt.Sprintf("header has %d field lines", len(vals)))
 		}
@@ -178,4 +180,19 @@ func Verify(h http.Header, body []byte, keys KeyLookup, now time.Time, tolerance
 		return Verified{}, refuse(ReasonBadSignature, HeaderSignature, "signature does not verify with key "+keyID)
 	}
 	return Verified{EventID: eventID, KeyID: keyID, Timestamp: at}, nil
+}
+
+// fieldLines returns the values of each of HeaderNames, matching names
+// case-insensitively: net/http canonicalizes names, but a header built by
+// hand (or by another HTTP stack) may not be.
+func fieldLines(h http.Header) [len(HeaderNames)][]string {
+	var out [len(HeaderNames)][]string
+	for k, vals := range h {
+		for i, name := range HeaderNames {
+			if strings.EqualFold(k, name) {
+				out[i] = append(out[i], vals...)
+			}
+		}
+	}
+	return out
 }
