@@ -36,6 +36,7 @@ import (
 
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/httpserver"
+	"github.com/pcourt/pcourt/libs/jcs"
 	"github.com/pcourt/pcourt/libs/problem"
 )
 
@@ -238,32 +239,21 @@ func (j *Journal) key(cred auth.Credential, key string) string {
 }
 
 // fingerprint identifies the logical request. JSON bodies are compared by
-// value, so a retry that re-serialises the same object still matches.
+// value in their RFC 8785 canonical form, the one every fingerprint and
+// digest of the platform uses: a retry that re-serialises the same object,
+// with other spacing, member order or number spelling (1250, 1250.0,
+// 1.25e3), still matches. A body that is not I-JSON is taken as its bytes.
 func fingerprint(method, operation string, cred auth.Credential, body []byte) string {
 	h := sha256.New()
 	for _, part := range []string{method, operation, cred.Tenant, string(cred.Environment), cred.PublicID} {
 		h.Write([]byte(part))
 		h.Write([]byte{0})
 	}
-	h.Write(canonicalJSON(body))
+	if canonical, err := jcs.Canonicalize(json.RawMessage(body)); err == nil {
+		body = canonical
+	}
+	h.Write(body)
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-func canonicalJSON(body []byte) []byte {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return body
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return body
-	}
-	out, err := json.Marshal(v) // maps marshal with sorted keys
-	if err != nil {
-		return body
-	}
-	return out
 }
 
 func final(status int) bool {

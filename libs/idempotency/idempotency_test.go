@@ -181,7 +181,10 @@ func TestFingerprint(t *testing.T) {
 		code             string
 	}{
 		{"same object re-serialised", "/payments", "{ \"currency\": \"USD\",\n \"amount\": 100 }", 201, ""},
+		{"the same number spelled 100.0", "/payments", `{"amount":100.0,"currency":"USD"}`, 201, ""},
+		{"the same number spelled 1e2", "/payments", `{"currency":"USD","amount":1e2}`, 201, ""},
 		{"alias route of the same operation", "/v2/payments", `{"amount":100,"currency":"USD"}`, 201, ""},
+		{"a different number", "/payments", `{"amount":100.5,"currency":"USD"}`, 422, "idempotency_key_reused"},
 		{"different value", "/payments", `{"amount":100,"currency":"EUR"}`, 422, "idempotency_key_reused"},
 		{"different operation", "/refunds", `{"amount":100,"currency":"USD"}`, 422, "idempotency_key_reused"},
 	}
