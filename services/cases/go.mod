@@ -2,7 +2,11 @@ module github.com/pcourt/pcourt/services/cases
 
 go 1.26.0
 
-require github.com/pcourt/pcourt/libs v0.0.0
+require (
+	github.com/google/go-cmp v0.7.0
+	github.com/pcourt/pcourt/libs v0.0.0
+	github.com/stretchr/testify v1.12.1
+)
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
@@ -59,6 +63,7 @@ require (
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.11.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/arch v0.30.0 // indirect
 	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/net v0.59.0 // indirect
