@@ -6,17 +6,35 @@ import (
 
 	"github.com/pcourt/pcourt/libs/envconf"
 	"github.com/pcourt/pcourt/libs/service"
+	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 )
 
 // config is everything the service reads from its environment.
 type config struct {
 	Service service.Config
+
+	// CaseOpenedGroup is the consumer group reading pc.filings.case-opened.v1.
+	CaseOpenedGroup string
+	Scheduler       caseflow.SchedulerConfig
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
 	r := envconf.New(getenv)
-	cfg := config{Service: service.ConfigFromEnv(r, ":8083")}
-	if err := errors.Join(r.Err(), cfg.Service.Validate()); err != nil {
+	def := caseflow.DefaultSchedulerConfig()
+	cfg := config{
+		Service:         service.ConfigFromEnv(r, ":8083"),
+		CaseOpenedGroup: r.String("CASES_CASE_OPENED_GROUP", "cases-case-opened"),
+		Scheduler: caseflow.SchedulerConfig{
+			Interval: r.Duration("CASES_SCHEDULER_INTERVAL", def.Interval),
+			Lease:    r.Duration("CASES_SCHEDULER_LEASE", def.Lease),
+			Batch:    r.Int("CASES_SCHEDULER_BATCH", def.Batch),
+		},
+	}
+	errs := []error{r.Err(), cfg.Service.Validate(), cfg.Scheduler.Validate()}
+	if cfg.CaseOpenedGroup == "" {
+		errs = append(errs, errors.New("CASES_CASE_OPENED_GROUP must not be empty"))
+	}
+	if err := errors.Join(errs...); err != nil {
 		return config{}, fmt.Errorf("configuration: %w", err)
 	}
 	return cfg, nil

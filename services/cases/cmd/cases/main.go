@@ -9,8 +9,13 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/lifecycle"
+	"github.com/pcourt/pcourt/libs/outbox"
 	"github.com/pcourt/pcourt/libs/service"
+	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
+	"github.com/pcourt/pcourt/services/cases/internal/events"
+	"github.com/pcourt/pcourt/services/cases/internal/store"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -35,7 +40,28 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		return err
 	}
 	defer base.Close()
+	logger, rdb := base.Logger, base.Redis
+
+	producer, err := kafka.NewProducer(kafka.ProducerConfig{Brokers: cfg.Service.KafkaBrokers, ClientID: "cases", TracerProvider: base.Telemetry.Tracer})
+	if err != nil {
+		return err
+	}
+	defer producer.Close()
+	cases := store.NewCases(rdb)
+	relay := outbox.NewRelay(rdb, producer, outbox.DefaultRelayConfig(store.Sharding, cfg.Service.PodName), logger, base.Telemetry.Tracer)
+	opened, err := kafka.NewConsumer(kafka.ConsumerConfig{
+		Brokers: cfg.Service.KafkaBrokers, ClientID: "cases", GroupID: cfg.CaseOpenedGroup, Topic: events.OpenedTopic,
+	}, events.NewOpened(cases, logger).Handle, producer, logger, base.Telemetry.Tracer)
+	if err != nil {
+		return err
+	}
+	scheduler := caseflow.NewScheduler(cases, cfg.Scheduler, logger, nil)
 
 	srv := base.Server(nil)
-	return lifecycle.Run(ctx, base.Logger, lifecycle.Component{Name: "http", Run: srv.Run})
+	return lifecycle.Run(ctx, logger,
+		lifecycle.Component{Name: "http", Run: srv.Run},
+		lifecycle.Component{Name: "case-opened-consumer", Run: opened.Run},
+		lifecycle.Component{Name: "deadline-scheduler", Run: scheduler.Run},
+		lifecycle.Component{Name: "outbox-relay", Run: relay.Run},
+	)
 }

@@ -1,0 +1,107 @@
+// Package caseflow is the cases service's use cases: load a case, let the
+// procedure decide, and store the result with its events in one step,
+// deciding again when another writer got there first. The HTTP routes and
+// the deadline scheduler both act through it.
+package caseflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pcourt/pcourt/services/cases/internal/events"
+	"github.com/pcourt/pcourt/services/cases/internal/procedure"
+	"github.com/pcourt/pcourt/services/cases/internal/store"
+)
+
+// ErrBusy means the case kept changing under the act: every attempt lost
+// its optimistic race. The act did not happen; a retry is safe.
+var ErrBusy = errors.New("case busy; try again")
+
+// Attempts bounds how often an act is decided again after losing a race.
+const Attempts = 64
+
+// Service applies acts to cases.
+type Service struct {
+	cases *store.Cases
+	now   func() time.Time
+}
+
+// New returns a Service; now may be nil for time.Now.
+func New(cases *store.Cases, now func() time.Time) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	return &Service{cases: cases, now: now}
+}
+
+// Result is an accepted act.
+type Result struct {
+	Case   procedure.Case
+	Events []procedure.Event
+	// FirstSequence is the sequence of the act's first event; the others
+	// follow without gaps.
+	FirstSequence int64
+}
+
+// Act applies act to the case at the service's clock. Refusals are
+// *procedure.RefusalError; a missing case is store.ErrNotFound.
+func (s *Service) Act(ctx context.Context, caseID string, act procedure.Act) (Result, error) {
+	for range Attempts {
+		l, err := s.cases.Load(ctx, caseID)
+		if err != nil {
+			return Result{}, err
+		}
+		out, err := procedure.Decide(l.Case, act, s.now())
+		if err != nil {
+			return Result{}, err
+		}
+		encoded, err := events.EncodeAll(out.Case, out.Events)
+		if err != nil {
+			return Result{}, err
+		}
+		err = s.cases.Save(ctx, l.Version, out.Case, encoded)
+		if errors.Is(err, store.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return Result{}, err
+		}
+		return Result{Case: out.Case, Events: out.Events, FirstSequence: l.Sequence + 1}, nil
+	}
+	return Result{}, fmt.Errorf("%s on case %s: %w", act.Kind, caseID, ErrBusy)
+}
+
+// tick applies the scheduler's act to one case at now, reporting how many
+// events it recorded.
+func (s *Service) tick(ctx context.Context, caseID string, now time.Time) (int, error) {
+	for range Attempts {
+		l, err := s.cases.Load(ctx, caseID)
+		if errors.Is(err, store.ErrNotFound) {
+			return 0, s.cases.Unschedule(ctx, caseID)
+		}
+		if err != nil {
+			return 0, err
+		}
+		out := procedure.Tick(l.Case, now)
+		if !out.Changed() {
+			// Claimed early (a lease ran out, or a clock ran ahead): put
+			// the entry back at the case's real next deadline.
+			return 0, s.cases.Reschedule(ctx, l.Version, l.Case)
+		}
+		encoded, err := events.EncodeAll(out.Case, out.Events)
+		if err != nil {
+			return 0, err
+		}
+		err = s.cases.Save(ctx, l.Version, out.Case, encoded)
+		if errors.Is(err, store.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		return len(out.Events), nil
+	}
+	return 0, fmt.Errorf("deadlines of case %s: %w", caseID, ErrBusy)
+}

@@ -1,0 +1,344 @@
+package procedure
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Side is a side of the dispute.
+type Side string
+
+// The two sides.
+const (
+	Claimant   Side = "claimant"
+	Respondent Side = "respondent"
+)
+
+// Other returns the opposing side.
+func (s Side) Other() Side {
+	if s == Claimant {
+		return Respondent
+	}
+	return Claimant
+}
+
+// Valid reports whether s is a known side.
+func (s Side) Valid() bool { return s == Claimant || s == Respondent }
+
+// Status is the status of a case. It follows from the stage the case is in,
+// or from how it closed.
+type Status string
+
+// The case statuses.
+const (
+	// StatusAwaitingRespondent: no respondent has joined yet.
+	StatusAwaitingRespondent Status = "awaiting_respondent"
+	// StatusAwaitingAnswer: the respondent joined and the plan requires an answer.
+	StatusAwaitingAnswer Status = "awaiting_answer"
+	// StatusEvidence: an evidence round is open (Stage.Round says which).
+	StatusEvidence Status = "evidence"
+	// StatusRebuttal: a rebuttal round is open.
+	StatusRebuttal Status = "rebuttal"
+	// StatusAwaitingRecordConfirmation: the sides confirm the record.
+	StatusAwaitingRecordConfirmation Status = "awaiting_record_confirmation"
+	// StatusRecordConfirmed: the record is closed; the case awaits its
+	// decision, which is beyond this package.
+	StatusRecordConfirmed Status = "record_confirmed"
+	// StatusTerminated: the case ended by termination. Nothing more happens.
+	StatusTerminated Status = "terminated"
+)
+
+// Statuses lists every status in procedural order.
+var Statuses = []Status{
+	StatusAwaitingRespondent, StatusAwaitingAnswer, StatusEvidence, StatusRebuttal,
+	StatusAwaitingRecordConfirmation, StatusRecordConfirmed, StatusTerminated,
+}
+
+// Open reports whether the procedure still runs: the case is neither
+// record-confirmed nor terminated.
+func (s Status) Open() bool { return s != StatusRecordConfirmed && s != StatusTerminated }
+
+// Profile names a procedure plan, as filings does.
+type Profile string
+
+// The procedure profiles.
+const (
+	ProfileStandard      Profile = "standard"
+	ProfileFast          Profile = "fast"
+	ProfileSingleRound   Profile = "single_round"
+	ProfileJointRecord   Profile = "joint_record"
+	ProfileEvaluation    Profile = "evaluation"
+	ProfileCustomBounded Profile = "custom_bounded"
+)
+
+var profiles = []Profile{ProfileStandard, ProfileFast, ProfileSingleRound, ProfileJointRecord, ProfileEvaluation, ProfileCustomBounded}
+
+// Plan is the procedure plan (case-procedure-plan-v2) the case was opened with.
+type Plan struct {
+	Profile                    Profile
+	AnswerRequired             bool
+	EvidenceRounds             int // 1 to 3
+	RebuttalRounds             int // 0 to 3
+	FilingsPerSidePerStage     int // 1 to 3
+	RecordConfirmationRequired bool
+}
+
+// Validate reports the first value outside the plan's bounds.
+func (p Plan) Validate() error {
+	switch {
+	case !slices.Contains(profiles, p.Profile):
+		return fmt.Errorf("procedure plan: unknown profile %q", p.Profile)
+	case p.EvidenceRounds < 1 || p.EvidenceRounds > 3:
+		return fmt.Errorf("procedure plan: evidenceRounds %d not in 1..3", p.EvidenceRounds)
+	case p.RebuttalRounds < 0 || p.RebuttalRounds > 3:
+		return fmt.Errorf("procedure plan: rebuttalRounds %d not in 0..3", p.RebuttalRounds)
+	case p.FilingsPerSidePerStage < 1 || p.FilingsPerSidePerStage > 3:
+		return fmt.Errorf("procedure plan: filingsPerSidePerStage %d not in 1..3", p.FilingsPerSidePerStage)
+	case !p.RecordConfirmationRequired:
+		return errors.New("procedure plan: recordConfirmationRequired must be true")
+	}
+	return nil
+}
+
+// Rules are the rules a case is pinned to at opening.
+type Rules struct {
+	Version string
+	Hash    string // SHA-256 of the rules text, lowercase hex
+}
+
+// Partner is a webhook recipient: a partner in one tenant and environment.
+type Partner struct {
+	Tenant      string
+	Environment string
+	PartnerID   string
+}
+
+// Participant is one participant of the case.
+type Participant struct {
+	ID          string
+	Side        Side
+	PartnerID   string // the partner it acts through (the filing partner when the draft named none)
+	PrincipalID string
+	AgentID     string // immutable agent id, if any
+	// JoinedAt is when the participant took part: the opening instant for
+	// one that confirmed the draft, the join act's instant for an invited
+	// respondent; zero while it has not joined.
+	JoinedAt time.Time
+}
+
+// Joined reports whether the participant takes part in the case.
+func (p Participant) Joined() bool { return !p.JoinedAt.IsZero() }
+
+// Stage is where the procedure stands while the case is open.
+type Stage struct {
+	Kind       StageKind
+	Round      int // 1-based for evidence and rebuttal rounds, 0 otherwise
+	OpenedAt   time.Time
+	DeadlineAt time.Time
+	// Warned records that deadline_approaching was emitted for this stage.
+	Warned bool
+}
+
+// Submission is one filing in an evidence or rebuttal round. Its content
+// lives outside the procedure; Digest identifies it.
+type Submission struct {
+	ID            string
+	ParticipantID string
+	Side          Side
+	Stage         StageKind
+	Round         int
+	Digest        string
+	FiledAt       time.Time
+	AmendedAt     time.Time // zero until amended
+	Amendments    int
+}
+
+// Answer is the respondent's answer.
+type Answer struct {
+	ParticipantID string
+	Digest        string
+	FiledAt       time.Time
+}
+
+// Termination is a pending request to end the case.
+type Termination struct {
+	ID            string
+	Side          Side
+	ParticipantID string
+	RequestedAt   time.Time
+	DeadlineAt    time.Time
+}
+
+// Case is an opened case. Its fields are exported for the store's record
+// conversion; only [Open], [Decide] and [Tick] produce new values, and
+// [Case.Validate] checks a loaded one.
+type Case struct {
+	ID             string
+	ExternalID     string
+	Tenant         string
+	Environment    string
+	PartnerID      string // the filing partner
+	OpenedAt       time.Time
+	OpenedEventID  string // the case-opened event that created it
+	Rules          Rules
+	Plan           Plan
+	Windows        Windows // resolved from Rules at opening and pinned
+	FeeID          string
+	FeeStatus      string
+	Participants   []Participant
+	Recipients     map[Side][]Partner
+	Capabilities   map[string]string // purpose → SHA-256 of the secret
+	Stage          Stage             // meaningful while Closed is empty
+	Closed         Status            // "", StatusRecordConfirmed or StatusTerminated
+	ClosedAt       time.Time
+	Answer         *Answer
+	AnswerMissed   bool
+	Submissions    []Submission
+	Messages       int
+	RecordConfirms map[Side]time.Time
+	RecordDeemed   bool // the record closed at its deadline without every confirmation
+	Termination    *Termination
+}
+
+// Status returns the case's status.
+func (c Case) Status() Status {
+	if c.Closed != "" {
+		return c.Closed
+	}
+	return stageSpec(c.Stage.Kind).Status
+}
+
+// Participant returns the participant with the given id.
+func (c Case) Participant(id string) (Participant, bool) {
+	for _, p := range c.Participants {
+		if p.ID == id {
+			return p, true
+		}
+	}
+	return Participant{}, false
+}
+
+// RespondentJoined reports whether some respondent takes part.
+func (c Case) RespondentJoined() bool { return c.joined(Respondent) }
+
+func (c Case) joined(s Side) bool {
+	for _, p := range c.Participants {
+		if p.Side == s && p.Joined() {
+			return true
+		}
+	}
+	return false
+}
+
+// presentSides are the sides with a joined participant, claimant first.
+func (c Case) presentSides() []Side {
+	var out []Side
+	for _, s := range []Side{Claimant, Respondent} {
+		if c.joined(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// filed counts a side's submissions in the current stage.
+func (c Case) filed(s Side) int {
+	n := 0
+	for _, sub := range c.Submissions {
+		if sub.Side == s && sub.Stage == c.Stage.Kind && sub.Round == c.Stage.Round {
+			n++
+		}
+	}
+	return n
+}
+
+// clone returns a case sharing no mutable memory with c.
+func (c Case) clone() Case {
+	c.Participants = slices.Clone(c.Participants)
+	c.Submissions = slices.Clone(c.Submissions)
+	rec := make(map[Side][]Partner, len(c.Recipients))
+	for k, v := range c.Recipients {
+		rec[k] = slices.Clone(v)
+	}
+	c.Recipients = rec
+	caps := make(map[string]string, len(c.Capabilities))
+	for k, v := range c.Capabilities {
+		caps[k] = v
+	}
+	c.Capabilities = caps
+	confirms := make(map[Side]time.Time, len(c.RecordConfirms))
+	for k, v := range c.RecordConfirms {
+		confirms[k] = v
+	}
+	c.RecordConfirms = confirms
+	if c.Answer != nil {
+		a := *c.Answer
+		c.Answer = &a
+	}
+	if c.Termination != nil {
+		t := *c.Termination
+		c.Termination = &t
+	}
+	return c
+}
+
+// ErrCorruptCase means a loaded case breaks an invariant.
+var ErrCorruptCase = errors.New("corrupt case")
+
+// Validate checks the invariants a stored case must keep.
+func (c Case) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w %s: %s", ErrCorruptCase, c.ID, fmt.Sprintf(format, args...))
+	}
+	if !validID(c.ID) {
+		return bad("case id must be 1 to 64 characters of A-Z a-z 0-9 . _ : -")
+	}
+	if err := c.Plan.Validate(); err != nil {
+		return bad("%v", err)
+	}
+	if err := c.Windows.Validate(); err != nil {
+		return bad("%v", err)
+	}
+	switch c.Closed {
+	case "":
+		if _, ok := lookupStage(c.Stage.Kind); !ok {
+			return bad("unknown stage %q", c.Stage.Kind)
+		}
+		if c.Stage.DeadlineAt.Before(c.Stage.OpenedAt) {
+			return bad("stage deadline before its opening")
+		}
+	case StatusRecordConfirmed, StatusTerminated:
+	default:
+		return bad("unknown closing status %q", c.Closed)
+	}
+	seen := map[string]bool{}
+	for _, p := range c.Participants {
+		if !p.Side.Valid() || p.ID == "" || seen[p.ID] {
+			return bad("participant %q is invalid or repeated", p.ID)
+		}
+		seen[p.ID] = true
+	}
+	if !slices.ContainsFunc(c.Participants, func(p Participant) bool { return p.Side == Claimant && p.Joined() }) {
+		return bad("no joined claimant")
+	}
+	return nil
+}
+
+// validID reports whether s is 1 to 64 characters of A-Z a-z 0-9 . _ : -.
+func validID(s string) bool { return validToken(s, 64) }
+
+func validToken(s string, maxLen int) bool {
+	if s == "" || len(s) > maxLen {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == ':', r == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,76 @@
+package procedure
+
+import (
+	"errors"
+	"fmt"
+)
+
+// RefusalCode is the stable code of a refused act. The HTTP status each
+// maps to is in docs/cases-procedure.md.
+type RefusalCode string
+
+// The refusal codes, in the order Decide checks them.
+const (
+	CodeInvalidAct                RefusalCode = "invalid_act"                   // 400
+	CodeNotAParticipant           RefusalCode = "not_a_participant"             // 403
+	CodeCaseClosed                RefusalCode = "case_closed"                   // 409
+	CodeWrongSide                 RefusalCode = "wrong_side"                    // 403
+	CodeStageClosed               RefusalCode = "stage_closed"                  // 409
+	CodeDeadlinePassed            RefusalCode = "deadline_passed"               // 409
+	CodeAlreadyJoined             RefusalCode = "already_joined"                // 409
+	CodeInvitationMismatch        RefusalCode = "invitation_mismatch"           // 403
+	CodeFilingLimitReached        RefusalCode = "filing_limit_reached"          // 409
+	CodeSubmissionNotFound        RefusalCode = "submission_not_found"          // 404
+	CodeRecordAlreadyConfirmed    RefusalCode = "record_already_confirmed"      // 409
+	CodeTerminationPending        RefusalCode = "termination_pending"           // 409
+	CodeTerminationRequestUnknown RefusalCode = "termination_request_not_found" // 404
+)
+
+// RefusalError is a refused act: the case and the act are well formed but
+// the act may not happen now. Detail is safe to show the caller.
+type RefusalError struct {
+	Code   RefusalCode
+	Detail string
+}
+
+// Error returns "<code>: <detail>".
+func (e *RefusalError) Error() string {
+	if e.Detail == "" {
+		return string(e.Code)
+	}
+	return string(e.Code) + ": " + e.Detail
+}
+
+// Is makes errors.Is match any refusal with the same code.
+func (e *RefusalError) Is(target error) bool {
+	var t *RefusalError
+	return errors.As(target, &t) && t.Code == e.Code
+}
+
+// One sentinel per refusal code, for errors.Is.
+var (
+	ErrInvalidAct                = &RefusalError{Code: CodeInvalidAct}
+	ErrNotAParticipant           = &RefusalError{Code: CodeNotAParticipant}
+	ErrCaseClosed                = &RefusalError{Code: CodeCaseClosed}
+	ErrWrongSide                 = &RefusalError{Code: CodeWrongSide}
+	ErrStageClosed               = &RefusalError{Code: CodeStageClosed}
+	ErrDeadlinePassed            = &RefusalError{Code: CodeDeadlinePassed}
+	ErrAlreadyJoined             = &RefusalError{Code: CodeAlreadyJoined}
+	ErrInvitationMismatch        = &RefusalError{Code: CodeInvitationMismatch}
+	ErrFilingLimitReached        = &RefusalError{Code: CodeFilingLimitReached}
+	ErrSubmissionNotFound        = &RefusalError{Code: CodeSubmissionNotFound}
+	ErrRecordAlreadyConfirmed    = &RefusalError{Code: CodeRecordAlreadyConfirmed}
+	ErrTerminationPending        = &RefusalError{Code: CodeTerminationPending}
+	ErrTerminationRequestUnknown = &RefusalError{Code: CodeTerminationRequestUnknown}
+)
+
+// RefusalCodes lists every code in check order, for docs and tests.
+var RefusalCodes = []RefusalCode{
+	CodeInvalidAct, CodeNotAParticipant, CodeCaseClosed, CodeWrongSide, CodeStageClosed, CodeDeadlinePassed,
+	CodeAlreadyJoined, CodeInvitationMismatch, CodeFilingLimitReached, CodeSubmissionNotFound,
+	CodeRecordAlreadyConfirmed, CodeTerminationPending, CodeTerminationRequestUnknown,
+}
+
+func refuse(code RefusalCode, format string, args ...any) *RefusalError {
+	return &RefusalError{Code: code, Detail: fmt.Sprintf(format, args...)}
+}

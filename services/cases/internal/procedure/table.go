@@ -1,0 +1,203 @@
+package procedure
+
+import (
+	"slices"
+	"time"
+)
+
+// ActKind is a kind of act on a case.
+type ActKind string
+
+// The acts.
+const (
+	ActInviteRespondent   ActKind = "invite_respondent"
+	ActJoin               ActKind = "respondent_joins"
+	ActFileAnswer         ActKind = "file_answer"
+	ActPostMessage        ActKind = "post_message"
+	ActFileSubmission     ActKind = "file_submission"
+	ActAmendSubmission    ActKind = "amend_submission"
+	ActConfirmRecord      ActKind = "confirm_record"
+	ActRequestTermination ActKind = "request_termination"
+	ActConfirmTermination ActKind = "confirm_termination"
+	// ActDeadlineElapsed is the scheduler's act; [Tick] applies it.
+	ActDeadlineElapsed ActKind = "deadline_elapsed"
+)
+
+// Act is one act of a participant. Ids are minted by the caller, so the
+// same act decided twice gives the same case.
+type Act struct {
+	Kind          ActKind
+	ParticipantID string
+	// InvitationHash: for invite_respondent, the SHA-256 of the new
+	// invitation secret (required); for respondent_joins, the SHA-256 of
+	// the secret presented, or "" when the caller authorized the join by a
+	// membership instead.
+	InvitationHash string
+	// SubmissionID names the submission filed or amended.
+	SubmissionID string
+	// Digest identifies the content of an answer, submission, amendment or
+	// message (64 lowercase hex, SHA-256); the content is stored elsewhere.
+	Digest string
+	// TerminationID names the termination request made or confirmed.
+	TerminationID string
+}
+
+// Next is where an accepted row moves the case.
+type Next string
+
+// The moves.
+const (
+	// Same: the case stays in its stage.
+	Same Next = "same"
+	// NextStage: the next stage of the plan opens at the act's instant,
+	// with a fresh deadline, emitting its entry event after the row's.
+	NextStage Next = "next stage"
+	// RecordClosed: the case moves to record_confirmed.
+	RecordClosed Next = "record_confirmed"
+	// Ended: the case moves to terminated.
+	Ended Next = "terminated"
+)
+
+// Condition is a named predicate of a row.
+type Condition struct {
+	Name  string
+	Holds func(c Case, a Act, actor Side, now time.Time) bool
+}
+
+// Row is one row of the state table.
+type Row struct {
+	From  []Status
+	Act   ActKind
+	Sides []Side // nil for the scheduler
+	When  Condition
+	// Records names what the row writes into the case; Do writes it.
+	Records string
+	Do      func(c *Case, a Act, p Participant, now time.Time)
+	Next    Next
+	Emits   []EventType
+}
+
+var (
+	running         = []Status{StatusAwaitingRespondent, StatusAwaitingAnswer, StatusEvidence, StatusRebuttal, StatusAwaitingRecordConfirmation}
+	afterJoinStages = []Status{StatusAwaitingAnswer, StatusEvidence, StatusRebuttal, StatusAwaitingRecordConfirmation}
+	rounds          = []Status{StatusEvidence, StatusRebuttal}
+	notTerminated   = append(slices.Clone(running), StatusRecordConfirmed)
+	bothSides       = []Side{Claimant, Respondent}
+)
+
+var (
+	always = Condition{"—", func(Case, Act, Side, time.Time) bool { return true }}
+
+	completesQuota = Condition{"every joined side has now filed its limit", func(c Case, _ Act, _ Side, _ time.Time) bool {
+		for _, s := range c.presentSides() {
+			if c.filed(s) < c.Plan.FilingsPerSidePerStage {
+				return false
+			}
+		}
+		return true
+	}}
+	completesRecord = Condition{"every joined side has now confirmed", func(c Case, _ Act, _ Side, _ time.Time) bool {
+		for _, s := range c.presentSides() {
+			if _, ok := c.RecordConfirms[s]; !ok {
+				return false
+			}
+		}
+		return true
+	}}
+	claimantAlone = Condition{"the claimant asks and no respondent has joined (withdrawal)", func(c Case, _ Act, actor Side, _ time.Time) bool {
+		return actor == Claimant && !c.RespondentJoined()
+	}}
+	terminationDue = Condition{"a termination request reached its deadline", func(c Case, _ Act, _ Side, now time.Time) bool {
+		return c.Termination != nil && !now.Before(c.Termination.DeadlineAt)
+	}}
+	stageDue = Condition{"the stage deadline is reached", func(c Case, _ Act, _ Side, now time.Time) bool {
+		return c.Closed == "" && !now.Before(c.Stage.DeadlineAt)
+	}}
+	warningDue = Condition{"Warning before the stage deadline, a side still to act, not yet warned", func(c Case, _ Act, _ Side, now time.Time) bool {
+		at, ok := warnAt(c)
+		return ok && !now.Before(at)
+	}}
+)
+
+// warnAt is when c's stage warning is due, if one is still to come.
+func warnAt(c Case) (time.Time, bool) {
+	if c.Closed != "" || c.Stage.Warned || len(pendingSides(c)) == 0 {
+		return time.Time{}, false
+	}
+	return c.Stage.DeadlineAt.Add(-c.Windows.Warning), true
+}
+
+// The row effects.
+var (
+	doNothing = func(*Case, Act, Participant, time.Time) {}
+	doInvite  = func(c *Case, a Act, _ Participant, _ time.Time) {
+		c.Capabilities[CapabilityRespondentInvite] = a.InvitationHash
+	}
+	doJoin = func(c *Case, a Act, p Participant, now time.Time) {
+		for i := range c.Participants {
+			if c.Participants[i].ID == p.ID {
+				c.Participants[i].JoinedAt = now
+			}
+		}
+		if c.Recipients[Respondent] == nil && p.PartnerID != "" {
+			c.Recipients[Respondent] = []Partner{{Tenant: c.Tenant, Environment: c.Environment, PartnerID: p.PartnerID}}
+		}
+	}
+	doAnswer = func(c *Case, a Act, p Participant, now time.Time) {
+		c.Answer = &Answer{ParticipantID: p.ID, Digest: a.Digest, FiledAt: now}
+	}
+	doMessage = func(c *Case, _ Act, _ Participant, _ time.Time) { c.Messages++ }
+	doFile    = func(c *Case, a Act, p Participant, now time.Time) {
+		c.Submissions = append(c.Submissions, Submission{
+			ID: a.SubmissionID, ParticipantID: p.ID, Side: p.Side, Stage: c.Stage.Kind, Round: c.Stage.Round, Digest: a.Digest, FiledAt: now,
+		})
+	}
+	doAmend = func(c *Case, a Act, _ Participant, now time.Time) {
+		for i := range c.Submissions {
+			if c.Submissions[i].ID == a.SubmissionID {
+				c.Submissions[i].Digest = a.Digest
+				c.Submissions[i].AmendedAt = now
+				c.Submissions[i].Amendments++
+			}
+		}
+	}
+	doConfirmRecord      = func(c *Case, _ Act, p Participant, now time.Time) { c.RecordConfirms[p.Side] = now }
+	doRequestTermination = func(c *Case, a Act, p Participant, now time.Time) {
+		c.Termination = &Termination{ID: a.TerminationID, Side: p.Side, ParticipantID: p.ID, RequestedAt: now, DeadlineAt: now.Add(c.Windows.TerminationConfirmation)}
+	}
+	doDropTermination = func(c *Case, _ Act, _ Participant, _ time.Time) { c.Termination = nil }
+	doMissAnswer      = func(c *Case, _ Act, _ Participant, _ time.Time) { c.AnswerMissed = true }
+	doDeemRecord      = func(c *Case, _ Act, _ Participant, _ time.Time) { c.RecordDeemed = true }
+	doWarn            = func(c *Case, _ Act, _ Participant, _ time.Time) { c.Stage.Warned = true }
+)
+
+// Table is the state table. For an act, the first row whose From holds
+// the case's status, whose Sides hold the actor's side and whose condition
+// holds is applied. For the scheduler's deadline_elapsed, rows are applied
+// one after the other, first match each time, until none holds.
+var Table = []Row{
+	{running, ActInviteRespondent, []Side{Claimant}, always, "the new invitation hash (the old secret stops working)", doInvite, Same, []EventType{EventRespondentInvited}},
+	{[]Status{StatusAwaitingRespondent}, ActJoin, []Side{Respondent}, always, "the participant joined", doJoin, NextStage, []EventType{EventRespondentJoined}},
+	{afterJoinStages, ActJoin, []Side{Respondent}, always, "the participant joined (the case went on in default; no stage reopens)", doJoin, Same, []EventType{EventRespondentJoined}},
+	{[]Status{StatusAwaitingAnswer}, ActFileAnswer, []Side{Respondent}, always, "the answer", doAnswer, NextStage, []EventType{EventAnswerFiled}},
+	{notTerminated, ActPostMessage, bothSides, always, "one more message", doMessage, Same, []EventType{EventMessagePosted}},
+	{rounds, ActFileSubmission, bothSides, completesQuota, "the submission", doFile, NextStage, []EventType{EventSubmissionFiled}},
+	{rounds, ActFileSubmission, bothSides, always, "the submission", doFile, Same, []EventType{EventSubmissionFiled}},
+	{rounds, ActAmendSubmission, bothSides, always, "the new digest, amendment count", doAmend, Same, []EventType{EventSubmissionAmended}},
+	{[]Status{StatusAwaitingRecordConfirmation}, ActConfirmRecord, bothSides, completesRecord, "the side's confirmation", doConfirmRecord, RecordClosed, []EventType{EventRecordConfirmed}},
+	{[]Status{StatusAwaitingRecordConfirmation}, ActConfirmRecord, bothSides, always, "the side's confirmation", doConfirmRecord, Same, []EventType{EventRecordConfirmationGiven}},
+	{notTerminated, ActRequestTermination, bothSides, claimantAlone, "—", doNothing, Ended, []EventType{EventTerminated}},
+	{notTerminated, ActRequestTermination, bothSides, always, "the pending request, its deadline", doRequestTermination, Same, []EventType{EventTerminationRequested}},
+	{notTerminated, ActConfirmTermination, bothSides, always, "—", doDropTermination, Ended, []EventType{EventTerminated}},
+
+	{notTerminated, ActDeadlineElapsed, nil, terminationDue, "the request is dropped", doDropTermination, Same, []EventType{EventTerminationLapsed}},
+	{[]Status{StatusAwaitingRespondent}, ActDeadlineElapsed, nil, stageDue, "— (the case goes on in default of the respondent)", doNothing, NextStage, []EventType{EventDeadlineMissed}},
+	{[]Status{StatusAwaitingAnswer}, ActDeadlineElapsed, nil, stageDue, "the answer is missed", doMissAnswer, NextStage, []EventType{EventDeadlineMissed}},
+	{rounds, ActDeadlineElapsed, nil, stageDue, "— (the round closes)", doNothing, NextStage, nil},
+	{[]Status{StatusAwaitingRecordConfirmation}, ActDeadlineElapsed, nil, stageDue, "the record is deemed confirmed", doDeemRecord, RecordClosed, []EventType{EventDeadlineMissed, EventRecordConfirmed}},
+	{running, ActDeadlineElapsed, nil, warningDue, "the stage is warned", doWarn, Same, []EventType{EventDeadlineApproaching}},
+}
+
+// CapabilityRespondentInvite is the capability purpose of the respondent's
+// invitation secret; invite_respondent rotates it.
+const CapabilityRespondentInvite = "respondent_invite"

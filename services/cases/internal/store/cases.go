@@ -1,0 +1,243 @@
+// Package store keeps opened cases in Redis. Every write is one Lua step
+// over keys that share the case's shard tag (libs/outbox.Sharding):
+//
+//	pc:cases:{cases.NN}:case:<id>          hash: record (JSON), status, version, seq
+//	pc:cases:{cases.NN}:case:<id>:docket   list: the case-event-v2 bodies, sequence order
+//	pc:cases:{cases.NN}:opened-applied     set: case-opened event ids applied
+//	pc:cases:{cases.NN}:deadlines          sorted set: case id scored by its next deadline (ms)
+//	pc:cases:{cases.NN}:outbox             the shard's outbox stream
+//
+// The step that changes a case assigns its events' sequences (per case,
+// from 1, without gaps) and ids, appends them to the docket and to the
+// outbox, and reschedules the case's next deadline, so no event exists
+// without its state change and no state change without its events.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/pcourt/pcourt/libs/outbox"
+	"github.com/pcourt/pcourt/services/cases/internal/procedure"
+)
+
+// Sharding spreads cases, their deadlines and their outbox over hash tags.
+var Sharding = outbox.Sharding{Service: "cases", Count: outbox.DefaultShards}
+
+// Topic is where case events go, keyed by case id.
+const Topic = "pc.cases.events.v2"
+
+// EnvelopeSchema names the Kafka value's schema (api/events).
+const EnvelopeSchema = "cases-event-envelope-v2"
+
+// Errors of the store.
+var (
+	ErrNotFound = errors.New("case not found")
+	ErrConflict = errors.New("case changed since it was read")
+)
+
+// EventID is the id of a case's event with the given sequence:
+// "case-event:<caseId>:<sequence>". Case ids are at most 64 characters, so
+// it stays within the 160 characters of case-event-v2.
+func EventID(caseID string, sequence int64) string {
+	return eventIDPrefix(caseID) + strconv.FormatInt(sequence, 10)
+}
+
+func eventIDPrefix(caseID string) string { return "case-event:" + caseID + ":" }
+
+// Event is a case event ready to record. The recording step writes
+//
+//	body     = BodyHead + eventId + `","sequence":` + sequence + BodyTail
+//	envelope = EnvelopeHead + body + EnvelopeTail
+//
+// appending body to the docket and envelope to the outbox. The events
+// package builds these parts; the id and sequence are only known inside
+// the step.
+type Event struct {
+	BodyHead, BodyTail         []byte
+	EnvelopeHead, EnvelopeTail []byte
+}
+
+// Cases is the Redis store of cases.
+type Cases struct {
+	rdb redis.UniversalClient
+}
+
+// NewCases returns the store.
+func NewCases(rdb redis.UniversalClient) *Cases { return &Cases{rdb: rdb} }
+
+type keys struct {
+	tag, caseKey, docket, applied, deadlines, stream string
+}
+
+func keysFor(caseID string) keys {
+	tag := Sharding.Tag(caseID)
+	base := "pc:cases:" + tag
+	return keys{
+		tag: tag, caseKey: base + ":case:" + caseID, docket: base + ":case:" + caseID + ":docket",
+		applied: base + ":opened-applied", deadlines: deadlinesKey(tag), stream: Sharding.Stream(tag),
+	}
+}
+
+func deadlinesKey(tag string) string { return "pc:cases:" + tag + ":deadlines" }
+
+// Loaded is a case as read, with the version a save must match and the
+// sequence of its last event.
+type Loaded struct {
+	Case     procedure.Case
+	Version  int64
+	Sequence int64
+}
+
+// Load reads a case.
+func (s *Cases) Load(ctx context.Context, id string) (Loaded, error) {
+	v, err := s.rdb.HMGet(ctx, keysFor(id).caseKey, "record", "version", "seq").Result()
+	if err != nil {
+		return Loaded{}, fmt.Errorf("reading case %s: %w", id, err)
+	}
+	if v[0] == nil {
+		return Loaded{}, ErrNotFound
+	}
+	var l Loaded
+	if l.Case, err = decodeRecord([]byte(v[0].(string))); err != nil {
+		return Loaded{}, fmt.Errorf("case %s: %w", id, err)
+	}
+	if l.Version, err = strconv.ParseInt(str(v[1]), 10, 64); err != nil {
+		return Loaded{}, fmt.Errorf("case %s: bad version: %w", id, err)
+	}
+	if l.Sequence, err = strconv.ParseInt(str(v[2]), 10, 64); err != nil {
+		return Loaded{}, fmt.Errorf("case %s: bad sequence: %w", id, err)
+	}
+	return l, nil
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+// Open stores a new case with its opening events, unless the case-opened
+// event openedEventID was applied before. It reports whether it applied
+// the opening; a repeated event, or another event for an existing case,
+// changes nothing and reports false.
+func (s *Cases) Open(ctx context.Context, c procedure.Case, openedEventID string, events []Event) (bool, error) {
+	record, err := encodeRecord(c)
+	if err != nil {
+		return false, err
+	}
+	k := keysFor(c.ID)
+	args := append([]any{openedEventID}, s.common(ctx, c, record)...)
+	args = append(args, eventArgs(events)...)
+	n, err := openScript.Run(ctx, s.rdb, []string{k.caseKey, k.docket, k.deadlines, k.stream, k.applied}, args...).Int()
+	if err != nil {
+		return false, fmt.Errorf("opening case %s: %w", c.ID, err)
+	}
+	return n == 1, nil
+}
+
+// Save writes c and records its events if the case is still at
+// expectVersion; otherwise it returns ErrConflict and the caller reloads
+// and decides again. The case's next deadline is rescheduled in the same step.
+func (s *Cases) Save(ctx context.Context, expectVersion int64, c procedure.Case, events []Event) error {
+	record, err := encodeRecord(c)
+	if err != nil {
+		return err
+	}
+	k := keysFor(c.ID)
+	args := append([]any{expectVersion}, s.common(ctx, c, record)...)
+	args = append(args, eventArgs(events)...)
+	n, err := saveScript.Run(ctx, s.rdb, []string{k.caseKey, k.docket, k.deadlines, k.stream}, args...).Int()
+	if err != nil {
+		return fmt.Errorf("saving case %s: %w", c.ID, err)
+	}
+	if n == 0 {
+		return ErrConflict
+	}
+	return nil
+}
+
+// Reschedule sets the case's entry in its shard's deadline index to its
+// next deadline (or removes it) if the case is still at version: a
+// scheduler that found nothing due puts back the entry it claimed.
+func (s *Cases) Reschedule(ctx context.Context, version int64, c procedure.Case) error {
+	k := keysFor(c.ID)
+	if err := rescheduleScript.Run(ctx, s.rdb, []string{k.caseKey, k.deadlines}, version, nextDeadline(c), c.ID).Err(); err != nil {
+		return fmt.Errorf("rescheduling case %s: %w", c.ID, err)
+	}
+	return nil
+}
+
+// Unschedule drops a case id from a shard's deadline index when the case
+// does not exist (any more).
+func (s *Cases) Unschedule(ctx context.Context, caseID string) error {
+	k := keysFor(caseID)
+	return s.rdb.ZRem(ctx, k.deadlines, caseID).Err()
+}
+
+// Docket returns up to count event bodies from the given sequence on
+// (from 1), in order.
+func (s *Cases) Docket(ctx context.Context, caseID string, fromSequence, count int64) ([]json.RawMessage, error) {
+	if fromSequence < 1 || count < 1 {
+		return nil, nil
+	}
+	v, err := s.rdb.LRange(ctx, keysFor(caseID).docket, fromSequence-1, fromSequence+count-2).Result()
+	if err != nil {
+		return nil, fmt.Errorf("reading docket of case %s: %w", caseID, err)
+	}
+	out := make([]json.RawMessage, len(v))
+	for i, b := range v {
+		out[i] = json.RawMessage(b)
+	}
+	return out, nil
+}
+
+// ClaimDue returns up to limit case ids of the shard with the given tag
+// whose next deadline is at or before now, and pushes each one's score to
+// now+lease in the same step, so other replicas skip them while this one
+// works. A claim is only a lease: the case's own version decides which
+// replica's events are recorded, and a replica that dies leaves the case
+// due again when the lease ends.
+func (s *Cases) ClaimDue(ctx context.Context, tag string, now time.Time, lease time.Duration, limit int) ([]string, error) {
+	ids, err := claimScript.Run(ctx, s.rdb, []string{deadlinesKey(tag)}, now.UnixMilli(), lease.Milliseconds(), limit).StringSlice()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("claiming due deadlines of %s: %w", tag, err)
+	}
+	return ids, nil
+}
+
+// Tags lists every shard's tag.
+func Tags() []string {
+	out := make([]string, Sharding.Count)
+	for i := range out {
+		out[i] = fmt.Sprintf("{%s.%02d}", Sharding.Service, i) // as outbox.Sharding.Tag names them
+	}
+	return out
+}
+
+// common are the ARGV values every writing script takes after its first:
+// record, status, next deadline (ms, or "" for none), case id, event id
+// prefix, and the outbox values of the events.
+func (s *Cases) common(ctx context.Context, c procedure.Case, record []byte) []any {
+	args := []any{record, string(c.Status()), nextDeadline(c), c.ID, eventIDPrefix(c.ID)}
+	// Id and payload are set per event inside the script.
+	return append(args, outbox.Args(ctx, outbox.Event{ID: "-", Topic: Topic, Key: c.ID, Schema: EnvelopeSchema})...)
+}
+
+func nextDeadline(c procedure.Case) string {
+	at, ok := procedure.NextDeadline(c)
+	if !ok {
+		return ""
+	}
+	return strconv.FormatInt(at.UnixMilli(), 10)
+}
+
+func eventArgs(events []Event) []any {
+	args := []any{len(events)}
+	for _, e := range events {
+		args = append(args, e.BodyHead, e.BodyTail, e.EnvelopeHead, e.EnvelopeTail)
+	}
+	return args
+}

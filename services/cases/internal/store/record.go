@@ -1,0 +1,266 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pcourt/pcourt/services/cases/internal/procedure"
+)
+
+// ErrCorruptRecord means a stored case does not decode to a valid case.
+var ErrCorruptRecord = errors.New("corrupt case record")
+
+// recordVersion is the version of the stored JSON shape.
+const recordVersion = 1
+
+// caseRecord is a case as Redis keeps it. Lua never reads it; only
+// encodeRecord and decodeRecord cross between it and procedure.Case.
+type caseRecord struct {
+	RecordVersion  int                  `json:"recordVersion"`
+	CaseID         string               `json:"caseId"`
+	ExternalCaseID string               `json:"externalCaseId"`
+	Tenant         string               `json:"tenant"`
+	Environment    string               `json:"environment"`
+	PartnerID      string               `json:"partnerId"`
+	OpenedAt       string               `json:"openedAt"`
+	OpenedEventID  string               `json:"openedEventId"`
+	Rules          rulesRecord          `json:"rules"`
+	Plan           planRecord           `json:"plan"`
+	Windows        windowsRecord        `json:"windows"`
+	FeeID          string               `json:"feeId,omitempty"`
+	FeeStatus      string               `json:"feeStatus,omitempty"`
+	Participants   []participantRecord  `json:"participants"`
+	Recipients     map[string][]partner `json:"recipients"`
+	Capabilities   map[string]string    `json:"capabilities"`
+	Stage          *stageRecord         `json:"stage,omitempty"`
+	Closed         string               `json:"closed,omitempty"`
+	ClosedAt       string               `json:"closedAt,omitempty"`
+	Answer         *answerRecord        `json:"answer,omitempty"`
+	AnswerMissed   bool                 `json:"answerMissed,omitempty"`
+	Submissions    []submissionRecord   `json:"submissions,omitempty"`
+	Messages       int                  `json:"messages,omitempty"`
+	RecordConfirms map[string]string    `json:"recordConfirms,omitempty"`
+	RecordDeemed   bool                 `json:"recordDeemed,omitempty"`
+	Termination    *terminationRecord   `json:"termination,omitempty"`
+}
+
+type rulesRecord struct {
+	Version string `json:"version"`
+	Hash    string `json:"hash"`
+}
+
+type planRecord struct {
+	Profile                    string `json:"profile"`
+	AnswerRequired             bool   `json:"answerRequired"`
+	EvidenceRounds             int    `json:"evidenceRounds"`
+	RebuttalRounds             int    `json:"rebuttalRounds"`
+	FilingsPerSidePerStage     int    `json:"filingsPerSidePerStage"`
+	RecordConfirmationRequired bool   `json:"recordConfirmationRequired"`
+}
+
+// windowsRecord keeps durations in milliseconds.
+type windowsRecord struct {
+	RespondentJoin          int64 `json:"respondentJoinMs"`
+	Answer                  int64 `json:"answerMs"`
+	EvidenceRound           int64 `json:"evidenceRoundMs"`
+	RebuttalRound           int64 `json:"rebuttalRoundMs"`
+	RecordConfirmation      int64 `json:"recordConfirmationMs"`
+	TerminationConfirmation int64 `json:"terminationConfirmationMs"`
+	Warning                 int64 `json:"warningMs"`
+}
+
+type participantRecord struct {
+	ID          string `json:"participantId"`
+	Side        string `json:"side"`
+	PartnerID   string `json:"partnerId"`
+	PrincipalID string `json:"principalId"`
+	AgentID     string `json:"agentId,omitempty"`
+	JoinedAt    string `json:"joinedAt,omitempty"`
+}
+
+type partner struct {
+	Tenant      string `json:"tenant"`
+	Environment string `json:"environment"`
+	PartnerID   string `json:"partnerId"`
+}
+
+type stageRecord struct {
+	Kind       string `json:"kind"`
+	Round      int    `json:"round,omitempty"`
+	OpenedAt   string `json:"openedAt"`
+	DeadlineAt string `json:"deadlineAt"`
+	Warned     bool   `json:"warned,omitempty"`
+}
+
+type answerRecord struct {
+	ParticipantID string `json:"participantId"`
+	Digest        string `json:"digest"`
+	FiledAt       string `json:"filedAt"`
+}
+
+type submissionRecord struct {
+	ID            string `json:"submissionId"`
+	ParticipantID string `json:"participantId"`
+	Side          string `json:"side"`
+	Stage         string `json:"stage"`
+	Round         int    `json:"round,omitempty"`
+	Digest        string `json:"digest"`
+	FiledAt       string `json:"filedAt"`
+	AmendedAt     string `json:"amendedAt,omitempty"`
+	Amendments    int    `json:"amendments,omitempty"`
+}
+
+type terminationRecord struct {
+	ID            string `json:"terminationId"`
+	Side          string `json:"side"`
+	ParticipantID string `json:"participantId"`
+	RequestedAt   string `json:"requestedAt"`
+	DeadlineAt    string `json:"deadlineAt"`
+}
+
+func encodeRecord(c procedure.Case) ([]byte, error) {
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("refusing to store case: %w", err)
+	}
+	r := caseRecord{
+		RecordVersion: recordVersion, CaseID: c.ID, ExternalCaseID: c.ExternalID, Tenant: c.Tenant, Environment: c.Environment,
+		PartnerID: c.PartnerID, OpenedAt: ts(c.OpenedAt), OpenedEventID: c.OpenedEventID,
+		Rules: rulesRecord{c.Rules.Version, c.Rules.Hash},
+		Plan: planRecord{string(c.Plan.Profile), c.Plan.AnswerRequired, c.Plan.EvidenceRounds, c.Plan.RebuttalRounds,
+			c.Plan.FilingsPerSidePerStage, c.Plan.RecordConfirmationRequired},
+		Windows: windowsRecord{
+			c.Windows.RespondentJoin.Milliseconds(), c.Windows.Answer.Milliseconds(), c.Windows.EvidenceRound.Milliseconds(),
+			c.Windows.RebuttalRound.Milliseconds(), c.Windows.RecordConfirmation.Milliseconds(),
+			c.Windows.TerminationConfirmation.Milliseconds(), c.Windows.Warning.Milliseconds(),
+		},
+		FeeID: c.FeeID, FeeStatus: c.FeeStatus,
+		Recipients: map[string][]partner{}, Capabilities: c.Capabilities,
+		Closed: string(c.Closed), ClosedAt: ts(c.ClosedAt), AnswerMissed: c.AnswerMissed, Messages: c.Messages,
+		RecordDeemed: c.RecordDeemed,
+	}
+	for _, p := range c.Participants {
+		r.Participants = append(r.Participants, participantRecord{p.ID, string(p.Side), p.PartnerID, p.PrincipalID, p.AgentID, ts(p.JoinedAt)})
+	}
+	for side, ps := range c.Recipients {
+		list := []partner{}
+		for _, p := range ps {
+			list = append(list, partner{p.Tenant, p.Environment, p.PartnerID})
+		}
+		r.Recipients[string(side)] = list
+	}
+	if c.Closed == "" {
+		r.Stage = &stageRecord{string(c.Stage.Kind), c.Stage.Round, ts(c.Stage.OpenedAt), ts(c.Stage.DeadlineAt), c.Stage.Warned}
+	}
+	if a := c.Answer; a != nil {
+		r.Answer = &answerRecord{a.ParticipantID, a.Digest, ts(a.FiledAt)}
+	}
+	for _, s := range c.Submissions {
+		r.Submissions = append(r.Submissions, submissionRecord{s.ID, s.ParticipantID, string(s.Side), string(s.Stage), s.Round, s.Digest, ts(s.FiledAt), ts(s.AmendedAt), s.Amendments})
+	}
+	if len(c.RecordConfirms) > 0 {
+		r.RecordConfirms = map[string]string{}
+		for side, at := range c.RecordConfirms {
+			r.RecordConfirms[string(side)] = ts(at)
+		}
+	}
+	if t := c.Termination; t != nil {
+		r.Termination = &terminationRecord{t.ID, string(t.Side), t.ParticipantID, ts(t.RequestedAt), ts(t.DeadlineAt)}
+	}
+	return json.Marshal(r)
+}
+
+func decodeRecord(b []byte) (procedure.Case, error) {
+	var r caseRecord
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return procedure.Case{}, fmt.Errorf("%w: %w", ErrCorruptRecord, err)
+	}
+	if r.RecordVersion != recordVersion {
+		return procedure.Case{}, fmt.Errorf("%w: record version %d", ErrCorruptRecord, r.RecordVersion)
+	}
+	var p timeParser
+	c := procedure.Case{
+		ID: r.CaseID, ExternalID: r.ExternalCaseID, Tenant: r.Tenant, Environment: r.Environment, PartnerID: r.PartnerID,
+		OpenedAt: p.parse(r.OpenedAt), OpenedEventID: r.OpenedEventID,
+		Rules: procedure.Rules{Version: r.Rules.Version, Hash: r.Rules.Hash},
+		Plan: procedure.Plan{Profile: procedure.Profile(r.Plan.Profile), AnswerRequired: r.Plan.AnswerRequired, EvidenceRounds: r.Plan.EvidenceRounds,
+			RebuttalRounds: r.Plan.RebuttalRounds, FilingsPerSidePerStage: r.Plan.FilingsPerSidePerStage, RecordConfirmationRequired: r.Plan.RecordConfirmationRequired},
+		Windows: procedure.Windows{
+			RespondentJoin: ms(r.Windows.RespondentJoin), Answer: ms(r.Windows.Answer), EvidenceRound: ms(r.Windows.EvidenceRound),
+			RebuttalRound: ms(r.Windows.RebuttalRound), RecordConfirmation: ms(r.Windows.RecordConfirmation),
+			TerminationConfirmation: ms(r.Windows.TerminationConfirmation), Warning: ms(r.Windows.Warning),
+		},
+		FeeID: r.FeeID, FeeStatus: r.FeeStatus,
+		Recipients: map[procedure.Side][]procedure.Partner{}, Capabilities: map[string]string{},
+		Closed: procedure.Status(r.Closed), ClosedAt: p.parse(r.ClosedAt), AnswerMissed: r.AnswerMissed, Messages: r.Messages,
+		RecordConfirms: map[procedure.Side]time.Time{}, RecordDeemed: r.RecordDeemed,
+	}
+	for _, pr := range r.Participants {
+		c.Participants = append(c.Participants, procedure.Participant{ID: pr.ID, Side: procedure.Side(pr.Side), PartnerID: pr.PartnerID,
+			PrincipalID: pr.PrincipalID, AgentID: pr.AgentID, JoinedAt: p.parse(pr.JoinedAt)})
+	}
+	for side, ps := range r.Recipients {
+		list := []procedure.Partner{}
+		for _, x := range ps {
+			list = append(list, procedure.Partner{Tenant: x.Tenant, Environment: x.Environment, PartnerID: x.PartnerID})
+		}
+		c.Recipients[procedure.Side(side)] = list
+	}
+	for k, v := range r.Capabilities {
+		c.Capabilities[k] = v
+	}
+	if s := r.Stage; s != nil {
+		c.Stage = procedure.Stage{Kind: procedure.StageKind(s.Kind), Round: s.Round, OpenedAt: p.parse(s.OpenedAt), DeadlineAt: p.parse(s.DeadlineAt), Warned: s.Warned}
+	}
+	if a := r.Answer; a != nil {
+		c.Answer = &procedure.Answer{ParticipantID: a.ParticipantID, Digest: a.Digest, FiledAt: p.parse(a.FiledAt)}
+	}
+	for _, s := range r.Submissions {
+		c.Submissions = append(c.Submissions, procedure.Submission{ID: s.ID, ParticipantID: s.ParticipantID, Side: procedure.Side(s.Side),
+			Stage: procedure.StageKind(s.Stage), Round: s.Round, Digest: s.Digest, FiledAt: p.parse(s.FiledAt), AmendedAt: p.parse(s.AmendedAt), Amendments: s.Amendments})
+	}
+	for side, at := range r.RecordConfirms {
+		c.RecordConfirms[procedure.Side(side)] = p.parse(at)
+	}
+	if t := r.Termination; t != nil {
+		c.Termination = &procedure.Termination{ID: t.ID, Side: procedure.Side(t.Side), ParticipantID: t.ParticipantID,
+			RequestedAt: p.parse(t.RequestedAt), DeadlineAt: p.parse(t.DeadlineAt)}
+	}
+	if p.err != nil {
+		return procedure.Case{}, fmt.Errorf("%w: %w", ErrCorruptRecord, p.err)
+	}
+	if err := c.Validate(); err != nil {
+		return procedure.Case{}, fmt.Errorf("%w: %w", ErrCorruptRecord, err)
+	}
+	return c, nil
+}
+
+const layout = "2006-01-02T15:04:05.000Z"
+
+// ts writes an instant at millisecond precision; the zero time is "".
+func ts(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(layout)
+}
+
+func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// timeParser parses instants, keeping the first error.
+type timeParser struct{ err error }
+
+func (p *timeParser) parse(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(layout, s)
+	if err != nil && p.err == nil {
+		p.err = err
+	}
+	return t
+}

@@ -1,0 +1,88 @@
+package store
+
+import (
+	"github.com/redis/go-redis/v9"
+
+	"github.com/pcourt/pcourt/libs/outbox"
+)
+
+// The writing scripts share an ARGV layout after their first value:
+//
+//	[2] record  [3] status  [4] next deadline ms or ""  [5] case id
+//	[6] event id prefix  [7..12] the outbox values (outbox.ArgCount)
+//	[13] n, then per event: body head, body tail, envelope head, envelope tail
+//
+// KEYS: [1] case hash, [2] docket, [3] deadlines, [4] outbox stream.
+const luaRecord = `
+local function record_events()
+  local at = 7
+  local n = tonumber(ARGV[13])
+  local seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
+  for i = 0, n - 1 do
+    local b = 14 + i * 4
+    seq = seq + 1
+    local id = ARGV[6] .. seq
+    local body = ARGV[b] .. id .. '","sequence":' .. seq .. ARGV[b + 1]
+    redis.call('RPUSH', KEYS[2], body)
+    ARGV[at] = id
+    ARGV[at + 5] = ARGV[b + 2] .. body .. ARGV[b + 3]
+    outbox_append(KEYS[4], at)
+  end
+  redis.call('HSET', KEYS[1], 'seq', seq)
+end
+
+local function schedule()
+  if ARGV[4] == '' then
+    redis.call('ZREM', KEYS[3], ARGV[5])
+  else
+    redis.call('ZADD', KEYS[3], ARGV[4], ARGV[5])
+  end
+end
+`
+
+// openScript: ARGV[1] the case-opened event id; KEYS[5] the applied set.
+// Returns 1 when applied, 0 for a repeated event, 2 when the case exists
+// under another opening event.
+var openScript = outbox.Script(luaRecord + `
+if redis.call('SISMEMBER', KEYS[5], ARGV[1]) == 1 then return 0 end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('SADD', KEYS[5], ARGV[1])
+  return 2
+end
+redis.call('HSET', KEYS[1], 'record', ARGV[2], 'status', ARGV[3], 'version', 1, 'seq', 0)
+record_events()
+schedule()
+redis.call('SADD', KEYS[5], ARGV[1])
+return 1
+`)
+
+// saveScript: ARGV[1] the version the case must still have.
+var saveScript = outbox.Script(luaRecord + `
+if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'record', ARGV[2], 'status', ARGV[3])
+redis.call('HINCRBY', KEYS[1], 'version', 1)
+record_events()
+schedule()
+return 1
+`)
+
+// rescheduleScript: KEYS case, deadlines; ARGV version, next ms or "", id.
+var rescheduleScript = redis.NewScript(`
+if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then
+  redis.call('ZREM', KEYS[2], ARGV[3])
+else
+  redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
+end
+return 1
+`)
+
+// claimScript: KEYS deadlines; ARGV now ms, lease ms, limit.
+var claimScript = redis.NewScript(`
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+local until_ms = tonumber(ARGV[1]) + tonumber(ARGV[2])
+for _, id in ipairs(ids) do
+  redis.call('ZADD', KEYS[1], 'XX', until_ms, id)
+end
+return ids
+`)
