@@ -1,10 +1,12 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -98,6 +100,14 @@ func TestPaidRequestGetsTheReportAndSettlesOnce(t *testing.T) {
 	require.NoError(t, json.Unmarshal(validBody, &v))
 	reordered, _ := json.MarshalIndent(v, "", "  ")
 	require.Equal(t, 200, s.post(t, reordered, payment).status)
+
+	// So is the same amount spelled another way (RFC 8785 numbers).
+	amount, ok := v["amountInDisputeUsd"].(float64)
+	require.True(t, ok)
+	respelled := bytes.Replace(reordered, []byte(`"amountInDisputeUsd": `+strconv.FormatFloat(amount, 'f', -1, 64)),
+		[]byte(`"amountInDisputeUsd": `+strconv.FormatFloat(amount, 'e', -1, 64)), 1)
+	require.NotEqual(t, string(reordered), string(respelled))
+	require.Equal(t, 200, s.post(t, respelled, payment).status, "an equal number in exponent form is the same request")
 }
 
 func TestFiftyConcurrentRetriesOfOnePaymentSettleOnce(t *testing.T) {

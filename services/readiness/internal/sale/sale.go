@@ -11,7 +11,6 @@
 package sale
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -22,6 +21,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/pcourt/pcourt/libs/jcs"
 	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/services/readiness/internal/readiness"
 	"github.com/pcourt/pcourt/services/readiness/internal/store"
@@ -244,20 +244,15 @@ func replay(c store.ClaimOutcome) (Receipt, error) {
 	return Receipt{}, ErrAwaitingReconciliation
 }
 
-// Fingerprint is the SHA-256 of the canonical JSON of a request body: the
-// same object sent with other spacing or key order is the same request.
+// Fingerprint is the SHA-256 of the RFC 8785 canonical JSON of a request
+// body: the same object sent with other spacing, member order or number
+// spelling is the same request. A body outside I-JSON (the HTTP layer has
+// already refused it) is taken as its bytes.
 func Fingerprint(body []byte) string {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return digest(body)
+	if canonical, err := jcs.Canonicalize(json.RawMessage(body)); err == nil {
+		return digest(canonical)
 	}
-	canonical, err := json.Marshal(v)
-	if err != nil {
-		return digest(body)
-	}
-	return digest(canonical)
+	return digest(body)
 }
 
 func digest(b []byte) string {
