@@ -162,8 +162,8 @@ func TestAuthorizeSide(t *testing.T) {
 	_, stranger := authtest.Mint(t, store, auth.RoleClaimantAgent)
 	_, respondent := authtest.Mint(t, store, auth.RoleRespondentAgent)
 	const draft = "draft:dr_1"
-	require.NoError(t, store.Grant(ctx, auth.Membership{Resource: draft, Side: auth.Claimant, Subject: auth.CredentialSubject(member.PublicID)}))
-	require.NoError(t, store.Grant(ctx, auth.Membership{Resource: draft, Side: auth.Claimant, Subject: auth.PrincipalSubject("org-acme")}))
+	require.NoError(t, store.Grant(ctx, auth.Membership{Resource: draft, Side: auth.Claimant, Subject: auth.CredentialSubject(member.PublicID), ExpiresAt: time.Now().Add(time.Hour)}))
+	require.NoError(t, store.Grant(ctx, auth.Membership{Resource: draft, Side: auth.Claimant, Subject: auth.PrincipalSubject("org-acme"), ExpiresAt: time.Now().Add(time.Hour)}))
 	capability, err := store.MintCapability(ctx, auth.Capability{Resource: draft, Side: auth.Respondent, Purpose: "respondent_invite", ExpiresAt: time.Now().Add(time.Hour)})
 	require.NoError(t, err)
 	otherCapability, err := store.MintCapability(ctx, auth.Capability{Resource: "draft:dr_2", Side: auth.Respondent, Purpose: "respondent_invite", ExpiresAt: time.Now().Add(time.Hour)})

@@ -22,6 +22,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/pcourt/pcourt/libs/envconf"
+	"github.com/pcourt/pcourt/libs/ratelimit"
 )
 
 // Role is what a credential may do.
@@ -105,18 +108,55 @@ type StoreConfig struct {
 	CacheTTL time.Duration
 	// CacheSize bounds the number of cached credentials per replica.
 	CacheSize int
+	// PerCredential limits the requests of one credential across every
+	// replica; Middleware answers 429 rate_limited beyond it.
+	PerCredential ratelimit.Rule
+	// FailedAuth limits failed bearer lookups per client address: past it,
+	// Middleware answers 429 before looking the bearer up, so guessing
+	// tokens costs the guesser, not Redis.
+	FailedAuth ratelimit.Rule
 }
 
-// DefaultStoreConfig revokes everywhere within two seconds.
+// DefaultStoreConfig revokes everywhere within two seconds, allows a
+// credential 50 requests per second with bursts of 100, and an address 20
+// failed bearer lookups per minute. The limits are generous for partners
+// and real against floods; benchmarks switch them off with ratelimit.Off.
 func DefaultStoreConfig() StoreConfig {
-	return StoreConfig{CacheTTL: 2 * time.Second, CacheSize: 10000}
+	return StoreConfig{
+		CacheTTL:      2 * time.Second,
+		CacheSize:     10000,
+		PerCredential: ratelimit.Rule{Rate: 50, Period: time.Second, Burst: 100},
+		FailedAuth:    ratelimit.Rule{Rate: 20, Period: time.Minute, Burst: 20},
+	}
+}
+
+// StoreConfigFromEnv reads RATE_LIMIT_CREDENTIAL_{RATE,PERIOD,BURST} and
+// RATE_LIMIT_AUTH_FAILURES_{RATE,PERIOD,BURST} over the defaults; a RATE
+// of 0 switches that limit off.
+func StoreConfigFromEnv(r *envconf.Reader) StoreConfig {
+	c := DefaultStoreConfig()
+	c.PerCredential = ratelimit.FromEnv(r, "RATE_LIMIT_CREDENTIAL", c.PerCredential)
+	c.FailedAuth = ratelimit.FromEnv(r, "RATE_LIMIT_AUTH_FAILURES", c.FailedAuth)
+	return c
+}
+
+// Validate reports an unusable limit.
+func (c StoreConfig) Validate() error {
+	if err := c.PerCredential.Validate(); err != nil {
+		return fmt.Errorf("credential rate limit: %w", err)
+	}
+	if err := c.FailedAuth.Validate(); err != nil {
+		return fmt.Errorf("failed authentication limit: %w", err)
+	}
+	return nil
 }
 
 // Store reads and writes credentials, memberships and capabilities.
 type Store struct {
-	rdb redis.UniversalClient
-	cfg StoreConfig
-	now func() time.Time
+	rdb     redis.UniversalClient
+	cfg     StoreConfig
+	now     func() time.Time
+	limiter *ratelimit.Limiter
 
 	mu    sync.Mutex
 	cache map[string]cachedCredential // by token hash
@@ -135,7 +175,7 @@ func NewStore(rdb redis.UniversalClient, cfg StoreConfig) *Store {
 	if cfg.CacheSize <= 0 {
 		cfg.CacheSize = DefaultStoreConfig().CacheSize
 	}
-	return &Store{rdb: rdb, cfg: cfg, now: time.Now, cache: map[string]cachedCredential{}}
+	return &Store{rdb: rdb, cfg: cfg, now: time.Now, limiter: ratelimit.New(rdb, "pc:auth:rl"), cache: map[string]cachedCredential{}}
 }
 
 func credentialKey(publicID string) string { return "pc:auth:cred:" + publicID }

@@ -40,6 +40,10 @@ type Membership struct {
 	Resource string
 	Side     Side
 	Subject  Subject
+	// ExpiresAt is when the resource itself is gone (a draft's expiry plus
+	// its retention): the resource's memberships are kept until the latest
+	// ExpiresAt any grant named, and no longer.
+	ExpiresAt time.Time
 }
 
 // Validate reports the first unusable field.
@@ -51,6 +55,8 @@ func (m Membership) Validate() error {
 		return fmt.Errorf("side %q is not claimant or respondent", m.Side)
 	case !strings.HasPrefix(string(m.Subject), "credential:") && !strings.HasPrefix(string(m.Subject), "principal:"):
 		return fmt.Errorf("subject %q is not credential:<id> or principal:<id>", m.Subject)
+	case m.ExpiresAt.IsZero():
+		return errors.New("membership expiry required: it follows the resource's lifetime")
 	}
 	return nil
 }
@@ -59,16 +65,37 @@ func (m Membership) Validate() error {
 // resource's memberships in one slot.
 func membersKey(resource string) string { return "pc:auth:members:{" + resource + "}" }
 
-// Grant records the membership; granting it again is a no-op.
+// Grant records the membership; granting it again is a no-op. The
+// resource's membership key expires at the latest ExpiresAt granted, so it
+// never outlives the resource.
 func (s *Store) Grant(ctx context.Context, m Membership) error {
 	if err := m.Validate(); err != nil {
 		return fmt.Errorf("granting membership: %w", err)
 	}
-	if err := s.rdb.HSet(ctx, membersKey(m.Resource), string(m.Subject), string(m.Side)).Err(); err != nil {
+	if !m.ExpiresAt.After(s.now()) {
+		return fmt.Errorf("granting membership on %s: the resource has expired", m.Resource)
+	}
+	err := grantScript.Run(ctx, s.rdb, []string{membersKey(m.Resource)},
+		string(m.Subject), string(m.Side), m.ExpiresAt.UnixMilli()).Err()
+	if err != nil {
 		return fmt.Errorf("granting membership on %s: %w", m.Resource, err)
 	}
 	return nil
 }
+
+// grantScript sets subject → side and moves the key's expiry to ARGV[3]
+// (Unix ms) unless it already expires later.
+var grantScript = redis.NewScript(`
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+local at = tonumber(ARGV[3])
+local ttl = redis.call('PTTL', KEYS[1])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if ttl < 0 or now + ttl < at then
+  redis.call('PEXPIREAT', KEYS[1], at)
+end
+return 1
+`)
 
 // RevokeMembership removes the subject's membership of the resource.
 func (s *Store) RevokeMembership(ctx context.Context, resource string, subject Subject) error {

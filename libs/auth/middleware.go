@@ -3,11 +3,13 @@ package auth
 import (
 	"context"
 	"errors"
+	"net"
 	"slices"
 	"strings"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/problem"
 )
 
@@ -28,18 +30,40 @@ func CredentialFrom(ctx context.Context) (Credential, bool) {
 }
 
 // Middleware requires a valid bearer credential and stores it in the request
-// context. Missing and invalid credentials are 401; an unreachable Redis is 503,
-// never a refusal of a credential that may be valid.
+// context. In order:
+//
+//   - more than one Authorization header is 400 ambiguous_credential: which
+//     one counts would depend on the parser;
+//   - a missing or malformed bearer is 401;
+//   - a client address past its budget of failed lookups is 429, before the
+//     lookup;
+//   - an unknown or revoked credential is 401 and counts as a failure of
+//     the address;
+//   - a credential past its request rate is 429;
+//   - an unreachable Redis is 503, never a refusal of a credential that may
+//     be valid. The limits let requests through when Redis cannot count
+//     them; the lookup, on the same Redis, reports the outage.
 func Middleware(store *Store) gin.HandlerFunc {
 	return func(c *gin.Context) {
+		ctx := c.Request.Context()
+		if len(c.Request.Header.Values("Authorization")) > 1 {
+			problem.Write(c, problem.New(problem.AmbiguousCredential, "Send exactly one Authorization header."))
+			return
+		}
 		token, ok := bearerToken(c.GetHeader("Authorization"))
 		if !ok {
 			problem.Write(c, problem.New(problem.Unauthenticated, "Send a bearer credential in the Authorization header.").
 				WithHeader("WWW-Authenticate", `Bearer realm="pcourt"`))
 			return
 		}
-		cred, err := store.Authenticate(c.Request.Context(), token)
+		failures := "authfail:" + clientAddr(c)
+		if d, err := store.limiter.Peek(ctx, failures, store.cfg.FailedAuth); err == nil && !d.Allowed {
+			problem.Write(c, httpserver.RateLimited(d, "Too many failed authentications from this address; retry after the time in Retry-After."))
+			return
+		}
+		cred, err := store.Authenticate(ctx, token)
 		if errors.Is(err, ErrInvalidCredential) {
+			_, _ = store.limiter.Allow(ctx, failures, store.cfg.FailedAuth)
 			problem.Write(c, problem.New(problem.InvalidCredential, "The bearer credential is unknown or revoked.").
 				WithHeader("WWW-Authenticate", `Bearer realm="pcourt", error="invalid_token"`))
 			return
@@ -49,7 +73,11 @@ func Middleware(store *Store) gin.HandlerFunc {
 				WithHeader("Retry-After", "1").Wrap(err))
 			return
 		}
-		c.Request = c.Request.WithContext(WithCredential(c.Request.Context(), cred))
+		if d, err := store.limiter.Allow(ctx, "cred:"+cred.PublicID, store.cfg.PerCredential); err == nil && !d.Allowed {
+			problem.Write(c, httpserver.RateLimited(d, "Too many requests with this credential; retry after the time in Retry-After."))
+			return
+		}
+		c.Request = c.Request.WithContext(WithCredential(ctx, cred))
 		c.Next()
 	}
 }
@@ -66,11 +94,29 @@ func RequireRole(roles ...Role) gin.HandlerFunc {
 	}
 }
 
+// bearerToken accepts "Bearer <token>" where the token is one run of
+// visible characters: a comma or space inside would mean a list of
+// credentials folded into one header.
 func bearerToken(header string) (string, bool) {
 	scheme, token, ok := strings.Cut(header, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return "", false
 	}
 	token = strings.TrimSpace(token)
-	return token, token != ""
+	if token == "" || strings.ContainsAny(token, " \t,") {
+		return "", false
+	}
+	return token, true
+}
+
+// clientAddr is the address httpserver resolved, or the peer when the
+// middleware runs outside it.
+func clientAddr(c *gin.Context) string {
+	if a := httpserver.ClientAddr(c.Request.Context()); a != "" {
+		return a
+	}
+	if host, _, err := net.SplitHostPort(c.Request.RemoteAddr); err == nil {
+		return host
+	}
+	return c.Request.RemoteAddr
 }

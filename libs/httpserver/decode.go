@@ -39,7 +39,7 @@ func DecodeJSON(c *gin.Context, dst any) error {
 	if ct := c.GetHeader("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && !hasJSONSuffix(mt)) {
-			return problem.Newf(problem.UnsupportedMediaType, "Content-Type must be application/json, not %q.", ct)
+			return problem.Newf(problem.UnsupportedMediaType, "Content-Type must be application/json, not %q.", problem.Clip(ct))
 		}
 	}
 	body, err := ReadBody(c)
@@ -51,10 +51,17 @@ func DecodeJSON(c *gin.Context, dst any) error {
 	return DecodeStrict(body, dst)
 }
 
-// DecodeStrict is DecodeJSON's rule set over bytes already read.
+// DecodeStrict is DecodeJSON's rule set over bytes already read. A member
+// name that appears twice in one object, at any depth, is refused:
+// encoding/json would keep the last one while another parser (a partner's
+// signer, a log pipeline) keeps the first, so the two would act on
+// different requests.
 func DecodeStrict(body []byte, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return problem.New(problem.EmptyBody, "The request body must be a JSON value.")
+	}
+	if path, ok := duplicateMember(body); ok {
+		return problem.Newf(problem.DuplicateMember, "Member %s appears more than once.", problem.Clip(path))
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -80,14 +87,14 @@ func decodeProblem(err error) *problem.Error {
 		if field == "" {
 			return problem.Newf(problem.InvalidFieldType, "The request body must be a JSON %s.", jsonKind(typ.Type.Kind().String())).Wrap(err)
 		}
-		return problem.Newf(problem.InvalidFieldType, "Field %q must not be a JSON %s.", field, typ.Value).Wrap(err)
+		return problem.Newf(problem.InvalidFieldType, "Field %q must not be a JSON %s.", problem.Clip(field), typ.Value).Wrap(err)
 	}
 	// encoding/json reports an unknown field only as text.
 	const unknown = "json: unknown field "
 	if msg := err.Error(); len(msg) > len(unknown) && msg[:len(unknown)] == unknown {
-		return problem.Newf(problem.UnknownField, "Field %s is not part of this request.", msg[len(unknown):]).Wrap(err)
+		return problem.Newf(problem.UnknownField, "Field %s is not part of this request.", problem.Clip(msg[len(unknown):])).Wrap(err)
 	}
-	return problem.New(problem.MalformedJSON, fmt.Sprintf("The request body could not be decoded: %v.", err)).Wrap(err)
+	return problem.New(problem.MalformedJSON, problem.Clip(fmt.Sprintf("The request body could not be decoded: %v.", err))).Wrap(err)
 }
 
 func jsonKind(goKind string) string {

@@ -1,16 +1,21 @@
 // Package httpserver is the HTTP front of every service: a Gin engine with the
-// platform's middleware (request id, panic recovery as a problem, OpenTelemetry,
-// access log, problem rendering, body-size limit), health and metrics
-// endpoints, and a lifecycle that drains in-flight requests on shutdown.
+// platform's middleware (request id, panic recovery as a problem, client
+// address, OpenTelemetry, access log, problem rendering, header, concurrency,
+// per-address rate and body-size limits), health endpoints, an admin
+// listener for metrics and profiling, and a lifecycle that drains in-flight
+// requests on shutdown.
 package httpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -19,14 +24,38 @@ import (
 
 	"github.com/pcourt/pcourt/libs/envconf"
 	"github.com/pcourt/pcourt/libs/problem"
+	"github.com/pcourt/pcourt/libs/ratelimit"
 	"github.com/pcourt/pcourt/libs/requestid"
 	"github.com/pcourt/pcourt/libs/telemetry"
 )
 
 // Config is the HTTP server's configuration.
 type Config struct {
-	Addr              string
-	MaxBodyBytes      int64
+	Addr string
+	// AdminAddr is the admin listener (/metrics, /debug/pprof, /livez,
+	// /readyz), never the public port. Empty derives it from Addr: the same
+	// host, port + 1000 (port 0 stays 0). "off" runs no admin listener.
+	AdminAddr    string
+	MaxBodyBytes int64
+	// MaxHeaderBytes bounds the request line and headers. Up to twice this
+	// the server reads the request and answers a 431 problem; beyond that
+	// net/http refuses it before any handler runs, with a plain-text 431, so
+	// no connection can make the server hold more than about twice this.
+	MaxHeaderBytes int
+	// MaxInFlight caps the requests this instance serves at once; the next
+	// gets a 503 overloaded problem with Retry-After instead of queueing
+	// without bound. Probes are not counted.
+	MaxInFlight int
+	// TrustedProxies lists the addresses (IP or CIDR) whose X-Forwarded-For
+	// is believed: the edge in front of a service.
+	TrustedProxies []string
+	// TrustedHops is the number of proxies in front of this server that
+	// each append to X-Forwarded-For (the ingress in front of the edge).
+	// When set, the client address is the entry that many from the right.
+	TrustedHops int
+	// AddressRate limits requests per client address, shared by every
+	// replica through Redis (when the server has a limiter).
+	AddressRate       ratelimit.Rule
 	ReadHeaderTimeout time.Duration
 	ReadTimeout       time.Duration
 	WriteTimeout      time.Duration
@@ -40,6 +69,9 @@ func DefaultConfig() Config {
 	return Config{
 		Addr:              ":8080",
 		MaxBodyBytes:      1 << 20,
+		MaxHeaderBytes:    32 << 10,
+		MaxInFlight:       1024,
+		AddressRate:       ratelimit.Rule{Rate: 200, Period: time.Second, Burst: 400},
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
@@ -55,10 +87,47 @@ func (c Config) Validate() error {
 		return errors.New("http: address required")
 	case c.MaxBodyBytes <= 0:
 		return errors.New("http: max body bytes must be positive")
+	case c.MaxHeaderBytes < 4<<10:
+		return errors.New("http: max header bytes must be at least 4096")
+	case c.MaxInFlight <= 0:
+		return errors.New("http: max in-flight requests must be positive")
+	case c.TrustedHops < 0:
+		return errors.New("http: trusted hops must not be negative")
 	case c.ReadHeaderTimeout <= 0 || c.ShutdownTimeout <= 0:
 		return errors.New("http: timeouts must be positive")
 	}
+	if _, err := parsePrefixes(c.TrustedProxies); err != nil {
+		return fmt.Errorf("http: trusted proxies: %w", err)
+	}
+	if err := c.AddressRate.Validate(); err != nil {
+		return fmt.Errorf("http: address rate: %w", err)
+	}
+	if _, err := c.adminAddr(); err != nil {
+		return err
+	}
 	return nil
+}
+
+// adminAddr resolves AdminAddr; "" means no admin listener.
+func (c Config) adminAddr() (string, error) {
+	switch c.AdminAddr {
+	case "off":
+		return "", nil
+	case "":
+		host, port, err := net.SplitHostPort(c.Addr)
+		if err != nil {
+			return "", fmt.Errorf("http: address %q: %w", c.Addr, err)
+		}
+		p, err := strconv.Atoi(port)
+		if err != nil {
+			return "", fmt.Errorf("http: address %q: port is not a number", c.Addr)
+		}
+		if p != 0 {
+			p += 1000
+		}
+		return net.JoinHostPort(host, strconv.Itoa(p)), nil
+	}
+	return c.AdminAddr, nil
 }
 
 // Check is one dependency that /readyz probes, such as Redis or Kafka.
@@ -74,6 +143,8 @@ type Deps struct {
 	Telemetry *telemetry.Providers
 	Mapper    problem.Mapper
 	Checks    []Check
+	// Limiter backs the per-address limit; without one there is none.
+	Limiter *ratelimit.Limiter
 }
 
 // Server is a service's HTTP server.
@@ -81,21 +152,26 @@ type Server struct {
 	cfg      Config
 	logger   *slog.Logger
 	engine   *gin.Engine
+	admin    http.Handler
 	checks   []Check
 	draining atomic.Bool
 	listener net.Listener
+	adminLn  net.Listener
 }
 
-// New builds the engine with the platform middleware and the health and
-// metrics endpoints. Routes are added on Router().
+// New builds the engine with the platform middleware and the health
+// endpoints, and the admin handler with metrics and profiling. Routes are
+// added on Router().
 func New(cfg Config, deps Deps) *Server {
 	gin.SetMode(gin.ReleaseMode)
 	s := &Server{cfg: cfg, logger: deps.Logger, checks: deps.Checks, engine: gin.New()}
+	trusted, _ := parsePrefixes(cfg.TrustedProxies) // Validate reports bad entries
 	e := s.engine
 	e.HandleMethodNotAllowed = true
 	e.ContextWithFallback = true // c.Value and c.Deadline reach the request context
 	e.Use(requestid.Middleware())
 	e.Use(recovery(deps.Logger))
+	e.Use(clientAddress(trusted, cfg.TrustedHops))
 	if deps.Telemetry != nil {
 		e.Use(otelgin.Middleware(deps.Service,
 			otelgin.WithTracerProvider(deps.Telemetry.Tracer),
@@ -106,83 +182,166 @@ func New(cfg Config, deps Deps) *Server {
 	}
 	e.Use(accessLog(deps.Logger))
 	e.Use(problem.Middleware(deps.Logger, deps.Mapper))
+	e.Use(headerLimit(cfg.MaxHeaderBytes))
+	e.Use(inFlightLimit(cfg.MaxInFlight))
+	if deps.Limiter != nil && cfg.AddressRate.Enabled() {
+		e.Use(addressLimit(deps.Limiter, cfg.AddressRate, deps.Logger))
+	}
 	e.Use(BodyLimit(cfg.MaxBodyBytes))
-
 	e.NoRoute(func(c *gin.Context) {
-		problem.Write(c, problem.Newf(problem.NotFound, "No resource at %s.", c.Request.URL.Path))
+		problem.Write(c, problem.Newf(problem.NotFound, "No resource at %s.", problem.Clip(c.Request.URL.Path)))
 	})
 	e.NoMethod(func(c *gin.Context) {
-		problem.Write(c, problem.Newf(problem.MethodNotAllowed, "%s is not allowed on %s.", c.Request.Method, c.Request.URL.Path))
+		problem.Write(c, problem.Newf(problem.MethodNotAllowed, "%s is not allowed on %s.", problem.Clip(c.Request.Method), problem.Clip(c.Request.URL.Path)))
 	})
-	e.GET("/livez", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	e.GET("/livez", livez)
 	e.GET("/readyz", s.readyz)
+
+	admin := http.NewServeMux()
+	admin.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
+	})
+	admin.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		status, body := s.readiness(r.Context())
+		writeJSON(w, status, body)
+	})
 	if deps.Telemetry != nil {
-		e.GET("/metrics", gin.WrapH(deps.Telemetry.MetricsHandler))
+		admin.Handle("GET /metrics", deps.Telemetry.MetricsHandler)
 	}
+	admin.HandleFunc("/debug/pprof/", pprof.Index) // every named profile, e.g. /debug/pprof/heap
+	admin.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	admin.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	admin.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	admin.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	s.admin = admin
 	return s
 }
 
 // Router returns the engine for the service to register its routes on.
 func (s *Server) Router() *gin.Engine { return s.engine }
 
-// Listen binds the address now, so a caller (or a test using port 0) knows
-// the port before Run serves.
+// Admin returns the admin handler: metrics, profiling and the probes.
+func (s *Server) Admin() http.Handler { return s.admin }
+
+// Listen binds the public and admin addresses now, so a caller (or a test
+// using port 0) knows the ports before Run serves.
 func (s *Server) Listen() (net.Addr, error) {
+	adminAddr, err := s.cfg.adminAddr()
+	if err != nil {
+		return nil, err
+	}
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", s.cfg.Addr, err)
+	}
+	if adminAddr != "" {
+		aln, err := net.Listen("tcp", adminAddr)
+		if err != nil {
+			_ = ln.Close()
+			return nil, fmt.Errorf("listening on admin address %s: %w", adminAddr, err)
+		}
+		s.adminLn = aln
 	}
 	s.listener = ln
 	return ln.Addr(), nil
 }
 
+// AdminAddr is the bound admin address after Listen, or nil without one.
+func (s *Server) AdminAddr() net.Addr {
+	if s.adminLn == nil {
+		return nil
+	}
+	return s.adminLn.Addr()
+}
+
 // Run serves until ctx is cancelled, then reports not-ready, stops accepting
-// connections and waits up to ShutdownTimeout for in-flight requests.
+// connections and waits up to ShutdownTimeout for in-flight requests. The
+// admin listener keeps answering (/readyz says draining) until the public
+// one has drained.
 func (s *Server) Run(ctx context.Context) error {
 	if s.listener == nil {
 		if _, err := s.Listen(); err != nil {
 			return err
 		}
 	}
+	base := func(net.Listener) context.Context { return context.WithoutCancel(ctx) }
 	srv := &http.Server{
 		Handler:           s.engine,
+		MaxHeaderBytes:    2 * s.cfg.MaxHeaderBytes,
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
 		ReadTimeout:       s.cfg.ReadTimeout,
 		WriteTimeout:      s.cfg.WriteTimeout,
 		IdleTimeout:       s.cfg.IdleTimeout,
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		BaseContext:       base,
 	}
-	serveErr := make(chan error, 1)
+	serveErr := make(chan error, 2)
 	go func() { serveErr <- srv.Serve(s.listener) }()
+	var adminSrv *http.Server
+	if s.adminLn != nil {
+		adminSrv = &http.Server{
+			Handler:           s.admin,
+			MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
+			ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+			IdleTimeout:       s.cfg.IdleTimeout,
+			BaseContext:       base,
+		}
+		go func() { serveErr <- adminSrv.Serve(s.adminLn) }()
+		s.logger.Info("admin server started", "addr", s.adminLn.Addr().String())
+	}
 	s.logger.Info("http server started", "addr", s.listener.Addr().String())
-
 	select {
 	case err := <-serveErr:
+		_ = srv.Close()
+		if adminSrv != nil {
+			_ = adminSrv.Close()
+		}
 		return fmt.Errorf("serving http: %w", err)
 	case <-ctx.Done():
 	}
+
 	s.draining.Store(true)
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
 	defer cancel()
 	s.logger.Info("http server draining")
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("draining http server: %w", err)
+	drainErr := srv.Shutdown(shutdownCtx)
+	if adminSrv != nil {
+		if err := adminSrv.Shutdown(shutdownCtx); err != nil {
+			s.logger.Warn("admin server did not stop cleanly", "err", err)
+		}
 	}
-	if err := <-serveErr; !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serving http: %w", err)
+	if drainErr != nil {
+		return fmt.Errorf("draining http server: %w", drainErr)
+	}
+	servers := 1
+	if adminSrv != nil {
+		servers = 2
+	}
+	for range servers {
+		if err := <-serveErr; !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("serving http: %w", err)
+		}
 	}
 	s.logger.Info("http server stopped")
 	return nil
 }
 
-// readyz reports 200 only when every dependency answers and the server is
-// not draining, so the load balancer stops sending before shutdown.
+// Draining reports whether shutdown has begun.
+func (s *Server) Draining() bool { return s.draining.Load() }
+
+func livez(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) }
+
 func (s *Server) readyz(c *gin.Context) {
+	status, body := s.readiness(c.Request.Context())
+	c.JSON(status, body)
+}
+
+// readiness is 200 only when every dependency answers and the server is
+// not draining, so the load balancer stops sending before shutdown.
+func (s *Server) readiness(ctx context.Context) (int, map[string]any) {
 	if s.draining.Load() {
-		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "draining"})
-		return
+		return http.StatusServiceUnavailable, map[string]any{"status": "draining"}
 	}
-	ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	type result struct {
 		name string
@@ -192,35 +351,50 @@ func (s *Server) readyz(c *gin.Context) {
 	for _, ch := range s.checks {
 		go func() { results <- result{ch.Name, ch.Probe(ctx)} }()
 	}
-	checks := gin.H{}
+	checks := map[string]string{}
 	ready := true
 	for range s.checks {
 		r := <-results
 		if r.err != nil {
 			ready = false
 			checks[r.name] = "unavailable"
-			s.logger.WarnContext(c.Request.Context(), "readiness check failed", "check", r.name, "err", r.err)
+			s.logger.WarnContext(ctx, "readiness check failed", "check", r.name, "err", r.err)
 			continue
 		}
 		checks[r.name] = "ok"
 	}
 	if !ready {
-		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "checks": checks})
-		return
+		return http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "checks": checks}
 	}
-	c.JSON(http.StatusOK, gin.H{"status": "ready", "checks": checks})
+	return http.StatusOK, map[string]any{"status": "ready", "checks": checks}
+}
+
+func writeJSON(w http.ResponseWriter, status int, body any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(body)
 }
 
 func isOperational(path string) bool {
-	return path == "/livez" || path == "/readyz" || path == "/metrics"
+	return path == "/livez" || path == "/readyz"
 }
 
-// ConfigFromEnv reads HTTP_ADDR (default defaultAddr), HTTP_MAX_BODY_BYTES and
-// HTTP_SHUTDOWN_TIMEOUT over the defaults.
+// ConfigFromEnv reads HTTP_ADDR (default defaultAddr), ADMIN_ADDR,
+// HTTP_MAX_BODY_BYTES, HTTP_MAX_HEADER_BYTES, HTTP_MAX_IN_FLIGHT,
+// HTTP_TRUSTED_PROXIES, HTTP_TRUSTED_HOPS, RATE_LIMIT_ADDRESS_RATE,
+// _PERIOD and _BURST, and HTTP_SHUTDOWN_TIMEOUT over the defaults.
+// docs/security-limits.md lists them.
 func ConfigFromEnv(r *envconf.Reader, defaultAddr string) Config {
 	c := DefaultConfig()
 	c.Addr = r.String("HTTP_ADDR", defaultAddr)
+	c.AdminAddr = r.String("ADMIN_ADDR", "")
 	c.MaxBodyBytes = int64(r.Int("HTTP_MAX_BODY_BYTES", int(c.MaxBodyBytes)))
+	c.MaxHeaderBytes = r.Int("HTTP_MAX_HEADER_BYTES", c.MaxHeaderBytes)
+	c.MaxInFlight = r.Int("HTTP_MAX_IN_FLIGHT", c.MaxInFlight)
+	c.TrustedProxies = r.List("HTTP_TRUSTED_PROXIES", nil)
+	c.TrustedHops = r.Int("HTTP_TRUSTED_HOPS", 0)
+	c.AddressRate = ratelimit.FromEnv(r, "RATE_LIMIT_ADDRESS", c.AddressRate)
 	c.ShutdownTimeout = r.Duration("HTTP_SHUTDOWN_TIMEOUT", c.ShutdownTimeout)
 	return c
 }

@@ -95,6 +95,7 @@ func TestStrictDecoding(t *testing.T) {
 		{"not an object", "application/json", `[1,2]`, 400, "invalid_field_type"},
 		{"trailing garbage", "application/json", `{"item":"pen","quantity":2} x`, 400, "trailing_data"},
 		{"second value", "application/json", `{"item":"pen"}{"item":"ink"}`, 400, "trailing_data"},
+		{"duplicate member", "application/json", `{"item":"pen","quantity":2,"quantity":200}`, 400, "duplicate_member"},
 		{"malformed", "application/json", `{"item":`, 400, "malformed_json"},
 		{"syntax error", "application/json", `{"item" "pen"}`, 400, "malformed_json"},
 		{"empty", "application/json", ``, 400, "empty_body"},

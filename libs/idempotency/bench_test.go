@@ -15,6 +15,7 @@ import (
 	"github.com/pcourt/pcourt/libs/auth/authtest"
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/idempotency"
+	"github.com/pcourt/pcourt/libs/ratelimit"
 	"github.com/pcourt/pcourt/libs/redistest"
 )
 
@@ -24,7 +25,10 @@ import (
 func benchServer(b *testing.B, withJournal bool) (http.Handler, string) {
 	rdb := redistest.NewClient(b)
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	store := auth.NewStore(rdb, auth.DefaultStoreConfig())
+	// The per-credential rate would stop a benchmark of one credential.
+	cfg := auth.DefaultStoreConfig()
+	cfg.PerCredential = ratelimit.Off
+	store := auth.NewStore(rdb, cfg)
 	token, _ := authtest.Mint(b, store, auth.RolePlatformOrchestrator)
 	s := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "bench", Logger: logger})
 	handlers := []gin.HandlerFunc{auth.Middleware(store)}

@@ -13,7 +13,10 @@
 //     retention period; a transient one (5xx, 408, 429, a panic) releases the
 //     key so the caller may retry it;
 //   - a replica that dies mid-request leaves a lease that expires, after which
-//     a retry runs again.
+//     a retry runs again;
+//   - a replay is a new response with its own request id, in X-Request-Id
+//     and in the body's requestId; X-Original-Request-Id names the request
+//     whose answer it repeats.
 package idempotency
 
 import (
@@ -29,6 +32,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -38,6 +42,7 @@ import (
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/jcs"
 	"github.com/pcourt/pcourt/libs/problem"
+	"github.com/pcourt/pcourt/libs/requestid"
 )
 
 // Header is the request header that carries the key.
@@ -45,6 +50,11 @@ const Header = "Idempotency-Key"
 
 // ReplayedHeader is set to "true" on a response served from the journal.
 const ReplayedHeader = "Idempotent-Replayed"
+
+// OriginalRequestIDHeader carries, on a replay, the id of the request whose
+// answer is replayed. The replay itself is one response with one id: its
+// X-Request-Id and the body's requestId are both the new request's.
+const OriginalRequestIDHeader = "X-Original-Request-Id"
 
 // Config configures a Journal.
 type Config struct {
@@ -221,7 +231,7 @@ func (j *Journal) replay(c *gin.Context, status, headers, body string) {
 	}
 	c.Header(ReplayedHeader, "true")
 	c.Status(code)
-	_, _ = c.Writer.WriteString(body)
+	_, _ = c.Writer.WriteString(withRequestID(body, requestid.Get(c)))
 	c.Abort()
 }
 
@@ -261,13 +271,46 @@ func final(status int) bool {
 }
 
 // storedHeaders keeps what the handler said about the result, not what
-// belongs to this one exchange.
+// belongs to this one exchange. The request id is kept under
+// OriginalRequestIDHeader, which is what it is on a replay.
 func storedHeaders(h http.Header) http.Header {
 	out := h.Clone()
-	for _, k := range []string{"X-Request-Id", "Date", "Content-Length", "Traceparent", "Tracestate"} {
+	if id := out.Get(requestid.Header); id != "" {
+		out.Set(OriginalRequestIDHeader, id)
+	}
+	for _, k := range []string{requestid.Header, "Date", "Content-Length", "Traceparent", "Tracestate"} {
 		out.Del(k)
 	}
 	return out
+}
+
+// withRequestID returns body with the string value of its top-level
+// "requestId" member replaced by id, every other byte as stored. A body
+// without one (not JSON, not an object, no such member) is returned as is.
+func withRequestID(body, id string) string {
+	dec := json.NewDecoder(strings.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return body
+	}
+	for dec.More() {
+		name, err := dec.Token()
+		if err != nil {
+			return body
+		}
+		valueFrom := dec.InputOffset()
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return body
+		}
+		if name != "requestId" || len(value) == 0 || value[0] != '"' {
+			continue
+		}
+		end := dec.InputOffset()
+		start := valueFrom + int64(strings.IndexByte(body[valueFrom:end], '"'))
+		quoted, _ := json.Marshal(id)
+		return body[:start] + string(quoted) + body[end:]
+	}
+	return body
 }
 
 func validKey(k string) bool {

@@ -10,14 +10,17 @@ var (
 	UnknownField         = Code{"unknown_field", http.StatusBadRequest, "Unknown field"}
 	InvalidFieldType     = Code{"invalid_field_type", http.StatusBadRequest, "Invalid field type"}
 	TrailingData         = Code{"trailing_data", http.StatusBadRequest, "Trailing data after the JSON body"}
+	DuplicateMember      = Code{"duplicate_member", http.StatusBadRequest, "Duplicate JSON member"}
 	EmptyBody            = Code{"empty_body", http.StatusBadRequest, "Empty request body"}
 	InvalidRequest       = Code{"invalid_request", http.StatusBadRequest, "Invalid request"}
 	BodyTooLarge         = Code{"body_too_large", http.StatusRequestEntityTooLarge, "Request body too large"}
 	UnsupportedMediaType = Code{"unsupported_media_type", http.StatusUnsupportedMediaType, "Unsupported media type"}
+	HeaderTooLarge       = Code{"header_too_large", http.StatusRequestHeaderFieldsTooLarge, "Request header fields too large"}
 
-	Unauthenticated   = Code{"unauthenticated", http.StatusUnauthorized, "Authentication required"}
-	InvalidCredential = Code{"invalid_credential", http.StatusUnauthorized, "Invalid credential"}
-	Forbidden         = Code{"forbidden", http.StatusForbidden, "Forbidden"}
+	Unauthenticated     = Code{"unauthenticated", http.StatusUnauthorized, "Authentication required"}
+	InvalidCredential   = Code{"invalid_credential", http.StatusUnauthorized, "Invalid credential"}
+	AmbiguousCredential = Code{"ambiguous_credential", http.StatusBadRequest, "More than one credential"}
+	Forbidden           = Code{"forbidden", http.StatusForbidden, "Forbidden"}
 
 	NotFound         = Code{"not_found", http.StatusNotFound, "Not found"}
 	MethodNotAllowed = Code{"method_not_allowed", http.StatusMethodNotAllowed, "Method not allowed"}
@@ -30,5 +33,6 @@ var (
 	RateLimited = Code{"rate_limited", http.StatusTooManyRequests, "Too many requests"}
 	Internal    = Code{"internal", http.StatusInternalServerError, "Internal error"}
 	Unavailable = Code{"unavailable", http.StatusServiceUnavailable, "Service unavailable"}
+	Overloaded  = Code{"overloaded", http.StatusServiceUnavailable, "Server overloaded"}
 	BadGateway  = Code{"bad_gateway", http.StatusBadGateway, "Upstream failed"}
 )

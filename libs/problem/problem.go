@@ -173,7 +173,7 @@ func Write(c *gin.Context, p *Error) {
 		Title:     p.Code.Title,
 		Status:    p.Code.Status,
 		Code:      p.Code.Name,
-		Detail:    p.Detail,
+		Detail:    clipTo(p.Detail, detailLimit),
 		RequestID: rid,
 	}})
 	c.Abort()

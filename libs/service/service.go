@@ -2,7 +2,8 @@
 // before its own parts: the shared settings, the logger, telemetry, the
 // Redis client, and an HTTP server whose readiness follows Redis and Kafka.
 // A service's main reads as: load config → service.Start → its own parts →
-// Base.Server → lifecycle.Run.
+// Base.Server → lifecycle.Run with the HTTP server first, then consumers,
+// then the outbox relay (the shutdown order) → deferred Close of clients.
 package service
 
 import (
@@ -14,11 +15,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/envconf"
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/logging"
 	"github.com/pcourt/pcourt/libs/problem"
+	"github.com/pcourt/pcourt/libs/ratelimit"
 	"github.com/pcourt/pcourt/libs/redisclient"
 	"github.com/pcourt/pcourt/libs/telemetry"
 )
@@ -26,6 +29,7 @@ import (
 // Config holds the settings every service has.
 type Config struct {
 	HTTP         httpserver.Config
+	Auth         auth.StoreConfig
 	Redis        redisclient.Config
 	KafkaBrokers []string
 	LogLevel     string
@@ -38,6 +42,7 @@ func ConfigFromEnv(r *envconf.Reader, defaultAddr string) Config {
 	host, _ := os.Hostname()
 	return Config{
 		HTTP:         httpserver.ConfigFromEnv(r, defaultAddr),
+		Auth:         auth.StoreConfigFromEnv(r),
 		Redis:        redisclient.FromEnv(r),
 		KafkaBrokers: r.List("KAFKA_BROKERS", []string{"127.0.0.1:9092"}),
 		LogLevel:     r.String("LOG_LEVEL", "info"),
@@ -47,7 +52,7 @@ func ConfigFromEnv(r *envconf.Reader, defaultAddr string) Config {
 
 // Validate reports every unusable setting.
 func (c Config) Validate() error {
-	errs := []error{c.HTTP.Validate(), c.Redis.Validate()}
+	errs := []error{c.HTTP.Validate(), c.Auth.Validate(), c.Redis.Validate()}
 	if len(c.KafkaBrokers) == 0 {
 		errs = append(errs, errors.New("KAFKA_BROKERS must name at least one broker"))
 	}
@@ -66,25 +71,43 @@ type Base struct {
 	Redis     redis.UniversalClient
 }
 
-// Start builds the logger, logs the service's whole configuration (secrets
-// redact themselves), sets up telemetry and opens Redis. Close undoes it.
-func Start(ctx context.Context, name, version string, cfg Config, fullConfig any, getenv func(string) string, stdout io.Writer) (*Base, error) {
-	logger := logging.New(stdout, name, logging.ParseLevel(cfg.LogLevel))
-	logger.Info("starting", "version", version, "config", fullConfig)
-	tel, err := telemetry.Setup(ctx, telemetry.Config{ServiceName: name, ServiceVersion: version}, getenv)
+// Options are what Start needs from a service's main.
+type Options struct {
+	Name    string
+	Version string
+	// Config is the shared part of the service's configuration.
+	Config Config
+	// FullConfig is the service's whole configuration, logged at start;
+	// secrets redact themselves.
+	FullConfig any
+	Getenv     func(string) string
+	Stdout     io.Writer
+}
+
+// Start builds the logger, logs the service's whole configuration, sets up
+// telemetry and opens Redis. Close undoes it.
+func Start(ctx context.Context, o Options) (*Base, error) {
+	logger := logging.New(o.Stdout, o.Name, logging.ParseLevel(o.Config.LogLevel))
+	logger.Info("starting", "version", o.Version, "config", o.FullConfig)
+	tel, err := telemetry.Setup(ctx, telemetry.Config{ServiceName: o.Name, ServiceVersion: o.Version}, o.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	return &Base{Name: name, Config: cfg, Logger: logger, Telemetry: tel, Redis: redisclient.New(cfg.Redis)}, nil
+	return &Base{Name: o.Name, Config: o.Config, Logger: logger, Telemetry: tel, Redis: redisclient.New(o.Config.Redis)}, nil
 }
 
-// Server returns the service's HTTP server, ready when Redis and Kafka answer.
+// Credentials returns the credential store with the configured limits.
+func (b *Base) Credentials() *auth.Store { return auth.NewStore(b.Redis, b.Config.Auth) }
+
+// Server returns the service's HTTP server, ready when Redis and Kafka
+// answer, with its per-address limit counted in Redis.
 func (b *Base) Server(mapper problem.Mapper) *httpserver.Server {
 	return httpserver.New(b.Config.HTTP, httpserver.Deps{
 		Service:   b.Name,
 		Logger:    b.Logger,
 		Telemetry: b.Telemetry,
 		Mapper:    mapper,
+		Limiter:   ratelimit.New(b.Redis, "pc:rl:"+b.Name),
 		Checks: []httpserver.Check{
 			{Name: "redis", Probe: redisclient.Ping(b.Redis)},
 			{Name: "kafka", Probe: func(ctx context.Context) error { return kafka.Ping(ctx, b.Config.KafkaBrokers) }},
@@ -92,7 +115,8 @@ func (b *Base) Server(mapper problem.Mapper) *httpserver.Server {
 	})
 }
 
-// Close closes Redis and flushes telemetry, logging what fails.
+// Close closes Redis and flushes telemetry, logging what fails. It is the
+// last step of shutdown, after lifecycle.Run has returned.
 func (b *Base) Close() {
 	if err := b.Redis.Close(); err != nil {
 		b.Logger.Error("closing redis failed", "err", err)

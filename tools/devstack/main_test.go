@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,20 +21,24 @@ import (
 	"github.com/pcourt/pcourt/libs/kafkatest"
 )
 
-// freeBlock finds n consecutive free loopback ports: the edge and the four
-// services take consecutive ports, as in the default layout.
-func freeBlock(t *testing.T, n int) int {
+// freeBlock finds n consecutive free loopback ports, and the same n ports
+// shifted by each of also: the edge and the four services take consecutive
+// ports, as in the default layout, and their admin listeners the same
+// ports + 1000.
+func freeBlock(t *testing.T, n int, also ...int) int {
 	t.Helper()
 	for base := 20000 + int(time.Now().UnixNano()%20000); base < 60000; base += n {
 		var ls []net.Listener
 		ok := true
-		for p := base; p < base+n; p++ {
-			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
-			if err != nil {
-				ok = false
-				break
+		for _, shift := range append([]int{0}, also...) {
+			for p := base + shift; ok && p < base+shift+n; p++ {
+				l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+				if err != nil {
+					ok = false
+					break
+				}
+				ls = append(ls, l)
 			}
-			ls = append(ls, l)
 		}
 		for _, l := range ls {
 			l.Close()
@@ -56,7 +61,7 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Fatal("curl is needed to run the printed commands (apt-get install curl)")
 	}
-	base := freeBlock(t, 6)
+	base := freeBlock(t, 6, 1000)
 	extra := freeBlock(t, 2)
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -139,6 +144,17 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 	require.Contains(t, string(got), "→ 201")
 	require.Contains(t, string(got), "Done.")
 
+	// Metrics are on the edge's admin port, never routed by the edge.
+	for url, want := range map[string]int{
+		fmt.Sprintf("http://127.0.0.1:%d/metrics", base+1000): http.StatusOK,
+		fmt.Sprintf("http://127.0.0.1:%d/metrics", base):      http.StatusNotFound,
+	} {
+		resp, err := http.Get(url)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, want, resp.StatusCode, url)
+	}
+
 	stop()
 	select {
 	case err := <-done:
@@ -146,7 +162,7 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("the stack did not stop within 60s")
 	}
-	for p := base; p < base+6; p++ {
+	for p := range adminAndPublic(base, 6) {
 		_, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", p), 200*time.Millisecond)
 		require.Error(t, err, "port %d still listening after stop", p)
 	}
@@ -158,5 +174,16 @@ func drain(done <-chan error) error {
 		return err
 	case <-time.After(time.Second):
 		return nil
+	}
+}
+
+// adminAndPublic yields the stack's public ports and their admin ports.
+func adminAndPublic(base, n int) func(func(int) bool) {
+	return func(yield func(int) bool) {
+		for p := base; p < base+n; p++ {
+			if !yield(p) || !yield(p+1000) {
+				return
+			}
+		}
 	}
 }

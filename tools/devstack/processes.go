@@ -54,7 +54,10 @@ func stackServices(cfg config, redisAddr string, brokers []string, facilitatorUR
 	}
 	for i, name := range names {
 		port := cfg.EdgePort + 1 + i
-		env := append(append([]string(nil), common...), fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", port))
+		// Admin listeners (metrics, pprof) take port + 1000. The services
+		// believe the edge's X-Forwarded-For, so per-address limits count
+		// clients, not the edge.
+		env := append(append([]string(nil), common...), fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", port), "HTTP_TRUSTED_PROXIES=127.0.0.1")
 		out = append(out, &service{name: name, port: port, env: append(env, own[name]...)})
 		edgeEnv = append(edgeEnv, fmt.Sprintf("UPSTREAM_%s_URL=http://127.0.0.1:%d", strings.ToUpper(name), port))
 	}

@@ -83,6 +83,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		LogLevel:        r.String("LOG_LEVEL", "info"),
 	}
 	cfg.HTTP.Addr = r.String("FACILITATOR_ADDR", ":8085")
+	cfg.HTTP.AdminAddr = r.String("ADMIN_ADDR", "") // metrics and pprof; empty is the port + 1000
 	cfg.Facilitator.Token = r.Secret("FACILITATOR_TOKEN")
 	errs := []error{r.Err(), cfg.HTTP.Validate(), cfg.Redis.Validate(), cfg.Facilitator.Validate()}
 	if cfg.DevFunding < 0 || uint64(cfg.DevFunding) > facilitator.MaxAmount {

@@ -38,9 +38,11 @@ func (b *syncBuffer) String() string {
 
 func TestRunServesAndFundsTheDevAccounts(t *testing.T) {
 	srv := redistest.Start(t)
-	addr := freeAddr(t)
+	addr, adminAddr := freeAddr(t), freeAddr(t)
+	admin := "http://" + adminAddr
 	env := map[string]string{
 		"FACILITATOR_ADDR":              addr,
+		"ADMIN_ADDR":                    adminAddr,
 		"REDIS_ADDRS":                   srv.Addr,
 		"FACILITATOR_FUND_DEV_ACCOUNTS": "true",
 		"FACILITATOR_DEV_FUNDING":       "2500000",
@@ -80,10 +82,14 @@ func TestRunServesAndFundsTheDevAccounts(t *testing.T) {
 		}
 	}
 
-	metrics, err := http.Get(base + "/metrics")
+	metrics, err := http.Get(admin + "/metrics")
 	require.NoError(t, err)
 	metrics.Body.Close()
 	require.Equal(t, http.StatusOK, metrics.StatusCode)
+	public, err := http.Get(base + "/metrics")
+	require.NoError(t, err)
+	public.Body.Close()
+	require.Equal(t, http.StatusNotFound, public.StatusCode, "metrics are not on the public port")
 
 	cancel()
 	require.NoError(t, <-done)

@@ -128,6 +128,7 @@ func membership(ctx context.Context, store *auth.Store, cmd string, args []strin
 	side := fs.String("side", "", "claimant or respondent (grant)")
 	credential := fs.String("credential", "", "credential public id")
 	principal := fs.String("principal", "", "principal id")
+	keep := fs.Duration("keep", 30*24*time.Hour, "grant: how long the resource lives; its memberships expire with it")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -166,7 +167,7 @@ func membership(ctx context.Context, store *auth.Store, cmd string, args []strin
 			return err
 		}
 	}
-	if err := store.Grant(ctx, auth.Membership{Resource: *resource, Side: auth.Side(*side), Subject: subject}); err != nil {
+	if err := store.Grant(ctx, auth.Membership{Resource: *resource, Side: auth.Side(*side), Subject: subject, ExpiresAt: time.Now().Add(*keep)}); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "granted %s the %s side of %s\n", subject, *side, *resource)

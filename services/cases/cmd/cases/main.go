@@ -35,7 +35,9 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	base, err := service.Start(ctx, "cases", version, cfg.Service, cfg, getenv, stdout)
+	base, err := service.Start(ctx, service.Options{
+		Name: "cases", Version: version, Config: cfg.Service, FullConfig: cfg, Getenv: getenv, Stdout: stdout,
+	})
 	if err != nil {
 		return err
 	}

@@ -7,13 +7,15 @@ import (
 
 	"github.com/pcourt/pcourt/libs/envconf"
 	"github.com/pcourt/pcourt/libs/service"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/httpapi"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
 )
 
 // config is everything the edge reads from its environment.
 type config struct {
-	Service   service.Config
-	Upstreams map[routing.Owner]*url.URL
+	Service    service.Config
+	Upstreams  map[routing.Owner]*url.URL
+	Forwarding httpapi.Forwarding
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -22,6 +24,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 	// The edge passes bodies through; each owner enforces its own, smaller
 	// limit. This cap only protects the edge itself.
 	cfg.Service.HTTP.MaxBodyBytes = int64(r.Int("HTTP_MAX_BODY_BYTES", 16<<20))
+	// TLS ends at the ingress in production; the client address comes
+	// from its X-Forwarded-For when HTTP_TRUSTED_HOPS says how many
+	// proxies stand in front of the edge.
+	cfg.Forwarding.TLSTerminated = r.Bool("EDGE_TLS_TERMINATED", false)
 	defaults := map[routing.Owner]string{
 		routing.Readiness: "http://127.0.0.1:8081",
 		routing.Filings:   "http://127.0.0.1:8082",

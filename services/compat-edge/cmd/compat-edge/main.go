@@ -34,7 +34,9 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	base, err := service.Start(ctx, "compat-edge", version, cfg.Service, cfg, getenv, stdout)
+	base, err := service.Start(ctx, service.Options{
+		Name: "compat-edge", Version: version, Config: cfg.Service, FullConfig: cfg, Getenv: getenv, Stdout: stdout,
+	})
 	if err != nil {
 		return err
 	}
@@ -44,7 +46,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	proxy, err := httpapi.NewProxy(routing.NewTable(routing.Families), cfg.Upstreams, base.Telemetry.Propagator)
+	proxy, err := httpapi.NewProxy(routing.NewTable(routing.Families), cfg.Upstreams, cfg.Forwarding, base.Telemetry.Propagator)
 	if err != nil {
 		return err
 	}

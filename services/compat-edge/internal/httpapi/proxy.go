@@ -11,11 +11,13 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"go.opentelemetry.io/otel/propagation"
 
+	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/libs/requestid"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
@@ -27,16 +29,25 @@ var (
 	UpstreamTimeout     = problem.Code{Name: "upstream_timeout", Status: http.StatusGatewayTimeout, Title: "Upstream service timed out"}
 )
 
+// Forwarding is what the edge knows about how requests reach it, from
+// which it states X-Forwarded-* to the owners.
+type Forwarding struct {
+	// TLSTerminated says TLS ends in front of the edge (the ingress), so
+	// every request it receives was https for the client.
+	TLSTerminated bool
+}
+
 // Proxy forwards requests to the owning service.
 type Proxy struct {
 	table      *routing.Table
 	upstreams  map[routing.Owner]*url.URL
+	forwarding Forwarding
 	transport  http.RoundTripper
 	propagator propagation.TextMapPropagator
 }
 
 // NewProxy returns a proxy over the table. Every owner must have an upstream.
-func NewProxy(table *routing.Table, upstreams map[routing.Owner]*url.URL, propagator propagation.TextMapPropagator) (*Proxy, error) {
+func NewProxy(table *routing.Table, upstreams map[routing.Owner]*url.URL, fwd Forwarding, propagator propagation.TextMapPropagator) (*Proxy, error) {
 	for _, o := range routing.Owners {
 		if upstreams[o] == nil {
 			return nil, fmt.Errorf("no upstream URL for %s", o)
@@ -45,6 +56,7 @@ func NewProxy(table *routing.Table, upstreams map[routing.Owner]*url.URL, propag
 	return &Proxy{
 		table:      table,
 		upstreams:  upstreams,
+		forwarding: fwd,
 		propagator: propagator,
 		// Partners send many small requests: keep plenty of warm
 		// connections per service instead of dialling for each.
@@ -64,7 +76,7 @@ func NewProxy(table *routing.Table, upstreams map[routing.Owner]*url.URL, propag
 func (p *Proxy) Handle(c *gin.Context) {
 	owner, ok := p.table.Owner(c.Request.URL.Path)
 	if !ok {
-		problem.Write(c, problem.Newf(problem.NotFound, "No resource at %s.", c.Request.URL.Path))
+		problem.Write(c, problem.Newf(problem.NotFound, "No resource at %s.", problem.Clip(c.Request.URL.Path)))
 		return
 	}
 	target := p.upstreams[owner]
@@ -72,7 +84,7 @@ func (p *Proxy) Handle(c *gin.Context) {
 		Transport: p.transport,
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
-			pr.SetXForwarded()
+			p.setForwarded(pr, httpserver.ClientAddr(c.Request.Context()))
 			pr.Out.Host = pr.In.Host // owners build absolute URLs (x402 resource) from the public host
 			pr.Out.Header.Set(requestid.Header, requestid.Get(c))
 			p.propagator.Inject(pr.In.Context(), propagation.HeaderCarrier(pr.Out.Header))
@@ -95,6 +107,29 @@ func (p *Proxy) Handle(c *gin.Context) {
 		},
 	}
 	rp.ServeHTTP(c.Writer, c.Request)
+}
+
+// setForwarded states, from the edge's own knowledge, who the client is,
+// which scheme it used and which host it asked for. Whatever the client
+// sent under X-Forwarded-* or Forwarded (including X-Forwarded-Prefix,
+// which an owner could take for a path to trust) is dropped first: the
+// owners believe these headers because they come from the edge.
+func (p *Proxy) setForwarded(pr *httputil.ProxyRequest, client string) {
+	for name := range pr.Out.Header {
+		if strings.HasPrefix(name, "X-Forwarded-") {
+			pr.Out.Header.Del(name)
+		}
+	}
+	pr.Out.Header.Del("Forwarded")
+	proto := "http"
+	if p.forwarding.TLSTerminated || pr.In.TLS != nil {
+		proto = "https"
+	}
+	if client != "" {
+		pr.Out.Header.Set("X-Forwarded-For", client)
+	}
+	pr.Out.Header.Set("X-Forwarded-Proto", proto)
+	pr.Out.Header.Set("X-Forwarded-Host", pr.In.Host)
 }
 
 func isTimeout(err error) bool {

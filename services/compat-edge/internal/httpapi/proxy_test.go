@@ -1,12 +1,14 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -33,6 +35,10 @@ type seen struct {
 	RequestID   string `json:"requestId"`
 	Traceparent string `json:"traceparent"`
 	Forwarded   string `json:"forwardedFor"`
+	Proto       string `json:"forwardedProto"`
+	Host        string `json:"forwardedHost"`
+	Prefix      string `json:"forwardedPrefix"`
+	RFC7239     string `json:"forwarded"`
 }
 
 func upstream(t *testing.T, owner routing.Owner) *url.URL {
@@ -43,7 +49,9 @@ func upstream(t *testing.T, owner routing.Owner) *url.URL {
 		_ = json.NewEncoder(w).Encode(seen{
 			Owner: string(owner), Path: r.URL.Path, Query: r.URL.RawQuery,
 			RequestID: r.Header.Get("X-Request-Id"), Traceparent: r.Header.Get("Traceparent"),
-			Forwarded: r.Header.Get("X-Forwarded-For"),
+			Forwarded: strings.Join(r.Header.Values("X-Forwarded-For"), "|"),
+			Proto:     r.Header.Get("X-Forwarded-Proto"), Host: r.Header.Get("X-Forwarded-Host"),
+			Prefix: r.Header.Get("X-Forwarded-Prefix"), RFC7239: r.Header.Get("Forwarded"),
 		})
 	}))
 	t.Cleanup(ts.Close)
@@ -58,11 +66,17 @@ type edge struct {
 
 func newEdge(t *testing.T, upstreams map[routing.Owner]*url.URL) edge {
 	t.Helper()
+	return newEdgeWith(t, upstreams, httpserver.DefaultConfig(), httpapi.Forwarding{})
+}
+
+func newEdgeWith(t *testing.T, upstreams map[routing.Owner]*url.URL, cfg httpserver.Config, fwd httpapi.Forwarding) edge {
+	t.Helper()
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
-	tel := &telemetry.Providers{Tracer: tp, Meter: noop.NewMeterProvider(), Propagator: propagation.TraceContext{}, MetricsHandler: http.NotFoundHandler()}
-	srv := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "compat-edge", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Telemetry: tel})
-	proxy, err := httpapi.NewProxy(routing.NewTable(routing.Families), upstreams, tel.Propagator)
+	metrics := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "# edge metrics\n") })
+	tel := &telemetry.Providers{Tracer: tp, Meter: noop.NewMeterProvider(), Propagator: propagation.TraceContext{}, MetricsHandler: metrics}
+	srv := httpserver.New(cfg, httpserver.Deps{Service: "compat-edge", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Telemetry: tel})
+	proxy, err := httpapi.NewProxy(routing.NewTable(routing.Families), upstreams, fwd, tel.Propagator)
 	require.NoError(t, err)
 	doc, err := api.JSON()
 	require.NoError(t, err)
@@ -174,6 +188,118 @@ func TestServesTheAPIDocument(t *testing.T) {
 func TestEveryOwnerNeedsAnUpstream(t *testing.T) {
 	ups := allUpstreams(t)
 	delete(ups, routing.Webhooks)
-	_, err := httpapi.NewProxy(routing.NewTable(routing.Families), ups, propagation.TraceContext{})
+	_, err := httpapi.NewProxy(routing.NewTable(routing.Families), ups, httpapi.Forwarding{}, propagation.TraceContext{})
 	require.ErrorContains(t, err, "webhooks")
+}
+
+func TestForwardedHeadersComeFromTheEdge(t *testing.T) {
+	forged := map[string]string{
+		"X-Forwarded-For":    "6.6.6.6",
+		"X-Forwarded-Proto":  "https",
+		"X-Forwarded-Host":   "evil.example",
+		"X-Forwarded-Prefix": "/internal",
+		"Forwarded":          "for=6.6.6.6;proto=https",
+	}
+	behindIngress := httpserver.DefaultConfig()
+	behindIngress.TrustedHops = 1
+	tests := []struct {
+		name      string
+		cfg       httpserver.Config
+		fwd       httpapi.Forwarding
+		clientXFF string // what reaches the edge: the client's part, then the ingress's
+		wantFor   string
+		wantProto string
+	}{
+		{"direct: the peer is the client, forged headers dropped", httpserver.DefaultConfig(), httpapi.Forwarding{}, "6.6.6.6", "127.0.0.1", "http"},
+		{"behind a TLS-terminating ingress: its entry is the client", behindIngress, httpapi.Forwarding{TLSTerminated: true}, "6.6.6.6, 198.51.100.7", "198.51.100.7", "https"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEdgeWith(t, allUpstreams(t), tc.cfg, tc.fwd)
+			req, _ := http.NewRequest(http.MethodGet, e.url+"/api/cases/cs_1", nil)
+			for k, v := range forged {
+				req.Header.Set(k, v)
+			}
+			req.Header.Set("X-Forwarded-For", tc.clientXFF)
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			var got seen
+			require.NoError(t, json.NewDecoder(resp.Body).Decode(&got))
+			resp.Body.Close()
+
+			require.Equal(t, tc.wantFor, got.Forwarded, "one X-Forwarded-For, the client as the edge knows it")
+			require.Equal(t, tc.wantProto, got.Proto)
+			require.Equal(t, strings.TrimPrefix(e.url, "http://"), got.Host, "the host the client asked for")
+			require.Empty(t, got.Prefix)
+			require.Empty(t, got.RFC7239)
+		})
+	}
+}
+
+func TestEdgeDoesNotServeMetrics(t *testing.T) {
+	e := newEdge(t, allUpstreams(t))
+	for _, path := range []string{"/metrics", "/debug/pprof/", "/api/../metrics"} {
+		resp, err := http.Get(e.url + path)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NotEqual(t, http.StatusOK, resp.StatusCode, path)
+		require.NotContains(t, string(body), "edge metrics", path)
+	}
+}
+
+func TestEdgeCapsHeadersAndConcurrency(t *testing.T) {
+	held, release := make(chan struct{}, 4), make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		held <- struct{}{}
+		<-release
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(slow.Close)
+	t.Cleanup(func() { close(release) })
+	ups := allUpstreams(t)
+	slowURL, _ := url.Parse(slow.URL)
+	ups[routing.Cases] = slowURL
+
+	cfg := httpserver.DefaultConfig()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.AdminAddr = "off"
+	cfg.MaxInFlight = 2
+	cfg.MaxHeaderBytes = 8 << 10
+	srv := httpserver.New(cfg, httpserver.Deps{Service: "compat-edge", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	proxy, err := httpapi.NewProxy(routing.NewTable(routing.Families), ups, httpapi.Forwarding{}, propagation.TraceContext{})
+	require.NoError(t, err)
+	httpapi.Register(srv.Router(), proxy, []byte("{}"))
+	addr, err := srv.Listen()
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { _ = srv.Run(ctx) }()
+	base := "http://" + addr.String()
+
+	// A header block past the limit is a 431 problem, never forwarded.
+	req, _ := http.NewRequest(http.MethodGet, base+"/api/filings/fl_1", nil)
+	req.Header.Set("X-Padding", strings.Repeat("a", 12<<10))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.StatusCode)
+	require.Equal(t, "header_too_large", problemOf(t, resp).Code)
+	resp.Body.Close()
+
+	// With two requests held upstream, the third is refused at once.
+	for range 2 {
+		go func() {
+			if r, err := http.Get(base + "/api/cases/cs_1"); err == nil {
+				r.Body.Close()
+			}
+		}()
+	}
+	<-held
+	<-held
+	resp, err = http.Get(base + "/api/filings/fl_1")
+	require.NoError(t, err)
+	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	require.Equal(t, "1", resp.Header.Get("Retry-After"))
+	require.Equal(t, "overloaded", problemOf(t, resp).Code)
+	resp.Body.Close()
 }

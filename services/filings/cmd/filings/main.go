@@ -10,7 +10,6 @@ import (
 	"syscall"
 
 	"github.com/pcourt/pcourt/api"
-	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/lifecycle"
@@ -39,7 +38,9 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	base, err := service.Start(ctx, "filings", version, cfg.Service, cfg, getenv, stdout)
+	base, err := service.Start(ctx, service.Options{
+		Name: "filings", Version: version, Config: cfg.Service, FullConfig: cfg, Getenv: getenv, Stdout: stdout,
+	})
 	if err != nil {
 		return err
 	}
@@ -60,7 +61,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	}
 	rulesVersion, rulesHash, _ := api.Rules()
 	deps := httpapi.Deps{
-		Credentials: auth.NewStore(rdb, auth.DefaultStoreConfig()),
+		Credentials: base.Credentials(),
 		Drafts:      store.NewDrafts(rdb),
 		Journal:     idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:filings"), logger),
 		Rules:       draft.Rules{Version: rulesVersion, Hash: rulesHash},

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/libs/requestid"
 	"github.com/pcourt/pcourt/services/filings/internal/draft"
+	"github.com/pcourt/pcourt/services/filings/internal/store"
 )
 
 // consentBody records a bundled authorization: a consent the partner
@@ -124,10 +126,11 @@ func (h *handlers) revokeAuthority(c *gin.Context) {
 // membership validates a grant's parts: the resource is a draft of the
 // caller's tenant, and exactly one subject is named.
 func (h *handlers) membership(c *gin.Context, cred auth.Credential, res, side, credentialID, principalID string) (auth.Membership, error) {
-	if _, err := h.grantableDraft(c, cred, res); err != nil {
+	d, err := h.grantableDraft(c, cred, res)
+	if err != nil {
 		return auth.Membership{}, err
 	}
-	m := auth.Membership{Resource: res, Side: auth.Side(side)}
+	m := auth.Membership{Resource: res, Side: auth.Side(side), ExpiresAt: membershipExpiry(d)}
 	switch {
 	case credentialID != "" && principalID == "":
 		target, err := h.credentials.Get(c.Request.Context(), credentialID)
@@ -144,6 +147,13 @@ func (h *handlers) membership(c *gin.Context, cred auth.Credential, res, side, c
 		return auth.Membership{}, problem.New(InvalidGrant, "side must be claimant or respondent.")
 	}
 	return m, nil
+}
+
+// membershipExpiry keeps a draft's memberships as long as the draft's
+// record: acts end at its expiry, and the record is kept Retention after
+// its last write.
+func membershipExpiry(d draft.Draft) time.Time {
+	return d.ExpiresAt().Add(store.Retention)
 }
 
 // grantableDraft resolves "draft:<id>" to a draft of the caller's tenant.

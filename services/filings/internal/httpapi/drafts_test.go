@@ -44,7 +44,7 @@ func outboxLength(t testing.TB, s *stack) int64 {
 
 func respondentAgent(t testing.TB, s *stack, draftID string) string {
 	token, cred := authtest.Mint(t, s.credentials, auth.RoleRespondentAgent, authtest.WithAgent("agent-bob-7"))
-	require.NoError(t, s.credentials.Grant(context.Background(), auth.Membership{Resource: "draft:" + draftID, Side: auth.Respondent, Subject: auth.CredentialSubject(cred.PublicID)}))
+	require.NoError(t, s.credentials.Grant(context.Background(), auth.Membership{Resource: "draft:" + draftID, Side: auth.Respondent, Subject: auth.CredentialSubject(cred.PublicID), ExpiresAt: time.Now().Add(time.Hour)}))
 	return token
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/pcourt/pcourt/libs/auth/authtest"
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/idempotency"
+	"github.com/pcourt/pcourt/libs/ratelimit"
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/libs/x402/facilitator"
@@ -56,7 +57,11 @@ func newStack(t testing.TB) *stack {
 	t.Helper()
 	rdb := redistest.NewClient(t)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	s := &stack{rdb: rdb, credentials: auth.NewStore(rdb, auth.DefaultStoreConfig())}
+	creds := auth.DefaultStoreConfig()
+	// Tests and benchmarks send hundreds of requests with one credential;
+	// the pacing itself is tested in libs/auth.
+	creds.PerCredential = ratelimit.Off
+	s := &stack{rdb: rdb, credentials: auth.NewStore(rdb, creds)}
 	var orch auth.Credential
 	s.orchestrator, orch = authtest.Mint(t, s.credentials, auth.RolePlatformOrchestrator)
 	s.orchID = orch.PublicID

@@ -66,7 +66,7 @@ func (h *handlers) prepare(route draft.Route) gin.HandlerFunc {
 		}
 		if cred.Role == auth.RoleClaimantAgent {
 			// The agent that prepared the draft acts for its claimant side.
-			if err := h.credentials.Grant(ctx, auth.Membership{Resource: resource(d.ID()), Side: auth.Claimant, Subject: auth.CredentialSubject(cred.PublicID)}); err != nil {
+			if err := h.credentials.Grant(ctx, auth.Membership{Resource: resource(d.ID()), Side: auth.Claimant, Subject: auth.CredentialSubject(cred.PublicID), ExpiresAt: membershipExpiry(d)}); err != nil {
 				_ = c.Error(err)
 				return
 			}

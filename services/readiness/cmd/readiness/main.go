@@ -39,7 +39,9 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	base, err := service.Start(ctx, "readiness", version, cfg.Service, cfg, getenv, stdout)
+	base, err := service.Start(ctx, service.Options{
+		Name: "readiness", Version: version, Config: cfg.Service, FullConfig: cfg, Getenv: getenv, Stdout: stdout,
+	})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,136 @@
+package httpserver
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+)
+
+type clientAddrKey struct{}
+
+// ClientAddr returns the address of the client behind the request, as the
+// server's middleware resolved it, or "" outside a request.
+func ClientAddr(ctx context.Context) string {
+	a, _ := ctx.Value(clientAddrKey{}).(string)
+	return a
+}
+
+// WithClientAddr returns ctx carrying addr as the client address, for tests
+// of code that reads ClientAddr.
+func WithClientAddr(ctx context.Context, addr string) context.Context {
+	return context.WithValue(ctx, clientAddrKey{}, addr)
+}
+
+func clientAddress(trusted []netip.Prefix, hops int) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		addr := ResolveClientAddr(c.Request, trusted, hops)
+		c.Request = c.Request.WithContext(WithClientAddr(c.Request.Context(), addr))
+		c.Next()
+	}
+}
+
+// ResolveClientAddr names the client of r. X-Forwarded-For is believed only
+// as far as configuration allows:
+//
+//   - with hops > 0 (proxies in front that each append the address they
+//     saw), the entry hops places from the right; a request with fewer
+//     entries did not come through them, so its peer is the client;
+//   - else, when the peer is a trusted proxy, the rightmost entry that is
+//     not itself a trusted proxy;
+//   - else the peer address. A client's own X-Forwarded-For never counts.
+func ResolveClientAddr(r *http.Request, trusted []netip.Prefix, hops int) string {
+	peer := peerAddr(r.RemoteAddr)
+	if hops == 0 && !(peer.IsValid() && contains(trusted, peer)) {
+		return addrString(peer, r.RemoteAddr)
+	}
+	chain, ok := forwardedFor(r.Header)
+	if !ok {
+		return addrString(peer, r.RemoteAddr)
+	}
+	if hops > 0 {
+		if len(chain) < hops {
+			return addrString(peer, r.RemoteAddr)
+		}
+		return chain[len(chain)-hops].String()
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		if !contains(trusted, chain[i]) {
+			return chain[i].String()
+		}
+	}
+	if len(chain) > 0 {
+		return chain[0].String()
+	}
+	return addrString(peer, r.RemoteAddr)
+}
+
+// forwardedFor parses every X-Forwarded-For line; one unparsable entry
+// makes the whole chain untrustworthy.
+func forwardedFor(h http.Header) ([]netip.Addr, bool) {
+	var out []netip.Addr
+	for _, line := range h.Values("X-Forwarded-For") {
+		for part := range strings.SplitSeq(line, ",") {
+			a, err := netip.ParseAddr(strings.TrimSpace(part))
+			if err != nil {
+				return nil, false
+			}
+			out = append(out, a.Unmap())
+		}
+	}
+	return out, true
+}
+
+func peerAddr(remote string) netip.Addr {
+	if ap, err := netip.ParseAddrPort(remote); err == nil {
+		return ap.Addr().Unmap()
+	}
+	if host, _, err := net.SplitHostPort(remote); err == nil {
+		if a, err := netip.ParseAddr(host); err == nil {
+			return a.Unmap()
+		}
+	}
+	return netip.Addr{}
+}
+
+func addrString(a netip.Addr, raw string) string {
+	if a.IsValid() {
+		return a.String()
+	}
+	return raw
+}
+
+func contains(prefixes []netip.Prefix, a netip.Addr) bool {
+	for _, p := range prefixes {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// parsePrefixes reads IPs and CIDRs ("10.0.0.0/8", "127.0.0.1").
+func parsePrefixes(list []string) ([]netip.Prefix, error) {
+	out := make([]netip.Prefix, 0, len(list))
+	for _, s := range list {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return nil, fmt.Errorf("%q is neither an IP address nor a CIDR", s)
+		}
+		a = a.Unmap()
+		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return out, nil
+}
