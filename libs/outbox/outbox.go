@@ -76,6 +76,16 @@ func (s Sharding) tag(shard int) string { return fmt.Sprintf("{%s.%02d}", s.Serv
 // Stream returns the outbox stream key for a hash tag from Tag.
 func (s Sharding) Stream(tag string) string { return "pc:" + s.Service + ":" + tag + ":outbox" }
 
+// Tags lists the hash tag of every shard, in shard order, for the workers
+// that sweep each shard's indexes (reconcilers).
+func (s Sharding) Tags() []string {
+	out := make([]string, s.Count)
+	for i := range out {
+		out[i] = s.tag(i)
+	}
+	return out
+}
+
 // Streams lists every shard's outbox stream.
 func (s Sharding) Streams() []string {
 	out := make([]string, s.Count)

@@ -279,3 +279,14 @@ func TestTraceContinuesFromHTTPThroughOutboxAndKafkaToTheConsumer(t *testing.T) 
 	require.True(t, got.IsValid())
 	require.Equal(t, serverSpan.SpanContext().TraceID(), got.TraceID(), "one trace from the HTTP request to the consumer")
 }
+
+func TestTagsListEveryShardAnEntityCanLandIn(t *testing.T) {
+	tags := sharding.Tags()
+	require.Len(t, tags, sharding.Count)
+	for i := range 200 {
+		require.Contains(t, tags, sharding.Tag(fmt.Sprintf("entity-%d", i)))
+	}
+	for i, tag := range tags {
+		require.Equal(t, sharding.Streams()[i], sharding.Stream(tag), "stream and tag lists agree")
+	}
+}

@@ -79,6 +79,8 @@ type Asset struct {
 	Version string
 	// Decimals of the token: 6 for USDC, so USD 0.010000 is amount 10000.
 	Decimals int
+	// Testnet is true for a test network, whose tokens are worth nothing.
+	Testnet bool
 }
 
 // knownUSDC lists the USDC deployments this service can be paid with. The
@@ -99,6 +101,7 @@ var knownUSDC = []Asset{
 		Name:     "USDC",
 		Version:  "2",
 		Decimals: 6,
+		Testnet:  true,
 	},
 }
 
@@ -117,6 +120,65 @@ func USDC(network string) (Asset, bool) {
 // slice the caller may keep.
 func KnownUSDC() []Asset {
 	return append([]Asset(nil), knownUSDC...)
+}
+
+// The environments of a credential (and of the resources it pays for):
+// sandbox pays with test tokens only, live with real ones only.
+const (
+	EnvironmentSandbox = "sandbox"
+	EnvironmentLive    = "live"
+)
+
+// ErrNetworkEnvironment reports a network that an environment may not offer
+// or accept: a test network in live (its tokens are free to mint, so it
+// would open live cases for nothing), or a main network in sandbox (real
+// money for test work).
+var ErrNetworkEnvironment = errors.New("network does not belong to the environment")
+
+// NetworkAllowed reports whether environment may offer and accept USDC on
+// network: a known main network for live, a known test network for sandbox.
+func NetworkAllowed(environment, network string) bool {
+	a, ok := USDC(network)
+	if !ok {
+		return false
+	}
+	switch environment {
+	case EnvironmentLive:
+		return !a.Testnet
+	case EnvironmentSandbox:
+		return a.Testnet
+	}
+	return false
+}
+
+// CheckNetworks validates the networks configured for an environment: at
+// least one, each with a known USDC, each of the environment's kind. A
+// configuration that mixes them must refuse to start.
+func CheckNetworks(environment string, networks []string) error {
+	if environment != EnvironmentSandbox && environment != EnvironmentLive {
+		return fmt.Errorf("environment %q: must be sandbox or live", environment)
+	}
+	if len(networks) == 0 {
+		return fmt.Errorf("%s: at least one network required", environment)
+	}
+	for _, n := range networks {
+		if _, ok := USDC(n); !ok {
+			return fmt.Errorf("%s: network %q has no known USDC", environment, n)
+		}
+		if !NetworkAllowed(environment, n) {
+			return fmt.Errorf("%s: network %q: %w", environment, n, ErrNetworkEnvironment)
+		}
+	}
+	return nil
+}
+
+// DefaultNetworks returns the networks an environment offers when none are
+// configured: Base for live, Base Sepolia for sandbox.
+func DefaultNetworks(environment string) []string {
+	if environment == EnvironmentLive {
+		return []string{"eip155:8453"}
+	}
+	return []string{"eip155:84532"}
 }
 
 // minMaxTimeoutSeconds is the smallest payment window worth advertising: a

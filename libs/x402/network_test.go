@@ -80,7 +80,7 @@ func TestParseNetwork(t *testing.T) {
 func TestKnownUSDC(t *testing.T) {
 	want := []x402.Asset{
 		{Network: "eip155:8453", Address: common.HexToAddress("0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"), Name: "USD Coin", Version: "2", Decimals: 6},
-		{Network: "eip155:84532", Address: common.HexToAddress("0x036CbD53842c5426634e7929541eC2318f3dCF7e"), Name: "USDC", Version: "2", Decimals: 6},
+		{Network: "eip155:84532", Address: common.HexToAddress("0x036CbD53842c5426634e7929541eC2318f3dCF7e"), Name: "USDC", Version: "2", Decimals: 6, Testnet: true},
 	}
 	require.Empty(t, cmp.Diff(want, x402.KnownUSDC()))
 	for _, a := range want {

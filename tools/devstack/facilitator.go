@@ -12,7 +12,7 @@ import (
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/redisclient"
 	"github.com/pcourt/pcourt/libs/x402"
-	"github.com/pcourt/pcourt/libs/x402/facilitator"
+	"github.com/pcourt/pcourt/libs/x402/localfacilitator"
 )
 
 // devFunding is what each public development account holds on each network:
@@ -30,8 +30,8 @@ type localFacilitator struct {
 
 func startFacilitator(ctx context.Context, cfg config, redisAddr string) (*localFacilitator, error) {
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
-	ledger := facilitator.NewLedger(rdb)
-	if _, err := facilitator.FundDevAccounts(ctx, ledger, x402.KnownUSDC(), devFunding); err != nil {
+	ledger := localfacilitator.NewLedger(rdb)
+	if _, err := localfacilitator.FundDevAccounts(ctx, ledger, x402.KnownUSDC(), devFunding); err != nil {
 		rdb.Close()
 		return nil, fmt.Errorf("funding the development accounts: %w", err)
 	}
@@ -40,7 +40,7 @@ func startFacilitator(ctx context.Context, cfg config, redisAddr string) (*local
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	srv := httpserver.New(httpCfg, httpserver.Deps{Service: "facilitator", Logger: logger,
 		Checks: []httpserver.Check{{Name: "redis", Probe: redisclient.Ping(rdb)}}})
-	server, err := facilitator.NewServer(facilitator.DefaultConfig(), ledger, logger)
+	server, err := localfacilitator.NewServer(localfacilitator.DefaultConfig(), ledger, logger)
 	if err != nil {
 		rdb.Close()
 		return nil, err

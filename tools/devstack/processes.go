@@ -45,11 +45,13 @@ func stackServices(cfg config, redisAddr string, brokers []string, facilitatorUR
 		"readiness": {
 			"FACILITATOR_URL=" + facilitatorURL,
 			"READINESS_PAY_TO=" + devPayTo().Hex(),
-			fmt.Sprintf("READINESS_PUBLIC_URL=http://127.0.0.1:%d", cfg.EdgePort),
+			fmt.Sprintf("PUBLIC_BASE_URL=http://127.0.0.1:%d", cfg.EdgePort),
+			"READINESS_ENVIRONMENT=sandbox",
 		},
 		"filings": {
 			"FACILITATOR_URL=" + facilitatorURL,
 			"FEES_PAY_TO=" + devPayTo().Hex(),
+			fmt.Sprintf("PUBLIC_BASE_URL=http://127.0.0.1:%d", cfg.EdgePort),
 		},
 	}
 	for i, name := range names {

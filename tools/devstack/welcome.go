@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/pcourt/pcourt/libs/auth"
-	"github.com/pcourt/pcourt/libs/x402/facilitator"
+	"github.com/pcourt/pcourt/libs/x402/localfacilitator"
 )
 
 // devCredential is a sandbox credential minted for this run of the stack.
@@ -69,7 +69,7 @@ func printWelcome(w io.Writer, cfg config, creds []devCredential) {
 	fmt.Fprintf(w, "  curl -fsS %s/readyz\n", base)
 	fmt.Fprintf(w, "  curl -fsS -o /dev/null -w '%%{http_code} %%{content_type}\\n' %s/openapi.json\n", base)
 	fmt.Fprintf(w, "  curl -fsS -H 'Authorization: Bearer %s' %s/api/v2/integration\n", creds[1].token, base)
-	payer := facilitator.DevAccounts()[0]
+	payer := localfacilitator.DevAccounts()[0]
 	fmt.Fprintf(w, "\nPay USD 0.010000 for a dispute-readiness report over x402 (Anvil account 0, a PUBLIC test key,\nfunded with 1000 test USDC by the local facilitator; payments go to %s):\n", devPayTo().Hex())
 	fmt.Fprintf(w, "  go run ./tools/x402pay -key %s -d @docs/examples/readiness-request.json %s/api/x402/dispute-readiness\n",
 		hexutil.Encode(crypto.FromECDSA(payer.Key)), base)
@@ -80,4 +80,4 @@ func printWelcome(w io.Writer, cfg config, creds []devCredential) {
 
 // devPayTo receives the stack's readiness payments: Anvil account 1, so the
 // payer (account 0) and the payee are both visible in the ledger.
-func devPayTo() common.Address { return facilitator.DevAccounts()[1].Address }
+func devPayTo() common.Address { return localfacilitator.DevAccounts()[1].Address }

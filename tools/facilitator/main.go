@@ -8,6 +8,10 @@
 // Anvil/Hardhat development accounts to FACILITATOR_DEV_FUNDING on every
 // supported network at start, so that a wallet holding one of those public
 // keys can pay at once.
+//
+// It listens on loopback (127.0.0.1:8085) by default. Anywhere else it
+// refuses to start without FACILITATOR_TOKEN, the bearer token every caller
+// must send: whoever reaches it can settle payments into its ledger.
 package main
 
 import (
@@ -16,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -26,7 +31,7 @@ import (
 	"github.com/pcourt/pcourt/libs/logging"
 	"github.com/pcourt/pcourt/libs/redisclient"
 	"github.com/pcourt/pcourt/libs/telemetry"
-	"github.com/pcourt/pcourt/libs/x402/facilitator"
+	"github.com/pcourt/pcourt/libs/x402/localfacilitator"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -45,7 +50,7 @@ func main() {
 type config struct {
 	HTTP        httpserver.Config
 	Redis       redisclient.Config
-	Facilitator facilitator.Config
+	Facilitator localfacilitator.Config
 	// FundDevAccounts tops up the public development accounts at start.
 	FundDevAccounts bool
 	// DevFunding is the balance each development account is topped up to,
@@ -55,7 +60,7 @@ type config struct {
 }
 
 // LogValue is what the start-up line shows: the settings, secrets masked,
-// networks by name (the clock in facilitator.Config does not print).
+// networks by name (the clock in localfacilitator.Config does not print).
 func (c config) LogValue() slog.Value {
 	networks := make([]string, len(c.Facilitator.Assets))
 	for i, a := range c.Facilitator.Assets {
@@ -77,22 +82,41 @@ func loadConfig(getenv func(string) string) (config, error) {
 	cfg := config{
 		HTTP:            httpserver.DefaultConfig(),
 		Redis:           redisclient.FromEnv(r),
-		Facilitator:     facilitator.DefaultConfig(),
+		Facilitator:     localfacilitator.DefaultConfig(),
 		FundDevAccounts: r.Bool("FACILITATOR_FUND_DEV_ACCOUNTS", false),
 		DevFunding:      r.Int("FACILITATOR_DEV_FUNDING", 1000*1_000_000),
 		LogLevel:        r.String("LOG_LEVEL", "info"),
 	}
-	cfg.HTTP.Addr = r.String("FACILITATOR_ADDR", ":8085")
+	// Loopback by default: the facilitator moves (test) money for anyone
+	// who can reach it.
+	cfg.HTTP.Addr = r.String("FACILITATOR_ADDR", "127.0.0.1:8085")
 	cfg.HTTP.AdminAddr = r.String("ADMIN_ADDR", "") // metrics and pprof; empty is the port + 1000
 	cfg.Facilitator.Token = r.Secret("FACILITATOR_TOKEN")
 	errs := []error{r.Err(), cfg.HTTP.Validate(), cfg.Redis.Validate(), cfg.Facilitator.Validate()}
-	if cfg.DevFunding < 0 || uint64(cfg.DevFunding) > facilitator.MaxAmount {
-		errs = append(errs, fmt.Errorf("FACILITATOR_DEV_FUNDING=%d must be between 0 and %d", cfg.DevFunding, facilitator.MaxAmount))
+	if !loopback(cfg.HTTP.Addr) && cfg.Facilitator.Token.Reveal() == "" {
+		errs = append(errs, fmt.Errorf("FACILITATOR_ADDR=%q listens beyond loopback: set FACILITATOR_TOKEN, which every caller must then send as a bearer token", cfg.HTTP.Addr))
+	}
+	if cfg.DevFunding < 0 || uint64(cfg.DevFunding) > localfacilitator.MaxAmount {
+		errs = append(errs, fmt.Errorf("FACILITATOR_DEV_FUNDING=%d must be between 0 and %d", cfg.DevFunding, localfacilitator.MaxAmount))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return config{}, fmt.Errorf("configuration: %w", err)
 	}
 	return cfg, nil
+}
+
+// loopback reports whether addr listens on a loopback interface only. An
+// empty host (":8085") listens on every interface.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func run(ctx context.Context, getenv func(string) string, stdout io.Writer) error {
@@ -111,14 +135,14 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 
 	rdb := redisclient.New(cfg.Redis)
 	defer rdb.Close()
-	ledger := facilitator.NewLedger(rdb)
+	ledger := localfacilitator.NewLedger(rdb)
 
 	if cfg.FundDevAccounts {
-		added, err := facilitator.FundDevAccounts(ctx, ledger, cfg.Facilitator.Assets, uint64(cfg.DevFunding))
+		added, err := localfacilitator.FundDevAccounts(ctx, ledger, cfg.Facilitator.Assets, uint64(cfg.DevFunding))
 		if err != nil {
 			return err
 		}
-		logger.Info("development accounts funded", "accounts", len(facilitator.DevAccounts()),
+		logger.Info("development accounts funded", "accounts", len(localfacilitator.DevAccounts()),
 			"networks", len(cfg.Facilitator.Assets), "target", cfg.DevFunding, "added", added)
 	}
 
@@ -128,7 +152,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		Telemetry: tel,
 		Checks:    []httpserver.Check{{Name: "redis", Probe: redisclient.Ping(rdb)}},
 	})
-	server, err := facilitator.NewServer(cfg.Facilitator, ledger, logger)
+	server, err := localfacilitator.NewServer(cfg.Facilitator, ledger, logger)
 	if err != nil {
 		return err
 	}

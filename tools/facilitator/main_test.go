@@ -16,6 +16,7 @@ import (
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/libs/x402/facilitator"
+	"github.com/pcourt/pcourt/libs/x402/localfacilitator"
 )
 
 // syncBuffer is the log sink: the server writes while the test reads.
@@ -73,9 +74,9 @@ func TestRunServesAndFundsTheDevAccounts(t *testing.T) {
 	unauth.Body.Close()
 	require.Equal(t, http.StatusUnauthorized, unauth.StatusCode, "FACILITATOR_TOKEN is enforced")
 
-	ledger := facilitator.NewLedger(srv.Client(t))
+	ledger := localfacilitator.NewLedger(srv.Client(t))
 	for _, asset := range x402.KnownUSDC() {
-		for _, acct := range facilitator.DevAccounts() {
+		for _, acct := range localfacilitator.DevAccounts() {
 			n, err := ledger.Balance(ctx, asset.Network, asset.Address.Hex(), acct.Address.Hex())
 			require.NoError(t, err)
 			require.Equal(t, uint64(2_500_000), n, "%s on %s", acct.Address.Hex(), asset.Network)
@@ -105,8 +106,10 @@ func TestRunRefusesABadConfig(t *testing.T) {
 	}{
 		{"funding flag not a boolean", map[string]string{"FACILITATOR_FUND_DEV_ACCOUNTS": "yes please"}, "FACILITATOR_FUND_DEV_ACCOUNTS"},
 		{"funding not an integer", map[string]string{"FACILITATOR_DEV_FUNDING": "1000 USDC"}, "FACILITATOR_DEV_FUNDING"},
-		{"funding above the ledger limit", map[string]string{"FACILITATOR_DEV_FUNDING": strconv.FormatUint(facilitator.MaxAmount+1, 10)}, "FACILITATOR_DEV_FUNDING"},
+		{"funding above the ledger limit", map[string]string{"FACILITATOR_DEV_FUNDING": strconv.FormatUint(localfacilitator.MaxAmount+1, 10)}, "FACILITATOR_DEV_FUNDING"},
 		{"negative funding", map[string]string{"FACILITATOR_DEV_FUNDING": "-1"}, "FACILITATOR_DEV_FUNDING"},
+		{"every interface without a token", map[string]string{"FACILITATOR_ADDR": ":8085"}, "FACILITATOR_TOKEN"},
+		{"a public address without a token", map[string]string{"FACILITATOR_ADDR": "10.0.0.7:8085"}, "FACILITATOR_TOKEN"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -144,5 +147,29 @@ func waitReady(t *testing.T, url string, done <-chan error) {
 			t.Fatalf("run returned before it was ready: %v", err)
 		case <-tick.C:
 		}
+	}
+}
+
+func TestListenAddressAndToken(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		addr string // "" when refused
+	}{
+		{"loopback by default", nil, "127.0.0.1:8085"},
+		{"loopback needs no token", map[string]string{"FACILITATOR_ADDR": "localhost:9000"}, "localhost:9000"},
+		{"IPv6 loopback", map[string]string{"FACILITATOR_ADDR": "[::1]:8085"}, "[::1]:8085"},
+		{"every interface with a token", map[string]string{"FACILITATOR_ADDR": ":8085", "FACILITATOR_TOKEN": "s3cret"}, ":8085"},
+		{"every interface without one", map[string]string{"FACILITATOR_ADDR": "0.0.0.0:8085"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := loadConfig(func(k string) string { return tc.env[k] })
+			if tc.addr == "" {
+				require.ErrorContains(t, err, "FACILITATOR_TOKEN")
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.addr, cfg.HTTP.Addr)
+		})
 	}
 }

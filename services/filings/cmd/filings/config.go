@@ -10,14 +10,16 @@ import (
 
 	"github.com/pcourt/pcourt/libs/envconf"
 	"github.com/pcourt/pcourt/libs/service"
+	"github.com/pcourt/pcourt/libs/x402"
 )
 
 // config is everything the service reads from its environment.
 type config struct {
 	Service service.Config
 
+	PublicBase            x402.PublicBase
 	FeesPayTo             string
-	FeesNetworks          []string
+	FeesNetworks          map[string][]string // by environment
 	FeesMaxTimeoutSeconds int
 	FeePaymentLease       time.Duration
 	FeeReconcileInterval  time.Duration
@@ -32,8 +34,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 		Service: service.ConfigFromEnv(r, ":8082"),
 
 		// Without a payee, fees cannot be paid with x402 and are invoiced.
-		FeesPayTo:             r.String("FEES_PAY_TO", ""),
-		FeesNetworks:          r.List("FEES_NETWORKS", []string{"eip155:84532", "eip155:8453"}),
+		FeesPayTo: r.String("FEES_PAY_TO", ""),
+		FeesNetworks: map[string][]string{
+			x402.EnvironmentSandbox: r.List("FEES_SANDBOX_NETWORKS", x402.DefaultNetworks(x402.EnvironmentSandbox)),
+			x402.EnvironmentLive:    r.List("FEES_LIVE_NETWORKS", x402.DefaultNetworks(x402.EnvironmentLive)),
+		},
 		FeesMaxTimeoutSeconds: r.Int("FEES_MAX_TIMEOUT_SECONDS", 300),
 		FeePaymentLease:       r.Duration("FEE_PAYMENT_LEASE", 30*time.Second),
 		FeeReconcileInterval:  r.Duration("FEE_RECONCILE_INTERVAL", 5*time.Second),
@@ -41,7 +46,19 @@ func loadConfig(getenv func(string) string) (config, error) {
 		FacilitatorAuth:       r.Secret("FACILITATOR_AUTH_HEADER"),
 		FacilitatorTimeout:    r.Duration("FACILITATOR_TIMEOUT", 10*time.Second),
 	}
+	publicBase, err := x402.ParsePublicBase(r.String("PUBLIC_BASE_URL", x402.DefaultPublicBaseURL))
+	cfg.PublicBase = publicBase
 	errs := []error{r.Err(), cfg.Service.Validate()}
+	if err != nil {
+		errs = append(errs, fmt.Errorf("PUBLIC_BASE_URL: %w", err))
+	}
+	// A draft's fee is offered and accepted on its environment's networks
+	// only: test tokens never pay a live fee, real money never a sandbox one.
+	for _, env := range []string{x402.EnvironmentSandbox, x402.EnvironmentLive} {
+		if err := x402.CheckNetworks(env, cfg.FeesNetworks[env]); err != nil {
+			errs = append(errs, fmt.Errorf("FEES_%s_NETWORKS: %w", strings.ToUpper(env), err))
+		}
+	}
 	if cfg.FeesPayTo != "" && (!strings.HasPrefix(cfg.FeesPayTo, "0x") || !common.IsHexAddress(cfg.FeesPayTo)) {
 		errs = append(errs, fmt.Errorf("FEES_PAY_TO=%q is not a 0x address", cfg.FeesPayTo))
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/pcourt/pcourt/libs/outbox"
 	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/libs/x402/facilitator"
+	"github.com/pcourt/pcourt/libs/x402/journal"
 	"github.com/pcourt/pcourt/services/filings/internal/draft"
 	"github.com/pcourt/pcourt/services/filings/internal/httpapi"
 	"github.com/pcourt/pcourt/services/filings/internal/store"
@@ -59,6 +60,10 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
+	payments, err := journal.New(journal.Config{Owner: httpapi.FeeOwner, Lease: cfg.FeePaymentLease}, rdb, facilitatorClient, logger)
+	if err != nil {
+		return err
+	}
 	rulesVersion, rulesHash, _ := api.Rules()
 	deps := httpapi.Deps{
 		Credentials: base.Credentials(),
@@ -66,10 +71,10 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		Journal:     idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:filings"), logger),
 		Rules:       draft.Rules{Version: rulesVersion, Hash: rulesHash},
 		Fees: httpapi.FeePayments{
-			PayTo: cfg.FeesPayTo, Networks: cfg.FeesNetworks, MaxTimeoutSeconds: cfg.FeesMaxTimeoutSeconds,
-			Facilitator: facilitatorClient, Lease: cfg.FeePaymentLease,
+			PayTo: cfg.FeesPayTo, Networks: cfg.FeesNetworks, MaxTimeoutSeconds: cfg.FeesMaxTimeoutSeconds, PublicBase: cfg.PublicBase,
 		},
-		Logger: logger,
+		Payments: payments,
+		Logger:   logger,
 	}
 	srv := base.Server(httpapi.Problem)
 	httpapi.Register(srv.Router(), deps)

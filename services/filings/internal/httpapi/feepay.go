@@ -2,15 +2,12 @@ package httpapi
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/gin-gonic/gin"
@@ -20,35 +17,40 @@ import (
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/libs/requestid"
 	"github.com/pcourt/pcourt/libs/x402"
+	"github.com/pcourt/pcourt/libs/x402/journal"
 	"github.com/pcourt/pcourt/services/filings/internal/draft"
 	"github.com/pcourt/pcourt/services/filings/internal/store"
 )
 
-// Facilitator settles x402 payments. Settle must answer a repeat of a
-// settled authorization with the original outcome.
-type Facilitator interface {
-	Settle(ctx context.Context, req x402.SettleRequest) (x402.SettleResponse, error)
-}
-
 // FeePayments configures paying fees with x402.
 type FeePayments struct {
-	PayTo             string   // receives fees; empty switches x402 checkout off
-	Networks          []string // CAIP-2 networks offered, USDC on each
+	PayTo string // receives fees; empty switches x402 checkout off
+	// Networks are the CAIP-2 networks offered, USDC on each, by the
+	// environment of the draft (sandbox, live): live offers and accepts
+	// main networks only, sandbox test networks only.
+	Networks          map[string][]string
 	MaxTimeoutSeconds int
-	Facilitator       Facilitator
-	// Lease bounds one request's hold on a fee payment; it must exceed the
-	// facilitator timeout.
-	Lease time.Duration
+	// PublicBase is the public origin of the API, the only source of the
+	// fee's resource URL.
+	PublicBase x402.PublicBase
 }
 
-// Problem codes of fee checkout and payment.
+// FeeOwner is the filings service's name in the x402 settlement journal.
+const FeeOwner = "filings"
+
+// Problem codes of fee checkout and payment; the codes shared by every x402
+// resource (invalid_payload, payment_already_used, payment_in_progress,
+// awaiting_payment_reconciliation, ...) are the journal's.
 var (
-	CheckoutUnavailable    = problem.Code{Name: "fee_checkout_unavailable", Status: http.StatusServiceUnavailable, Title: "Fee checkout unavailable"}
-	InvalidCheckout        = problem.Code{Name: "invalid_checkout", Status: http.StatusBadRequest, Title: "Invalid checkout"}
-	InvalidPayload         = problem.Code{Name: "invalid_payload", Status: http.StatusBadRequest, Title: "Invalid payment payload"}
-	FeePaymentInProgress   = problem.Code{Name: "payment_in_progress", Status: http.StatusConflict, Title: "Payment in progress"}
-	OtherFeePayment        = problem.Code{Name: "fee_payment_in_progress", Status: http.StatusConflict, Title: "Another payment of this fee in progress"}
-	AwaitingReconciliation = problem.Code{Name: "awaiting_payment_reconciliation", Status: http.StatusServiceUnavailable, Title: "Awaiting payment reconciliation"}
+	CheckoutUnavailable = problem.Code{Name: "fee_checkout_unavailable", Status: http.StatusServiceUnavailable, Title: "Fee checkout unavailable"}
+	InvalidCheckout     = problem.Code{Name: "invalid_checkout", Status: http.StatusBadRequest, Title: "Invalid checkout"}
+	OtherFeePayment     = problem.Code{Name: "fee_payment_in_progress", Status: http.StatusConflict, Title: "Another payment of this fee in progress"}
+)
+
+// Errors of binding a payment to a fee.
+var (
+	errOtherFeePayment = errors.New("another payment of this fee is being settled")
+	errFeePaidByOther  = errors.New("the fee was paid by another payment")
 )
 
 // usdcUnitsPerCent converts USD minor units to USDC atomic units (6 decimals).
@@ -56,13 +58,16 @@ const usdcUnitsPerCent = 10_000
 
 // committedOffers are the x402 requirements a fee is paid with, fixed when
 // the fee is quoted so that every checkout returns the same intent.
-func (f FeePayments) committedOffers(fee draft.Fee) ([]x402.PaymentRequirements, error) {
+func (f FeePayments) committedOffers(fee draft.Fee, environment string) ([]x402.PaymentRequirements, error) {
 	if f.PayTo == "" || fee.AmountMinor <= 0 {
 		return nil, nil
 	}
 	amount := strconv.FormatInt(fee.AmountMinor*usdcUnitsPerCent, 10)
 	var offers []x402.PaymentRequirements
-	for _, n := range f.Networks {
+	for _, n := range f.Networks[environment] {
+		if !x402.NetworkAllowed(environment, n) {
+			return nil, fmt.Errorf("network %q is not offered in %s", n, environment)
+		}
 		asset, ok := x402.USDC(n)
 		if !ok {
 			return nil, fmt.Errorf("network %q has no known USDC", n)
@@ -125,10 +130,11 @@ func (h *handlers) checkout(c *gin.Context) {
 		return
 	}
 	f := d.Fee()
+	c.Header("Cache-Control", "no-store")
 	c.JSON(http.StatusOK, gin.H{"data": gin.H{
 		"feeId": f.FeeID, "provider": "x402", "currency": f.Currency, "amountMinor": f.AmountMinor, "status": f.Status,
 		"paymentPath": "/api/fees/" + f.FeeID + "/x402",
-		"x402":        h.paymentRequired(c, f.FeeID, offers, ""),
+		"x402":        h.paymentRequired(f.FeeID, offers, ""),
 	}, "requestId": requestid.Get(c)})
 }
 
@@ -156,118 +162,160 @@ func (h *handlers) payableFee(c *gin.Context, cred auth.Credential) (store.FeeIn
 			return store.FeeIndex{}, draft.Draft{}, nil, err
 		}
 	}
-	var offers []x402.PaymentRequirements
+	var committed, offers []x402.PaymentRequirements
 	if len(idx.Offers) > 0 {
-		if err := json.Unmarshal(idx.Offers, &offers); err != nil {
+		if err := json.Unmarshal(idx.Offers, &committed); err != nil {
 			return store.FeeIndex{}, draft.Draft{}, nil, fmt.Errorf("decoding the offers of fee %s: %w", feeID, err)
 		}
 	}
-	if len(offers) == 0 || h.fees.Facilitator == nil {
+	// A fee quoted before networks were split by environment may carry
+	// offers of the other kind; they are neither offered nor accepted.
+	for _, o := range committed {
+		if x402.NetworkAllowed(d.Environment(), o.Network) {
+			offers = append(offers, o)
+		}
+	}
+	if len(offers) == 0 || h.payments == nil {
 		return store.FeeIndex{}, draft.Draft{}, nil, problem.New(CheckoutUnavailable, "This fee cannot be paid with x402 here; it is invoiced.")
 	}
 	return idx, d, offers, nil
 }
 
-func (h *handlers) paymentRequired(c *gin.Context, feeID string, offers []x402.PaymentRequirements, reason string) x402.PaymentRequired {
-	scheme := "http"
-	if c.Request.TLS != nil || c.GetHeader("X-Forwarded-Proto") == "https" {
-		scheme = "https"
-	}
+// feeResource is the path of a fee's x402 resource: what the journal
+// claims its payments for.
+func feeResource(feeID string) string { return "/api/fees/" + feeID + "/x402" }
+
+func (h *handlers) paymentRequired(feeID string, offers []x402.PaymentRequirements, reason string) x402.PaymentRequired {
 	return x402.PaymentRequired{
 		X402Version: x402.Version,
 		Error:       reason,
-		Resource:    x402.ResourceInfo{URL: scheme + "://" + c.Request.Host + "/api/fees/" + feeID + "/x402", Description: "Filing fee " + feeID, MimeType: "application/json"},
+		Resource:    x402.ResourceInfo{URL: h.fees.PublicBase.URL(feeResource(feeID)), Description: "Filing fee " + feeID, MimeType: "application/json"},
 		Accepts:     offers,
 		Extensions:  x402.Extensions{},
 	}
 }
 
 // payFee is the x402 resource of a fee: without PAYMENT-SIGNATURE it
-// answers 402 with the committed requirements; with one it settles the
-// payment (at most one payment per fee) and marks the fee paid, which opens
-// a draft that was ready_to_open.
+// answers 402 with the committed requirements; with one it pays the fee
+// through the settlement journal (claim the payment globally, verify it,
+// bind it to the fee, settle) and marks the fee paid, which opens a draft
+// that was ready_to_open.
 func (h *handlers) payFee(c *gin.Context) {
+	// The 201 shows the case's capabilities once; nothing here may be cached.
+	c.Header("Cache-Control", "no-store")
 	cred, _ := auth.CredentialFrom(c.Request.Context())
 	idx, d, offers, err := h.payableFee(c, cred)
 	if err != nil {
 		_ = c.Error(err)
 		return
 	}
-	header := c.GetHeader(x402.HeaderPaymentSignature)
-	if header == "" {
-		if d.Fee().Status == draft.FeePaid {
-			_ = c.Error(&draft.RefusalError{Code: draft.CodeFeeAlreadyPaid, Detail: "fee " + d.Fee().FeeID + " is paid"})
-			return
-		}
-		h.challenge(c, d.Fee().FeeID, offers, "payment_required", nil)
+	payment, present, err := x402.PaymentSignature(c.Request.Header)
+	if err != nil {
+		_ = c.Error(err)
 		return
 	}
-	var payment x402.PaymentPayload
-	if err := x402.DecodeHeader(header, &payment); err != nil || payment.X402Version != x402.Version {
-		_ = c.Error(problem.New(InvalidPayload, "PAYMENT-SIGNATURE is not a base64-encoded x402 v2 payment payload."))
+	feeID := d.Fee().FeeID
+	if !present {
+		if d.Fee().Status == draft.FeePaid {
+			_ = c.Error(&draft.RefusalError{Code: draft.CodeFeeAlreadyPaid, Detail: "fee " + feeID + " is paid"})
+			return
+		}
+		h.challenge(c, feeID, offers, "payment_required", nil)
 		return
 	}
 	offer, err := x402.MatchOffer(offers, payment.Accepted)
 	if err != nil {
-		h.challenge(c, d.Fee().FeeID, offers, x402.ReasonInvalidPaymentRequirements, nil)
+		h.challenge(c, feeID, offers, mismatchReason(offers, payment.Accepted), nil)
 		return
 	}
-	ctx := c.Request.Context()
-	offerJSON, _ := json.Marshal(offer)
-	payloadJSON, _ := json.Marshal(payment)
-	paymentID := paymentIdentity(offer, payment)
-	record, claimed, err := h.drafts.ClaimFeePayment(ctx, idx.DraftID, paymentID, offerJSON, payloadJSON, h.fees.Lease)
+	paymentID := journal.ID(offer, payment)
+	// A fee that another payment holds answers before this one is even
+	// verified: nothing of the new payment is looked at or claimed.
+	err = h.feeOpenTo(c.Request.Context(), d, paymentID)
+	var out journal.Outcome
+	if err == nil {
+		out, err = h.payments.Pay(c.Request.Context(), journal.Purchase{
+			Resource: feeResource(feeID), Ref: idx.DraftID, Payment: payment, Offer: offer,
+			Prepare: func(ctx context.Context) ([]byte, error) {
+				if d.Fee().Status == draft.FeePaid {
+					return nil, errFeePaidByOther
+				}
+				return nil, h.bindFeePayment(ctx, idx.DraftID, paymentID)
+			},
+		})
+	}
+	var refused *journal.Refusal
 	switch {
-	case errors.Is(err, store.ErrFeePaymentInProgress):
-		_ = c.Error(problem.New(FeePaymentInProgress, "This payment is being settled; retry it shortly.").WithHeader("Retry-After", "1"))
+	case errors.As(err, &refused):
+		h.challenge(c, feeID, offers, refused.Reason, refused.Settlement)
 		return
-	case errors.Is(err, store.ErrOtherFeePayment):
+	case errors.Is(err, errOtherFeePayment):
 		_ = c.Error(problem.New(OtherFeePayment, "Another payment of this fee is being settled; nothing was charged.").WithHeader("Retry-After", "5"))
 		return
-	case errors.Is(err, store.ErrFeePaidByOther):
-		_ = c.Error(&draft.RefusalError{Code: draft.CodeFeeAlreadyPaid, Detail: "fee " + d.Fee().FeeID + " was paid by another payment; nothing was charged"})
+	case errors.Is(err, errFeePaidByOther):
+		_ = c.Error(&draft.RefusalError{Code: draft.CodeFeeAlreadyPaid, Detail: "fee " + feeID + " was paid by another payment; nothing was charged"})
 		return
 	case err != nil:
 		_ = c.Error(err)
 		return
 	}
-	if claimed {
-		settlement, err := h.fees.Facilitator.Settle(ctx, x402.SettleRequest{X402Version: x402.Version, PaymentPayload: payment, PaymentRequirements: offer})
+	if encoded, err := x402.EncodeHeader(out.Settlement); err == nil {
+		c.Header(x402.HeaderPaymentResponse, encoded)
+	}
+	h.applyFeePaid(c, cred, idx.DraftID, out.ID)
+}
+
+// bindFeePayment makes paymentID the one payment of the draft's fee, unless
+// another payment holds it and may still move money (or did).
+func (h *handlers) bindFeePayment(ctx context.Context, draftID, paymentID string) error {
+	for range maxConfirmAttempts {
+		current, err := h.drafts.FeePaymentOf(ctx, draftID)
 		if err != nil {
-			// Whether the funds moved is unknown; the reconciler, or this
-			// payment's retry, settles the question.
-			if perr := h.drafts.MarkFeePaymentPending(context.WithoutCancel(ctx), idx.DraftID, paymentID); perr != nil {
-				h.logger.ErrorContext(ctx, "marking fee payment pending failed; the reconciler takes it over after its lease", "draft", idx.DraftID, "err", perr)
-			}
-			h.logger.WarnContext(ctx, "fee settlement outcome unknown", "draft", idx.DraftID, "err", err)
-			_ = c.Error(problem.New(AwaitingReconciliation, "The settlement outcome is not known yet; retry with the same payment.").WithHeader("Retry-After", "5"))
-			return
+			return err
 		}
-		raw, _ := json.Marshal(settlement)
-		if err := h.drafts.RecordFeeSettlement(context.WithoutCancel(ctx), idx.DraftID, paymentID, settlement.Success, raw, settlement.ErrorReason); err != nil {
-			_ = c.Error(err)
-			return
+		if err := h.otherPaymentHolds(ctx, current, paymentID); err != nil {
+			return err
 		}
-		record.State, record.Settlement, record.Reason = store.FeeRefused, raw, settlement.ErrorReason
-		if settlement.Success {
-			record.State = store.FeeSettled
+		bound, err := h.drafts.BindFeePayment(ctx, draftID, current, paymentID)
+		if err != nil || bound {
+			return err
 		}
 	}
-	switch record.State {
-	case store.FeePending, store.FeeSettling:
-		_ = c.Error(problem.New(AwaitingReconciliation, "The settlement outcome is not known yet; retry with the same payment.").WithHeader("Retry-After", "5"))
-	case store.FeeRefused:
-		var s x402.SettleResponse
-		_ = json.Unmarshal(record.Settlement, &s)
-		h.challenge(c, d.Fee().FeeID, offers, record.Reason, &s)
-	case store.FeeSettled:
-		var s x402.SettleResponse
-		_ = json.Unmarshal(record.Settlement, &s)
-		if encoded, err := x402.EncodeHeader(s); err == nil {
-			c.Header(x402.HeaderPaymentResponse, encoded)
-		}
-		h.applyFeePaid(c, cred, idx.DraftID, paymentID)
+	return errOtherFeePayment
+}
+
+// feeOpenTo tells whether paymentID may still pay the draft's fee: the fee
+// is unpaid and no other payment holds it, or paymentID is the one that
+// does (a retry).
+func (h *handlers) feeOpenTo(ctx context.Context, d draft.Draft, paymentID string) error {
+	current, err := h.drafts.FeePaymentOf(ctx, d.ID())
+	if err != nil {
+		return err
 	}
+	if d.Fee().Status == draft.FeePaid && current != paymentID {
+		return errFeePaidByOther
+	}
+	return h.otherPaymentHolds(ctx, current, paymentID)
+}
+
+// otherPaymentHolds refuses paymentID while current, another payment bound
+// to the fee, settled or may still move money.
+func (h *handlers) otherPaymentHolds(ctx context.Context, current, paymentID string) error {
+	if current == "" || current == paymentID {
+		return nil
+	}
+	standing, err := h.payments.Standing(ctx, current)
+	if err != nil {
+		return err
+	}
+	switch standing {
+	case journal.Settled:
+		return errFeePaidByOther
+	case journal.Verifying, journal.Settling, journal.Pending:
+		return errOtherFeePayment
+	}
+	// Absent, refused or abandoned: it moved nothing and never will.
+	return nil
 }
 
 // applyFeePaid marks the fee paid on the draft (opening a ready_to_open
@@ -284,12 +332,12 @@ func (h *handlers) applyFeePaid(c *gin.Context, cred auth.Credential, draftID, p
 		if c.Writer.Status() >= 400 || len(c.Errors) > 0 {
 			return
 		}
-		if err := h.drafts.MarkFeeApplied(context.WithoutCancel(c.Request.Context()), draftID, paymentID); err != nil {
+		if err := h.payments.Fulfilled(context.WithoutCancel(c.Request.Context()), paymentID); err != nil {
 			h.logger.ErrorContext(c.Request.Context(), "marking the fee applied failed; the reconciler retries it", "draft", draftID, "err", err)
 		}
 		return
 	}
-	if err := h.drafts.MarkFeeApplied(c.Request.Context(), draftID, paymentID); err != nil {
+	if err := h.payments.Fulfilled(c.Request.Context(), paymentID); err != nil {
 		_ = c.Error(err)
 		return
 	}
@@ -297,7 +345,7 @@ func (h *handlers) applyFeePaid(c *gin.Context, cred auth.Credential, draftID, p
 }
 
 func (h *handlers) challenge(c *gin.Context, feeID string, offers []x402.PaymentRequirements, reason string, settlement *x402.SettleResponse) {
-	pr := h.paymentRequired(c, feeID, offers, reason)
+	pr := h.paymentRequired(feeID, offers, reason)
 	encoded, err := x402.EncodeHeader(pr)
 	if err != nil {
 		_ = c.Error(err)
@@ -313,10 +361,14 @@ func (h *handlers) challenge(c *gin.Context, feeID string, offers []x402.Payment
 	c.JSON(http.StatusPaymentRequired, pr)
 }
 
-// paymentIdentity names a payment by what makes an EIP-3009 authorization
-// unique: network, asset, payer and nonce.
-func paymentIdentity(offer x402.PaymentRequirements, p x402.PaymentPayload) string {
-	a := p.Payload.Authorization
-	sum := sha256.Sum256([]byte(strings.ToLower(offer.Network + "|" + offer.Asset + "|" + a.From + "|" + a.Nonce)))
-	return hex.EncodeToString(sum[:])
+// mismatchReason names what made a payment's accepted requirements match
+// none of the fee's offers, in the specification's reason vocabulary: a
+// network the fee's environment does not offer is invalid_network.
+func mismatchReason(offers []x402.PaymentRequirements, accepted x402.PaymentRequirements) string {
+	for _, o := range offers {
+		if o.Network == accepted.Network {
+			return x402.ReasonInvalidPaymentRequirements
+		}
+	}
+	return x402.ReasonInvalidNetwork
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pcourt/pcourt/libs/auth"
+	"github.com/pcourt/pcourt/libs/auth/authtest"
 	"github.com/pcourt/pcourt/libs/x402"
 )
 
@@ -31,7 +33,15 @@ type feeDraft struct {
 // readyToOpen prepares a fee-gated draft and confirms it completely.
 func readyToOpen(t *testing.T, s *stack) feeDraft {
 	t.Helper()
-	rep := s.do(t, http.MethodPost, "/api/v2/case-drafts", s.orchestrator, newKey(), feeGated())
+	return readyToOpenAs(t, s, s.orchestrator, s.orchID)
+}
+
+// readyToOpenAs is readyToOpen for the orchestrator credential orch (public
+// id orchID), with a respondent agent of its tenant and environment minted
+// with the same options.
+func readyToOpenAs(t *testing.T, s *stack, orch, orchID string, opts ...func(*auth.MintRequest)) feeDraft {
+	t.Helper()
+	rep := s.do(t, http.MethodPost, "/api/v2/case-drafts", orch, newKey(), feeGated())
 	require.Equal(t, http.StatusCreated, rep.status, string(rep.body))
 	var env struct {
 		Data struct {
@@ -45,9 +55,11 @@ func readyToOpen(t *testing.T, s *stack) feeDraft {
 	require.NoError(t, json.Unmarshal(rep.body, &env))
 	require.Equal(t, "collect_before_opening", env.Data.Fee.Collection)
 	d := env.Data.draftData
-	require.Equal(t, http.StatusAccepted, s.do(t, http.MethodPost, "/api/v2/case-drafts/"+d.DraftID+"/confirmations", s.orchestrator, newKey(),
-		confirmation(d, "p-claimant", s.orchID, "org-acme")).status)
-	last := s.do(t, http.MethodPost, "/api/v2/case-drafts/"+d.DraftID+"/confirmations", respondentAgent(t, s, d.DraftID), newKey(),
+	require.Equal(t, http.StatusAccepted, s.do(t, http.MethodPost, "/api/v2/case-drafts/"+d.DraftID+"/confirmations", orch, newKey(),
+		confirmation(d, "p-claimant", orchID, "org-acme")).status)
+	respondent, cred := authtest.Mint(t, s.credentials, auth.RoleRespondentAgent, append(opts, authtest.WithAgent("agent-bob-7"))...)
+	require.NoError(t, s.credentials.Grant(context.Background(), auth.Membership{Resource: "draft:" + d.DraftID, Side: auth.Respondent, Subject: auth.CredentialSubject(cred.PublicID), ExpiresAt: time.Now().Add(time.Hour)}))
+	last := s.do(t, http.MethodPost, "/api/v2/case-drafts/"+d.DraftID+"/confirmations", respondent, newKey(),
 		confirmation(d, "p-respondent", "agent-bob-7", "agent-bob"))
 	require.Equal(t, http.StatusAccepted, last.status, "the last confirmation waits for the fee: %s", last.body)
 	require.Contains(t, string(last.body), `"status":"ready_to_open"`)
@@ -56,8 +68,14 @@ func readyToOpen(t *testing.T, s *stack) feeDraft {
 
 func (s *stack) checkout(t *testing.T, feeID string) x402.PaymentRequirements {
 	t.Helper()
-	rep := s.do(t, http.MethodPost, "/api/fees/"+feeID+"/checkout", s.orchestrator, newKey(), map[string]any{})
+	return s.checkoutAs(t, s.orchestrator, feeID)
+}
+
+func (s *stack) checkoutAs(t *testing.T, orch, feeID string) x402.PaymentRequirements {
+	t.Helper()
+	rep := s.do(t, http.MethodPost, "/api/fees/"+feeID+"/checkout", orch, newKey(), map[string]any{})
 	require.Equal(t, http.StatusOK, rep.status, string(rep.body))
+	require.Equal(t, "no-store", rep.header.Get("Cache-Control"))
 	var intent struct {
 		Data struct {
 			Provider string               `json:"provider"`
@@ -103,6 +121,7 @@ func TestPayingTheFeeOpensAReadyToOpenDraft(t *testing.T) {
 	paid := s.do(t, http.MethodPost, "/api/fees/"+d.FeeID+"/x402", s.orchestrator, "", nil, x402.HeaderPaymentSignature, payment)
 	require.Equal(t, http.StatusCreated, paid.status, string(paid.body))
 	require.NotEmpty(t, paid.header.Get(x402.HeaderPaymentResponse))
+	require.Equal(t, "no-store", paid.header.Get("Cache-Control"), "the 201 carries showOnce")
 	var o opened
 	require.NoError(t, json.Unmarshal(paid.body, &o))
 	require.Equal(t, d.ReservedCaseID, o.Data.CaseID)
@@ -178,7 +197,10 @@ func TestRefusedFeePaymentLeavesTheFeeOpenToAnotherPayment(t *testing.T) {
 
 	rep := s.do(t, http.MethodPost, "/api/fees/"+d.FeeID+"/x402", s.orchestrator, "", nil, x402.HeaderPaymentSignature, h)
 	require.Equal(t, http.StatusPaymentRequired, rep.status, string(rep.body))
-	require.NotEmpty(t, rep.header.Get(x402.HeaderPaymentResponse), "the failed settlement comes back")
+	var pr x402.PaymentRequired
+	require.NoError(t, json.Unmarshal(rep.body, &pr))
+	require.Equal(t, x402.ReasonInsufficientFunds, pr.Error, "refused at verification, before anything was settled")
+	require.Empty(t, rep.header.Get(x402.HeaderPaymentResponse), "no settlement was attempted")
 	require.Zero(t, outboxLength(t, s))
 
 	ok := s.do(t, http.MethodPost, "/api/fees/"+d.FeeID+"/x402", s.orchestrator, "", nil, x402.HeaderPaymentSignature, s.payment(t, offer))

@@ -31,6 +31,8 @@ import (
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/libs/x402/facilitator"
+	"github.com/pcourt/pcourt/libs/x402/journal"
+	"github.com/pcourt/pcourt/libs/x402/localfacilitator"
 	"github.com/pcourt/pcourt/services/filings/internal/draft"
 	"github.com/pcourt/pcourt/services/filings/internal/httpapi"
 	"github.com/pcourt/pcourt/services/filings/internal/store"
@@ -45,13 +47,19 @@ type stack struct {
 	orchID       string       // the orchestrator credential's public id
 	skew         atomic.Int64 // added to the service's clock, to pass deadlines
 
-	ledger     *facilitator.Ledger
+	ledger     *localfacilitator.Ledger
 	payer      *ecdsa.PrivateKey
 	loseSettle atomic.Bool // the facilitator proxy drops /settle answers after settling
 	reconciler *httpapi.FeeReconciler
+	payments   *journal.Journal    // the settlement journal fees are paid through
+	facClient  *facilitator.Client // the facilitator as services reach it
 }
 
-const feePayTo = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
+const (
+	feePayTo = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
+	// publicBase is the configured public origin of the API.
+	publicBase = "https://api.pcourt.test"
+)
 
 func newStack(t testing.TB) *stack {
 	t.Helper()
@@ -69,9 +77,9 @@ func newStack(t testing.TB) *stack {
 
 	// The local facilitator over real HTTP, behind a proxy that can lose a
 	// settle answer after the facilitator settled.
-	s.ledger = facilitator.NewLedger(rdb)
+	s.ledger = localfacilitator.NewLedger(rdb)
 	fac := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "facilitator", Logger: logger})
-	facServer, err := facilitator.NewServer(facilitator.DefaultConfig(), s.ledger, logger)
+	facServer, err := localfacilitator.NewServer(localfacilitator.DefaultConfig(), s.ledger, logger)
 	require.NoError(t, err)
 	facServer.Register(fac.Router())
 	facSrv := httptest.NewServer(fac.Router())
@@ -93,15 +101,23 @@ func newStack(t testing.TB) *stack {
 	require.NoError(t, err)
 	usdc, _ := x402.USDC("eip155:84532")
 	require.NoError(t, s.ledger.Fund(context.Background(), "eip155:84532", usdc.Address.Hex(), crypto.PubkeyToAddress(s.payer.PublicKey).Hex(), 1000_000_000))
+	s.facClient = client
+	s.payments, err = journal.New(journal.Config{Owner: httpapi.FeeOwner, Lease: 30 * time.Second}, rdb, client, logger)
+	require.NoError(t, err)
+	base, err := x402.ParsePublicBase(publicBase)
+	require.NoError(t, err)
 	srv := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "filings", Logger: logger, Mapper: httpapi.Problem})
 	deps := httpapi.Deps{
 		Credentials: s.credentials,
 		Drafts:      store.NewDrafts(rdb),
 		Journal:     idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:filings"), logger),
 		Rules:       draft.Rules{Version: version, Hash: hash},
-		Fees:        httpapi.FeePayments{PayTo: feePayTo, Networks: []string{"eip155:84532"}, MaxTimeoutSeconds: 300, Facilitator: client, Lease: 30 * time.Second},
-		Logger:      logger,
-		Now:         func() time.Time { return time.Now().Add(time.Duration(s.skew.Load())) },
+		Fees: httpapi.FeePayments{PayTo: feePayTo, MaxTimeoutSeconds: 300, PublicBase: base, Networks: map[string][]string{
+			x402.EnvironmentSandbox: {"eip155:84532"}, x402.EnvironmentLive: {"eip155:8453"},
+		}},
+		Payments: s.payments,
+		Logger:   logger,
+		Now:      func() time.Time { return time.Now().Add(time.Duration(s.skew.Load())) },
 	}
 	httpapi.Register(srv.Router(), deps)
 	s.reconciler = httpapi.NewFeeReconciler(deps)
@@ -143,7 +159,11 @@ func (s *stack) do(t testing.TB, method, path, token, key string, body any, head
 		req.Header.Set(idempotency.Header, key)
 	}
 	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
+		if headers[i] == "Host" {
+			req.Host = headers[i+1]
+			continue
+		}
+		req.Header.Add(headers[i], headers[i+1])
 	}
 	resp, raw := apitest.Do(t, http.DefaultClient, req)
 	rep := reply{status: resp.StatusCode, header: resp.Header, body: raw}

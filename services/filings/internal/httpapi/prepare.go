@@ -50,7 +50,7 @@ func (h *handlers) prepare(route draft.Route) gin.HandlerFunc {
 			_ = c.Error(err)
 			return
 		}
-		offers, err := h.fees.committedOffers(d.Fee())
+		offers, err := h.fees.committedOffers(d.Fee(), d.Environment())
 		if err != nil {
 			_ = c.Error(err)
 			return

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/problem"
+	"github.com/pcourt/pcourt/libs/x402/journal"
 	"github.com/pcourt/pcourt/services/filings/internal/draft"
 	"github.com/pcourt/pcourt/services/filings/internal/store"
 )
@@ -56,6 +57,9 @@ var refusalTitle = map[draft.RefusalCode]string{
 // Problem maps the service's domain errors to problems; it is the server's
 // problem.Mapper.
 func Problem(err error) *problem.Error {
+	if p := journal.Problem(err); p != nil {
+		return p
+	}
 	var refusal *draft.RefusalError
 	var invalid *draft.ValidationError
 	switch {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/idempotency"
+	"github.com/pcourt/pcourt/libs/x402/journal"
 	"github.com/pcourt/pcourt/services/filings/internal/draft"
 	"github.com/pcourt/pcourt/services/filings/internal/store"
 )
@@ -21,8 +22,11 @@ type Deps struct {
 	Journal     *idempotency.Journal
 	Rules       draft.Rules
 	Fees        FeePayments
-	Logger      *slog.Logger
-	Now         func() time.Time // nil: time.Now
+	// Payments is the x402 settlement journal fees are paid through, with
+	// owner FeeOwner; nil switches x402 checkout off.
+	Payments *journal.Journal
+	Logger   *slog.Logger
+	Now      func() time.Time // nil: time.Now
 }
 
 type handlers struct {
@@ -30,6 +34,7 @@ type handlers struct {
 	drafts      *store.Drafts
 	rules       draft.Rules
 	fees        FeePayments
+	payments    *journal.Journal
 	logger      *slog.Logger
 	now         func() time.Time
 }
@@ -38,10 +43,7 @@ func newHandlers(d Deps) *handlers {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	if d.Fees.Lease == 0 {
-		d.Fees.Lease = 30 * time.Second
-	}
-	return &handlers{credentials: d.Credentials, drafts: d.Drafts, rules: d.Rules, fees: d.Fees, logger: d.Logger, now: d.Now}
+	return &handlers{credentials: d.Credentials, drafts: d.Drafts, rules: d.Rules, fees: d.Fees, payments: d.Payments, logger: d.Logger, now: d.Now}
 }
 
 // The idempotency operations. The v2 and canonical routes of one act share

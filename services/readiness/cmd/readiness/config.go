@@ -7,6 +7,7 @@ import (
 
 	"github.com/pcourt/pcourt/libs/envconf"
 	"github.com/pcourt/pcourt/libs/service"
+	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/services/readiness/internal/store"
 )
 
@@ -14,8 +15,11 @@ import (
 type config struct {
 	Service service.Config
 
-	Enabled           bool
-	PublicURL         string
+	Enabled    bool
+	PublicBase x402.PublicBase
+	// Environment is sandbox or live: the report is unauthenticated, so
+	// the deployment, not a credential, decides which networks it takes.
+	Environment       string
 	PayTo             string
 	Networks          []string
 	MaxTimeoutSeconds int
@@ -35,11 +39,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 	cfg := config{
 		Service: service.ConfigFromEnv(r, ":8081"),
 
-		Enabled:   r.Bool("READINESS_ENABLED", true),
-		PublicURL: r.String("READINESS_PUBLIC_URL", ""),
+		Enabled:     r.Bool("READINESS_ENABLED", true),
+		Environment: r.String("READINESS_ENVIRONMENT", x402.EnvironmentSandbox),
 		// No default payee: money must never flow to an address nobody chose.
 		PayTo:             r.String("READINESS_PAY_TO", ""),
-		Networks:          r.List("READINESS_NETWORKS", []string{"eip155:84532", "eip155:8453"}),
 		MaxTimeoutSeconds: r.Int("READINESS_MAX_TIMEOUT_SECONDS", 60),
 
 		FacilitatorURL:     r.String("FACILITATOR_URL", "http://127.0.0.1:8085"),
@@ -51,7 +54,16 @@ func loadConfig(getenv func(string) string) (config, error) {
 		Lease:             r.Duration("READINESS_PAYMENT_LEASE", 30*time.Second),
 		ReconcileInterval: r.Duration("READINESS_RECONCILE_INTERVAL", 5*time.Second),
 	}
+	cfg.Networks = r.List("READINESS_NETWORKS", x402.DefaultNetworks(cfg.Environment))
+	publicBase, err := x402.ParsePublicBase(r.String("PUBLIC_BASE_URL", x402.DefaultPublicBaseURL))
+	cfg.PublicBase = publicBase
 	errs := []error{r.Err(), cfg.Service.Validate()}
+	if err != nil {
+		errs = append(errs, fmt.Errorf("PUBLIC_BASE_URL: %w", err))
+	}
+	if err := x402.CheckNetworks(cfg.Environment, cfg.Networks); err != nil {
+		errs = append(errs, fmt.Errorf("READINESS_ENVIRONMENT and READINESS_NETWORKS: %w", err))
+	}
 	if cfg.PayTo == "" {
 		errs = append(errs, errors.New("READINESS_PAY_TO must name the address that receives payments"))
 	}

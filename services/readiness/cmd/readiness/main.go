@@ -16,6 +16,7 @@ import (
 	"github.com/pcourt/pcourt/libs/outbox"
 	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/libs/x402/facilitator"
+	"github.com/pcourt/pcourt/libs/x402/journal"
 	"github.com/pcourt/pcourt/services/readiness/internal/httpapi"
 	"github.com/pcourt/pcourt/services/readiness/internal/readiness"
 	"github.com/pcourt/pcourt/services/readiness/internal/sale"
@@ -69,12 +70,18 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	seller := sale.NewSeller(sale.Config{Table: table, Lease: cfg.Lease, Resource: cfg.PublicURL + httpapi.Path},
-		store.NewPayments(rdb), store.NewCaps(rdb, cfg.PayerCap, cfg.GlobalCap), facilitatorClient, logger, nil)
-	relay := outbox.NewRelay(rdb, producer, outbox.DefaultRelayConfig(store.Sharding, cfg.Service.PodName), logger, base.Telemetry.Tracer)
+	seller, err := sale.NewSeller(sale.Config{Table: table, Lease: cfg.Lease, Resource: httpapi.Path, ResourceURL: cfg.PublicBase.URL(httpapi.Path)},
+		rdb, store.NewCaps(rdb, cfg.PayerCap, cfg.GlobalCap), facilitatorClient, logger, nil)
+	if err != nil {
+		return err
+	}
+	// Settlement events are recorded in the settlement journal's outbox,
+	// in the same step as the settlement; readiness is the service that
+	// appends there, so it relays it.
+	relay := outbox.NewRelay(rdb, producer, outbox.DefaultRelayConfig(journal.Sharding, cfg.Service.PodName), logger, base.Telemetry.Tracer)
 
 	srv := base.Server(httpapi.Problem)
-	httpapi.NewHandler(httpapi.Config{Enabled: cfg.Enabled, PublicURL: cfg.PublicURL}, challenge, seller, logger).Register(srv.Router())
+	httpapi.NewHandler(httpapi.Config{Enabled: cfg.Enabled, PublicBase: cfg.PublicBase}, challenge, seller, logger).Register(srv.Router())
 	logger.Info("rules loaded", "version", table.Version, "hash", table.Hash())
 
 	return lifecycle.Run(ctx, logger,

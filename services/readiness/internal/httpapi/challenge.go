@@ -44,8 +44,8 @@ type encodedChallenge struct {
 	body   []byte
 }
 
-// maxEncoded bounds the cache: the reasons are a small set, but the
-// resource URL follows the Host header when no public URL is configured.
+// maxEncoded bounds the cache: the resource URL is configured and the
+// reasons are a small set, so this is a guard, not a working limit.
 const maxEncoded = 256
 
 // NewChallenge prepares the offers for payTo on the networks and the

@@ -17,6 +17,7 @@ import (
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/libs/x402"
+	"github.com/pcourt/pcourt/libs/x402/journal"
 	"github.com/pcourt/pcourt/services/readiness/internal/readiness"
 	"github.com/pcourt/pcourt/services/readiness/internal/sale"
 	"github.com/pcourt/pcourt/services/readiness/internal/store"
@@ -29,27 +30,26 @@ const Path = "/api/x402/dispute-readiness"
 // under 1 KiB; 16 KiB leaves room for whitespace without inviting abuse.
 const MaxBodyBytes = 16 << 10
 
-// Problem codes of the readiness report.
+// Problem codes of the readiness report. The codes shared by every x402
+// resource (invalid_payload, payment_already_used, payment_in_progress,
+// payment_request_mismatch, payment_payload_mismatch,
+// facilitator_unavailable, awaiting_payment_reconciliation) are the
+// journal's.
 var (
 	InvalidReadinessRequest = problem.Code{Name: "invalid_readiness_request", Status: http.StatusBadRequest, Title: "Invalid readiness request"}
-	InvalidPayload          = problem.Code{Name: "invalid_payload", Status: http.StatusBadRequest, Title: "Invalid payment payload"}
-	PaymentInProgress       = problem.Code{Name: "payment_in_progress", Status: http.StatusConflict, Title: "Payment in progress"}
-	PaymentRequestMismatch  = problem.Code{Name: "payment_request_mismatch", Status: http.StatusConflict, Title: "Payment used for a different request"}
-	PaymentPayloadMismatch  = problem.Code{Name: "payment_payload_mismatch", Status: http.StatusConflict, Title: "Payment authorization seen with a different payload"}
 	PaymentIDConflict       = problem.Code{Name: "payment_identifier_conflict", Status: http.StatusConflict, Title: "Payment identifier used with a different payment"}
 	SettlementCapReached    = problem.Code{Name: "settlement_cap_reached", Status: http.StatusTooManyRequests, Title: "Settlement cap reached"}
 	ResourceDisabled        = problem.Code{Name: "resource_disabled", Status: http.StatusServiceUnavailable, Title: "Resource disabled"}
-	FacilitatorUnavailable  = problem.Code{Name: "facilitator_unavailable", Status: http.StatusServiceUnavailable, Title: "Payment facilitator unavailable"}
-	AwaitingReconciliation  = problem.Code{Name: "awaiting_payment_reconciliation", Status: http.StatusServiceUnavailable, Title: "Awaiting payment reconciliation"}
 )
 
 // Config configures the handler.
 type Config struct {
 	// Enabled switches the paid resource on; off, it answers 503.
 	Enabled bool
-	// PublicURL is the resource URL clients see (from the ingress); empty
-	// derives it from the request's forwarded scheme and host.
-	PublicURL string
+	// PublicBase is the public origin clients reach the API at; the
+	// resource URL of every challenge is built from it, never from the
+	// request's Host or X-Forwarded-* headers.
+	PublicBase x402.PublicBase
 }
 
 // Handler serves the paid report.
@@ -75,24 +75,17 @@ func (h *Handler) Register(r gin.IRouter) {
 func Problem(err error) *problem.Error {
 	var invalid *readiness.ValidationError
 	var capReached *store.CapReached
+	if p := journal.Problem(err); p != nil {
+		return p
+	}
 	switch {
 	case errors.As(err, &invalid):
 		return problem.New(InvalidReadinessRequest, invalid.Error())
 	case errors.As(err, &capReached):
 		return problem.Newf(SettlementCapReached, "The %s settlement cap is reached; nothing was settled. Retry after the Retry-After header.", capReached.Scope).
 			WithHeader("Retry-After", strconv.Itoa(int(math.Ceil(capReached.RetryAfter.Seconds()))))
-	case errors.Is(err, sale.ErrInProgress):
-		return problem.New(PaymentInProgress, "A request with this payment is still running; retry the same request shortly to get its result.").WithHeader("Retry-After", "1")
-	case errors.Is(err, sale.ErrRequestMismatch):
-		return problem.New(PaymentRequestMismatch, "This payment already bought a report for a different request body. Sign a new payment for a new request.")
-	case errors.Is(err, sale.ErrPayloadMismatch):
-		return problem.New(PaymentPayloadMismatch, "This authorization nonce was already presented with a different payment payload.")
-	case errors.Is(err, sale.ErrPaymentIDConflict):
+	case errors.Is(err, store.ErrPaymentIDConflict):
 		return problem.New(PaymentIDConflict, "This payment identifier was already used with a different payment. Use a new identifier for a new payment.")
-	case errors.Is(err, sale.ErrFacilitatorUnavailable):
-		return problem.New(FacilitatorUnavailable, "The payment facilitator is unavailable; nothing was settled. Retry shortly with the same payment.").WithHeader("Retry-After", "5")
-	case errors.Is(err, sale.ErrAwaitingReconciliation):
-		return problem.New(AwaitingReconciliation, "The settlement outcome is not known yet. Retry the same request with the same payment; it returns the report or the refusal once reconciled.").WithHeader("Retry-After", "5")
 	}
 	return nil
 }
@@ -117,23 +110,18 @@ func (h *Handler) getDisputeReadiness(c *gin.Context) {
 		return
 	}
 
-	header := c.GetHeader(x402.HeaderPaymentSignature)
-	if header == "" {
+	payment, present, err := x402.PaymentSignature(c.Request.Header)
+	if err != nil {
+		_ = c.Error(err)
+		return
+	}
+	if !present {
 		h.paymentRequired(c, "payment_required", nil)
-		return
-	}
-	var payment x402.PaymentPayload
-	if err := x402.DecodeHeader(header, &payment); err != nil {
-		_ = c.Error(problem.New(InvalidPayload, "PAYMENT-SIGNATURE is not a base64-encoded x402 v2 payment payload.").Wrap(err))
-		return
-	}
-	if payment.X402Version != x402.Version {
-		_ = c.Error(problem.Newf(InvalidPayload, "x402Version must be %d.", x402.Version))
 		return
 	}
 	id, err := paymentID(payment)
 	if err != nil {
-		_ = c.Error(problem.New(InvalidPayload, err.Error()))
+		_ = c.Error(problem.New(journal.InvalidPayload, err.Error()))
 		return
 	}
 	offer, err := x402.MatchOffer(h.challenge.Offers(), payment.Accepted)
@@ -145,7 +133,7 @@ func (h *Handler) getDisputeReadiness(c *gin.Context) {
 	receipt, err := h.seller.Sell(c.Request.Context(), sale.Purchase{
 		Request: req, Fingerprint: sale.Fingerprint(body), Payment: payment, Offer: offer, PaymentID: id,
 	})
-	var refused *sale.Refused
+	var refused *journal.Refusal
 	if errors.As(err, &refused) {
 		h.paymentRequired(c, refused.Reason, refused.Settlement)
 		return
@@ -165,7 +153,7 @@ func (h *Handler) getDisputeReadiness(c *gin.Context) {
 // paymentRequired answers 402 with the challenge in the PAYMENT-REQUIRED
 // header and the body, and the failed settlement, if any, in PAYMENT-RESPONSE.
 func (h *Handler) paymentRequired(c *gin.Context, reason string, settlement *x402.SettleResponse) {
-	header, body, err := h.challenge.Encoded(h.resourceURL(c), reason)
+	header, body, err := h.challenge.Encoded(h.cfg.PublicBase.URL(Path), reason)
 	if err != nil {
 		_ = c.Error(err)
 		return
@@ -188,17 +176,6 @@ func setPaymentResponse(c *gin.Context, s x402.SettleResponse) error {
 	}
 	c.Header(x402.HeaderPaymentResponse, encoded)
 	return nil
-}
-
-func (h *Handler) resourceURL(c *gin.Context) string {
-	if h.cfg.PublicURL != "" {
-		return strings.TrimSuffix(h.cfg.PublicURL, "/") + Path
-	}
-	scheme := "http"
-	if c.Request.TLS != nil || c.GetHeader("X-Forwarded-Proto") == "https" {
-		scheme = "https"
-	}
-	return scheme + "://" + c.Request.Host + Path
 }
 
 // mismatchReason names what made a payment's accepted requirements match

@@ -27,6 +27,8 @@ import (
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/libs/x402/facilitator"
+	"github.com/pcourt/pcourt/libs/x402/journal"
+	"github.com/pcourt/pcourt/libs/x402/localfacilitator"
 	"github.com/pcourt/pcourt/services/readiness/internal/httpapi"
 	"github.com/pcourt/pcourt/services/readiness/internal/readiness"
 	"github.com/pcourt/pcourt/services/readiness/internal/sale"
@@ -37,6 +39,8 @@ const (
 	testnet = "eip155:84532"
 	payTo   = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
 	funding = 1_000_000 // 1 USDC in atomic units: a hundred reports
+	// publicBase is the configured public origin of the API.
+	publicBase = "https://api.pcourt.test"
 )
 
 var validBody = []byte(`{"caseTrack":"ai_standard","claimantType":"human","respondentType":"organization","amountInDisputeUsd":40000,"remedy":"money_obligation","settlementRail":"none","fastTrackClaimClass":null,"mutualConsentReported":true,"authorityToBindReported":true,"claimantEvidenceReady":true,"respondentEvidenceReady":true,"microClaimsTierConsentReported":false,"remedialJurisdictionOptInReported":true,"corpusAmountUsd":null}`)
@@ -47,7 +51,7 @@ var validBody = []byte(`{"caseTrack":"ai_standard","claimantType":"human","respo
 type stack struct {
 	url      string
 	rdb      *redis.Client
-	ledger   *facilitator.Ledger
+	ledger   *localfacilitator.Ledger
 	seller   *sale.Seller
 	payer    *ecdsa.PrivateKey
 	asset    string
@@ -55,6 +59,9 @@ type stack struct {
 	facProxy *httptest.Server
 	facURL   string                 // the facilitator itself, behind the proxy
 	onSettle atomic.Pointer[func()] // runs before the proxy forwards a /settle
+	// facClient reaches the facilitator as the services do, for tests that
+	// play another service on the same Redis.
+	facClient *facilitator.Client
 }
 
 type option func(*options)
@@ -82,10 +89,10 @@ func newStack(t testing.TB, opts ...option) *stack {
 		opt(&o)
 	}
 	s := &stack{rdb: redistest.NewClient(t)}
-	s.ledger = facilitator.NewLedger(s.rdb)
+	s.ledger = localfacilitator.NewLedger(s.rdb)
 
 	fac := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "facilitator", Logger: quiet()})
-	facServer, err := facilitator.NewServer(facilitator.DefaultConfig(), s.ledger, quiet())
+	facServer, err := localfacilitator.NewServer(localfacilitator.DefaultConfig(), s.ledger, quiet())
 	require.NoError(t, err)
 	facServer.Register(fac.Router())
 	facSrv := httptest.NewServer(fac.Router())
@@ -122,14 +129,18 @@ func newStack(t testing.TB, opts ...option) *stack {
 	client, err := facilitator.NewClient(facilitator.ClientConfig{BaseURL: o.facilitatorURL, Timeout: 5 * time.Second})
 	require.NoError(t, err)
 	table := readiness.DefaultRuleTable()
-	s.seller = sale.NewSeller(sale.Config{Table: table, Lease: 30 * time.Second, Resource: "http://localhost:8080" + httpapi.Path},
-		store.NewPayments(s.rdb), store.NewCaps(s.rdb, o.payerCap, store.Cap{}), client, quiet(), nil)
+	s.seller, err = sale.NewSeller(sale.Config{Table: table, Lease: 30 * time.Second, Resource: httpapi.Path, ResourceURL: publicBase + httpapi.Path},
+		s.rdb, store.NewCaps(s.rdb, o.payerCap, store.Cap{}), client, quiet(), nil)
+	require.NoError(t, err)
+	s.facClient = client
 	schema, err := api.Schema("ReadinessRequest")
 	require.NoError(t, err)
-	challenge, err := httpapi.NewChallenge([]string{testnet, "eip155:8453"}, payTo, 60, schema, table)
+	challenge, err := httpapi.NewChallenge([]string{testnet}, payTo, 60, schema, table)
+	require.NoError(t, err)
+	base, err := x402.ParsePublicBase(publicBase)
 	require.NoError(t, err)
 	srv := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "readiness", Logger: quiet(), Mapper: httpapi.Problem})
-	httpapi.NewHandler(httpapi.Config{Enabled: o.enabled, PublicURL: "http://localhost:8080"}, challenge, s.seller, quiet()).Register(srv.Router())
+	httpapi.NewHandler(httpapi.Config{Enabled: o.enabled, PublicBase: base}, challenge, s.seller, quiet()).Register(srv.Router())
 	ts := httptest.NewServer(srv.Router())
 	t.Cleanup(ts.Close)
 	s.url = ts.URL
@@ -161,13 +172,20 @@ type reportBody struct {
 	} `json:"payment"`
 }
 
-func (s *stack) post(t testing.TB, body []byte, paymentHeader string) answer {
+func (s *stack) post(t testing.TB, body []byte, paymentHeader string, headers ...string) answer {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, s.url+httpapi.Path, bytes.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
 	if paymentHeader != "" {
 		req.Header.Set(x402.HeaderPaymentSignature, paymentHeader)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i] == "Host" {
+			req.Host = headers[i+1]
+			continue
+		}
+		req.Header.Add(headers[i], headers[i+1])
 	}
 	resp, raw := apitest.Do(t, http.DefaultClient, req)
 	a := answer{status: resp.StatusCode, header: resp.Header, body: raw}
@@ -245,7 +263,7 @@ func (s *stack) ledgerState(t testing.TB) ledgerState {
 	settlements, err := s.ledger.Settlements(ctx, testnet, s.asset)
 	require.NoError(t, err)
 	var outbox int64
-	for _, stream := range store.Sharding.Streams() {
+	for _, stream := range journal.Sharding.Streams() {
 		n, err := s.rdb.XLen(ctx, stream).Result()
 		require.NoError(t, err)
 		outbox += n

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -16,6 +17,9 @@ import (
 
 	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/libs/x402/facilitator"
+	"github.com/pcourt/pcourt/libs/x402/journal"
+	"github.com/pcourt/pcourt/libs/x402/localfacilitator"
+	"github.com/pcourt/pcourt/services/readiness/internal/httpapi"
 )
 
 func TestUnpaidRequestGetsTheChallenge(t *testing.T) {
@@ -26,8 +30,8 @@ func TestUnpaidRequestGetsTheChallenge(t *testing.T) {
 	pr := a.required
 	require.Equal(t, 2, pr.X402Version)
 	require.Equal(t, "payment_required", pr.Error)
-	require.Equal(t, "http://localhost:8080/api/x402/dispute-readiness", pr.Resource.URL)
-	require.Len(t, pr.Accepts, 2)
+	require.Equal(t, publicBase+"/api/x402/dispute-readiness", pr.Resource.URL)
+	require.Len(t, pr.Accepts, 1, "sandbox offers its test network only")
 	for _, o := range pr.Accepts {
 		require.Equal(t, "exact", o.Scheme)
 		require.Equal(t, "10000", o.Amount, "USD 0.010000 in USDC's 6 decimals")
@@ -194,7 +198,7 @@ func TestRefusalsChangeNothing(t *testing.T) {
 		{"expired", validBody, encode(t, expired), 402, x402.ReasonValidBefore},
 		{"valid only in the future", validBody, encode(t, future), 402, x402.ReasonValidAfter},
 		{"bad signature", validBody, encode(t, tampered), 402, x402.ReasonInvalidSignature},
-		{"nonce already used", validBody, encode(t, usedElsewhere), 402, facilitator.ReasonNonceAlreadyUsed},
+		{"nonce already used", validBody, encode(t, usedElsewhere), 402, localfacilitator.ReasonNonceAlreadyUsed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -350,4 +354,58 @@ func TestSettlementRefusedAfterVerification(t *testing.T) {
 	again := s.post(t, validBody, ours)
 	require.Equal(t, 402, again.status)
 	require.Equal(t, x402.ReasonInsufficientFunds, again.required.Error)
+}
+
+// The resource URL a payer is asked to sign for is the configured one,
+// whatever Host or X-Forwarded-* headers the request brings.
+func TestForgedHostDoesNotReachTheChallenge(t *testing.T) {
+	s := newStack(t)
+	a := s.post(t, validBody, "", "Host", "attacker.example", "X-Forwarded-Host", "attacker.example", "X-Forwarded-Proto", "http")
+	require.Equal(t, 402, a.status)
+	require.Equal(t, publicBase+httpapi.Path, a.required.Resource.URL)
+	require.NotContains(t, string(a.body), "attacker.example")
+	decoded, err := base64.StdEncoding.DecodeString(a.header.Get(x402.HeaderPaymentRequired))
+	require.NoError(t, err)
+	require.NotContains(t, string(decoded), "attacker.example")
+}
+
+// Two PAYMENT-SIGNATURE headers are refused whole: whichever copy a server
+// read, one payment could be verified and another settled.
+func TestTwoPaymentSignaturesAreRefused(t *testing.T) {
+	s := newStack(t)
+	offer := s.offer(t)
+	before := s.ledgerState(t)
+	a := s.post(t, validBody, encode(t, s.sign(t, offer, nil)), x402.HeaderPaymentSignature, encode(t, s.sign(t, offer, nil)))
+	require.Equal(t, 400, a.status)
+	require.Equal(t, "invalid_payload", a.problem)
+	require.Equal(t, before, s.ledgerState(t), "nothing settled")
+}
+
+// Readiness and filings share one Redis and one settlement journal: a
+// payment that paid a filing fee buys no report, and a payment that bought
+// a report pays no fee.
+func TestPaymentUsedOnAnotherRouteIsRefused(t *testing.T) {
+	ctx := context.Background()
+	s := newStack(t)
+	offer := s.offer(t)
+	fees, err := journal.New(journal.Config{Owner: "filings", Lease: 30 * time.Second}, s.rdb, s.facClient, quiet())
+	require.NoError(t, err)
+
+	// Fee first, then the report.
+	feePaid := s.sign(t, offer, nil)
+	_, err = fees.Pay(ctx, journal.Purchase{Resource: "/api/fees/fee-1/x402", Ref: "draft-1", Payment: feePaid, Offer: offer})
+	require.NoError(t, err)
+	before := s.ledgerState(t)
+	a := s.post(t, validBody, encode(t, feePaid))
+	require.Equal(t, 409, a.status)
+	require.Equal(t, "payment_already_used", a.problem)
+	require.Equal(t, before, s.ledgerState(t), "no report, no settlement, no event")
+
+	// The report first, then the fee.
+	reportPaid := s.sign(t, offer, nil)
+	require.Equal(t, 200, s.post(t, validBody, encode(t, reportPaid)).status)
+	before = s.ledgerState(t)
+	_, err = fees.Pay(ctx, journal.Purchase{Resource: "/api/fees/fee-2/x402", Ref: "draft-2", Payment: reportPaid, Offer: offer})
+	require.ErrorIs(t, err, journal.ErrAlreadyUsed)
+	require.Equal(t, before, s.ledgerState(t))
 }

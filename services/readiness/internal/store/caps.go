@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -98,30 +97,4 @@ func (c *Caps) Release(ctx context.Context, r Reservation) {
 	for _, k := range r.keys {
 		_ = c.rdb.Decr(context.WithoutCancel(ctx), k).Err() // best effort: the window expires anyway
 	}
-}
-
-// ErrPaymentIDConflict means a payment identifier was already used with a
-// different payment payload.
-var ErrPaymentIDConflict = errors.New("payment identifier already used with a different payment")
-
-// BindPaymentID binds a client's payment-identifier id to the payload it
-// came with. The same id with the same payload is a retry; with another
-// payload it is ErrPaymentIDConflict.
-func (p *Payments) BindPaymentID(ctx context.Context, id, payloadHash string) error {
-	key := "pc:readiness:payment-id:{" + id + "}"
-	ok, err := p.rdb.SetNX(ctx, key, payloadHash, Retention).Result()
-	if err != nil {
-		return fmt.Errorf("binding payment identifier: %w", err)
-	}
-	if ok {
-		return nil
-	}
-	bound, err := p.rdb.Get(ctx, key).Result()
-	if err != nil {
-		return fmt.Errorf("reading payment identifier: %w", err)
-	}
-	if bound != payloadHash {
-		return ErrPaymentIDConflict
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package facilitator_test
+package localfacilitator_test
 
 import (
 	"context"
@@ -23,6 +23,7 @@ import (
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/libs/x402/facilitator"
+	"github.com/pcourt/pcourt/libs/x402/localfacilitator"
 )
 
 // start is the fixed start of every test clock, inside no special window.
@@ -49,7 +50,7 @@ func (c *clock) At(offset int64) string { return strconv.FormatInt(c.unix.Load()
 type fixture struct {
 	redis  *redistest.Server
 	rdb    *redis.Client
-	ledger *facilitator.Ledger
+	ledger *localfacilitator.Ledger
 	client *facilitator.Client
 	url    string
 	clock  *clock
@@ -58,10 +59,10 @@ type fixture struct {
 	offer x402.PaymentRequirements
 }
 
-type fixtureOption func(*facilitator.Config, *facilitator.ClientConfig)
+type fixtureOption func(*localfacilitator.Config, *facilitator.ClientConfig)
 
 func withToken(token, header string) fixtureOption {
-	return func(c *facilitator.Config, cc *facilitator.ClientConfig) {
+	return func(c *localfacilitator.Config, cc *facilitator.ClientConfig) {
 		c.Token = envconf.Secret(token)
 		cc.Authorization = envconf.Secret(header)
 	}
@@ -74,9 +75,9 @@ func newFixture(t testing.TB, opts ...fixtureOption) *fixture {
 	// go-redis has dialled a dead port for seconds.
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, DialerRetries: 1})
 	t.Cleanup(func() { _ = rdb.Close() })
-	f := &fixture{redis: srv, rdb: rdb, ledger: facilitator.NewLedger(rdb), clock: newClock()}
+	f := &fixture{redis: srv, rdb: rdb, ledger: localfacilitator.NewLedger(rdb), clock: newClock()}
 
-	cfg := facilitator.DefaultConfig()
+	cfg := localfacilitator.DefaultConfig()
 	cfg.Now = f.clock.Now
 	var ccfg facilitator.ClientConfig
 	for _, o := range opts {
@@ -84,7 +85,7 @@ func newFixture(t testing.TB, opts ...fixtureOption) *fixture {
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	hs := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "facilitator", Logger: logger})
-	server, err := facilitator.NewServer(cfg, f.ledger, logger)
+	server, err := localfacilitator.NewServer(cfg, f.ledger, logger)
 	require.NoError(t, err)
 	server.Register(hs.Router())
 	ts := httptest.NewServer(hs.Router())
@@ -137,7 +138,7 @@ func (f *fixture) balance(t testing.TB, addr string) uint64 {
 	return n
 }
 
-func (f *fixture) settlements(t testing.TB) []facilitator.Settlement {
+func (f *fixture) settlements(t testing.TB) []localfacilitator.Settlement {
 	t.Helper()
 	s, err := f.ledger.Settlements(context.Background(), f.asset.Network, f.asset.Address.Hex())
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package facilitator_test
+package localfacilitator_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/libs/x402"
-	"github.com/pcourt/pcourt/libs/x402/facilitator"
+	"github.com/pcourt/pcourt/libs/x402/localfacilitator"
 )
 
 const (
@@ -21,7 +21,7 @@ const (
 )
 
 func TestLedgerFundAndBalance(t *testing.T) {
-	l := facilitator.NewLedger(redistest.NewClient(t))
+	l := localfacilitator.NewLedger(redistest.NewClient(t))
 	ctx := context.Background()
 
 	n, err := l.Balance(ctx, sepolia, sepoliaUSDC, someone)
@@ -38,16 +38,16 @@ func TestLedgerFundAndBalance(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, n, "each network keeps its own balances")
 
-	require.ErrorIs(t, l.Fund(ctx, sepolia, sepoliaUSDC, someone, facilitator.MaxAmount-1499), facilitator.ErrBalanceLimit)
-	require.ErrorIs(t, l.Fund(ctx, sepolia, sepoliaUSDC, someone, facilitator.MaxAmount+1), facilitator.ErrBalanceLimit)
-	require.NoError(t, l.Fund(ctx, sepolia, sepoliaUSDC, someone, facilitator.MaxAmount-1500))
+	require.ErrorIs(t, l.Fund(ctx, sepolia, sepoliaUSDC, someone, localfacilitator.MaxAmount-1499), localfacilitator.ErrBalanceLimit)
+	require.ErrorIs(t, l.Fund(ctx, sepolia, sepoliaUSDC, someone, localfacilitator.MaxAmount+1), localfacilitator.ErrBalanceLimit)
+	require.NoError(t, l.Fund(ctx, sepolia, sepoliaUSDC, someone, localfacilitator.MaxAmount-1500))
 	n, err = l.Balance(ctx, sepolia, sepoliaUSDC, someone)
 	require.NoError(t, err)
-	require.Equal(t, facilitator.MaxAmount, n, "exactly the limit is held, exactly")
+	require.Equal(t, localfacilitator.MaxAmount, n, "exactly the limit is held, exactly")
 }
 
 func TestLedgerRefusesWhatItCannotKey(t *testing.T) {
-	l := facilitator.NewLedger(redistest.NewClient(t))
+	l := localfacilitator.NewLedger(redistest.NewClient(t))
 	ctx := context.Background()
 	tests := []struct{ name, network, asset, address string }{
 		{"not CAIP-2", "base", sepoliaUSDC, someone},
@@ -58,17 +58,17 @@ func TestLedgerRefusesWhatItCannotKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			require.ErrorIs(t, l.Fund(ctx, tt.network, tt.asset, tt.address, 1), facilitator.ErrInvalidAccount)
+			require.ErrorIs(t, l.Fund(ctx, tt.network, tt.asset, tt.address, 1), localfacilitator.ErrInvalidAccount)
 			_, err := l.Balance(ctx, tt.network, tt.asset, tt.address)
-			require.ErrorIs(t, err, facilitator.ErrInvalidAccount)
+			require.ErrorIs(t, err, localfacilitator.ErrInvalidAccount)
 			_, err = l.TopUp(ctx, tt.network, tt.asset, tt.address, 1)
-			require.ErrorIs(t, err, facilitator.ErrInvalidAccount)
+			require.ErrorIs(t, err, localfacilitator.ErrInvalidAccount)
 		})
 	}
 }
 
 func TestLedgerTopUpNeverInflates(t *testing.T) {
-	l := facilitator.NewLedger(redistest.NewClient(t))
+	l := localfacilitator.NewLedger(redistest.NewClient(t))
 	ctx := context.Background()
 	require.NoError(t, l.Fund(ctx, sepolia, sepoliaUSDC, someone, 300))
 
@@ -91,8 +91,8 @@ func TestLedgerTopUpNeverInflates(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, tt.wantAfter, n, tt.name)
 	}
-	_, err := l.TopUp(ctx, sepolia, sepoliaUSDC, someone, facilitator.MaxAmount+1)
-	require.ErrorIs(t, err, facilitator.ErrBalanceLimit)
+	_, err := l.TopUp(ctx, sepolia, sepoliaUSDC, someone, localfacilitator.MaxAmount+1)
+	require.ErrorIs(t, err, localfacilitator.ErrBalanceLimit)
 }
 
 // TestLedgerKeysShareOneHashTag: every key of one (network, asset) lands in
@@ -129,7 +129,7 @@ func TestDevAccounts(t *testing.T) {
 		"0x23618e81E3f5cdF7f54C3d65f7FBc0aBf5B21E8f",
 		"0xa0Ee7A142d267C1f36714E4a8F75612F20a79720",
 	}
-	accounts := facilitator.DevAccounts()
+	accounts := localfacilitator.DevAccounts()
 	require.Len(t, accounts, len(want))
 	for i, a := range accounts {
 		require.Equal(t, want[i], a.Address.Hex(), "account %d", i)
@@ -138,22 +138,22 @@ func TestDevAccounts(t *testing.T) {
 }
 
 func TestFundDevAccountsIsIdempotent(t *testing.T) {
-	l := facilitator.NewLedger(redistest.NewClient(t))
+	l := localfacilitator.NewLedger(redistest.NewClient(t))
 	ctx := context.Background()
 	assets := x402.KnownUSDC()
 	const target = 1_000_000_000
-	rich := facilitator.DevAccounts()[3].Address.Hex()
+	rich := localfacilitator.DevAccounts()[3].Address.Hex()
 	require.NoError(t, l.Fund(ctx, sepolia, sepoliaUSDC, rich, target+5))
 
-	added, err := facilitator.FundDevAccounts(ctx, l, assets, target)
+	added, err := localfacilitator.FundDevAccounts(ctx, l, assets, target)
 	require.NoError(t, err)
 	require.Equal(t, uint64(len(assets)*10*target-target), added, "every account but the rich one on Sepolia")
-	added, err = facilitator.FundDevAccounts(ctx, l, assets, target)
+	added, err = localfacilitator.FundDevAccounts(ctx, l, assets, target)
 	require.NoError(t, err)
 	require.Zero(t, added, "a restart adds nothing")
 
 	for _, a := range assets {
-		for _, acct := range facilitator.DevAccounts() {
+		for _, acct := range localfacilitator.DevAccounts() {
 			n, err := l.Balance(ctx, a.Network, a.Address.Hex(), acct.Address.Hex())
 			require.NoError(t, err)
 			if a.Network == sepolia && acct.Address.Hex() == rich {

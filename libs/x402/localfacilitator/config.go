@@ -1,4 +1,4 @@
-package facilitator
+package localfacilitator
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package facilitator_test
+package localfacilitator_test
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/libs/x402/facilitator"
+	"github.com/pcourt/pcourt/libs/x402/localfacilitator"
 )
 
 var txPattern = regexp.MustCompile(`^0x[0-9a-f]{64}$`)
@@ -187,7 +188,7 @@ func TestRefusals(t *testing.T) {
 				resign(t, key, f.offer, &second)
 				return verifyRequest(f.offer, second)
 			},
-			wantReason: facilitator.ReasonNonceAlreadyUsed,
+			wantReason: localfacilitator.ReasonNonceAlreadyUsed,
 			wantPayer:  true,
 		},
 		{
@@ -209,9 +210,9 @@ func TestRefusals(t *testing.T) {
 		},
 		{
 			name: "amount above what the ledger can hold",
-			fund: facilitator.MaxAmount,
+			fund: localfacilitator.MaxAmount,
 			build: func(t *testing.T, key *ecdsa.PrivateKey) x402.VerifyRequest {
-				offer := f.offerTo(t, newAddress(t), strconv.FormatUint(facilitator.MaxAmount+1, 10))
+				offer := f.offerTo(t, newAddress(t), strconv.FormatUint(localfacilitator.MaxAmount+1, 10))
 				return verifyRequest(offer, f.pay(t, key, offer))
 			},
 			wantReason: x402.ReasonInsufficientFunds,
@@ -295,11 +296,11 @@ func TestSettleMovesFundsExactlyOnce(t *testing.T) {
 	verified, err := f.client.Verify(ctx, req)
 	require.NoError(t, err)
 	require.False(t, verified.IsValid, "a spent authorization no longer verifies, so nobody can sell against it twice")
-	require.Equal(t, facilitator.ReasonNonceAlreadyUsed, verified.InvalidReason)
+	require.Equal(t, localfacilitator.ReasonNonceAlreadyUsed, verified.InvalidReason)
 
 	settlements := f.settlements(t)
 	require.Len(t, settlements, 1)
-	require.Empty(t, cmp.Diff(facilitator.Settlement{
+	require.Empty(t, cmp.Diff(localfacilitator.Settlement{
 		Transaction: first.Transaction,
 		Network:     "eip155:84532",
 		Asset:       f.asset.Address,
@@ -368,14 +369,14 @@ func TestSettleRefusesACreditAboveTheLedgerLimit(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	key := f.payer(t, 10000)
-	require.NoError(t, f.ledger.Fund(ctx, f.asset.Network, f.asset.Address.Hex(), f.offer.PayTo, facilitator.MaxAmount-9999))
+	require.NoError(t, f.ledger.Fund(ctx, f.asset.Network, f.asset.Address.Hex(), f.offer.PayTo, localfacilitator.MaxAmount-9999))
 
 	resp, err := f.client.Settle(ctx, x402.SettleRequest(verifyRequest(f.offer, f.pay(t, key, f.offer))))
 	require.NoError(t, err)
 	require.False(t, resp.Success)
 	require.Equal(t, x402.ReasonInvalidTransactionState, resp.ErrorReason)
 	require.Equal(t, uint64(10000), f.balance(t, address(key).Hex()))
-	require.Equal(t, facilitator.MaxAmount-9999, f.balance(t, f.offer.PayTo))
+	require.Equal(t, localfacilitator.MaxAmount-9999, f.balance(t, f.offer.PayTo))
 	require.Empty(t, f.settlements(t))
 }
 
