@@ -160,10 +160,12 @@ func TestAuthorizeSide(t *testing.T) {
 	_, orchestrator := authtest.Mint(t, store, auth.RolePlatformOrchestrator)
 	_, member := authtest.Mint(t, store, auth.RoleClaimantAgent)
 	_, stranger := authtest.Mint(t, store, auth.RoleClaimantAgent)
+	_, agent := authtest.Mint(t, store, auth.RoleClaimantAgent, authtest.WithAgent("agent-acme-1"))
+	_, otherAgent := authtest.Mint(t, store, auth.RoleClaimantAgent, authtest.WithAgent("agent-other-2"))
 	_, respondent := authtest.Mint(t, store, auth.RoleRespondentAgent)
 	const draft = "draft:dr_1"
 	require.NoError(t, store.Grant(ctx, auth.Membership{Resource: draft, Side: auth.Claimant, Subject: auth.CredentialSubject(member.PublicID), ExpiresAt: time.Now().Add(time.Hour)}))
-	require.NoError(t, store.Grant(ctx, auth.Membership{Resource: draft, Side: auth.Claimant, Subject: auth.PrincipalSubject("org-acme"), ExpiresAt: time.Now().Add(time.Hour)}))
+	require.NoError(t, store.Grant(ctx, auth.Membership{Resource: draft, Side: auth.Claimant, Subject: auth.PrincipalSubject("agent-acme-1"), ExpiresAt: time.Now().Add(time.Hour)}))
 	capability, err := store.MintCapability(ctx, auth.Capability{Resource: draft, Side: auth.Respondent, Purpose: "respondent_invite", ExpiresAt: time.Now().Add(time.Hour)})
 	require.NoError(t, err)
 	otherCapability, err := store.MintCapability(ctx, auth.Capability{Resource: "draft:dr_2", Side: auth.Respondent, Purpose: "respondent_invite", ExpiresAt: time.Now().Add(time.Hour)})
@@ -173,23 +175,24 @@ func TestAuthorizeSide(t *testing.T) {
 		name       string
 		cred       auth.Credential
 		side       auth.Side
-		principal  string
 		capability string
 		allowed    bool
 	}{
-		{"orchestrator acts for either side", orchestrator, auth.Respondent, "", "", true},
-		{"member of the side", member, auth.Claimant, "", "", true},
-		{"principal membership", stranger, auth.Claimant, "org-acme", "", true},
-		{"no membership", stranger, auth.Claimant, "", "", false},
-		{"agent for the other side's role", member, auth.Respondent, "", "", false},
-		{"respondent with capability", respondent, auth.Respondent, "", capability, true},
-		{"respondent without capability", respondent, auth.Respondent, "", "", false},
-		{"capability for another draft", respondent, auth.Respondent, "", otherCapability, false},
-		{"unknown capability", respondent, auth.Respondent, "", "pc_cap_forged", false},
+		{"orchestrator acts for either side", orchestrator, auth.Respondent, "", true},
+		{"member of the side", member, auth.Claimant, "", true},
+		{"principal membership, credential bound to that agent", agent, auth.Claimant, "", true},
+		{"principal membership, credential bound to another agent", otherAgent, auth.Claimant, "", false},
+		{"principal membership, credential bound to no agent", stranger, auth.Claimant, "", false},
+		{"no membership", stranger, auth.Claimant, "", false},
+		{"agent for the other side's role", member, auth.Respondent, "", false},
+		{"respondent with capability", respondent, auth.Respondent, capability, true},
+		{"respondent without capability", respondent, auth.Respondent, "", false},
+		{"capability for another draft", respondent, auth.Respondent, otherCapability, false},
+		{"unknown capability", respondent, auth.Respondent, "pc_cap_forged", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := store.AuthorizeSide(ctx, tc.cred, draft, tc.side, tc.principal, tc.capability)
+			err := store.AuthorizeSide(ctx, tc.cred, draft, tc.side, tc.capability)
 			if tc.allowed {
 				require.NoError(t, err)
 			} else {
@@ -199,5 +202,5 @@ func TestAuthorizeSide(t *testing.T) {
 	}
 
 	require.NoError(t, store.RevokeMembership(ctx, draft, auth.CredentialSubject(member.PublicID)))
-	require.ErrorIs(t, store.AuthorizeSide(ctx, member, draft, auth.Claimant, "", ""), auth.ErrForbidden)
+	require.ErrorIs(t, store.AuthorizeSide(ctx, member, draft, auth.Claimant, ""), auth.ErrForbidden)
 }

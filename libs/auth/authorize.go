@@ -21,11 +21,14 @@ func SideRole(side Side) Role {
 //   - a platform orchestrator acts for its tenant's resources on either side
 //     (the caller checks that the resource belongs to cred.Tenant);
 //   - an agent acts only for the side of its role, and only with an active
-//     membership of that side (granted to the credential or to principalID),
-//     or, where it has none, with a capability for that side of the resource.
+//     membership of that side, or, where it has none, with a capability for
+//     that side of the resource.
 //
-// A side or principal named in a request is never proof of authority by itself.
-func (s *Store) AuthorizeSide(ctx context.Context, cred Credential, resource string, side Side, principalID, capabilityToken string) error {
+// A membership is satisfied by what the server knows of cred, never by what
+// a request says: a credential subject by cred's public id, a principal
+// subject by cred's immutable agent id. A side or principal named in a
+// request is never proof of authority.
+func (s *Store) AuthorizeSide(ctx context.Context, cred Credential, resource string, side Side, capabilityToken string) error {
 	if cred.Role == RolePlatformOrchestrator {
 		return nil
 	}
@@ -40,7 +43,7 @@ func (s *Store) AuthorizeSide(ctx context.Context, cred Credential, resource str
 		if m.Side != side {
 			continue
 		}
-		if m.Subject == CredentialSubject(cred.PublicID) || (principalID != "" && m.Subject == PrincipalSubject(principalID)) {
+		if m.Subject == CredentialSubject(cred.PublicID) || (cred.AgentID != "" && m.Subject == PrincipalSubject(cred.AgentID)) {
 			return nil
 		}
 	}

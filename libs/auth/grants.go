@@ -23,14 +23,17 @@ const (
 func (s Side) Valid() bool { return s == Claimant || s == Respondent }
 
 // Subject is who a membership is granted to: a credential ("credential:<publicId>")
-// or a principal ("principal:<principalId>").
+// or a principal ("principal:<agentId>"). A principal subject names an
+// immutable agent identity, and only a credential bound to that agent id
+// (Credential.AgentID) satisfies it: a principal string a partner or a
+// request supplies is never an identity.
 type Subject string
 
 // CredentialSubject names a credential as a membership subject.
 func CredentialSubject(publicID string) Subject { return Subject("credential:" + publicID) }
 
-// PrincipalSubject names a principal as a membership subject.
-func PrincipalSubject(principalID string) Subject { return Subject("principal:" + principalID) }
+// PrincipalSubject names the agent identity agentID as a membership subject.
+func PrincipalSubject(agentID string) Subject { return Subject("principal:" + agentID) }
 
 // IsCredential reports whether the subject names a credential.
 func (s Subject) IsCredential() bool { return strings.HasPrefix(string(s), "credential:") }

@@ -103,6 +103,7 @@ type Option func(*operationOptions)
 
 type operationOptions struct {
 	recheck func(*gin.Context) error
+	render  func(c *gin.Context, status int, header http.Header, body []byte) ([]byte, error)
 }
 
 // RecheckBeforeReplay runs check before a stored answer is replayed: an
@@ -110,6 +111,16 @@ type operationOptions struct {
 // the check's error (rendered as a problem) instead of returning the old answer.
 func RecheckBeforeReplay(check func(*gin.Context) error) Option {
 	return func(o *operationOptions) { o.recheck = check }
+}
+
+// RenderOnReplay makes a replay send render's answer instead of the stored
+// body: for an operation served by several routes whose views of one stored
+// result differ, the journal keeps a view-neutral body (JournalBody) and
+// render turns it into the view of the route the replay arrives on. render
+// gets the stored status, headers (it may change them) and body; its error
+// is rendered as a problem instead of the replay.
+func RenderOnReplay(render func(c *gin.Context, status int, header http.Header, body []byte) ([]byte, error)) Option {
+	return func(o *operationOptions) { o.render = render }
 }
 
 const journalBodyKey = "pcourt.idempotency.journal-body"
@@ -177,7 +188,7 @@ func (j *Journal) Middleware(operation string, opts ...Option) gin.HandlerFunc {
 					return
 				}
 			}
-			j.replay(c, res[1], res[2], res[3])
+			j.replay(c, res[1], res[2], res[3], o.render)
 			return
 		}
 
@@ -213,7 +224,7 @@ func (j *Journal) Middleware(operation string, opts ...Option) gin.HandlerFunc {
 	}
 }
 
-func (j *Journal) replay(c *gin.Context, status, headers, body string) {
+func (j *Journal) replay(c *gin.Context, status, headers, body string, render func(*gin.Context, int, http.Header, []byte) ([]byte, error)) {
 	code, err := strconv.Atoi(status)
 	if err != nil {
 		problem.Write(c, problem.New(problem.Internal, "The stored response could not be read.").Wrap(err))
@@ -223,6 +234,14 @@ func (j *Journal) replay(c *gin.Context, status, headers, body string) {
 	if err := json.Unmarshal([]byte(headers), &h); err != nil {
 		problem.Write(c, problem.New(problem.Internal, "The stored response could not be read.").Wrap(err))
 		return
+	}
+	if render != nil {
+		rendered, err := render(c, code, http.Header(h), []byte(body))
+		if err != nil {
+			problem.Render(c, err)
+			return
+		}
+		body = string(rendered)
 	}
 	for k, vs := range h {
 		for _, v := range vs {

@@ -323,3 +323,43 @@ func TestJournalBodyKeepsSecretsOutOfTheReplay(t *testing.T) {
 	refused := h.post(t, "/cases", token, "key-show-once", `{}`)
 	require.Equal(t, 403, refused.status, "a lapsed deadline refuses the replay")
 }
+
+// Two routes of one operation render the same stored result in their own
+// view: the journal keeps a view-neutral body, and the replay is rendered
+// for the route it arrives on, headers included.
+func TestRenderOnReplayAnswersInTheViewOfTheRoute(t *testing.T) {
+	rdb := redistest.NewClient(t)
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	store := auth.NewStore(rdb, auth.DefaultStoreConfig())
+	token, _ := authtest.Mint(t, store, auth.RolePlatformOrchestrator)
+	journal := idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:test"), logger)
+	s := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "test", Logger: logger})
+	for _, view := range []string{"old", "new"} {
+		render := func(_ *gin.Context, status int, header http.Header, stored []byte) ([]byte, error) {
+			if status != http.StatusCreated {
+				return stored, nil
+			}
+			header.Set("Location", "/"+view+"/"+string(stored))
+			return []byte(`{"` + view + `Id":"` + string(stored) + `"}`), nil
+		}
+		s.Router().POST("/"+view, auth.Middleware(store), journal.Middleware("create", idempotency.RenderOnReplay(render)), func(c *gin.Context) {
+			idempotency.JournalBody(c, []byte("thing_1"))
+			c.Header("Location", "/"+view+"/thing_1")
+			c.JSON(http.StatusCreated, gin.H{view + "Id": "thing_1"})
+		})
+	}
+	ts := httptest.NewServer(s.Router())
+	t.Cleanup(ts.Close)
+	h := &harness{url: ts.URL}
+
+	first := h.post(t, "/old", token, "key-render-1", `{}`)
+	require.Equal(t, 201, first.status)
+	require.JSONEq(t, `{"oldId":"thing_1"}`, first.body)
+	for _, view := range []string{"old", "new"} {
+		replay := h.post(t, "/"+view, token, "key-render-1", `{}`)
+		require.Equal(t, 201, replay.status)
+		require.True(t, replay.replayed)
+		require.JSONEq(t, `{"`+view+`Id":"thing_1"}`, replay.body, "the replay speaks the route's view")
+		require.Equal(t, "/"+view+"/thing_1", replay.location, "one Location, the route's")
+	}
+}

@@ -127,7 +127,7 @@ func membership(ctx context.Context, store *auth.Store, cmd string, args []strin
 	resource := fs.String("resource", "", "draft:<id> or case:<id> (required)")
 	side := fs.String("side", "", "claimant or respondent (grant)")
 	credential := fs.String("credential", "", "credential public id")
-	principal := fs.String("principal", "", "principal id")
+	principal := fs.String("principal", "", "agent identity: the immutable agent id of the credentials the membership admits")
 	keep := fs.Duration("keep", 30*24*time.Hour, "grant: how long the resource lives; its memberships expire with it")
 	if err := fs.Parse(args); err != nil {
 		return err

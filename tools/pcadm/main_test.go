@@ -57,11 +57,11 @@ func TestMintListGrantRevoke(t *testing.T) {
 	out, err = c.run("members", "--resource", "draft:dr_1")
 	require.NoError(t, err)
 	require.Equal(t, "claimant\tcredential:"+id+"\n", out)
-	require.NoError(t, store.AuthorizeSide(ctx, cred, "draft:dr_1", auth.Claimant, "", ""))
+	require.NoError(t, store.AuthorizeSide(ctx, cred, "draft:dr_1", auth.Claimant, ""))
 
 	_, err = c.run("ungrant", "--resource", "draft:dr_1", "--credential", id)
 	require.NoError(t, err)
-	require.ErrorIs(t, store.AuthorizeSide(ctx, cred, "draft:dr_1", auth.Claimant, "", ""), auth.ErrForbidden)
+	require.ErrorIs(t, store.AuthorizeSide(ctx, cred, "draft:dr_1", auth.Claimant, ""), auth.ErrForbidden)
 
 	_, err = c.run("revoke", id)
 	require.NoError(t, err)

@@ -32,3 +32,13 @@ func WithAgent(agentID string) func(*auth.MintRequest) {
 func WithTenant(tenant string) func(*auth.MintRequest) {
 	return func(r *auth.MintRequest) { r.Tenant = tenant }
 }
+
+// WithPartner mints the credential for another partner of the tenant.
+func WithPartner(partnerID string) func(*auth.MintRequest) {
+	return func(r *auth.MintRequest) { r.PartnerID = partnerID }
+}
+
+// WithEnvironment mints the credential for another environment.
+func WithEnvironment(env auth.Environment) func(*auth.MintRequest) {
+	return func(r *auth.MintRequest) { r.Environment = env }
+}

@@ -178,25 +178,37 @@ func Confirm(d Draft, req ConfirmRequest, actor Actor, now time.Time) (Outcome, 
 // WithConsent applies a bundled authorization recorded through the
 // authorizations API: under the bundled_authorizations policy, it counts as
 // the confirmation of a participant whose authorizationMode is
-// bundled_authorization. at is when the consent is applied; reference
-// names the consent. The store calls it for each matching consent when it
-// prepares the draft or when a consent is recorded later.
+// bundled_authorization. actor is the credential that records it; at is
+// when the consent is applied; reference names the consent.
 //
-// Refusals, with d unchanged: invalid_confirmation (reference not 1 to 200
-// visible ASCII characters), not_a_participant, not_required (the policy is
-// not bundled_authorizations or the participant is not
-// bundled_authorization), draft_already_opened, draft_expired,
-// already_confirmed.
-func (d Draft) WithConsent(participantID string, at time.Time, reference string) (Outcome, error) {
+// A consent speaks for the participant, so recording one needs the same
+// authority over the participant as confirming for it: a credential of the
+// participant's partner. Refusals, in this order, with d unchanged:
+//
+//  1. invalid_confirmation: reference not 1 to 200 visible ASCII characters;
+//  2. draft_not_found: the actor's tenant or environment is not the draft's;
+//  3. not_a_participant;
+//  4. forbidden: the actor is not a platform orchestrator of the
+//     participant's partner (its partnerId, or the preparing partner);
+//  5. not_required: the policy is not bundled_authorizations or the
+//     participant is not bundled_authorization;
+//  6. draft_already_opened; 7. draft_expired; 8. already_confirmed.
+func (d Draft) WithConsent(participantID string, actor Actor, at time.Time, reference string) (Outcome, error) {
 	unchanged := Outcome{Draft: d}
 	if err := visible("reference", reference, 200); err != nil {
 		return unchanged, refuse(CodeInvalidConfirmation, "consent reference must be 1 to 200 visible ASCII characters")
+	}
+	if actor.TenantID != d.tenantID || actor.Environment != d.environment {
+		return unchanged, refuse(CodeDraftNotFound, "no draft %s in this tenant and environment", d.id)
 	}
 	i := d.participantIndex(participantID)
 	if i < 0 {
 		return unchanged, refuse(CodeNotAParticipant, "draft %s has no participant %s", d.id, participantID)
 	}
 	p, c := d.participants[i], d.confirmations[i]
+	if partner := d.effectivePartner(p); actor.PartnerID != partner || actor.Role != RolePlatformOrchestrator {
+		return unchanged, refuse(CodeForbidden, "participant %s acts through partner %s; only that partner's orchestrator records its consent", p.ID, partner)
+	}
 	if d.confirmationMode != ConfirmBundledAuthorizations || p.AuthorizationMode != AuthBundledAuthorization {
 		return unchanged, refuse(CodeNotRequired, "a recorded consent stands in only for a bundled_authorization participant under the bundled_authorizations policy")
 	}

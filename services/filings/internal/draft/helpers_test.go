@@ -130,6 +130,20 @@ func actorFor(t testing.TB, d draft.Draft, participantID string) draft.Actor {
 	return a
 }
 
+// consenterFor is the orchestrator of the participant's partner, the
+// credential that may record its consent (the preparing partner's for an
+// unknown participant).
+func consenterFor(t testing.TB, d draft.Draft, participantID string) draft.Actor {
+	t.Helper()
+	partnerID := d.PartnerID()
+	if p, ok := d.Participant(participantID); ok {
+		partnerID = d.EffectivePartner(p)
+	}
+	a := orchestratorOf(partnerID)
+	a.TenantID, a.Environment = d.TenantID(), d.Environment()
+	return a
+}
+
 // requestFor is the confirmation body a correct client sends for the
 // participant as actor: the statement and digest copied from the draft.
 func requestFor(t testing.TB, d draft.Draft, participantID string, actor draft.Actor) draft.ConfirmRequest {

@@ -61,7 +61,7 @@ func TestOpenedEvaluation(t *testing.T) {
 	d := g.prepare(t)
 	d = confirm(t, d, "claimant-1", fixedNow).Draft
 	d = confirm(t, d, "respondent-2", fixedNow).Draft
-	consented, err := d.WithConsent("respondent-1", fixedNow, "consent_7")
+	consented, err := d.WithConsent("respondent-1", consenterFor(t, d, "respondent-1"), fixedNow, "consent_7")
 	require.NoError(t, err)
 	require.True(t, consented.Opened)
 

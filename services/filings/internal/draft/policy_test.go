@@ -1,6 +1,7 @@
 package draft_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -68,7 +69,7 @@ func TestBundledConsentCountsAsConfirmation(t *testing.T) {
 	d := mustPrepare(t, bundled())
 	at := fixedNow.Add(time.Minute)
 
-	out, err := d.WithConsent("p-respondent", at, "consent_01JC5")
+	out, err := d.WithConsent("p-respondent", consenterFor(t, d, "p-respondent"), at, "consent_01JC5")
 	require.NoError(t, err)
 	require.False(t, out.Opened)
 	require.False(t, out.Last)
@@ -88,7 +89,7 @@ func TestBundledConsentCountsAsConfirmation(t *testing.T) {
 
 func TestBundledConsentAsTheLastConfirmationOpens(t *testing.T) {
 	d := confirm(t, mustPrepare(t, bundled()), "p-claimant", fixedNow).Draft
-	out, err := d.WithConsent("p-respondent", fixedNow.Add(time.Second), "consent_01JC5")
+	out, err := d.WithConsent("p-respondent", consenterFor(t, d, "p-respondent"), fixedNow.Add(time.Second), "consent_01JC5")
 	require.NoError(t, err)
 	require.True(t, out.Opened)
 	require.True(t, out.Last)
@@ -102,7 +103,7 @@ func TestBundledParticipantMayConfirmItself(t *testing.T) {
 	c := confirmationOf(t, out.Draft, "p-respondent")
 	require.Equal(t, draft.MethodProtocolAct, c.Method)
 
-	_, err := out.Draft.WithConsent("p-respondent", fixedNow, "consent_01JC5")
+	_, err := out.Draft.WithConsent("p-respondent", consenterFor(t, out.Draft, "p-respondent"), fixedNow, "consent_01JC5")
 	require.ErrorIs(t, err, draft.ErrAlreadyConfirmed)
 }
 
@@ -110,7 +111,7 @@ func TestWithConsentRefusals(t *testing.T) {
 	b := mustPrepare(t, bundled())
 	openedBundle := func() draft.Draft {
 		d := confirm(t, b, "p-claimant", fixedNow).Draft
-		out, err := d.WithConsent("p-respondent", fixedNow, "consent_1")
+		out, err := d.WithConsent("p-respondent", consenterFor(t, d, "p-respondent"), fixedNow, "consent_1")
 		require.NoError(t, err)
 		return out.Draft
 	}()
@@ -132,10 +133,34 @@ func TestWithConsentRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, err := tt.d.WithConsent(tt.id, tt.at, tt.reference)
+			out, err := tt.d.WithConsent(tt.id, consenterFor(t, tt.d, tt.id), tt.at, tt.reference)
 			require.ErrorIs(t, err, tt.want)
 			requireUnchanged(t, tt.d, out.Draft)
 			require.False(t, out.Opened)
+		})
+	}
+
+	// A consent speaks for the participant: only its partner's orchestrator
+	// records it.
+	respondentPartner := consenterFor(t, b, "p-respondent")
+	otherTenant := respondentPartner
+	otherTenant.TenantID = "tn_other"
+	agent := respondentPartner
+	agent.Role = draft.RoleRespondentAgent
+	for _, tt := range []struct {
+		name  string
+		actor draft.Actor
+		want  error
+	}{
+		{"another tenant", otherTenant, draft.ErrDraftNotFound},
+		{"the claimant's partner", orchestratorOf(partner), draft.ErrForbidden},
+		{"another partner", orchestratorOf("pt_someone_else"), draft.ErrForbidden},
+		{"an agent of the partner", agent, draft.ErrForbidden},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := b.WithConsent("p-respondent", tt.actor, fixedNow, "consent_1")
+			require.ErrorIs(t, err, tt.want)
+			requireUnchanged(t, b, out.Draft)
 		})
 	}
 }
@@ -214,4 +239,24 @@ func TestWithFeePaidRefusals(t *testing.T) {
 	out, err = d.WithFeePaid(d.ExpiresAt())
 	require.ErrorIs(t, err, draft.ErrDraftExpired)
 	requireUnchanged(t, d, out.Draft)
+}
+
+func TestPartnerAuthority(t *testing.T) {
+	d := mustPrepare(t, threeParty())
+	tests := []struct {
+		partner string
+		sides   []draft.Side
+	}{
+		{partner, []draft.Side{draft.SideClaimant, draft.SideRespondent}},
+		{otherPartner, []draft.Side{draft.SideRespondent}},
+		{"pt_stranger", nil},
+		{"", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.partner, func(t *testing.T) {
+			require.Equal(t, tt.sides, d.SidesOf(tt.partner))
+			require.Equal(t, tt.sides != nil, d.Involves(tt.partner))
+			require.Equal(t, slices.Contains(tt.sides, draft.SideClaimant), d.ActsFor(tt.partner, draft.SideClaimant))
+		})
+	}
 }

@@ -67,9 +67,14 @@ type PrepareInput struct {
 	IntakeMode       IntakeMode
 	ConfirmationMode ConfirmationMode
 	// Procedure is the v2 "procedure" object or the canonical "schedule".
-	Procedure    Procedure
-	Participants []Participant
-	Claim        Claim
+	Procedure Procedure
+	// PlanSchemaVersion and PlanRecordConfirmationRequired are the plan's
+	// constants as the caller sent them, nil when not sent. A plan copied
+	// from a draft read carries both; they must state the constants.
+	PlanSchemaVersion              *string
+	PlanRecordConfirmationRequired *bool
+	Participants                   []Participant
+	Claim                          Claim
 	// Evaluation is required when CaseMode is evaluation and forbidden
 	// otherwise.
 	Evaluation *Evaluation
@@ -255,6 +260,16 @@ func validateInput(in PrepareInput) (Procedure, error) {
 	if in.Canonical {
 		planField = "schedule"
 	}
+	// A plan echoed as a draft read returns it is welcome; only a
+	// contradiction of its constants is refused, each with its own code.
+	if v := in.PlanSchemaVersion; v != nil && *v != SchemaProcedurePlan {
+		return Procedure{}, &ValidationError{Field: planField + ".schemaVersion", Code: CodeUnsupportedSchemaVersion,
+			Reason: "must be " + SchemaProcedurePlan + ", the only plan version, or be omitted"}
+	}
+	if v := in.PlanRecordConfirmationRequired; v != nil && !*v {
+		return Procedure{}, &ValidationError{Field: planField + ".recordConfirmationRequired", Code: CodeRecordConfirmationRequired,
+			Reason: "must be true, or be omitted: every case's record is confirmed"}
+	}
 	plan, err := resolveProcedure(planField, in.Procedure)
 	if err != nil {
 		return Procedure{}, err
@@ -286,7 +301,7 @@ func validateInput(in PrepareInput) (Procedure, error) {
 
 	switch {
 	case in.ClaimantAcceptanceIdentity != "":
-		if err := text("claimantAcceptanceIdentity", in.ClaimantAcceptanceIdentity, maxIdentityRunes, false); err != nil {
+		if err := name("claimantAcceptanceIdentity", in.ClaimantAcceptanceIdentity, maxIdentityRunes); err != nil {
 			return Procedure{}, err
 		}
 	case in.Canonical:
@@ -324,7 +339,7 @@ func validateParticipants(in PrepareInput) error {
 				return err
 			}
 		}
-		if err := text(at("principalId"), p.PrincipalID, maxPrincipalRunes, false); err != nil {
+		if err := name(at("principalId"), p.PrincipalID, maxPrincipalRunes); err != nil {
 			return err
 		}
 		if j, dup := principals[p.PrincipalID]; dup {

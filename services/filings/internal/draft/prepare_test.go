@@ -120,7 +120,7 @@ func TestPrepareRefusesEachViolation(t *testing.T) {
 		{"partner id malformed", func(i *in) { i.Participants[1].PartnerID = "pt seller" }, "participants[1].partnerId", "must be 1 to 160 characters of A-Z a-z 0-9 . _ : -"},
 		{"principal id missing", func(i *in) { i.Participants[0].PrincipalID = "" }, "participants[0].principalId", "is required"},
 		{"principal id too long", func(i *in) { i.Participants[0].PrincipalID = strings.Repeat("é", 201) }, "participants[0].principalId", "must be at most 200 characters"},
-		{"principal id with a newline", func(i *in) { i.Participants[0].PrincipalID = "acct:maria\nlopez" }, "participants[0].principalId", "must not contain control characters"},
+		{"principal id with a newline", func(i *in) { i.Participants[0].PrincipalID = "acct:maria\nlopez" }, "participants[0].principalId", "must not contain control characters (found U+000A): they change how text reads without being seen"},
 		{"principal id padded", func(i *in) { i.Participants[0].PrincipalID = " acct:maria" }, "participants[0].principalId", "must not begin or end with white space"},
 		{"principal id invalid UTF-8", func(i *in) { i.Participants[0].PrincipalID = "acct:\xff" }, "participants[0].principalId", "must be valid UTF-8"},
 		{"principal on both sides", func(i *in) { i.Participants[1].PrincipalID = "acct:maria.lopez" }, "participants[1].principalId", "repeats participants[0].principalId; a principal takes part once"},
@@ -176,7 +176,7 @@ func TestPrepareRefusesEachViolation(t *testing.T) {
 		}, "claim.remedy", "must be declaratory when caseMode is evaluation"},
 		{"summary missing", func(i *in) { i.Claim.Summary = "" }, "claim.summary", "is required"},
 		{"summary too long", func(i *in) { i.Claim.Summary = strings.Repeat("a", 2001) }, "claim.summary", "must be at most 2000 characters"},
-		{"summary with a tab", func(i *in) { i.Claim.Summary = "a\tb" }, "claim.summary", "must not contain control characters"},
+		{"summary with a tab", func(i *in) { i.Claim.Summary = "a\tb" }, "claim.summary", "must not contain control characters (found U+0009): they change how text reads without being seen"},
 		// evaluation
 		{"evaluation missing", func(i *in) {
 			evaluationMode(i)
@@ -202,7 +202,7 @@ func TestPrepareRefusesEachViolation(t *testing.T) {
 		{"criterion with a newline", func(i *in) {
 			evaluationMode(i)
 			i.Evaluation.Question.Criteria[0] = "a\nb"
-		}, "evaluation.question.criteria[0]", "must not contain control characters"},
+		}, "evaluation.question.criteria[0]", "must not contain control characters (found U+000A): they change how text reads without being seen"},
 		{"one outcome", func(i *in) {
 			evaluationMode(i)
 			i.Evaluation.AllowedOutcomes = []string{"yes"}
@@ -225,7 +225,7 @@ func TestPrepareRefusesEachViolation(t *testing.T) {
 		}, "evaluation.reviewPolicy", "must be one of no_review, human_review_on_request, human_review_always"},
 		// claimantAcceptanceIdentity
 		{"acceptance identity required on the canonical route", func(i *in) { i.Canonical = true }, "claimantAcceptanceIdentity", "is required on POST /api/filings"},
-		{"acceptance identity malformed", func(i *in) { i.ClaimantAcceptanceIdentity = "maria\x00" }, "claimantAcceptanceIdentity", "must not contain control characters"},
+		{"acceptance identity malformed", func(i *in) { i.ClaimantAcceptanceIdentity = "maria\x00" }, "claimantAcceptanceIdentity", "must not contain control characters (found U+0000): they change how text reads without being seen"},
 		{"acceptance identity too long", func(i *in) { i.ClaimantAcceptanceIdentity = strings.Repeat("m", 321) }, "claimantAcceptanceIdentity", "must be at most 320 characters"},
 		// expiresIn
 		{"expiry too short", func(i *in) { i.ExpiresIn = time.Hour - time.Millisecond }, "expiresIn", "must be 1 hour to 30 days"},
@@ -244,6 +244,47 @@ func TestPrepareRefusesEachViolation(t *testing.T) {
 			require.Equal(t, tt.field+" "+tt.reason, err.Error())
 		})
 	}
+}
+
+// Names that enter a confirmation statement, or name who accepts, refuse
+// the characters that make text display other than its bytes, with their
+// own code; letters of any script stay welcome.
+func TestPrepareRefusesUnsafeCharactersInNames(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*draft.PrepareInput)
+		field  string
+	}{
+		{"right-to-left override", func(i *draft.PrepareInput) { i.Participants[0].PrincipalID = "acct:maria\u202Eenilno" }, "participants[0].principalId"},
+		{"left-to-right isolate", func(i *draft.PrepareInput) { i.Participants[1].PrincipalID = "org:\u2066north\u2069" }, "participants[1].principalId"},
+		{"right-to-left mark", func(i *draft.PrepareInput) { i.Participants[1].PrincipalID = "org:north\u200Fwind" }, "participants[1].principalId"},
+		{"Arabic letter mark", func(i *draft.PrepareInput) { i.Participants[1].PrincipalID = "org:north\u061Cwind" }, "participants[1].principalId"},
+		{"zero-width space", func(i *draft.PrepareInput) { i.Participants[0].PrincipalID = "acct:maria\u200Blopez" }, "participants[0].principalId"},
+		{"zero-width joiner", func(i *draft.PrepareInput) { i.Participants[0].PrincipalID = "acct:maria\u200Dlopez" }, "participants[0].principalId"},
+		{"byte order mark", func(i *draft.PrepareInput) { i.Participants[0].PrincipalID = "\uFEFFacct:maria" }, "participants[0].principalId"},
+		{"line separator", func(i *draft.PrepareInput) { i.Participants[0].PrincipalID = "acct:maria\u2028lopez" }, "participants[0].principalId"},
+		{"paragraph separator", func(i *draft.PrepareInput) { i.Participants[0].PrincipalID = "acct:maria\u2029lopez" }, "participants[0].principalId"},
+		{"control character", func(i *draft.PrepareInput) { i.Participants[0].PrincipalID = "acct:maria\u0085lopez" }, "participants[0].principalId"},
+		{"override in the acceptance identity", func(i *draft.PrepareInput) { i.ClaimantAcceptanceIdentity = "maria@\u202Eexample" }, "claimantAcceptanceIdentity"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			input := twoParty()
+			tt.mutate(&input)
+			_, err := draft.Prepare(input, testRules, fixedNow, testIDs)
+			var verr *draft.ValidationError
+			require.ErrorAs(t, err, &verr)
+			require.Equal(t, tt.field, verr.Field)
+			require.Equal(t, draft.CodeUnsafeCharacters, verr.ProblemCode())
+			require.Contains(t, verr.Reason, "found U+")
+		})
+	}
+
+	input := twoParty()
+	input.Participants[0].PrincipalID = "acct:مريم.لوبيز"
+	input.Participants[1].PrincipalID = "org:dépôt-central 東京"
+	_, err := draft.Prepare(input, testRules, fixedNow, testIDs)
+	require.NoError(t, err, "letters of any script are names")
 }
 
 func TestPrepareAcceptsTheEdges(t *testing.T) {

@@ -23,7 +23,7 @@ func recordSamples(t *testing.T) map[string]draft.Draft {
 	opened := confirm(t, samples["one confirmation"], "p-claimant", fixedNow.Add(2*time.Minute)).Draft
 	samples["opened"] = confirm(t, opened, "p-carrier", fixedNow.Add(3*time.Minute)).Draft
 
-	consented, err := mustPrepare(t, bundled()).WithConsent("p-respondent", fixedNow, "consent_01JC5")
+	consented, err := func() draft.Draft { return mustPrepare(t, bundled()) }().WithConsent("p-respondent", orchestratorOf(otherPartner), fixedNow, "consent_01JC5")
 	require.NoError(t, err)
 	samples["recorded consent"] = consented.Draft
 

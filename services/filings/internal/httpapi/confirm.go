@@ -34,7 +34,7 @@ func (h *handlers) confirm(route draft.Route) gin.HandlerFunc {
 		}
 		cred, _ := auth.CredentialFrom(c.Request.Context())
 		h.apply(c, c.Param("id"), cred, route, func(d draft.Draft) (draft.Outcome, error) {
-			if err := h.authorizeParticipant(c.Request.Context(), c, cred, d, body.ParticipantID, body.PrincipalID); err != nil {
+			if err := h.authorizeParticipant(c, cred, d, body.ParticipantID); err != nil {
 				return draft.Outcome{}, err
 			}
 			return draft.Confirm(d, draft.ConfirmRequest{
@@ -54,6 +54,9 @@ func (h *handlers) confirm(route draft.Route) gin.HandlerFunc {
 // opened case (and its show-once secrets, never journaled) or 202 with the
 // draft.
 func (h *handlers) apply(c *gin.Context, id string, cred auth.Credential, route draft.Route, act func(draft.Draft) (draft.Outcome, error)) {
+	// A 201 carries showOnce secrets, and every answer is the result of a
+	// mutation: no cache, shared or private, may keep it.
+	c.Header("Cache-Control", "no-store")
 	ctx := c.Request.Context()
 	for range maxConfirmAttempts {
 		loaded, d, err := h.load(ctx, id, cred)
@@ -80,6 +83,7 @@ func (h *handlers) apply(c *gin.Context, id string, cred auth.Credential, route 
 				_ = c.Error(err)
 				return
 			}
+			journalDraft(c, record)
 			c.JSON(http.StatusAccepted, gin.H{"data": h.draftView(outcome.Draft, route), "requestId": requestid.Get(c)})
 			return
 		}
@@ -132,7 +136,10 @@ func (h *handlers) opening(d draft.Draft, withSecrets bool) (caseView, showOnce,
 	if withSecrets {
 		secrets.RespondentInviteToken = auth.NewToken("pc_inv_")
 		secrets.respondentLoginToken = auth.NewToken("pc_login_")
-		secrets.RespondentLoginPath = "/respond/" + confirmed.CaseID + "?login=" + secrets.respondentLoginToken
+		// The token rides in the fragment, which browsers never send to a
+		// server, so no access log, proxy or Referer header carries it; the
+		// hosted page reads it and exchanges it with a POST.
+		secrets.RespondentLoginPath = "/respond/" + confirmed.CaseID + "#login=" + secrets.respondentLoginToken
 		if d.ClaimantAcceptanceIdentity() != "" {
 			// Without a claimant acceptance identity there is no claimant
 			// packet or link: partner consent stands in for it.

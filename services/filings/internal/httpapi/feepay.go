@@ -90,6 +90,7 @@ type checkoutBody struct {
 // checkout answers the provider intent of a fee: the x402 requirements
 // committed when it was quoted. A retry returns the same intent.
 func (h *handlers) checkout(c *gin.Context) {
+	c.Header("Cache-Control", "no-store") // a mutation's answer, naming a payment intent
 	body, err := httpserver.ReadBody(c)
 	if err != nil {
 		_ = c.Error(err)
@@ -139,8 +140,7 @@ func (h *handlers) checkout(c *gin.Context) {
 }
 
 // payableFee resolves the path's fee to its draft, checks the caller may pay
-// it (orchestrators, and agents of the claimant side), and returns its
-// committed offers.
+// it (authorizePayer), and returns its committed offers.
 func (h *handlers) payableFee(c *gin.Context, cred auth.Credential) (store.FeeIndex, draft.Draft, []x402.PaymentRequirements, error) {
 	feeID := c.Param("feeId")
 	idx, err := h.drafts.Fee(c.Request.Context(), feeID)
@@ -157,10 +157,8 @@ func (h *handlers) payableFee(c *gin.Context, cred auth.Credential) (store.FeeIn
 	if err != nil {
 		return store.FeeIndex{}, draft.Draft{}, nil, err
 	}
-	if cred.Role != auth.RolePlatformOrchestrator {
-		if err := h.credentials.AuthorizeSide(c.Request.Context(), cred, resource(d.ID()), auth.Claimant, "", c.GetHeader(auth.CapabilityHeader)); err != nil {
-			return store.FeeIndex{}, draft.Draft{}, nil, err
-		}
+	if err := h.authorizePayer(c, cred, d); err != nil {
+		return store.FeeIndex{}, draft.Draft{}, nil, err
 	}
 	var committed, offers []x402.PaymentRequirements
 	if len(idx.Offers) > 0 {

@@ -117,16 +117,3 @@ func (h *handlers) quoteFee(c *gin.Context) {
 		"currency": f.Currency, "amountMinor": f.AmountMinor, "tier": f.Tier, "collection": f.Collection,
 	}, "requestId": requestid.Get(c)})
 }
-
-// authorizeReader lets orchestrators of the tenant read, and agents with a
-// membership (or capability) of the side of their role.
-func (h *handlers) authorizeReader(c *gin.Context, cred auth.Credential, d draft.Draft) error {
-	if cred.Role == auth.RolePlatformOrchestrator {
-		return nil
-	}
-	side := auth.Claimant
-	if cred.Role == auth.RoleRespondentAgent {
-		side = auth.Respondent
-	}
-	return h.credentials.AuthorizeSide(c.Request.Context(), cred, resource(d.ID()), side, "", c.GetHeader(auth.CapabilityHeader))
-}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -13,6 +14,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -44,8 +46,17 @@ type stack struct {
 	rdb          *redis.Client
 	credentials  *auth.Store
 	orchestrator string
-	orchID       string       // the orchestrator credential's public id
-	skew         atomic.Int64 // added to the service's clock, to pass deadlines
+	orchID       string // the orchestrator credential's public id
+	// Other callers, all platform orchestrators: partnerB and partnerC are
+	// other partners of the orchestrator's tenant (B is given the respondent
+	// in the cross-partner drafts, C never takes part); otherTenant is a
+	// tenant of its own; live is the orchestrator's partner in the live
+	// environment.
+	partnerB, partnerBID string
+	partnerC             string
+	otherTenant          string
+	live                 string
+	skew                 atomic.Int64 // added to the service's clock, to pass deadlines
 
 	ledger     *localfacilitator.Ledger
 	payer      *ecdsa.PrivateKey
@@ -54,6 +65,9 @@ type stack struct {
 	payments   *journal.Journal    // the settlement journal fees are paid through
 	facClient  *facilitator.Client // the facilitator as services reach it
 }
+
+// partnerB is the second partner of the test tenant ("partner-test" is the first).
+const partnerB = "partner-b"
 
 const (
 	feePayTo = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
@@ -73,6 +87,12 @@ func newStack(t testing.TB) *stack {
 	var orch auth.Credential
 	s.orchestrator, orch = authtest.Mint(t, s.credentials, auth.RolePlatformOrchestrator)
 	s.orchID = orch.PublicID
+	var b auth.Credential
+	s.partnerB, b = authtest.Mint(t, s.credentials, auth.RolePlatformOrchestrator, authtest.WithPartner(partnerB))
+	s.partnerBID = b.PublicID
+	s.partnerC, _ = authtest.Mint(t, s.credentials, auth.RolePlatformOrchestrator, authtest.WithPartner("partner-c"))
+	s.otherTenant, _ = authtest.Mint(t, s.credentials, auth.RolePlatformOrchestrator, authtest.WithTenant("tenant-other"))
+	s.live, _ = authtest.Mint(t, s.credentials, auth.RolePlatformOrchestrator, authtest.WithEnvironment(auth.Live))
 	version, hash, _ := api.Rules()
 
 	// The local facilitator over real HTTP, behind a proxy that can lose a
@@ -253,4 +273,49 @@ func (s *stack) readData(t testing.TB, path string) string {
 	var env struct{ Data json.RawMessage }
 	require.NoError(t, json.Unmarshal(raw, &env))
 	return string(env.Data)
+}
+
+// crossPartner is a bilateral draft whose respondent acts through partnerB:
+// the orchestrator's partner acts for the claimant only, partnerB for the
+// respondent only. Both confirm with their partner credential.
+func crossPartner() map[string]any {
+	body := twoParty()
+	body["participants"] = []map[string]any{
+		{"participantId": "p-claimant", "side": "claimant", "principalId": "org-acme", "principalKind": "organization", "authorizationMode": "partner_credential", "initiator": true},
+		{"participantId": "p-respondent", "side": "respondent", "partnerId": partnerB, "principalId": "org-beta", "principalKind": "organization", "authorizationMode": "partner_credential"},
+	}
+	return body
+}
+
+// redisState is every key the service and the credential store hold, with
+// its serialized value, except the idempotency journal (a refusal is
+// journaled as the answer to its key). Two equal states mean a request
+// changed no draft, fee, payment, membership or capability.
+func (s *stack) redisState(t testing.TB) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	state := map[string]string{}
+	iter := s.rdb.Scan(ctx, 0, "*", 1000).Iterator()
+	for iter.Next(ctx) {
+		key := iter.Val()
+		if strings.Contains(key, ":idem:") {
+			continue
+		}
+		v, err := s.rdb.Dump(ctx, key).Result()
+		if errors.Is(err, redis.Nil) {
+			continue // expired between SCAN and DUMP
+		}
+		require.NoError(t, err)
+		state[key] = v
+	}
+	require.NoError(t, iter.Err())
+	return state
+}
+
+// unchanged runs act and requires it to leave the Redis state as it was.
+func (s *stack) unchanged(t testing.TB, act func()) {
+	t.Helper()
+	before := s.redisState(t)
+	act()
+	require.Equal(t, before, s.redisState(t), "a refusal changes nothing")
 }

@@ -24,6 +24,7 @@ import (
 // the canonical route createFilingBody.
 func (h *handlers) prepare(route draft.Route) gin.HandlerFunc {
 	return func(c *gin.Context) {
+		c.Header("Cache-Control", "no-store") // a mutation's answer
 		cred, _ := auth.CredentialFrom(c.Request.Context())
 		in, err := decodePrepare(c, route)
 		if err != nil {
@@ -72,6 +73,7 @@ func (h *handlers) prepare(route draft.Route) gin.HandlerFunc {
 			}
 		}
 		c.Header("Location", draftPath(route, d.ID()))
+		journalDraft(c, record)
 		c.JSON(http.StatusCreated, gin.H{"data": h.draftView(d, route), "requestId": requestid.Get(c)})
 	}
 }
@@ -98,9 +100,11 @@ func toPrepareInput(canonical, legacy bool, externalID, caseMode, intake string,
 	in := draft.PrepareInput{
 		Canonical: canonical, Legacy: legacy, ExternalCaseID: externalID,
 		CaseMode: draft.CaseMode(caseMode), IntakeMode: draft.IntakeMode(intake), ConfirmationMode: draft.ConfirmationMode(policy.Mode),
-		Procedure:                  toProcedure(plan),
-		Claim:                      draft.Claim{Remedy: draft.Remedy(claim.Remedy), Summary: claim.Summary, MicroTierConsent: claim.MicroTierConsent},
-		ClaimantAcceptanceIdentity: acceptance,
+		Procedure:                      toProcedure(plan),
+		PlanSchemaVersion:              plan.SchemaVersion,
+		PlanRecordConfirmationRequired: plan.RecordConfirmationRequired,
+		Claim:                          draft.Claim{Remedy: draft.Remedy(claim.Remedy), Summary: claim.Summary, MicroTierConsent: claim.MicroTierConsent},
+		ClaimantAcceptanceIdentity:     acceptance,
 	}
 	planField := "procedure"
 	if canonical {
@@ -193,8 +197,11 @@ func (h *handlers) read(route draft.Route) gin.HandlerFunc {
 	}
 }
 
-// load reads a draft of the credential's tenant and environment. Another
-// tenant's draft does not exist for this caller.
+// load reads a draft of the credential's tenant and environment in which
+// the credential's partner acts for a participant. Any other draft (of
+// another tenant or environment, or one where the partner has no
+// participant) does not exist for this caller: answering 404 rather than
+// 403 keeps its existence undisclosed.
 func (h *handlers) load(ctx context.Context, id string, cred auth.Credential) (store.Loaded, draft.Draft, error) {
 	loaded, err := h.drafts.Load(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -207,21 +214,10 @@ func (h *handlers) load(ctx context.Context, id string, cred auth.Credential) (s
 	if err := json.Unmarshal(loaded.Record, &d); err != nil {
 		return store.Loaded{}, draft.Draft{}, err
 	}
-	if d.TenantID() != cred.Tenant || d.Environment() != string(cred.Environment) {
+	if d.TenantID() != cred.Tenant || d.Environment() != string(cred.Environment) || !d.Involves(cred.PartnerID) {
 		return store.Loaded{}, draft.Draft{}, draft.ErrDraftNotFound
 	}
 	return loaded, d, nil
-}
-
-// authorizeParticipant checks the credential may act for the side of the
-// named participant: orchestrators for their tenant, agents through a
-// membership of that side or the per-case capability header.
-func (h *handlers) authorizeParticipant(ctx context.Context, c *gin.Context, cred auth.Credential, d draft.Draft, participantID, principalID string) error {
-	p, ok := d.Participant(participantID)
-	if !ok {
-		return nil // the domain refuses it with not_a_participant
-	}
-	return h.credentials.AuthorizeSide(ctx, cred, resource(d.ID()), auth.Side(p.Side), principalID, c.GetHeader(auth.CapabilityHeader))
 }
 
 // recheckConfirmation runs before a stored confirmation answer is replayed:
@@ -238,7 +234,7 @@ func (h *handlers) recheckConfirmation(c *gin.Context) error {
 	}
 	var body confirmBody
 	if err := json.NewDecoder(c.Request.Body).Decode(&body); err == nil {
-		return h.authorizeParticipant(c.Request.Context(), c, cred, d, body.ParticipantID, body.PrincipalID)
+		return h.authorizeParticipant(c, cred, d, body.ParticipantID)
 	}
 	return nil
 }

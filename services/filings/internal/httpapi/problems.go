@@ -14,6 +14,19 @@ import (
 // InvalidDraft is a preparation body that breaks a rule; the detail names the field.
 var InvalidDraft = problem.Code{Name: "invalid_draft", Status: http.StatusBadRequest, Title: "Invalid case draft"}
 
+// The preparation refusals with a code of their own (draft.ValidationCode);
+// the detail names the field.
+var validationProblems = map[draft.ValidationCode]problem.Code{
+	draft.CodeInvalidDraft:               InvalidDraft,
+	draft.CodeUnsafeCharacters:           {Name: "unsafe_characters", Status: http.StatusBadRequest, Title: "Unsafe characters"},
+	draft.CodeUnsupportedSchemaVersion:   {Name: "unsupported_schema_version", Status: http.StatusBadRequest, Title: "Unsupported schema version"},
+	draft.CodeRecordConfirmationRequired: {Name: "record_confirmation_required", Status: http.StatusBadRequest, Title: "Record confirmation required"},
+}
+
+// InvalidConsent is a consent body that breaks its own rules; the detail
+// names the field.
+var InvalidConsent = problem.Code{Name: "invalid_consent", Status: http.StatusBadRequest, Title: "Invalid consent"}
+
 // Busy is a confirmation that lost the optimistic race too often in a row.
 var Busy = problem.Code{Name: "draft_busy", Status: http.StatusServiceUnavailable, Title: "Draft busy"}
 
@@ -74,7 +87,11 @@ func Problem(err error) *problem.Error {
 		}
 		return problem.New(problem.Code{Name: string(refusal.Code), Status: status, Title: refusalTitle[refusal.Code]}, detail)
 	case errors.As(err, &invalid):
-		return problem.New(InvalidDraft, invalid.Error())
+		code, ok := validationProblems[invalid.ProblemCode()]
+		if !ok {
+			code = InvalidDraft
+		}
+		return problem.New(code, invalid.Error())
 	case errors.Is(err, auth.ErrForbidden):
 		return problem.New(problem.Forbidden, "This credential may not act for that side of this draft: it needs an active membership of the side, or the case capability in X-PC-Case-Capability.")
 	case errors.Is(err, store.ErrExists):

@@ -47,7 +47,8 @@ func newHandlers(d Deps) *handlers {
 }
 
 // The idempotency operations. The v2 and canonical routes of one act share
-// an operation, and so one journal: a retry may cross between them.
+// an operation, and so one journal: a retry may cross between them, and is
+// answered in the view of the route it arrives on.
 const (
 	opPrepare       = "prepareCaseDraft"
 	opConfirm       = "confirmCaseDraft"
@@ -65,16 +66,18 @@ func Register(r *gin.Engine, d Deps) {
 	authenticated := auth.Middleware(d.Credentials)
 	preparer := auth.RequireRole(auth.RolePlatformOrchestrator, auth.RoleClaimantAgent)
 	recheck := idempotency.RecheckBeforeReplay(h.recheckConfirmation)
+	// A replay answers in the view of the route it arrives on.
+	view := func(route draft.Route) idempotency.Option { return idempotency.RenderOnReplay(h.renderReplay(route)) }
 
 	r.GET("/api/v2/integration", authenticated, getIntegration)
 
-	r.POST("/api/v2/case-drafts", authenticated, preparer, d.Journal.Middleware(opPrepare), h.prepare(draft.RouteV2))
+	r.POST("/api/v2/case-drafts", authenticated, preparer, d.Journal.Middleware(opPrepare, view(draft.RouteV2)), h.prepare(draft.RouteV2))
 	r.GET("/api/v2/case-drafts/:id", authenticated, h.read(draft.RouteV2))
-	r.POST("/api/v2/case-drafts/:id/confirmations", authenticated, d.Journal.Middleware(opConfirm, recheck), h.confirm(draft.RouteV2))
+	r.POST("/api/v2/case-drafts/:id/confirmations", authenticated, d.Journal.Middleware(opConfirm, recheck, view(draft.RouteV2)), h.confirm(draft.RouteV2))
 
-	r.POST("/api/filings", authenticated, preparer, d.Journal.Middleware(opPrepare), h.prepare(draft.RouteCanonical))
+	r.POST("/api/filings", authenticated, preparer, d.Journal.Middleware(opPrepare, view(draft.RouteCanonical)), h.prepare(draft.RouteCanonical))
 	r.GET("/api/filings/:id", authenticated, h.read(draft.RouteCanonical))
-	r.POST("/api/filings/:id/confirmations", authenticated, d.Journal.Middleware(opConfirm, recheck), h.confirm(draft.RouteCanonical))
+	r.POST("/api/filings/:id/confirmations", authenticated, d.Journal.Middleware(opConfirm, recheck, view(draft.RouteCanonical)), h.confirm(draft.RouteCanonical))
 
 	orchestrator := auth.RequireRole(auth.RolePlatformOrchestrator)
 	for _, prefix := range []string{"/api/v2/authorizations", "/api/authorizations"} {
@@ -82,7 +85,7 @@ func Register(r *gin.Engine, d Deps) {
 		if prefix == "/api/authorizations" {
 			route = draft.RouteCanonical
 		}
-		r.POST(prefix+"/consents", authenticated, orchestrator, d.Journal.Middleware(opConsent), h.recordConsent(route))
+		r.POST(prefix+"/consents", authenticated, orchestrator, d.Journal.Middleware(opConsent, view(route)), h.recordConsent(route))
 		r.GET(prefix+"/authority-grants", authenticated, orchestrator, h.listAuthority)
 		r.POST(prefix+"/authority-grants", authenticated, orchestrator, d.Journal.Middleware(opGrant), h.grantAuthority)
 		r.DELETE(prefix+"/authority-grants", authenticated, orchestrator, d.Journal.Middleware(opRevokeGrant), h.revokeAuthority)
@@ -94,6 +97,6 @@ func Register(r *gin.Engine, d Deps) {
 	r.POST("/api/v2/fees/quote", authenticated, h.quoteFee)
 
 	// The earlier prepare/confirm pair: drafts prepared here finish here.
-	r.POST("/api/v2/filings/prepare", authenticated, preparer, d.Journal.Middleware(opLegacyPrepare), h.prepare(draft.RouteLegacy))
-	r.POST("/api/v2/filings/:id/confirm", authenticated, d.Journal.Middleware(opLegacyConfirm, recheck), h.confirm(draft.RouteLegacy))
+	r.POST("/api/v2/filings/prepare", authenticated, preparer, d.Journal.Middleware(opLegacyPrepare, view(draft.RouteLegacy)), h.prepare(draft.RouteLegacy))
+	r.POST("/api/v2/filings/:id/confirm", authenticated, d.Journal.Middleware(opLegacyConfirm, recheck, view(draft.RouteLegacy)), h.confirm(draft.RouteLegacy))
 }

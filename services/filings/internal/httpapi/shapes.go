@@ -4,12 +4,15 @@ package httpapi
 // responses are built from the domain by toDraftView / toCaseView.
 
 // procedureBody is the v2 "procedure" object, and the canonical "schedule".
+// It takes the plan exactly as a draft read returns it, constants included.
 type procedureBody struct {
-	Profile                *string `json:"profile"`
-	AnswerRequired         *bool   `json:"answerRequired"`
-	EvidenceRounds         *int    `json:"evidenceRounds"`
-	RebuttalRounds         *int    `json:"rebuttalRounds"`
-	FilingsPerSidePerStage *int    `json:"filingsPerSidePerStage"`
+	SchemaVersion              *string `json:"schemaVersion"`
+	RecordConfirmationRequired *bool   `json:"recordConfirmationRequired"`
+	Profile                    *string `json:"profile"`
+	AnswerRequired             *bool   `json:"answerRequired"`
+	EvidenceRounds             *int    `json:"evidenceRounds"`
+	RebuttalRounds             *int    `json:"rebuttalRounds"`
+	FilingsPerSidePerStage     *int    `json:"filingsPerSidePerStage"`
 }
 
 type participantBody struct {

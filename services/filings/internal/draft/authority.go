@@ -1,0 +1,71 @@
+package draft
+
+// Partner authority over a draft. A credential belongs to one partner; a
+// partner acts for the participants whose effective partner it is (their
+// partnerId, or the preparing partner when they name none). That relation,
+// never a side or principal named in a request, is what the HTTP layer
+// checks before every act on a draft, its fee and its grants:
+//
+//   - a partner with no participant in the draft has no authority over it,
+//     and the draft does not exist for it (draft_not_found), exactly as a
+//     draft of another tenant;
+//   - a partner with a participant reads the draft and its fee, and acts
+//     (confirms, records consent, grants, revokes) only for the sides and
+//     participants it acts for (forbidden otherwise);
+//   - the fee is paid by a partner acting for a claimant, the side that
+//     files and pays.
+//
+// The preparing partner always acts for the initiator, a claimant.
+
+// Involves reports whether partnerID acts for some participant of d.
+func (d Draft) Involves(partnerID string) bool {
+	return len(d.SidesOf(partnerID)) > 0
+}
+
+// SidesOf returns the sides partnerID acts for in d, claimant first, each once.
+func (d Draft) SidesOf(partnerID string) []Side {
+	var claimant, respondent bool
+	for _, p := range d.participants {
+		if partnerID == "" || d.effectivePartner(p) != partnerID {
+			continue
+		}
+		if p.Side == SideClaimant {
+			claimant = true
+		} else {
+			respondent = true
+		}
+	}
+	var out []Side
+	if claimant {
+		out = append(out, SideClaimant)
+	}
+	if respondent {
+		out = append(out, SideRespondent)
+	}
+	return out
+}
+
+// ActsFor reports whether partnerID acts for a participant of side in d.
+func (d Draft) ActsFor(partnerID string, side Side) bool {
+	for _, s := range d.SidesOf(partnerID) {
+		if s == side {
+			return true
+		}
+	}
+	return false
+}
+
+// AgentOf returns the participant of d whose immutable agent id is
+// agentID, if any.
+func (d Draft) AgentOf(agentID string) (Participant, bool) {
+	for _, p := range d.participants {
+		if agentID != "" && p.AgentID == agentID {
+			return p, true
+		}
+	}
+	return Participant{}, false
+}
+
+// EffectivePartner returns the partner participant p acts through: its
+// partnerId, or the preparing partner when it names none.
+func (d Draft) EffectivePartner(p Participant) string { return d.effectivePartner(p) }

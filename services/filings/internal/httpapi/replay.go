@@ -1,0 +1,51 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/pcourt/pcourt/libs/idempotency"
+	"github.com/pcourt/pcourt/libs/requestid"
+	"github.com/pcourt/pcourt/services/filings/internal/draft"
+)
+
+// journaledDraft is what the journal keeps of an answer that is a draft:
+// the stored draft record rather than one route's view of it. The v2 and
+// canonical routes of an act share a journal, and a replay answers in the
+// view of the route it arrives on (renderReplay); both views render this
+// same packet and digest.
+type journaledDraft struct {
+	DraftRecord json.RawMessage `json:"draftRecord"`
+	RequestID   string          `json:"requestId"`
+}
+
+// journalDraft makes the journal keep record, the draft the answer shows.
+func journalDraft(c *gin.Context, record []byte) {
+	b, err := json.Marshal(journaledDraft{DraftRecord: record, RequestID: requestid.Get(c)})
+	if err != nil {
+		return // the journal keeps the answer as sent
+	}
+	idempotency.JournalBody(c, b)
+}
+
+// renderReplay renders a journaled draft in route's view, with route's
+// Location. Other stored answers pass unchanged: problems, and opened cases,
+// whose view is the same on every route.
+func (h *handlers) renderReplay(route draft.Route) func(*gin.Context, int, http.Header, []byte) ([]byte, error) {
+	return func(_ *gin.Context, status int, header http.Header, body []byte) ([]byte, error) {
+		var j journaledDraft
+		if status >= http.StatusMultipleChoices || json.Unmarshal(body, &j) != nil || len(j.DraftRecord) == 0 {
+			return body, nil
+		}
+		var d draft.Draft
+		if err := json.Unmarshal(j.DraftRecord, &d); err != nil {
+			return nil, err
+		}
+		if header.Get("Location") != "" {
+			header.Set("Location", draftPath(route, d.ID()))
+		}
+		return json.Marshal(gin.H{"data": h.draftView(d, route), "requestId": j.RequestID})
+	}
+}
