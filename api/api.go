@@ -51,6 +51,31 @@ func Schema(name string) (json.RawMessage, error) {
 	return s, nil
 }
 
+// Example returns the value of the named component example
+// (components.examples.<name>.value) as JSON: the example exchanges the
+// document shows, which services publish elsewhere too (x402 discovery).
+func Example(name string) (json.RawMessage, error) {
+	js, err := JSON()
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Components struct {
+			Examples map[string]struct {
+				Value json.RawMessage `json:"value"`
+			} `json:"examples"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(js, &doc); err != nil {
+		return nil, fmt.Errorf("reading openapi components: %w", err)
+	}
+	e, ok := doc.Components.Examples[name]
+	if !ok || len(e.Value) == 0 {
+		return nil, fmt.Errorf("openapi.yaml has no example %q with a value", name)
+	}
+	return e.Value, nil
+}
+
 // rulesDocument is the procedural rules text every new case is pinned to.
 //
 //go:embed rules/pcourt-rules-2026-11.md

@@ -14,17 +14,27 @@ import (
 	"github.com/pcourt/pcourt/libs/problem"
 )
 
-// ReadBody reads the whole request body under the size limit set by
-// BodyLimit, so that the bytes can be fingerprinted, hashed or decoded.
+// ReadBody reads the whole request body under the size limit that applies
+// to the route (the server's default or the route's BodyLimit), so that the
+// bytes can be fingerprinted, hashed or decoded. A body over the limit is
+// body_too_large naming that limit, refused before reading when its
+// Content-Length says so.
 func ReadBody(c *gin.Context) ([]byte, error) {
 	if c.Request.Body == nil {
 		return nil, nil
 	}
+	limit := bodyLimit(c)
+	if limit > 0 && c.Request.ContentLength > limit {
+		return nil, tooLarge(limit)
+	}
 	b, err := io.ReadAll(c.Request.Body)
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return nil, problem.Newf(problem.BodyTooLarge, "The request body exceeds %d bytes.", tooLarge.Limit)
+		var maxBytes *http.MaxBytesError
+		if errors.As(err, &maxBytes) {
+			if limit == 0 || maxBytes.Limit < limit {
+				limit = maxBytes.Limit
+			}
+			return nil, tooLarge(limit)
 		}
 		return nil, problem.New(problem.InvalidRequest, "The request body could not be read.").Wrap(err)
 	}

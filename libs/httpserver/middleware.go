@@ -54,18 +54,55 @@ func accessLog(logger *slog.Logger) gin.HandlerFunc {
 	}
 }
 
-// BodyLimit caps the request body at limit bytes. The server applies its
-// default to every route; a route group with a resource-specific limit adds
-// its own, which is then the smaller of the two.
+// bodyLimitKey holds the body limit that applies to the request: the
+// smallest of the server's default and the route's own.
+const bodyLimitKey = "pcourt.httpserver.bodyLimit"
+
+// BodyLimit caps the request body of a route (or group) at limit bytes, the
+// resource-specific limit under the server's default. A body whose
+// Content-Length already exceeds it is refused before any handler runs; the
+// problem names the limit that applied.
 func BodyLimit(limit int64) gin.HandlerFunc {
 	return func(c *gin.Context) {
+		limit := applyLimit(c, limit)
 		if c.Request.ContentLength > limit {
-			problem.Write(c, problem.Newf(problem.BodyTooLarge, "The request body exceeds %d bytes.", limit))
+			problem.Write(c, tooLarge(limit))
 			return
-		}
-		if c.Request.Body != nil {
-			c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
 		}
 		c.Next()
 	}
+}
+
+// defaultBodyLimit is the server-wide limit. It refuses nothing by itself,
+// because a route's own, smaller limit comes later in the chain and is the
+// one to name: the body is wrapped so that no read goes past the limit, and
+// ReadBody, or a route's BodyLimit, refuses an oversize Content-Length.
+func defaultBodyLimit(limit int64) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		applyLimit(c, limit)
+		c.Next()
+	}
+}
+
+// applyLimit makes limit the request's body limit unless a smaller one is
+// already in place, and returns the limit now in place.
+func applyLimit(c *gin.Context, limit int64) int64 {
+	if cur, ok := c.Value(bodyLimitKey).(int64); ok && cur <= limit {
+		return cur
+	}
+	c.Set(bodyLimitKey, limit)
+	if c.Request.Body != nil {
+		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
+	}
+	return limit
+}
+
+// bodyLimit is the limit that applies to the request, 0 when none was set.
+func bodyLimit(c *gin.Context) int64 {
+	n, _ := c.Value(bodyLimitKey).(int64)
+	return n
+}
+
+func tooLarge(limit int64) *problem.Error {
+	return problem.Newf(problem.BodyTooLarge, "The request body exceeds this route's limit of %d bytes.", limit)
 }

@@ -187,7 +187,7 @@ func New(cfg Config, deps Deps) *Server {
 	if deps.Limiter != nil && cfg.AddressRate.Enabled() {
 		e.Use(addressLimit(deps.Limiter, cfg.AddressRate, deps.Logger))
 	}
-	e.Use(BodyLimit(cfg.MaxBodyBytes))
+	e.Use(defaultBodyLimit(cfg.MaxBodyBytes))
 	e.NoRoute(func(c *gin.Context) {
 		problem.Write(c, problem.Newf(problem.NotFound, "No resource at %s.", problem.Clip(c.Request.URL.Path)))
 	})

@@ -251,3 +251,63 @@ func TestGracefulShutdownDrainsInFlightRequests(t *testing.T) {
 	require.Equal(t, "finished", r.body)
 	require.NoError(t, <-runErr)
 }
+
+// A route with its own limit under the server's names its own limit, for a
+// body over either: the caller learns the bound that applies to the route.
+func TestRouteBodyLimitIsTheOneNamed(t *testing.T) {
+	cfg := httpserver.DefaultConfig()
+	cfg.MaxBodyBytes = 1 << 20
+	s := httpserver.New(cfg, httpserver.Deps{Service: "test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	echo := func(c *gin.Context) {
+		b, err := httpserver.ReadBody(c)
+		if err != nil {
+			_ = c.Error(err)
+			return
+		}
+		c.Data(http.StatusOK, "application/json", b)
+	}
+	s.Router().POST("/small", httpserver.BodyLimit(16<<10), echo)
+	s.Router().POST("/default", echo)
+	ts := httptest.NewServer(s.Router())
+	t.Cleanup(ts.Close)
+
+	tests := []struct {
+		name   string
+		path   string
+		size   int
+		chunk  bool // no Content-Length: the limit holds while reading
+		status int
+		limit  string
+	}{
+		{"route limit, body over the server's", "/small", 2 << 20, false, 413, "16384"},
+		{"route limit, body between the two", "/small", 20 << 10, false, 413, "16384"},
+		{"route limit, chunked body", "/small", 17 << 10, true, 413, "16384"},
+		{"route limit, body under it", "/small", 1 << 10, false, 200, ""},
+		{"server limit", "/default", 2 << 20, false, 413, "1048576"},
+		{"server limit, chunked body", "/default", 1<<20 + 1<<10, true, 413, "1048576"},
+		{"server limit, body under it", "/default", 20 << 10, false, 200, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			body := strings.Repeat("a", tc.size)
+			var r io.Reader = strings.NewReader(body)
+			if tc.chunk {
+				r = io.MultiReader(r) // hides the length from net/http
+			}
+			req, err := http.NewRequest(http.MethodPost, ts.URL+tc.path, r)
+			require.NoError(t, err)
+			// The server answers an oversize Content-Length without reading
+			// the body; the client then never sends it.
+			req.Header.Set("Expect", "100-continue")
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			require.Equal(t, tc.status, resp.StatusCode)
+			if tc.status == 413 {
+				p := readProblem(t, resp)
+				require.Equal(t, "body_too_large", p.Code)
+				require.Contains(t, p.Detail, " "+tc.limit+" bytes")
+			}
+		})
+	}
+}

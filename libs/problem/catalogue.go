@@ -36,3 +36,16 @@ var (
 	Overloaded  = Code{"overloaded", http.StatusServiceUnavailable, "Server overloaded"}
 	BadGateway  = Code{"bad_gateway", http.StatusBadGateway, "Upstream failed"}
 )
+
+// Catalogue returns the platform-wide codes above, the rows of owner libs
+// in docs/problems.md.
+func Catalogue() []Code {
+	return []Code{
+		MalformedJSON, UnknownField, InvalidFieldType, TrailingData, DuplicateMember, EmptyBody, InvalidRequest,
+		BodyTooLarge, UnsupportedMediaType, HeaderTooLarge,
+		Unauthenticated, InvalidCredential, AmbiguousCredential, Forbidden,
+		NotFound, MethodNotAllowed,
+		IdempotencyKeyMissing, IdempotencyKeyInvalid, IdempotencyKeyReused, IdempotencyInFlight,
+		RateLimited, Internal, Unavailable, Overloaded, BadGateway,
+	}
+}

@@ -20,6 +20,15 @@ var (
 	AwaitingReconciliation = problem.Code{Name: "awaiting_payment_reconciliation", Status: http.StatusServiceUnavailable, Title: "Awaiting payment reconciliation"}
 )
 
+// Codes returns the journal's problem codes, the rows of owner x402 in
+// docs/problems.md.
+func Codes() []problem.Code {
+	return []problem.Code{
+		InvalidPayload, PaymentAlreadyUsed, PaymentInProgress, PaymentRequestMismatch,
+		PaymentPayloadMismatch, FacilitatorUnavailable, AwaitingReconciliation,
+	}
+}
+
 // Problem maps the journal's errors, and a malformed PAYMENT-SIGNATURE, to
 // problems; nil for any other error. Services call it from their own
 // problem.Mapper.

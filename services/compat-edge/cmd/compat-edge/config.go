@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 
 	"github.com/pcourt/pcourt/libs/envconf"
 	"github.com/pcourt/pcourt/libs/service"
@@ -16,6 +17,10 @@ type config struct {
 	Service    service.Config
 	Upstreams  map[routing.Owner]*url.URL
 	Forwarding httpapi.Forwarding
+	// PublicURL is the address clients reach the edge at (the ingress);
+	// the served OpenAPI document names it as its server. Empty keeps the
+	// document's relative server.
+	PublicURL string
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -34,7 +39,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 		routing.Cases:     "http://127.0.0.1:8083",
 		routing.Webhooks:  "http://127.0.0.1:8084",
 	}
+	cfg.PublicURL = strings.TrimSuffix(r.String("EDGE_PUBLIC_URL", ""), "/")
 	var errs []error
+	if cfg.PublicURL != "" {
+		if u, err := url.Parse(cfg.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("EDGE_PUBLIC_URL=%q is not an http(s) URL", cfg.PublicURL))
+		}
+	}
 	for _, owner := range routing.Owners {
 		name := "UPSTREAM_" + envName(owner) + "_URL"
 		raw := r.String(name, defaults[owner])

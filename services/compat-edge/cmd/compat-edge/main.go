@@ -42,7 +42,11 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	}
 	defer base.Close()
 
-	openAPI, err := api.JSON()
+	doc, err := api.JSON()
+	if err != nil {
+		return err
+	}
+	openAPI, err := httpapi.ServedDocument(doc, cfg.PublicURL)
 	if err != nil {
 		return err
 	}
@@ -51,7 +55,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		return err
 	}
 	srv := base.Server(nil)
-	httpapi.Register(srv.Router(), proxy, openAPI)
+	httpapi.Register(srv.Router(), httpapi.Config{MaxBodyBytes: cfg.Service.HTTP.MaxBodyBytes}, proxy, openAPI)
 
 	return lifecycle.Run(ctx, base.Logger, lifecycle.Component{Name: "http", Run: srv.Run})
 }

@@ -37,6 +37,10 @@ type Forwarding struct {
 	TLSTerminated bool
 }
 
+// Codes returns the edge's problem codes, the rows of owner compat-edge in
+// docs/problems.md.
+func Codes() []problem.Code { return []problem.Code{UpstreamUnavailable, UpstreamTimeout} }
+
 // Proxy forwards requests to the owning service.
 type Proxy struct {
 	table      *routing.Table

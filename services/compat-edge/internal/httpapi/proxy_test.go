@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -80,7 +81,7 @@ func newEdgeWith(t *testing.T, upstreams map[routing.Owner]*url.URL, cfg httpser
 	require.NoError(t, err)
 	doc, err := api.JSON()
 	require.NoError(t, err)
-	httpapi.Register(srv.Router(), proxy, doc)
+	httpapi.Register(srv.Router(), httpapi.Config{MaxBodyBytes: 16 << 20}, proxy, doc)
 	ts := httptest.NewServer(srv.Router())
 	t.Cleanup(ts.Close)
 	return edge{url: ts.URL, spans: spans}
@@ -183,6 +184,46 @@ func TestServesTheAPIDocument(t *testing.T) {
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(body, &doc))
 	require.Equal(t, "3.1.0", doc["openapi"])
+	require.Equal(t, []any{map[string]any{"url": "/", "description": "relative: the address this document was fetched from"}}, doc["servers"],
+		"no fixed host: a client resolves the server against where it fetched the document")
+}
+
+func TestServedDocumentNamesThePublicURL(t *testing.T) {
+	doc, err := api.JSON()
+	require.NoError(t, err)
+	served, err := httpapi.ServedDocument(doc, "https://api.pcourt.example")
+	require.NoError(t, err)
+	var got struct {
+		OpenAPI string
+		Servers []struct{ URL string }
+		Paths   map[string]any
+	}
+	require.NoError(t, json.Unmarshal(served, &got))
+	require.Len(t, got.Servers, 1)
+	require.Equal(t, "https://api.pcourt.example", got.Servers[0].URL)
+	require.Contains(t, got.Paths, "/api/x402/dispute-readiness", "the rest of the document is intact")
+
+	_, err = httpapi.ServedDocument(doc, "api.pcourt.example")
+	require.Error(t, err, "a public URL must be absolute")
+}
+
+func TestOversizeBodyIsRefusedAtTheEdge(t *testing.T) {
+	var reached atomic.Bool
+	ups := allUpstreams(t)
+	owner := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached.Store(true) }))
+	t.Cleanup(owner.Close)
+	u, _ := url.Parse(owner.URL)
+	ups[routing.Readiness] = u
+	e := newEdge(t, ups)
+	req, err := http.NewRequest(http.MethodPost, e.url+"/api/x402/dispute-readiness", strings.NewReader(strings.Repeat("a", 17<<20)))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Expect", "100-continue") // refused on its Content-Length: the body is never sent
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+	require.False(t, reached.Load(), "nothing reached the owner")
 }
 
 func TestEveryOwnerNeedsAnUpstream(t *testing.T) {
@@ -269,7 +310,7 @@ func TestEdgeCapsHeadersAndConcurrency(t *testing.T) {
 	srv := httpserver.New(cfg, httpserver.Deps{Service: "compat-edge", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	proxy, err := httpapi.NewProxy(routing.NewTable(routing.Families), ups, httpapi.Forwarding{}, propagation.TraceContext{})
 	require.NoError(t, err)
-	httpapi.Register(srv.Router(), proxy, []byte("{}"))
+	httpapi.Register(srv.Router(), httpapi.Config{MaxBodyBytes: 16 << 20}, proxy, []byte("{}"))
 	addr, err := srv.Listen()
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

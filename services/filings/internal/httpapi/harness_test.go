@@ -186,6 +186,7 @@ func (s *stack) do(t testing.TB, method, path, token, key string, body any, head
 		req.Header.Add(headers[i], headers[i+1])
 	}
 	resp, raw := apitest.Do(t, http.DefaultClient, req)
+	requireHeaderFits(t, resp)
 	rep := reply{status: resp.StatusCode, header: resp.Header, body: raw}
 	if resp.StatusCode >= 400 {
 		var p struct{ Code string }
@@ -193,6 +194,19 @@ func (s *stack) do(t testing.TB, method, path, token, key string, body any, head
 		rep.code = p.Code
 	}
 	return rep
+}
+
+// requireHeaderFits fails the test when resp's header block (status line,
+// fields and the empty line, as on HTTP/1.1) reaches 4 KiB: nginx's default
+// proxy_buffer_size, also ingress-nginx's, answers 502 "upstream sent too
+// big header" beyond it. Every exchange of the harness checks it, the fee's
+// x402 challenge included.
+func requireHeaderFits(t testing.TB, resp *http.Response) {
+	t.Helper()
+	dump, err := httputil.DumpResponse(resp, false)
+	require.NoError(t, err)
+	require.Less(t, len(dump), 4096, "%d answered a header block of %d bytes (PAYMENT-REQUIRED %d)",
+		resp.StatusCode, len(dump), len(resp.Header.Get(x402.HeaderPaymentRequired)))
 }
 
 var keyCounter = time.Now().UnixNano()

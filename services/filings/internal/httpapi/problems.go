@@ -67,6 +67,27 @@ var refusalTitle = map[draft.RefusalCode]string{
 	draft.CodeFeeAlreadyPaid:      "Fee already paid",
 }
 
+// Codes returns the service's problem codes, the rows of owner filings in
+// docs/problems.md: the draft domain's refusals and the codes of the
+// handlers. The platform-wide codes are problem.Catalogue().
+func Codes() []problem.Code {
+	codes := []problem.Code{
+		Busy, FeeNotFound, InvalidGrant, InvalidConsent,
+		CheckoutUnavailable, InvalidCheckout, OtherFeePayment,
+	}
+	for _, code := range validationProblems {
+		codes = append(codes, code)
+	}
+	for code, status := range refusalStatus {
+		codes = append(codes, refusalProblem(code, status))
+	}
+	return codes
+}
+
+func refusalProblem(code draft.RefusalCode, status int) problem.Code {
+	return problem.Code{Name: string(code), Status: status, Title: refusalTitle[code]}
+}
+
 // Problem maps the service's domain errors to problems; it is the server's
 // problem.Mapper.
 func Problem(err error) *problem.Error {
@@ -85,7 +106,7 @@ func Problem(err error) *problem.Error {
 		if detail == "" {
 			detail = refusalTitle[refusal.Code] + "."
 		}
-		return problem.New(problem.Code{Name: string(refusal.Code), Status: status, Title: refusalTitle[refusal.Code]}, detail)
+		return problem.New(refusalProblem(refusal.Code, status), detail)
 	case errors.As(err, &invalid):
 		code, ok := validationProblems[invalid.ProblemCode()]
 		if !ok {

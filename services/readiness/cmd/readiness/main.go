@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -62,11 +63,11 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	}
 
 	table := readiness.DefaultRuleTable()
-	requestSchema, err := api.Schema("ReadinessRequest")
+	discovery, err := discoveryFromOpenAPI()
 	if err != nil {
 		return err
 	}
-	challenge, err := httpapi.NewChallenge(cfg.Networks, cfg.PayTo, cfg.MaxTimeoutSeconds, requestSchema, table)
+	challenge, err := httpapi.NewChallenge(cfg.Networks, cfg.PayTo, cfg.MaxTimeoutSeconds, discovery)
 	if err != nil {
 		return err
 	}
@@ -89,4 +90,15 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		lifecycle.Component{Name: "outbox-relay", Run: relay.Run},
 		lifecycle.Component{Name: "reconciler", Run: func(ctx context.Context) error { return seller.RunReconciler(ctx, cfg.ReconcileInterval) }},
 	)
+}
+
+// discoveryFromOpenAPI reads what x402 discovery publishes from the OpenAPI
+// document: the request schema and the example exchange.
+func discoveryFromOpenAPI() (httpapi.Discovery, error) {
+	var d httpapi.Discovery
+	var err1, err2, err3 error
+	d.RequestSchema, err1 = api.Schema("ReadinessRequest")
+	d.ExampleRequest, err2 = api.Example("ReadinessRequestExample")
+	d.ExampleResponse, err3 = api.Example("ReadinessReportExample")
+	return d, errors.Join(err1, err2, err3)
 }

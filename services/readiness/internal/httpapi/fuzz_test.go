@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pcourt/pcourt/api"
 	"github.com/pcourt/pcourt/api/apitest"
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/services/readiness/internal/readiness"
@@ -16,7 +17,11 @@ import (
 // service accepts yields a report valid against the OpenAPI schema; a body it
 // refuses is a 400 problem, never a 5xx and never a report.
 func FuzzReadinessBody(f *testing.F) {
-	f.Add([]byte(exampleRequest))
+	example, err := api.Example("ReadinessRequestExample")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add([]byte(example))
 	f.Add([]byte(`{"claimantType":"human"}`))
 	f.Add([]byte(`{"claimantType":"human","respondentType":"ai_agent","amountInDisputeUsd":0.5,"remedy":"declaratory","settlementRail":"acp","fastTrackClaimClass":"acp_evaluation","mutualConsentReported":false,"authorityToBindReported":false,"claimantEvidenceReady":false,"respondentEvidenceReady":false,"microClaimsTierConsentReported":true,"remedialJurisdictionOptInReported":false,"corpusAmountUsd":null}`))
 	goldens, _ := filepath.Glob("../readiness/testdata/golden/*.json")

@@ -42,6 +42,14 @@ var (
 	ResourceDisabled        = problem.Code{Name: "resource_disabled", Status: http.StatusServiceUnavailable, Title: "Resource disabled"}
 )
 
+// Codes returns the service's problem codes, the rows of owner readiness
+// in docs/problems.md. The platform-wide codes are problem.Catalogue().
+func Codes() []problem.Code {
+	return []problem.Code{
+		InvalidReadinessRequest, PaymentIDConflict, SettlementCapReached, ResourceDisabled,
+	}
+}
+
 // Config configures the handler.
 type Config struct {
 	// Enabled switches the paid resource on; off, it answers 503.

@@ -133,9 +133,7 @@ func newStack(t testing.TB, opts ...option) *stack {
 		s.rdb, store.NewCaps(s.rdb, o.payerCap, store.Cap{}), client, quiet(), nil)
 	require.NoError(t, err)
 	s.facClient = client
-	schema, err := api.Schema("ReadinessRequest")
-	require.NoError(t, err)
-	challenge, err := httpapi.NewChallenge([]string{testnet}, payTo, 60, schema, table)
+	challenge, err := httpapi.NewChallenge([]string{testnet}, payTo, 60, discovery(t))
 	require.NoError(t, err)
 	base, err := x402.ParsePublicBase(publicBase)
 	require.NoError(t, err)
@@ -145,6 +143,20 @@ func newStack(t testing.TB, opts ...option) *stack {
 	t.Cleanup(ts.Close)
 	s.url = ts.URL
 	return s
+}
+
+// discovery is the bazaar metadata as main reads it: from the OpenAPI document.
+func discovery(t testing.TB) httpapi.Discovery {
+	t.Helper()
+	var d httpapi.Discovery
+	var err error
+	d.RequestSchema, err = api.Schema("ReadinessRequest")
+	require.NoError(t, err)
+	d.ExampleRequest, err = api.Example("ReadinessRequestExample")
+	require.NoError(t, err)
+	d.ExampleResponse, err = api.Example("ReadinessReportExample")
+	require.NoError(t, err)
+	return d
 }
 
 func (s *stack) payerAddress() string { return crypto.PubkeyToAddress(s.payer.PublicKey).Hex() }
@@ -188,6 +200,7 @@ func (s *stack) post(t testing.TB, body []byte, paymentHeader string, headers ..
 		req.Header.Add(headers[i], headers[i+1])
 	}
 	resp, raw := apitest.Do(t, http.DefaultClient, req)
+	requireHeaderFits(t, resp)
 	a := answer{status: resp.StatusCode, header: resp.Header, body: raw}
 	switch {
 	case resp.StatusCode == http.StatusPaymentRequired:
@@ -211,6 +224,29 @@ func (s *stack) post(t testing.TB, body []byte, paymentHeader string, headers ..
 		require.NoError(t, x402.DecodeHeader(h, a.settled))
 	}
 	return a
+}
+
+// maxHeaderBlock is the bound on a response's header block (DESIGN.md):
+// nginx's default proxy_buffer_size, also ingress-nginx's, is one 4 KiB
+// page, and a larger header block becomes 502 "upstream sent too big header".
+const maxHeaderBlock = 4096
+
+// headerBlock is the size of resp's status line and header fields as they
+// travel on HTTP/1.1, with the empty line that ends them.
+func headerBlock(t testing.TB, resp *http.Response) int {
+	t.Helper()
+	dump, err := httputil.DumpResponse(resp, false)
+	require.NoError(t, err)
+	return len(dump)
+}
+
+// requireHeaderFits fails the test when resp's header block would not pass
+// an ingress with default buffers. Every exchange of the harness checks it.
+func requireHeaderFits(t testing.TB, resp *http.Response) {
+	t.Helper()
+	n := headerBlock(t, resp)
+	require.Less(t, n, maxHeaderBlock, "%d answered a header block of %d bytes (PAYMENT-REQUIRED %d, PAYMENT-RESPONSE %d)",
+		resp.StatusCode, n, len(resp.Header.Get(x402.HeaderPaymentRequired)), len(resp.Header.Get(x402.HeaderPaymentResponse)))
 }
 
 // offer asks for the challenge and returns our testnet offer from it.

@@ -61,7 +61,11 @@ func TestUnpaidRequestGetsTheChallenge(t *testing.T) {
 			} `json:"properties"`
 		} `json:"schema"`
 	}
-	require.NoError(t, json.Unmarshal(pr.Extensions["bazaar"], &bazaar))
+	// The full discovery metadata is in the body; the header's compact form
+	// is TestChallengeHeaderIsCompactAndTheBodyFull's.
+	var full x402.PaymentRequired
+	require.NoError(t, json.Unmarshal(a.body, &full))
+	require.NoError(t, json.Unmarshal(full.Extensions["bazaar"], &bazaar))
 	require.Equal(t, "POST", bazaar.Info.Input.Method)
 	require.Contains(t, bazaar.Schema.Properties.Input.Properties.Body.Required, "claimantType", "the request schema is published")
 	// The advertised example is itself a valid request.

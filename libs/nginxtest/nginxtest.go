@@ -1,0 +1,217 @@
+// Package nginxtest puts a real nginx (the Debian package, nginx-light is
+// enough) in front of a test's server: the stand-in for an ingress. Its
+// proxy buffers are nginx's defaults, which are also ingress-nginx's: a
+// response whose header block exceeds one 4 KiB page becomes 502 "upstream
+// sent too big header", as it would in production.
+package nginxtest
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Server is an nginx owned by one test, stopped when the test ends.
+type Server struct {
+	// URL is where clients reach nginx: http://127.0.0.1:<port>.
+	URL string
+	// Dir holds the configuration, the pid file, the logs and the
+	// temporary files.
+	Dir string
+
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// Option changes the generated configuration.
+type Option func(*config)
+
+type config struct {
+	location []string
+	http     []string
+}
+
+// LocationDirective adds a directive to the proxying location, such as
+// "proxy_read_timeout 5s;". Without any, nginx proxies with its defaults.
+func LocationDirective(d string) Option {
+	return func(c *config) { c.location = append(c.location, d) }
+}
+
+// HTTPDirective adds a directive to the http block, such as a log format.
+func HTTPDirective(d string) Option {
+	return func(c *config) { c.http = append(c.http, d) }
+}
+
+// Binary returns the nginx executable: on PATH, or where Debian installs it
+// (/usr/sbin is not on every PATH). It returns "" where none is installed.
+func Binary() string {
+	if p, err := exec.LookPath("nginx"); err == nil {
+		return p
+	}
+	for _, p := range []string{"/usr/sbin/nginx", "/usr/local/sbin/nginx"} {
+		if st, err := os.Stat(p); err == nil && st.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
+}
+
+// Start runs nginx on a free loopback port, proxying every path to
+// upstream (host:port) over HTTP/1.1 with keepalive connections, and
+// returns once it accepts connections. The test is skipped, saying why,
+// where nginx is not installed.
+func Start(tb testing.TB, upstream string, opts ...Option) *Server {
+	tb.Helper()
+	bin := Binary()
+	if bin == "" {
+		tb.Skip("nginx is not installed (Debian: apt-get install nginx-light); skipping the test behind a real ingress")
+	}
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	dir := tb.TempDir()
+	port, err := freePort()
+	if err != nil {
+		tb.Fatalf("nginxtest: %v", err)
+	}
+	s := &Server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), Dir: dir, done: make(chan struct{})}
+	conf := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(conf, []byte(s.render(upstream, port, c)), 0o600); err != nil {
+		tb.Fatalf("nginxtest: %v", err)
+	}
+	s.cmd = exec.Command(bin, "-c", conf, "-p", dir+"/", "-e", filepath.Join(dir, "error.log"))
+	out, err := os.Create(filepath.Join(dir, "stderr.log"))
+	if err != nil {
+		tb.Fatalf("nginxtest: %v", err)
+	}
+	s.cmd.Stdout, s.cmd.Stderr = out, out
+	if err := s.cmd.Start(); err != nil {
+		tb.Fatalf("nginxtest: starting %s: %v", bin, err)
+	}
+	go func() {
+		_ = s.cmd.Wait()
+		_ = out.Close()
+		close(s.done)
+	}()
+	tb.Cleanup(s.stop)
+	if err := s.waitReady(port); err != nil {
+		tb.Fatalf("nginxtest: %v\n%s", err, s.ErrorLog())
+	}
+	return s
+}
+
+// ErrorLog returns what nginx logged so far: the place to look when it
+// answers 502 ("upstream sent too big header while reading response header
+// from upstream").
+func (s *Server) ErrorLog() string {
+	var b strings.Builder
+	for _, name := range []string{"stderr.log", "error.log"} {
+		if data, err := os.ReadFile(filepath.Join(s.Dir, name)); err == nil {
+			b.Write(data)
+		}
+	}
+	return b.String()
+}
+
+func (s *Server) render(upstream string, port int, c config) string {
+	var b strings.Builder
+	// As root, the workers would otherwise run as nobody and could not
+	// write their temporary files under the test's directory.
+	if os.Geteuid() == 0 {
+		b.WriteString("user root;\n")
+	}
+	fmt.Fprintf(&b, `daemon off;
+master_process on;
+worker_processes 1;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log warn;
+events { worker_connections 512; }
+http {
+    access_log %[1]s/access.log;
+    client_body_temp_path %[1]s/client_body;
+    proxy_temp_path %[1]s/proxy;
+    fastcgi_temp_path %[1]s/fastcgi;
+    uwsgi_temp_path %[1]s/uwsgi;
+    scgi_temp_path %[1]s/scgi;
+%[4]s
+    upstream backend {
+        server %[2]s;
+        keepalive 16;
+    }
+    server {
+        listen 127.0.0.1:%[3]d;
+        location / {
+            proxy_pass http://backend;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host $http_host;
+            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+            proxy_set_header X-Forwarded-Proto $scheme;
+%[5]s
+        }
+    }
+}
+`, s.Dir, upstream, port, indent(c.http, "    "), indent(c.location, "            "))
+	return b.String()
+}
+
+func indent(lines []string, prefix string) string {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(prefix + l + "\n")
+	}
+	return b.String()
+}
+
+func (s *Server) waitReady(port int) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 200*time.Millisecond)
+		if err == nil {
+			conn.Close()
+			return nil
+		}
+		select {
+		case <-s.done:
+			return errors.New("nginx exited during start-up")
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("nginx not accepting on port %d after 10s: %w", port, err)
+		}
+	}
+}
+
+// stop asks the master for a fast shutdown (SIGTERM), which also ends its
+// workers, and kills it only if it has not exited within 10 s.
+func (s *Server) stop() {
+	select {
+	case <-s.done:
+		return
+	default:
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

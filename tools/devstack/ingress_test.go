@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httputil"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pcourt/pcourt/libs/nginxtest"
+	"github.com/pcourt/pcourt/libs/x402"
+	"github.com/pcourt/pcourt/libs/x402/localfacilitator"
+	"github.com/pcourt/pcourt/libs/x402/x402client"
+)
+
+// TestPaidReportThroughAnIngressWithDefaultBuffers puts a real nginx, with
+// nginx's (and ingress-nginx's) default proxy buffers and upstream
+// keepalive, in front of the edge of the whole stack, and buys a report
+// through it with the x402 client and the local facilitator: the 402
+// challenge and the paid 200 both pass, where a header block over 4 KiB
+// would be 502 "upstream sent too big header".
+func TestPaidReportThroughAnIngressWithDefaultBuffers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs every service; skipped with -short")
+	}
+	if nginxtest.Binary() == "" {
+		t.Skip("nginx is not installed (Debian: apt-get install nginx-light); skipping the test behind a real ingress")
+	}
+	edge := startStack(t)
+	ngx := nginxtest.Start(t, edge)
+	body, err := os.ReadFile(filepath.Join("..", "..", "docs", "examples", "readiness-request.json"))
+	require.NoError(t, err)
+	target := ngx.URL + "/api/x402/dispute-readiness"
+
+	// The challenge, as any client first sees it.
+	resp, err := http.Post(target, "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusPaymentRequired, resp.StatusCode, ngx.ErrorLog())
+	requireHeaderFits(t, resp)
+	var challenge x402.PaymentRequired
+	require.NoError(t, x402.DecodeHeader(resp.Header.Get(x402.HeaderPaymentRequired), &challenge))
+	require.Contains(t, challenge.Extensions, "bazaar", "the header carries discovery metadata")
+
+	// The x402 client pays it, unmodified, with the development payer the
+	// local facilitator funds.
+	client, err := x402client.New(x402client.Config{Key: localfacilitator.DevAccounts()[0].Key})
+	require.NoError(t, err)
+	req, err := http.NewRequest(http.MethodPost, target, nil)
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := client.Pay(context.Background(), req, body)
+	require.NoError(t, err, ngx.ErrorLog())
+	require.Equal(t, http.StatusOK, res.Response.StatusCode, "%s\n%s", res.Body, ngx.ErrorLog())
+	require.True(t, res.Paid)
+	require.NotNil(t, res.Settlement)
+	require.True(t, res.Settlement.Success)
+	require.Contains(t, string(res.Body), `"readyToFile"`)
+	requireHeaderFits(t, res.Response)
+
+	// Errors pass too, with their problem body.
+	resp, err = http.Post(target, "text/plain", strings.NewReader("{}"))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusUnsupportedMediaType, resp.StatusCode)
+	requireHeaderFits(t, resp)
+
+	require.NotContains(t, ngx.ErrorLog(), "too big header")
+}
+
+// requireHeaderFits checks the bound of DESIGN.md on a response nginx
+// passed on: its header block is under one 4 KiB page.
+func requireHeaderFits(t *testing.T, resp *http.Response) {
+	t.Helper()
+	dump, err := httputil.DumpResponse(resp, false)
+	require.NoError(t, err)
+	require.Less(t, len(dump), 4096, "%d header block:\n%s", resp.StatusCode, dump)
+}
+
+// startStack runs the stack as `make run` does, on free ports, until the
+// test ends, and returns the edge's host:port.
+func startStack(t *testing.T) string {
+	t.Helper()
+	base := freeBlock(t, 6)
+	extra := freeBlock(t, 2)
+	ctx, stop := context.WithCancel(context.Background())
+	out, w := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"-dir", t.TempDir(), "-port", strconv.Itoa(base),
+			"-kafka-port", strconv.Itoa(extra), "-redis-port", strconv.Itoa(extra + 1)}, w)
+		w.Close()
+	}()
+	t.Cleanup(func() {
+		stop()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(60 * time.Second):
+			t.Error("the stack did not stop within 60s")
+		}
+	})
+	var printed []string
+	lines := bufio.NewScanner(out)
+	for lines.Scan() {
+		printed = append(printed, lines.Text())
+		if strings.HasPrefix(lines.Text(), "pcourt dev stack is up") {
+			go func() { _, _ = io.Copy(io.Discard, out) }()
+			return "127.0.0.1:" + strconv.Itoa(base)
+		}
+	}
+	t.Fatalf("the stack never came up:\n%s\n%v", strings.Join(printed, "\n"), drain(done))
+	return ""
+}
