@@ -35,8 +35,7 @@ func TestPaidReportThroughAnIngressWithDefaultBuffers(t *testing.T) {
 	if nginxtest.Binary() == "" {
 		t.Skip("nginx is not installed (Debian: apt-get install nginx-light); skipping the test behind a real ingress")
 	}
-	edge := startStack(t)
-	ngx := nginxtest.Start(t, edge)
+	ngx := nginxtest.Start(t, startStack(t).edge)
 	body, err := os.ReadFile(filepath.Join("..", "..", "docs", "examples", "readiness-request.json"))
 	require.NoError(t, err)
 	target := ngx.URL + "/api/x402/dispute-readiness"
@@ -87,9 +86,15 @@ func requireHeaderFits(t *testing.T, resp *http.Response) {
 	require.Less(t, len(dump), 4096, "%d header block:\n%s", resp.StatusCode, dump)
 }
 
+// stackAddrs are the host:port addresses of a running stack.
+type stackAddrs struct {
+	edge  string
+	redis string
+}
+
 // startStack runs the stack as `make run` does, on free ports, until the
-// test ends, and returns the edge's host:port.
-func startStack(t *testing.T) string {
+// test ends.
+func startStack(t *testing.T) stackAddrs {
 	t.Helper()
 	base := freeBlock(t, 6)
 	extra := freeBlock(t, 2)
@@ -116,9 +121,9 @@ func startStack(t *testing.T) string {
 		printed = append(printed, lines.Text())
 		if strings.HasPrefix(lines.Text(), "pcourt dev stack is up") {
 			go func() { _, _ = io.Copy(io.Discard, out) }()
-			return "127.0.0.1:" + strconv.Itoa(base)
+			return stackAddrs{edge: "127.0.0.1:" + strconv.Itoa(base), redis: "127.0.0.1:" + strconv.Itoa(extra+1)}
 		}
 	}
 	t.Fatalf("the stack never came up:\n%s\n%v", strings.Join(printed, "\n"), drain(done))
-	return ""
+	return stackAddrs{}
 }
