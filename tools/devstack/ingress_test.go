@@ -96,21 +96,24 @@ type stackAddrs struct {
 // test ends.
 func startStack(t *testing.T) stackAddrs {
 	t.Helper()
-	base := freeBlock(t, 6)
+	// The services' admin listeners take their port + 1000.
+	base := freeBlock(t, 6, 1000)
 	extra := freeBlock(t, 2)
 	ctx, stop := context.WithCancel(context.Background())
 	out, w := io.Pipe()
-	done := make(chan error, 1)
+	var runErr error
+	finished := make(chan struct{})
 	go func() {
-		done <- run(ctx, []string{"-dir", t.TempDir(), "-port", strconv.Itoa(base),
+		runErr = run(ctx, []string{"-dir", t.TempDir(), "-port", strconv.Itoa(base),
 			"-kafka-port", strconv.Itoa(extra), "-redis-port", strconv.Itoa(extra + 1)}, w)
 		w.Close()
+		close(finished)
 	}()
 	t.Cleanup(func() {
 		stop()
 		select {
-		case err := <-done:
-			require.NoError(t, err)
+		case <-finished:
+			require.NoError(t, runErr)
 		case <-time.After(60 * time.Second):
 			t.Error("the stack did not stop within 60s")
 		}
@@ -124,6 +127,7 @@ func startStack(t *testing.T) stackAddrs {
 			return stackAddrs{edge: "127.0.0.1:" + strconv.Itoa(base), redis: "127.0.0.1:" + strconv.Itoa(extra+1)}
 		}
 	}
-	t.Fatalf("the stack never came up:\n%s\n%v", strings.Join(printed, "\n"), drain(done))
+	<-finished
+	t.Fatalf("the stack never came up:\n%s\n%v", strings.Join(printed, "\n"), runErr)
 	return stackAddrs{}
 }

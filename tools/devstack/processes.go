@@ -48,6 +48,14 @@ func stackServices(cfg config, redisAddr string, brokers []string, facilitatorUR
 			fmt.Sprintf("PUBLIC_BASE_URL=http://127.0.0.1:%d", cfg.EdgePort),
 			"READINESS_ENVIRONMENT=sandbox",
 		},
+		// Development only: a signing key made at start (receivers fetch it
+		// from GET /api/webhooks/keys), and callbacks to http endpoints on
+		// this machine, such as tools/webhook-receiver.
+		"webhooks": {
+			"WEBHOOK_DEV_EPHEMERAL_KEYS=true",
+			"WEBHOOK_ALLOW_HTTP_SANDBOX=true",
+			"WEBHOOK_EGRESS_ALLOW_CIDRS=127.0.0.0/8",
+		},
 		"filings": {
 			"FACILITATOR_URL=" + facilitatorURL,
 			"FEES_PAY_TO=" + devPayTo().Hex(),

@@ -5,12 +5,25 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
+	"github.com/pcourt/pcourt/libs/auth"
+	"github.com/pcourt/pcourt/libs/idempotency"
+	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/lifecycle"
 	"github.com/pcourt/pcourt/libs/service"
+	"github.com/pcourt/pcourt/libs/webhook/signature"
+	"github.com/pcourt/pcourt/services/webhooks/internal/dispatch"
+	"github.com/pcourt/pcourt/services/webhooks/internal/egress"
+	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
+	"github.com/pcourt/pcourt/services/webhooks/internal/events"
+	"github.com/pcourt/pcourt/services/webhooks/internal/httpapi"
+	"github.com/pcourt/pcourt/services/webhooks/internal/keys"
+	"github.com/pcourt/pcourt/services/webhooks/internal/store"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -37,7 +50,78 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		return err
 	}
 	defer base.Close()
+	logger, rdb := base.Logger, base.Redis
 
-	srv := base.Server(nil)
-	return lifecycle.Run(ctx, base.Logger, lifecycle.Component{Name: "http", Run: srv.Run})
+	ring, err := loadKeys(cfg, logger)
+	if err != nil {
+		return err
+	}
+	policy := egress.Policy{Allow: cfg.EgressAllow}
+	if len(policy.Allow) > 0 {
+		logger.Warn("egress allowlist opens internal addresses to deliveries", "cidrs", fmt.Sprint(policy.Allow))
+	}
+	client := egress.NewClient(egress.NewDialer(policy, nil, cfg.Dispatch.Timeout), cfg.Dispatch.Timeout)
+	eps := store.NewEndpoints(rdb)
+	deliveries := store.NewDeliveries(rdb, cfg.Deliveries)
+
+	producer, err := kafka.NewProducer(kafka.ProducerConfig{Brokers: cfg.Service.KafkaBrokers, ClientID: "webhooks", TracerProvider: base.Telemetry.Tracer})
+	if err != nil {
+		return err
+	}
+	defer producer.Close()
+	fanout := &events.Fanout{Endpoints: eps, Deliveries: deliveries, Logger: logger, Now: time.Now}
+	consumer, err := kafka.NewConsumer(kafka.ConsumerConfig{
+		Brokers: cfg.Service.KafkaBrokers, ClientID: "webhooks", GroupID: cfg.ConsumerGroup, Topic: events.Topic,
+	}, fanout.Handle, producer, logger, base.Telemetry.Tracer)
+	if err != nil {
+		return err
+	}
+	sender := dispatch.New(cfg.Dispatch, deliveries, eps, ring, client, logger, nil, nil)
+
+	srv := base.Server(httpapi.Problem)
+	httpapi.Register(srv.Router(), httpapi.Deps{
+		Credentials: auth.NewStore(rdb, auth.DefaultStoreConfig()),
+		Endpoints:   eps,
+		Deliveries:  deliveries,
+		Journal:     idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:wh"), logger),
+		URLRules:    endpoints.URLRules{AllowHTTP: cfg.AllowHTTP, CheckAddr: policy.Check},
+		Keys:        ring,
+		Logger:      logger,
+	})
+
+	return lifecycle.Run(ctx, logger,
+		lifecycle.Component{Name: "http", Run: srv.Run},
+		lifecycle.Component{Name: "case-events-consumer", Run: consumer.Run},
+		lifecycle.Component{Name: "sender", Run: sender.Run},
+	)
+}
+
+// loadKeys reads the signing keys, or in development makes throwaway ones
+// and says so loudly: nothing outside this process can verify them later.
+func loadKeys(cfg config, logger *slog.Logger) (*keys.Ring, error) {
+	var ks []keys.Key
+	var err error
+	if cfg.SigningKeysDir != "" {
+		ks, err = keys.LoadDir(cfg.Keys, cfg.SigningKeysDir)
+	} else {
+		ks, err = keys.Ephemeral(time.Now())
+		logger.Warn("EPHEMERAL WEBHOOK SIGNING KEYS: generated at start for development; every restart publishes new keys; never use in production")
+	}
+	if err != nil {
+		return nil, err
+	}
+	ring, err := keys.New(cfg.Keys, ks...)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	for _, env := range []signature.Environment{signature.Live, signature.Sandbox} {
+		for _, st := range ring.States(env, now) {
+			logger.Info("webhook signing key", "environment", env, "kid", st.ID, "state", st.State)
+		}
+		if _, err := ring.Signer(env, now); err != nil {
+			logger.Warn("no active webhook signing key; deliveries of this environment wait", "environment", env)
+		}
+	}
+	return ring, nil
 }

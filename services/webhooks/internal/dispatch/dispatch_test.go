@@ -1,0 +1,213 @@
+package dispatch_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pcourt/pcourt/libs/redistest"
+	"github.com/pcourt/pcourt/libs/webhook/signature"
+	"github.com/pcourt/pcourt/services/webhooks/internal/delivery"
+	"github.com/pcourt/pcourt/services/webhooks/internal/dispatch"
+	"github.com/pcourt/pcourt/services/webhooks/internal/egress"
+	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
+	"github.com/pcourt/pcourt/services/webhooks/internal/events"
+	"github.com/pcourt/pcourt/services/webhooks/internal/keys"
+	"github.com/pcourt/pcourt/services/webhooks/internal/store"
+)
+
+var acme = endpoints.Scope{Tenant: "t1", Environment: "sandbox", PartnerID: "acme"}
+
+const event = `{"schemaVersion":"case-event-v2","eventId":"evt_1","sequence":1,"type":"case.opened","occurredAt":"2026-11-23T12:00:00.000Z","caseId":"case_1","externalCaseId":"ext-1","actionRequired":false}`
+
+type fixture struct {
+	ctx    context.Context
+	eps    *store.Endpoints
+	dlv    *store.Deliveries
+	ring   *keys.Ring
+	sender *dispatch.Sender
+}
+
+func newFixture(t *testing.T, cfg dispatch.Config) *fixture {
+	t.Helper()
+	rdb := redistest.NewClient(t)
+	ks, err := keys.Ephemeral(time.Now())
+	require.NoError(t, err)
+	ring, err := keys.New(keys.DefaultConfig(), ks...)
+	require.NoError(t, err)
+	f := &fixture{ctx: context.Background(), eps: store.NewEndpoints(rdb), dlv: store.NewDeliveries(rdb, store.DeliveriesConfig{Shards: 2, Retention: time.Hour}), ring: ring}
+	policy := egress.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+	client := egress.NewClient(egress.NewDialer(policy, nil, time.Second), cfg.Timeout)
+	f.sender = dispatch.New(cfg, f.dlv, f.eps, ring, client, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, delivery.NoJitter)
+	return f
+}
+
+func (f *fixture) endpoint(t *testing.T, id, url string) {
+	t.Helper()
+	require.NoError(t, f.eps.Create(f.ctx, endpoints.New(id, acme, endpoints.Registration{URL: url}, time.Now())))
+	now := time.Now()
+	_, err := f.dlv.Create(f.ctx, store.Delivery{ID: events.DeliveryID("evt_1", id), EventID: "evt_1", EventType: "case.opened", EndpointID: id,
+		Tenant: acme.Tenant, Environment: acme.Environment, PartnerID: acme.PartnerID, Status: store.StatusScheduled, Trigger: store.TriggerScheduled,
+		CreatedAt: now, NextAttemptAt: now, Event: json.RawMessage(event)})
+	require.NoError(t, err)
+}
+
+func (f *fixture) delivery(t *testing.T, endpointID string) (store.Delivery, []store.Attempt) {
+	t.Helper()
+	id := events.DeliveryID("evt_1", endpointID)
+	d, err := f.dlv.Get(f.ctx, acme, id)
+	require.NoError(t, err)
+	atts, err := f.dlv.Attempts(f.ctx, id)
+	require.NoError(t, err)
+	return d, atts
+}
+
+func (f *fixture) lookup(kid string) (ed25519.PublicKey, error) {
+	for _, k := range f.ring.Published("", time.Now()) {
+		if k.Kid == kid {
+			return k.PublicKey()
+		}
+	}
+	return nil, signature.ErrUnknownKey
+}
+
+func TestSuccessfulDeliveryIsSignedAndRecorded(t *testing.T) {
+	f := newFixture(t, dispatch.DefaultConfig())
+	var verified atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		_, err := signature.Verify(r.Header, body, f.lookup, time.Now(), 5*time.Minute)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusUnauthorized)
+			return
+		}
+		verified.Store(string(body))
+		w.Header().Set("X-Receipt", "ok")
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	f.endpoint(t, "we_ok", srv.URL+"/hook")
+
+	f.sender.Poll(f.ctx)
+	f.sender.Wait()
+
+	d, atts := f.delivery(t, "we_ok")
+	require.Equal(t, store.StatusDelivered, d.Status, "%+v", atts)
+	require.Len(t, atts, 1)
+	a := atts[0]
+	assert.Equal(t, 204, a.Status)
+	assert.Equal(t, "success", a.Outcome)
+	assert.Equal(t, "scheduled", a.Trigger)
+	assert.Regexp(t, `^pcwh_sandbox_`, a.KeyID)
+	assert.Equal(t, "ok", a.ResponseHeaders["X-Receipt"])
+	for _, h := range signature.HeaderNames {
+		assert.NotEmpty(t, a.RequestHeaders[http.CanonicalHeaderKey(h)], h)
+	}
+	var body map[string]any
+	require.NoError(t, json.Unmarshal([]byte(verified.Load().(string)), &body))
+	assert.Equal(t, d.ID, body["deliveryId"])
+	assert.Equal(t, "evt_1", body["eventId"])
+}
+
+func TestFailuresRescheduleAndGoneDisables(t *testing.T) {
+	f := newFixture(t, dispatch.DefaultConfig())
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "120")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write(make([]byte, 10000))
+	}))
+	t.Cleanup(failing.Close)
+	gone := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusGone) }))
+	t.Cleanup(gone.Close)
+	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "https://elsewhere.example/", http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(redirect.Close)
+	f.endpoint(t, "we_503", failing.URL)
+	f.endpoint(t, "we_410", gone.URL)
+	f.endpoint(t, "we_307", redirect.URL)
+
+	before := time.Now()
+	f.sender.Poll(f.ctx)
+	f.sender.Wait()
+
+	d, atts := f.delivery(t, "we_503")
+	assert.Equal(t, store.StatusScheduled, d.Status)
+	require.Len(t, atts, 1)
+	assert.Equal(t, "http_5xx", atts[0].ErrorClass)
+	assert.Len(t, atts[0].ResponseBody, 4096, "the first 4 KiB of the body")
+	assert.WithinDuration(t, before.Add(120*time.Second), d.NextAttemptAt, 5*time.Second, "Retry-After beats the 30 s schedule")
+	assert.Equal(t, d.NextAttemptAt, atts[0].NextAttemptAt)
+
+	d, atts = f.delivery(t, "we_410")
+	assert.Equal(t, store.StatusFailed, d.Status)
+	assert.Equal(t, "gone", atts[0].ErrorClass)
+	ep, err := f.eps.Get(f.ctx, acme, "we_410")
+	require.NoError(t, err)
+	assert.Equal(t, endpoints.DisabledAfterFailures, ep.Status)
+
+	d, atts = f.delivery(t, "we_307")
+	assert.Equal(t, store.StatusScheduled, d.Status)
+	assert.Equal(t, "redirect", atts[0].ErrorClass)
+	assert.Equal(t, 307, atts[0].Status)
+}
+
+func TestAHangingEndpointDoesNotDelayOthers(t *testing.T) {
+	cfg := dispatch.DefaultConfig()
+	cfg.Timeout = 3 * time.Second
+	f := newFixture(t, cfg)
+	release := make(chan struct{})
+	hanging := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(hanging.Close)
+	t.Cleanup(func() { close(release) })
+	fast := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) }))
+	t.Cleanup(fast.Close)
+	f.endpoint(t, "we_hang", hanging.URL)
+	f.endpoint(t, "we_fast", fast.URL)
+
+	start := time.Now()
+	f.sender.Poll(f.ctx)
+	deadline := time.Now().Add(cfg.Timeout / 2)
+	for {
+		d, _ := f.delivery(t, "we_fast")
+		if d.Status == store.StatusDelivered {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the fast endpoint waited for the hanging one")
+		time.Sleep(10 * time.Millisecond)
+	}
+	assert.Less(t, time.Since(start), cfg.Timeout)
+	f.sender.Wait()
+	d, atts := f.delivery(t, "we_hang")
+	assert.Equal(t, store.StatusScheduled, d.Status)
+	assert.Equal(t, "timeout", atts[0].ErrorClass)
+	assert.WithinDuration(t, atts[0].StartedAt.Add(cfg.Timeout+60*time.Second), d.NextAttemptAt, 2*time.Second, "at least 60 s after a timeout")
+}
+
+func TestDisabledEndpointCancelsItsDeliveries(t *testing.T) {
+	f := newFixture(t, dispatch.DefaultConfig())
+	f.endpoint(t, "we_off", "http://127.0.0.1:1/")
+	_, err := f.eps.Modify(f.ctx, acme, "we_off", func(e endpoints.Endpoint) (endpoints.Endpoint, error) { return endpoints.Disable(e, time.Now()), nil })
+	require.NoError(t, err)
+	f.sender.Poll(f.ctx)
+	f.sender.Wait()
+	d, atts := f.delivery(t, "we_off")
+	assert.Equal(t, store.StatusCancelled, d.Status)
+	assert.Empty(t, atts)
+}

@@ -1,0 +1,195 @@
+// Package events is the webhooks service's Kafka boundary: it consumes
+// pc.cases.events.v2 (the cases-event-envelope-v2 value defined with the
+// cases service, api/events/cases-event-envelope-v2.schema.json) and fans
+// each event out to one delivery per subscribed, enabled endpoint of every
+// recipient partner.
+package events
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"time"
+
+	"github.com/pcourt/pcourt/libs/kafka"
+	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
+	"github.com/pcourt/pcourt/services/webhooks/internal/store"
+)
+
+// Topic and schema names.
+const (
+	Topic          = "pc.cases.events.v2"
+	EnvelopeSchema = "cases-event-envelope-v2"
+	BodySchema     = "case-event-v2"
+)
+
+// Envelope is the value of a pc.cases.events.v2 record.
+type Envelope struct {
+	SchemaVersion string          `json:"schemaVersion"`
+	Recipients    []Recipient     `json:"recipients"`
+	Event         json.RawMessage `json:"event"`
+}
+
+// Recipient is a partner to notify.
+type Recipient struct {
+	Tenant      string `json:"tenant"`
+	Environment string `json:"environment"`
+	PartnerID   string `json:"partnerId"`
+}
+
+// Body is the case-event-v2 callback body, in the order it is sent.
+// DeliveryID is empty in the envelope and set per delivery.
+type Body struct {
+	SchemaVersion  string `json:"schemaVersion"`
+	EventID        string `json:"eventId"`
+	DeliveryID     string `json:"deliveryId,omitempty"`
+	Sequence       int64  `json:"sequence"`
+	Type           string `json:"type"`
+	OccurredAt     string `json:"occurredAt"`
+	CaseID         string `json:"caseId"`
+	ExternalCaseID string `json:"externalCaseId"`
+	ActionRequired bool   `json:"actionRequired"`
+	DeadlineAt     string `json:"deadlineAt,omitempty"`
+}
+
+var (
+	idPattern      = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,160}$`)
+	instantPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`)
+)
+
+// ErrInvalidEvent is a record that can never be delivered as it is.
+var ErrInvalidEvent = errors.New("invalid case event")
+
+func strict(raw []byte, dst any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data")
+	}
+	return nil
+}
+
+// ParseBody decodes and checks an event body without deliveryId.
+func ParseBody(raw []byte) (Body, error) {
+	var b Body
+	if err := strict(raw, &b); err != nil {
+		return b, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
+	}
+	switch {
+	case b.SchemaVersion != BodySchema:
+		return b, fmt.Errorf("%w: schemaVersion %q", ErrInvalidEvent, b.SchemaVersion)
+	case !idPattern.MatchString(b.EventID):
+		return b, fmt.Errorf("%w: eventId %q", ErrInvalidEvent, b.EventID)
+	case b.DeliveryID != "":
+		return b, fmt.Errorf("%w: the envelope's event carries a deliveryId", ErrInvalidEvent)
+	case b.Sequence < 1 || b.Type == "" || b.CaseID == "":
+		return b, fmt.Errorf("%w: sequence, type and caseId are required", ErrInvalidEvent)
+	case !instantPattern.MatchString(b.OccurredAt) || (b.DeadlineAt != "" && !instantPattern.MatchString(b.DeadlineAt)):
+		return b, fmt.Errorf("%w: instants must be UTC with 3 fractional digits and Z", ErrInvalidEvent)
+	}
+	return b, nil
+}
+
+// WithDeliveryID returns the callback body of one delivery: the event with
+// its deliveryId.
+func WithDeliveryID(event []byte, deliveryID string) ([]byte, error) {
+	b, err := ParseBody(event)
+	if err != nil {
+		return nil, err
+	}
+	b.DeliveryID = deliveryID
+	return json.Marshal(b)
+}
+
+// DeliveryID is the id of the delivery of event to endpoint made by the
+// fan-out: derived from both, so consuming the record again finds the same
+// delivery instead of making a second one.
+func DeliveryID(eventID, endpointID string) string {
+	sum := sha256.Sum256([]byte(eventID + "\x00" + endpointID))
+	return "dlv_" + hex.EncodeToString(sum[:12])
+}
+
+// EndpointLister lists a partner's endpoints.
+type EndpointLister interface {
+	List(ctx context.Context, scope endpoints.Scope) ([]endpoints.Endpoint, error)
+}
+
+// DeliveryCreator stores and schedules deliveries, idempotently by id.
+type DeliveryCreator interface {
+	Create(ctx context.Context, d store.Delivery) (bool, error)
+}
+
+// Fanout turns consumed case events into scheduled deliveries.
+type Fanout struct {
+	Endpoints  EndpointLister
+	Deliveries DeliveryCreator
+	Logger     *slog.Logger
+	Now        func() time.Time
+}
+
+// Handle is the kafka.Handler of pc.cases.events.v2. It returns only after
+// every delivery is stored and scheduled, so the offset is committed after
+// the schedule; an error leaves the record to be retried (and, after the
+// consumer's attempts, dead-lettered).
+func (f *Fanout) Handle(ctx context.Context, msg kafka.Message) error {
+	if msg.Schema != EnvelopeSchema {
+		return fmt.Errorf("%w: record schema %q, want %s", ErrInvalidEvent, msg.Schema, EnvelopeSchema)
+	}
+	var env Envelope
+	if err := strict(msg.Value, &env); err != nil {
+		return fmt.Errorf("%w: envelope: %w", ErrInvalidEvent, err)
+	}
+	if env.SchemaVersion != EnvelopeSchema {
+		return fmt.Errorf("%w: envelope schemaVersion %q", ErrInvalidEvent, env.SchemaVersion)
+	}
+	body, err := ParseBody(env.Event)
+	if err != nil {
+		return err
+	}
+	if msg.EventID != "" && msg.EventID != body.EventID {
+		return fmt.Errorf("%w: pc-event-id %q differs from the body eventId %q", ErrInvalidEvent, msg.EventID, body.EventID)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, env.Event); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidEvent, err)
+	}
+	now := f.Now()
+	created := 0
+	for _, r := range env.Recipients {
+		scope := endpoints.Scope{Tenant: r.Tenant, Environment: r.Environment, PartnerID: r.PartnerID}
+		eps, err := f.Endpoints.List(ctx, scope)
+		if err != nil {
+			return fmt.Errorf("fanning out event %s: %w", body.EventID, err)
+		}
+		for _, e := range eps {
+			if !e.Wants(body.Type) {
+				continue
+			}
+			d := store.Delivery{
+				ID: DeliveryID(body.EventID, e.ID), EventID: body.EventID, EventType: body.Type, EndpointID: e.ID,
+				Tenant: r.Tenant, Environment: r.Environment, PartnerID: r.PartnerID,
+				Status: store.StatusScheduled, Trigger: store.TriggerScheduled,
+				CreatedAt: now, NextAttemptAt: now, Event: json.RawMessage(compact.Bytes()),
+			}
+			isNew, err := f.Deliveries.Create(ctx, d)
+			if err != nil {
+				return fmt.Errorf("fanning out event %s: %w", body.EventID, err)
+			}
+			if isNew {
+				created++
+			}
+		}
+	}
+	f.Logger.InfoContext(ctx, "case event fanned out", "event", body.EventID, "type", body.Type,
+		"recipients", len(env.Recipients), "deliveries", created)
+	return nil
+}

@@ -1,0 +1,143 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/pcourt/pcourt/libs/httpserver"
+	"github.com/pcourt/pcourt/libs/problem"
+	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
+)
+
+type createEndpointRequest struct {
+	URL         string   `json:"url"`
+	EventTypes  []string `json:"eventTypes"`
+	Description string   `json:"description"`
+}
+
+type patchEndpointRequest struct {
+	URL         *string         `json:"url"`
+	EventTypes  json.RawMessage `json:"eventTypes"` // absent: unchanged; null or []: every type
+	Description *string         `json:"description"`
+}
+
+type endpointView struct {
+	ID             string    `json:"id"`
+	URL            string    `json:"url"`
+	EventTypes     []string  `json:"eventTypes"`
+	Description    string    `json:"description"`
+	Status         string    `json:"status"`
+	DisabledReason string    `json:"disabledReason,omitempty"`
+	Environment    string    `json:"environment"`
+	CreatedAt      time.Time `json:"createdAt"`
+	UpdatedAt      time.Time `json:"updatedAt"`
+}
+
+func toEndpointView(e endpoints.Endpoint) endpointView {
+	types := e.EventTypes
+	if types == nil {
+		types = []string{}
+	}
+	return endpointView{ID: e.ID, URL: e.URL, EventTypes: types, Description: e.Description, Status: string(e.Status),
+		DisabledReason: e.DisabledReason, Environment: e.Scope.Environment,
+		CreatedAt: e.CreatedAt.UTC().Truncate(time.Millisecond), UpdatedAt: e.UpdatedAt.UTC().Truncate(time.Millisecond)}
+}
+
+func (h *handlers) listEndpoints(c *gin.Context) {
+	list, err := h.Endpoints.List(c.Request.Context(), scopeOf(c))
+	if err != nil {
+		problem.Render(c, err)
+		return
+	}
+	out := make([]endpointView, 0, len(list))
+	for _, e := range list {
+		out = append(out, toEndpointView(e))
+	}
+	data(c, http.StatusOK, out)
+}
+
+func (h *handlers) createEndpoint(c *gin.Context) {
+	var req createEndpointRequest
+	if err := httpserver.DecodeJSON(c, &req); err != nil {
+		problem.Render(c, err)
+		return
+	}
+	scope := scopeOf(c)
+	reg, err := h.URLRules.NewRegistration(scope.Environment, req.URL, req.EventTypes, req.Description)
+	if err != nil {
+		problem.Render(c, err)
+		return
+	}
+	e := endpoints.New(newID("we_"), scope, reg, h.Now())
+	if err := h.Endpoints.Create(c.Request.Context(), e); err != nil {
+		problem.Render(c, err)
+		return
+	}
+	h.Logger.InfoContext(c.Request.Context(), "endpoint registered", "endpoint", e.ID, "partner", scope.PartnerID, "environment", scope.Environment)
+	c.Header("Location", c.FullPath()+"/"+e.ID)
+	data(c, http.StatusCreated, toEndpointView(e))
+}
+
+func (h *handlers) getEndpoint(c *gin.Context) {
+	e, err := h.Endpoints.Get(c.Request.Context(), scopeOf(c), c.Param("id"))
+	if err != nil {
+		problem.Render(c, err)
+		return
+	}
+	data(c, http.StatusOK, toEndpointView(e))
+}
+
+func (h *handlers) patchEndpoint(c *gin.Context) {
+	var req patchEndpointRequest
+	if err := httpserver.DecodeJSON(c, &req); err != nil {
+		problem.Render(c, err)
+		return
+	}
+	p := endpoints.Patch{URL: req.URL, Description: req.Description}
+	if len(req.EventTypes) > 0 {
+		types := []string{}
+		if !bytes.Equal(req.EventTypes, []byte("null")) {
+			if err := httpserver.DecodeStrict(req.EventTypes, &types); err != nil {
+				problem.Render(c, err)
+				return
+			}
+		}
+		p.EventTypes = &types
+	}
+	e, err := h.Endpoints.Modify(c.Request.Context(), scopeOf(c), c.Param("id"), func(e endpoints.Endpoint) (endpoints.Endpoint, error) {
+		return h.URLRules.Apply(e, p, h.Now())
+	})
+	if err != nil {
+		problem.Render(c, err)
+		return
+	}
+	data(c, http.StatusOK, toEndpointView(e))
+}
+
+func (h *handlers) deleteEndpoint(c *gin.Context) {
+	if err := h.Endpoints.Delete(c.Request.Context(), scopeOf(c), c.Param("id")); err != nil {
+		problem.Render(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+func (h *handlers) setEnabled(enable bool) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		e, err := h.Endpoints.Modify(c.Request.Context(), scopeOf(c), c.Param("id"), func(e endpoints.Endpoint) (endpoints.Endpoint, error) {
+			if enable {
+				return endpoints.Enable(e, h.Now()), nil
+			}
+			return endpoints.Disable(e, h.Now()), nil
+		})
+		if err != nil {
+			problem.Render(c, err)
+			return
+		}
+		data(c, http.StatusOK, toEndpointView(e))
+	}
+}

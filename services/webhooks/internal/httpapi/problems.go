@@ -1,0 +1,53 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/pcourt/pcourt/libs/problem"
+	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
+	"github.com/pcourt/pcourt/services/webhooks/internal/store"
+)
+
+// The service's problem codes; docs/problems.md lists them.
+var (
+	InvalidEndpoint      = problem.Code{Name: "invalid_endpoint", Status: http.StatusBadRequest, Title: "Invalid webhook endpoint"}
+	EndpointURLForbidden = problem.Code{Name: "endpoint_url_forbidden", Status: http.StatusUnprocessableEntity, Title: "Endpoint URL not allowed"}
+	EndpointNotFound     = problem.Code{Name: "endpoint_not_found", Status: http.StatusNotFound, Title: "Webhook endpoint not found"}
+	EndpointLimit        = problem.Code{Name: "endpoint_limit_reached", Status: http.StatusConflict, Title: "Webhook endpoint limit reached"}
+	EndpointBusy         = problem.Code{Name: "endpoint_busy", Status: http.StatusServiceUnavailable, Title: "Webhook endpoint busy"}
+	EndpointDisabled     = problem.Code{Name: "endpoint_disabled", Status: http.StatusConflict, Title: "Webhook endpoint disabled"}
+	DeliveryNotFound     = problem.Code{Name: "delivery_not_found", Status: http.StatusNotFound, Title: "Delivery not found"}
+	InvalidQuery         = problem.Code{Name: "invalid_query", Status: http.StatusBadRequest, Title: "Invalid query parameter"}
+	NoPartner            = problem.Code{Name: "partner_required", Status: http.StatusForbidden, Title: "Partner credential required"}
+)
+
+// Codes returns the service's problem codes, the rows of owner webhooks in
+// docs/problems.md.
+func Codes() []problem.Code {
+	return []problem.Code{
+		InvalidEndpoint, EndpointURLForbidden, EndpointNotFound, EndpointLimit,
+		EndpointBusy, EndpointDisabled, DeliveryNotFound, InvalidQuery, NoPartner,
+	}
+}
+
+// Problem maps the service's errors to problems; it is the server's
+// problem.Mapper.
+func Problem(err error) *problem.Error {
+	var invalid *endpoints.ValidationError
+	switch {
+	case errors.As(err, &invalid):
+		return problem.New(InvalidEndpoint, invalid.Error()).Wrap(err)
+	case errors.Is(err, endpoints.ErrURLForbidden):
+		return problem.New(EndpointURLForbidden, "The endpoint URL names an address deliveries may not reach (loopback, private, link-local, metadata or reserved).").Wrap(err)
+	case errors.Is(err, endpoints.ErrNotFound):
+		return problem.New(EndpointNotFound, "No webhook endpoint with this id exists for this credential's partner and environment.").Wrap(err)
+	case errors.Is(err, endpoints.ErrTooMany):
+		return problem.Newf(EndpointLimit, "A partner may register at most %d endpoints per environment; delete one first.", endpoints.MaxPerPartner).Wrap(err)
+	case errors.Is(err, endpoints.ErrConflict):
+		return problem.New(EndpointBusy, "The endpoint changed concurrently too often; retry.").WithHeader("Retry-After", "1").Wrap(err)
+	case errors.Is(err, store.ErrDeliveryNotFound):
+		return problem.New(DeliveryNotFound, "No delivery with this id exists for this credential's partner and environment.").Wrap(err)
+	}
+	return nil
+}

@@ -1,0 +1,96 @@
+// Package httpapi is the webhooks service's HTTP surface: partner endpoint
+// management, delivery history and replay, and the public verification keys.
+package httpapi
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/pcourt/pcourt/libs/auth"
+	"github.com/pcourt/pcourt/libs/idempotency"
+	"github.com/pcourt/pcourt/libs/problem"
+	"github.com/pcourt/pcourt/libs/requestid"
+	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
+	"github.com/pcourt/pcourt/services/webhooks/internal/store"
+)
+
+// Deps are what the handlers need.
+type Deps struct {
+	Credentials *auth.Store
+	Endpoints   *store.Endpoints
+	Deliveries  *store.Deliveries
+	Journal     *idempotency.Journal
+	URLRules    endpoints.URLRules
+	Keys        KeySource
+	Logger      *slog.Logger
+	Now         func() time.Time // nil: time.Now
+}
+
+type handlers struct {
+	Deps
+}
+
+// The idempotency operations; the v2 and canonical routes share them.
+const (
+	opCreateEndpoint = "createWebhookEndpoint"
+	opReplay         = "replayWebhookDelivery"
+)
+
+// Register adds the service's routes under /api/webhooks and its
+// /api/v2/webhooks alias.
+func Register(r *gin.Engine, d Deps) {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	h := &handlers{d}
+	authenticated := auth.Middleware(d.Credentials)
+	partner := auth.RequireRole(auth.RolePlatformOrchestrator)
+
+	r.GET("/api/webhooks/keys", h.keys)
+	for _, base := range []string{"/api/webhooks", "/api/v2/webhooks"} {
+		g := r.Group(base, authenticated, partner, requirePartner)
+		g.GET("/endpoints", private, h.listEndpoints)
+		g.POST("/endpoints", noStore, d.Journal.Middleware(opCreateEndpoint), h.createEndpoint)
+		g.GET("/endpoints/:id", private, h.getEndpoint)
+		g.PATCH("/endpoints/:id", noStore, h.patchEndpoint)
+		g.DELETE("/endpoints/:id", noStore, h.deleteEndpoint)
+		g.POST("/endpoints/:id/disable", noStore, h.setEnabled(false))
+		g.POST("/endpoints/:id/enable", noStore, h.setEnabled(true))
+		g.GET("/deliveries", private, h.listDeliveries)
+		g.GET("/deliveries/:id", private, h.getDelivery)
+		g.POST("/deliveries/:id/replay", noStore, d.Journal.Middleware(opReplay), h.replay)
+	}
+}
+
+func private(c *gin.Context) { c.Header("Cache-Control", "private, no-store"); c.Next() }
+func noStore(c *gin.Context) { c.Header("Cache-Control", "no-store"); c.Next() }
+
+// requirePartner refuses credentials bound to no partner: every webhook
+// resource belongs to one.
+func requirePartner(c *gin.Context) {
+	cred, ok := auth.CredentialFrom(c.Request.Context())
+	if !ok || cred.PartnerID == "" {
+		problem.Write(c, problem.New(NoPartner, "Webhook endpoints and deliveries belong to a partner; use a credential bound to one."))
+		return
+	}
+	c.Next()
+}
+
+func scopeOf(c *gin.Context) endpoints.Scope {
+	cred, _ := auth.CredentialFrom(c.Request.Context())
+	return endpoints.Scope{Tenant: cred.Tenant, Environment: string(cred.Environment), PartnerID: cred.PartnerID}
+}
+
+func data(c *gin.Context, status int, v any) {
+	c.JSON(status, gin.H{"data": v, "requestId": requestid.Get(c)})
+}
+
+func newID(prefix string) string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}

@@ -1,0 +1,181 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pcourt/pcourt/libs/redistest"
+	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
+	"github.com/pcourt/pcourt/services/webhooks/internal/store"
+)
+
+var (
+	t0    = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	acme  = endpoints.Scope{Tenant: "t1", Environment: "live", PartnerID: "acme"}
+	other = endpoints.Scope{Tenant: "t1", Environment: "live", PartnerID: "globex"}
+)
+
+func TestEndpointsAreScopedVersionedAndBounded(t *testing.T) {
+	ctx := context.Background()
+	s := store.NewEndpoints(redistest.NewClient(t))
+	e := endpoints.New("we_1", acme, endpoints.Registration{URL: "https://h.example/", EventTypes: []string{"case.opened"}}, t0)
+	require.NoError(t, s.Create(ctx, e))
+
+	got, err := s.Get(ctx, acme, "we_1")
+	require.NoError(t, err)
+	assert.Equal(t, e.URL, got.URL)
+	assert.Equal(t, []string{"case.opened"}, got.EventTypes)
+	assert.True(t, got.CreatedAt.Equal(t0))
+
+	_, err = s.Get(ctx, other, "we_1")
+	assert.ErrorIs(t, err, endpoints.ErrNotFound, "another partner does not see it")
+	assert.ErrorIs(t, s.Delete(ctx, other, "we_1"), endpoints.ErrNotFound)
+
+	stale := got
+	got.Description = "first"
+	saved, err := s.Update(ctx, got)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), saved.Version)
+	stale.Description = "second"
+	_, err = s.Update(ctx, stale)
+	assert.ErrorIs(t, err, endpoints.ErrConflict)
+
+	mod, err := s.Modify(ctx, acme, "we_1", func(e endpoints.Endpoint) (endpoints.Endpoint, error) {
+		return endpoints.Disable(e, t0), nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, endpoints.DisabledByPartner, mod.Status)
+
+	for i := 2; i <= endpoints.MaxPerPartner; i++ {
+		require.NoError(t, s.Create(ctx, endpoints.New(fmt.Sprintf("we_%d", i), acme, endpoints.Registration{URL: "https://h.example/"}, t0.Add(time.Duration(i)*time.Second))))
+	}
+	assert.ErrorIs(t, s.Create(ctx, endpoints.New("we_x", acme, endpoints.Registration{URL: "https://h.example/"}, t0)), endpoints.ErrTooMany)
+	list, err := s.List(ctx, acme)
+	require.NoError(t, err)
+	require.Len(t, list, endpoints.MaxPerPartner)
+	assert.Equal(t, "we_1", list[0].ID)
+
+	require.NoError(t, s.Delete(ctx, acme, "we_1"))
+	_, err = s.Get(ctx, acme, "we_1")
+	assert.ErrorIs(t, err, endpoints.ErrNotFound)
+	list, err = s.List(ctx, other)
+	require.NoError(t, err)
+	assert.Empty(t, list)
+}
+
+func newDelivery(id, endpoint, status string, created time.Time) store.Delivery {
+	return store.Delivery{ID: id, EventID: "evt_" + id, EventType: "case.opened", EndpointID: endpoint,
+		Tenant: acme.Tenant, Environment: acme.Environment, PartnerID: acme.PartnerID, Status: status,
+		Trigger: store.TriggerScheduled, CreatedAt: created, NextAttemptAt: created, Event: json.RawMessage(`{"eventId":"x"}`)}
+}
+
+func TestDeliveryScheduleLeasesAndCompletion(t *testing.T) {
+	ctx := context.Background()
+	s := store.NewDeliveries(redistest.NewClient(t), store.DeliveriesConfig{Shards: 1, Retention: time.Hour})
+	d := newDelivery("dlv_a", "we_1", store.StatusScheduled, t0)
+	created, err := s.Create(ctx, d)
+	require.NoError(t, err)
+	require.True(t, created)
+	created, err = s.Create(ctx, d)
+	require.NoError(t, err)
+	assert.False(t, created, "idempotent by id")
+
+	got, err := s.Claim(ctx, 0, t0.Add(-time.Second), time.Minute, 10, "tok1")
+	require.NoError(t, err)
+	assert.Empty(t, got, "not due yet")
+
+	got, err = s.Claim(ctx, 0, t0, time.Minute, 10, "tok1")
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	got, err = s.Claim(ctx, 0, t0.Add(30*time.Second), time.Minute, 10, "tok2")
+	require.NoError(t, err)
+	assert.Empty(t, got, "leased to tok1")
+
+	// tok1's sender dies; the lease lapses and tok2 takes over.
+	got, err = s.Claim(ctx, 0, t0.Add(time.Minute), time.Minute, 10, "tok2")
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+
+	d = got[0]
+	d.Attempts, d.NextAttemptAt = 1, t0.Add(2*time.Minute)
+	assert.ErrorIs(t, s.Complete(ctx, "tok1", d, &store.Attempt{Number: 1}), store.ErrLeaseLost)
+	require.NoError(t, s.Complete(ctx, "tok2", d, &store.Attempt{Number: 1, Status: 500, Outcome: "failure"}))
+
+	got, err = s.Claim(ctx, 0, t0.Add(119*time.Second), time.Minute, 10, "tok3")
+	require.NoError(t, err)
+	assert.Empty(t, got, "rescheduled for the next attempt")
+	got, err = s.Claim(ctx, 0, t0.Add(2*time.Minute), time.Minute, 10, "tok3")
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, 1, got[0].Attempts)
+
+	d = got[0]
+	d.Attempts, d.Status = 2, store.StatusDelivered
+	require.NoError(t, s.Complete(ctx, "tok3", d, &store.Attempt{Number: 2, Status: 204, Outcome: "success"}))
+	got, err = s.Claim(ctx, 0, t0.Add(time.Hour), time.Minute, 10, "tok4")
+	require.NoError(t, err)
+	assert.Empty(t, got, "finished deliveries leave the schedule")
+
+	atts, err := s.Attempts(ctx, "dlv_a")
+	require.NoError(t, err)
+	require.Len(t, atts, 2)
+	assert.Equal(t, 500, atts[0].Status)
+	assert.Equal(t, 204, atts[1].Status)
+
+	read, err := s.Get(ctx, acme, "dlv_a")
+	require.NoError(t, err)
+	assert.Equal(t, store.StatusDelivered, read.Status)
+	_, err = s.Get(ctx, other, "dlv_a")
+	assert.ErrorIs(t, err, store.ErrDeliveryNotFound)
+}
+
+func TestDeliveryListFiltersAndPages(t *testing.T) {
+	ctx := context.Background()
+	s := store.NewDeliveries(redistest.NewClient(t), store.DefaultDeliveriesConfig())
+	for i := range 7 {
+		status := store.StatusScheduled
+		if i%2 == 0 {
+			status = store.StatusDelivered
+		}
+		d := newDelivery(fmt.Sprintf("dlv_%d", i), fmt.Sprintf("we_%d", i%3), status, t0.Add(time.Duration(i)*time.Minute))
+		_, err := s.Create(ctx, d)
+		require.NoError(t, err)
+	}
+	// Two in the same millisecond still page correctly.
+	_, err := s.Create(ctx, newDelivery("dlv_7", "we_0", store.StatusScheduled, t0.Add(6*time.Minute)))
+	require.NoError(t, err)
+
+	var ids []string
+	var cur *store.Cursor
+	for {
+		page, next, err := s.List(ctx, acme, store.Filter{}, cur, 3)
+		require.NoError(t, err)
+		for _, d := range page {
+			ids = append(ids, d.ID)
+		}
+		if next == nil {
+			break
+		}
+		cur = next
+	}
+	assert.Equal(t, []string{"dlv_7", "dlv_6", "dlv_5", "dlv_4", "dlv_3", "dlv_2", "dlv_1", "dlv_0"}, ids)
+
+	page, _, err := s.List(ctx, acme, store.Filter{Status: store.StatusDelivered, EndpointID: "we_0"}, nil, 10)
+	require.NoError(t, err)
+	require.Len(t, page, 2) // 0 and 6
+	page, _, err = s.List(ctx, acme, store.Filter{Since: t0.Add(2 * time.Minute), Until: t0.Add(4 * time.Minute)}, nil, 10)
+	require.NoError(t, err)
+	assert.Len(t, page, 2) // 2 and 3
+	page, _, err = s.List(ctx, acme, store.Filter{EventID: "evt_dlv_5"}, nil, 10)
+	require.NoError(t, err)
+	assert.Len(t, page, 1)
+	page, _, err = s.List(ctx, other, store.Filter{}, nil, 10)
+	require.NoError(t, err)
+	assert.Empty(t, page)
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pcourt/pcourt/libs/auth"
+	"github.com/pcourt/pcourt/libs/webhook/receiver"
+	"github.com/pcourt/pcourt/libs/webhook/signature"
+	"github.com/pcourt/pcourt/libs/x402/localfacilitator"
+	"github.com/pcourt/pcourt/libs/x402/x402client"
+)
+
+// TestPartnerJourneyFromPaidReportToSignedCallback is the partner's path
+// through the edge, on the stack `make run` starts: a paid readiness
+// report, a webhook endpoint, a draft both sides confirm, and then the
+// signed callback about the opened case, verified with the key set the
+// edge serves, as a partner's receiver verifies it.
+func TestPartnerJourneyFromPaidReportToSignedCallback(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs every service; skipped with -short")
+	}
+	st := startStack(t)
+	p := newProbe(t, st)
+	orch := p.mint(t, "tenant-dev", auth.Sandbox, auth.RolePlatformOrchestrator, "partner-a", "")
+	respondent := p.mint(t, "tenant-dev", auth.Sandbox, auth.RoleRespondentAgent, "partner-a", "agent-bob-7")
+
+	// 1. The paid readiness report.
+	body, err := os.ReadFile(filepath.Join("..", "..", "docs", "examples", "readiness-request.json"))
+	require.NoError(t, err)
+	payer, err := x402client.New(x402client.Config{Key: localfacilitator.DevAccounts()[3].Key})
+	require.NoError(t, err)
+	req, err := http.NewRequest(http.MethodPost, p.edge+"/api/x402/dispute-readiness", nil)
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	report, err := payer.Pay(context.Background(), req, body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, report.Response.StatusCode, string(report.Body))
+
+	// 2. A receiver that verifies with the keys the edge publishes, and
+	// the endpoint registered for it.
+	keys, err := receiver.NewJWKSCache(p.edge+"/api/webhooks/keys?environment=sandbox", receiver.JWKSConfig{})
+	require.NoError(t, err)
+	got := make(chan receiver.Delivery, 16)
+	handler, err := receiver.NewHandler(keys, func(_ context.Context, d receiver.Delivery) error {
+		got <- d
+		return nil
+	}, receiver.Config{Environment: signature.Sandbox})
+	require.NoError(t, err)
+	callbacks := httptest.NewServer(handler)
+	t.Cleanup(callbacks.Close)
+	endpoint := p.do(t, "POST", "/api/v2/webhooks/endpoints", orch, p.key(), map[string]any{"url": callbacks.URL + "/pcourt", "description": "journey test"})
+	require.Equal(t, http.StatusCreated, endpoint.status, string(endpoint.body))
+
+	// 3. A draft both sides confirm: the last confirmation opens the case.
+	d := p.prepare(t, orch, twoPartyDraft())
+	require.Equal(t, http.StatusAccepted, p.do(t, "POST", "/api/v2/case-drafts/"+d.DraftID+"/confirmations", orch, p.key(), d.confirmation("p-claimant", orch.cred.PublicID, "org-acme")).status)
+	g := p.do(t, "POST", "/api/v2/authorizations/authority-grants", orch, p.key(), map[string]any{"resource": "draft:" + d.DraftID, "side": "respondent", "credentialId": respondent.cred.PublicID})
+	require.Equal(t, http.StatusCreated, g.status, string(g.body))
+	opened := p.do(t, "POST", "/api/v2/case-drafts/"+d.DraftID+"/confirmations", respondent, p.key(), d.confirmation("p-respondent", "agent-bob-7", "agent-bob"))
+	require.Equal(t, http.StatusCreated, opened.status, string(opened.body))
+	var caseOf struct {
+		Data struct {
+			CaseID string `json:"caseId"`
+		} `json:"data"`
+	}
+	require.NoError(t, json.Unmarshal(opened.body, &caseOf))
+	require.NotEmpty(t, caseOf.Data.CaseID)
+
+	// 4. The signed callback about the opened case.
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case d := <-got:
+			if d.Event.CaseID != caseOf.Data.CaseID {
+				continue
+			}
+			require.Equal(t, "case-event-v2", d.Event.SchemaVersion)
+			require.Equal(t, "partner-case-42", d.Event.ExternalCaseID)
+			require.NotEmpty(t, d.Event.DeliveryID)
+			require.True(t, bytes.Contains(d.Body, []byte(d.Event.EventID)))
+
+			// 5. The delivery record says what happened.
+			require.Eventually(t, func() bool {
+				r := p.do(t, "GET", "/api/v2/webhooks/deliveries?eventId="+d.Event.EventID, orch, "", nil)
+				return r.status == http.StatusOK && bytes.Contains(r.body, []byte(`"delivered"`))
+			}, 10*time.Second, 200*time.Millisecond)
+			return
+		case <-deadline:
+			t.Fatalf("no signed callback about case %s within 60 s", caseOf.Data.CaseID)
+		}
+	}
+}
