@@ -33,7 +33,7 @@ func benchServer(b *testing.B, withJournal bool) (http.Handler, string) {
 	s := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "bench", Logger: logger})
 	handlers := []gin.HandlerFunc{auth.Middleware(store)}
 	if withJournal {
-		handlers = append(handlers, idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:bench"), logger).Middleware("createPayment"))
+		handlers = append(handlers, newJournal(b, rdb, idempotency.DefaultConfig("pc:bench"), logger).Middleware("createPayment"))
 	}
 	handlers = append(handlers, func(c *gin.Context) { c.JSON(http.StatusCreated, gin.H{"paymentId": "p_1"}) })
 	s.Router().POST("/payments", handlers...)

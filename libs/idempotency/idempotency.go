@@ -93,9 +93,12 @@ type Journal struct {
 	logger *slog.Logger
 }
 
-// NewJournal returns a Journal over rdb.
-func NewJournal(rdb redis.UniversalClient, cfg Config, logger *slog.Logger) *Journal {
-	return &Journal{rdb: rdb, cfg: cfg, logger: logger}
+// NewJournal returns a Journal over rdb, or the configuration's error.
+func NewJournal(rdb redis.UniversalClient, cfg Config, logger *slog.Logger) (*Journal, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Journal{rdb: rdb, cfg: cfg, logger: logger}, nil
 }
 
 // Option adjusts one operation's middleware.

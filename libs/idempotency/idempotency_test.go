@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pcourt/pcourt/libs/auth"
@@ -42,7 +43,7 @@ func newHarness(t *testing.T, cfg idempotency.Config) *harness {
 	h := &harness{store: auth.NewStore(rdb, auth.DefaultStoreConfig()), gate: make(chan struct{})}
 	h.token, _ = authtest.Mint(t, h.store, auth.RolePlatformOrchestrator)
 	s := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "test", Logger: logger})
-	journal := idempotency.NewJournal(rdb, cfg, logger)
+	journal := newJournal(t, rdb, cfg, logger)
 	handler := func(c *gin.Context) {
 		h.runs.Add(1)
 		if c.GetHeader("X-Test-Hold") != "" {
@@ -286,7 +287,7 @@ func TestJournalBodyKeepsSecretsOutOfTheReplay(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	store := auth.NewStore(rdb, auth.DefaultStoreConfig())
 	token, _ := authtest.Mint(t, store, auth.RolePlatformOrchestrator)
-	journal := idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:test"), logger)
+	journal := newJournal(t, rdb, idempotency.DefaultConfig("pc:test"), logger)
 	var expired atomic.Bool
 	s := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "test", Logger: logger})
 	s.Router().POST("/cases", auth.Middleware(store),
@@ -332,7 +333,7 @@ func TestRenderOnReplayAnswersInTheViewOfTheRoute(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	store := auth.NewStore(rdb, auth.DefaultStoreConfig())
 	token, _ := authtest.Mint(t, store, auth.RolePlatformOrchestrator)
-	journal := idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:test"), logger)
+	journal := newJournal(t, rdb, idempotency.DefaultConfig("pc:test"), logger)
 	s := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "test", Logger: logger})
 	for _, view := range []string{"old", "new"} {
 		render := func(_ *gin.Context, status int, header http.Header, stored []byte) ([]byte, error) {
@@ -361,5 +362,25 @@ func TestRenderOnReplayAnswersInTheViewOfTheRoute(t *testing.T) {
 		require.True(t, replay.replayed)
 		require.JSONEq(t, `{"`+view+`Id":"thing_1"}`, replay.body, "the replay speaks the route's view")
 		require.Equal(t, "/"+view+"/thing_1", replay.location, "one Location, the route's")
+	}
+}
+
+// newJournal is idempotency.NewJournal for a configuration the test knows is valid.
+func newJournal(t testing.TB, rdb redis.UniversalClient, cfg idempotency.Config, logger *slog.Logger) *idempotency.Journal {
+	t.Helper()
+	j, err := idempotency.NewJournal(rdb, cfg, logger)
+	require.NoError(t, err)
+	return j
+}
+
+func TestNewJournalRefusesAnUnusableConfig(t *testing.T) {
+	rdb := redistest.NewClient(t)
+	for _, cfg := range []idempotency.Config{
+		{},
+		{Prefix: "pc:test", Retention: time.Second, Lease: time.Millisecond},
+		{Prefix: "pc:test", Retention: time.Hour, Lease: 2 * time.Hour},
+	} {
+		_, err := idempotency.NewJournal(rdb, cfg, slog.New(slog.DiscardHandler))
+		require.Error(t, err, "%+v", cfg)
 	}
 }

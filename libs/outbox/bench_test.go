@@ -9,7 +9,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/pcourt/pcourt/libs/kafkatest"
-	"github.com/pcourt/pcourt/libs/outbox"
 	"github.com/pcourt/pcourt/libs/redistest"
 )
 
@@ -65,7 +64,8 @@ func BenchmarkRelayThroughput(b *testing.B) {
 	done := make(chan error, 1)
 	b.ResetTimer()
 	start := time.Now()
-	go func() { done <- outbox.NewRelay(rdb, producer, relayConfig("bench"), discard(), nil).Run(relayCtx) }()
+	relay := newRelay(b, rdb, producer, relayConfig("bench"), discard(), nil)
+	go func() { done <- relay.Run(relayCtx) }()
 	deadline := start.Add(2 * time.Minute)
 	for streamLength(b, rdb) > 0 {
 		if time.Now().After(deadline) {

@@ -167,7 +167,7 @@ func TestRelayCrashBetweenPublishAndAcknowledgeRepublishesAndConsumerAppliesOnce
 
 	relayCtx, crash := context.WithCancel(ctx)
 	crashing := &crashAfterPublish{inner: producer, crash: crash}
-	require.NoError(t, outbox.NewRelay(rdb, crashing, relayConfig("relay-a"), discard(), nil).Run(relayCtx))
+	require.NoError(t, newRelay(t, rdb, crashing, relayConfig("relay-a"), discard(), nil).Run(relayCtx))
 	require.Positive(t, crashing.published.Load(), "the first relay published before dying")
 	// Everything it read, published or not, is still pending: nothing was acknowledged.
 	require.Equal(t, int64(events), pending(t, rdb))
@@ -180,7 +180,7 @@ func TestRelayCrashBetweenPublishAndAcknowledgeRepublishesAndConsumerAppliesOnce
 	successorCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- outbox.NewRelay(rdb, producer, relayConfig("relay-b"), discard(), nil).Run(successorCtx)
+		done <- newRelay(t, rdb, producer, relayConfig("relay-b"), discard(), nil).Run(successorCtx)
 	}()
 	t.Cleanup(func() { stop(); <-done })
 
@@ -211,7 +211,7 @@ func TestTwoRelaysInSteadyStatePublishEachEventOnce(t *testing.T) {
 	for _, name := range []string{"relay-a", "relay-b"} {
 		cfg := relayConfig(name)
 		cfg.ClaimIdle = 30 * time.Second // steady state: nobody is presumed dead
-		wg.Go(func() { _ = outbox.NewRelay(rdb, producer, cfg, discard(), nil).Run(relayCtx) })
+		wg.Go(func() { _ = newRelay(t, rdb, producer, cfg, discard(), nil).Run(relayCtx) })
 	}
 	t.Cleanup(func() { stop(); wg.Wait() })
 
@@ -254,7 +254,7 @@ func TestTraceContinuesFromHTTPThroughOutboxAndKafkaToTheConsumer(t *testing.T) 
 	relayCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- outbox.NewRelay(rdb, newProducer(t, brokers, tp), relayConfig("relay-a"), discard(), tp).Run(relayCtx)
+		done <- newRelay(t, rdb, newProducer(t, brokers, tp), relayConfig("relay-a"), discard(), tp).Run(relayCtx)
 	}()
 	t.Cleanup(func() { stop(); <-done })
 
@@ -288,5 +288,26 @@ func TestTagsListEveryShardAnEntityCanLandIn(t *testing.T) {
 	}
 	for i, tag := range tags {
 		require.Equal(t, sharding.Streams()[i], sharding.Stream(tag), "stream and tag lists agree")
+	}
+}
+
+// newRelay is outbox.NewRelay for a configuration the test knows is valid.
+func newRelay(t testing.TB, rdb redis.UniversalClient, pub outbox.Publisher, cfg outbox.RelayConfig, logger *slog.Logger, tp trace.TracerProvider) *outbox.Relay {
+	t.Helper()
+	r, err := outbox.NewRelay(rdb, pub, cfg, logger, tp)
+	require.NoError(t, err)
+	return r
+}
+
+func TestNewRelayRefusesAnUnusableConfig(t *testing.T) {
+	for name, change := range map[string]func(*outbox.RelayConfig){
+		"no consumer": func(c *outbox.RelayConfig) { c.Consumer = "" },
+		"no batch":    func(c *outbox.RelayConfig) { c.Batch = 0 },
+		"no backoff":  func(c *outbox.RelayConfig) { c.RetryBackoff = 0 },
+	} {
+		cfg := relayConfig("relay-a")
+		change(&cfg)
+		_, err := outbox.NewRelay(nil, nil, cfg, discard(), nil)
+		require.Error(t, err, name)
 	}
 }

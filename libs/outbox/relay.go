@@ -80,12 +80,16 @@ type Relay struct {
 	tracer trace.Tracer
 }
 
-// NewRelay returns a relay; Run starts it. tp may be nil for the global provider.
-func NewRelay(rdb redis.UniversalClient, pub Publisher, cfg RelayConfig, logger *slog.Logger, tp trace.TracerProvider) *Relay {
+// NewRelay returns a relay, or the configuration's error; Run starts it.
+// tp may be nil for the global provider.
+func NewRelay(rdb redis.UniversalClient, pub Publisher, cfg RelayConfig, logger *slog.Logger, tp trace.TracerProvider) (*Relay, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
-	return &Relay{rdb: rdb, pub: pub, cfg: cfg, logger: logger, tracer: tp.Tracer("github.com/pcourt/pcourt/libs/outbox")}
+	return &Relay{rdb: rdb, pub: pub, cfg: cfg, logger: logger, tracer: tp.Tracer("github.com/pcourt/pcourt/libs/outbox")}, nil
 }
 
 // Run relays every shard until ctx is cancelled. Entries read but not yet

@@ -50,7 +50,10 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	}
 	defer producer.Close()
 	cases := store.NewCases(rdb)
-	relay := outbox.NewRelay(rdb, producer, outbox.DefaultRelayConfig(store.Sharding, cfg.Service.PodName), logger, base.Telemetry.Tracer)
+	relay, err := outbox.NewRelay(rdb, producer, outbox.DefaultRelayConfig(store.Sharding, cfg.Service.PodName), logger, base.Telemetry.Tracer)
+	if err != nil {
+		return err
+	}
 	opened, err := kafka.NewConsumer(kafka.ConsumerConfig{
 		Brokers: cfg.Service.KafkaBrokers, ClientID: "cases", GroupID: cfg.CaseOpenedGroup, Topic: events.OpenedTopic,
 	}, events.NewOpened(cases, logger).Handle, producer, logger, base.Telemetry.Tracer)

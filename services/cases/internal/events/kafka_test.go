@@ -126,7 +126,8 @@ func TestConsumeAndReplayCaseOpened(t *testing.T) {
 
 	relayCfg := outbox.DefaultRelayConfig(store.Sharding, "test")
 	relayCfg.ClaimIdle = 200 * time.Millisecond
-	relay := outbox.NewRelay(rdb, producer, relayCfg, discard(), nil)
+	relay, err := outbox.NewRelay(rdb, producer, relayCfg, discard(), nil)
+	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	relayed := make(chan error, 1)
 	go func() { relayed <- relay.Run(ctx) }()

@@ -53,7 +53,10 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		return err
 	}
 	defer producer.Close()
-	relay := outbox.NewRelay(rdb, producer, outbox.DefaultRelayConfig(store.Sharding, cfg.Service.PodName), logger, base.Telemetry.Tracer)
+	relay, err := outbox.NewRelay(rdb, producer, outbox.DefaultRelayConfig(store.Sharding, cfg.Service.PodName), logger, base.Telemetry.Tracer)
+	if err != nil {
+		return err
+	}
 	facilitatorClient, err := facilitator.NewClient(facilitator.ClientConfig{
 		BaseURL: cfg.FacilitatorURL, Authorization: cfg.FacilitatorAuth, Timeout: cfg.FacilitatorTimeout,
 	})
@@ -64,11 +67,15 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
+	idempotent, err := idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:filings"), logger)
+	if err != nil {
+		return err
+	}
 	rulesVersion, rulesHash, _ := api.Rules()
 	deps := httpapi.Deps{
 		Credentials: base.Credentials(),
 		Drafts:      store.NewDrafts(rdb),
-		Journal:     idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:filings"), logger),
+		Journal:     idempotent,
 		Rules:       draft.Rules{Version: rulesVersion, Hash: rulesHash},
 		Fees: httpapi.FeePayments{
 			PayTo: cfg.FeesPayTo, Networks: cfg.FeesNetworks, MaxTimeoutSeconds: cfg.FeesMaxTimeoutSeconds, PublicBase: cfg.PublicBase,

@@ -127,10 +127,12 @@ func newStack(t testing.TB) *stack {
 	base, err := x402.ParsePublicBase(publicBase)
 	require.NoError(t, err)
 	srv := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "filings", Logger: logger, Mapper: httpapi.Problem})
+	idempotent, err := idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:filings"), logger)
+	require.NoError(t, err)
 	deps := httpapi.Deps{
 		Credentials: s.credentials,
 		Drafts:      store.NewDrafts(rdb),
-		Journal:     idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:filings"), logger),
+		Journal:     idempotent,
 		Rules:       draft.Rules{Version: version, Hash: hash},
 		Fees: httpapi.FeePayments{PayTo: feePayTo, MaxTimeoutSeconds: 300, PublicBase: base, Networks: map[string][]string{
 			x402.EnvironmentSandbox: {"eip155:84532"}, x402.EnvironmentLive: {"eip155:8453"},

@@ -79,7 +79,10 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	// Settlement events are recorded in the settlement journal's outbox,
 	// in the same step as the settlement; readiness is the service that
 	// appends there, so it relays it.
-	relay := outbox.NewRelay(rdb, producer, outbox.DefaultRelayConfig(journal.Sharding, cfg.Service.PodName), logger, base.Telemetry.Tracer)
+	relay, err := outbox.NewRelay(rdb, producer, outbox.DefaultRelayConfig(journal.Sharding, cfg.Service.PodName), logger, base.Telemetry.Tracer)
+	if err != nil {
+		return err
+	}
 
 	srv := base.Server(httpapi.Problem)
 	httpapi.NewHandler(httpapi.Config{Enabled: cfg.Enabled, PublicBase: cfg.PublicBase}, challenge, seller, logger).Register(srv.Router())

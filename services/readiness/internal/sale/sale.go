@@ -60,6 +60,9 @@ type Seller struct {
 // NewSeller returns a Seller over the shared journal. now may be nil for
 // time.Now.
 func NewSeller(cfg Config, rdb redis.UniversalClient, caps *store.Caps, f journal.Facilitator, logger *slog.Logger, now func() time.Time) (*Seller, error) {
+	if err := cfg.Table.Validate(); err != nil {
+		return nil, fmt.Errorf("readiness rule table %s: %w", cfg.Table.Version, err)
+	}
 	if now == nil {
 		now = time.Now
 	}

@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/lifecycle"
@@ -78,12 +77,16 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	}
 	sender := dispatch.New(cfg.Dispatch, deliveries, eps, ring, client, logger, nil, nil)
 
+	idempotent, err := idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:wh"), logger)
+	if err != nil {
+		return err
+	}
 	srv := base.Server(httpapi.Problem)
 	httpapi.Register(srv.Router(), httpapi.Deps{
-		Credentials: auth.NewStore(rdb, auth.DefaultStoreConfig()),
+		Credentials: base.Credentials(),
 		Endpoints:   eps,
 		Deliveries:  deliveries,
-		Journal:     idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:wh"), logger),
+		Journal:     idempotent,
 		URLRules:    endpoints.URLRules{AllowHTTP: cfg.AllowHTTP, CheckAddr: policy.Check},
 		Keys:        ring,
 		Logger:      logger,

@@ -51,12 +51,14 @@ func newStack(t testing.TB) *stack {
 	s.ring, err = keys.New(keys.DefaultConfig(), ks...)
 	require.NoError(t, err)
 
+	idempotent, err := idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:wh"), logger)
+	require.NoError(t, err)
 	srv := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "webhooks", Logger: logger, Mapper: httpapi.Problem})
 	httpapi.Register(srv.Router(), httpapi.Deps{
 		Credentials: creds,
 		Endpoints:   s.endpoints,
 		Deliveries:  s.deliveries,
-		Journal:     idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:wh"), logger),
+		Journal:     idempotent,
 		URLRules: endpoints.URLRules{AllowHTTP: true, CheckAddr: egress.Policy{
 			Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
 		}.Check},
