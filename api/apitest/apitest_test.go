@@ -84,3 +84,12 @@ func TestSchemaRefusesAnInvalidValue(t *testing.T) {
 	}()
 	require.NotEmpty(t, rec.failure)
 }
+
+func TestEventRefusesWhatTheSchemaDoesNot(t *testing.T) {
+	rec := &recordingTB{TB: t}
+	func() {
+		defer func() { _ = recover() }()
+		apitest.Event(rec, "filings-case-opened-v2.schema.json", []byte(`{"schemaVersion":"filings-case-opened-v2","extra":true}`))
+	}()
+	require.Contains(t, rec.failure, "does not match")
+}

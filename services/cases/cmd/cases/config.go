@@ -13,7 +13,7 @@ import (
 type config struct {
 	Service service.Config
 
-	// CaseOpenedGroup is the consumer group reading pc.filings.case-opened.v1.
+	// CaseOpenedGroup is the consumer group reading pc.filings.case-opened.v2.
 	CaseOpenedGroup string
 	Scheduler       caseflow.SchedulerConfig
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pcourt/pcourt/api"
+	"github.com/pcourt/pcourt/api/apitest"
 	"github.com/pcourt/pcourt/services/cases/internal/events"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
@@ -168,4 +170,31 @@ func TestDecodeRefusesWhatCanNeverOpen(t *testing.T) {
 	require.ErrorIs(t, err, events.ErrUndecodable)
 	_, err = events.DecodeOpened([]byte(`{"eventId":"case-opened:x","tenant":"t"}`))
 	require.ErrorIs(t, err, events.ErrUndecodable, "no procedure plan")
+}
+
+// The fact filings publishes (filings-case-opened-v2, as its own tests
+// produce it) opens the case it describes: the fixture matches the
+// published schema, and every fact the cases service needs is read from
+// the top level.
+func TestCaseOpenedV2OpensTheCaseItDescribes(t *testing.T) {
+	payload, err := os.ReadFile("testdata/case-opened-v2.json")
+	require.NoError(t, err)
+	apitest.Event(t, "filings-case-opened-v2.schema.json", payload)
+
+	in, err := events.DecodeOpened(payload)
+	require.NoError(t, err)
+	require.Equal(t, "cs_0003", in.CaseID)
+	require.Equal(t, "partner-case-42", in.ExternalID)
+	require.Equal(t, procedure.Rules{Version: "pcourt-rules-2026-11", Hash: strings.Repeat("1", 64)}, in.Rules)
+	require.Equal(t, 2, in.Plan.EvidenceRounds)
+	require.Equal(t, "fee_0003", in.FeeID)
+	require.Equal(t, "quoted", in.FeeStatus)
+	require.Equal(t, []procedure.Partner{{Tenant: "tenant-a", Environment: "sandbox", PartnerID: "partner-b"}}, in.Recipients[procedure.Respondent])
+	require.Len(t, in.Participants, 2)
+	for _, p := range in.Participants {
+		require.False(t, p.JoinedAt.IsZero(), "%s takes part from the opening", p.ID)
+	}
+	require.Len(t, in.Capabilities, 2)
+	_, err = procedure.Open(in)
+	require.NoError(t, err)
 }

@@ -15,16 +15,17 @@ import (
 
 // The case-opened fact the filings service publishes.
 const (
-	OpenedTopic  = "pc.filings.case-opened.v1"
-	OpenedSchema = "filings-case-opened-v1"
+	OpenedTopic  = "pc.filings.case-opened.v2"
+	OpenedSchema = "filings-case-opened-v2"
 )
 
-// CaseOpened is the payload of pc.filings.case-opened.v1 as this consumer
-// reads it. Fields are only ever added within a version, so unknown fields
-// are ignored. It reads both the shape filings publishes today (the
-// confirmed case nested under "case") and the richer shape it is moving to
-// (the same facts at the top level, with partner recipients and sides
-// explicit); a top-level field wins over its nested counterpart.
+// CaseOpened is the payload of pc.filings.case-opened.v2
+// (api/events/filings-case-opened-v2.schema.json) as this consumer reads
+// it. Fields are only ever added within a version, so unknown fields are
+// ignored. It also reads version 1's nesting of the confirmed case under
+// "case", so that records of either version replayed into a test or a
+// recovery open the same case; a top-level field wins over its nested
+// counterpart.
 type CaseOpened struct {
 	EventID     string    `json:"eventId"`
 	OpenedAt    time.Time `json:"openedAt"`
@@ -229,7 +230,7 @@ func NewOpened(cases Opener, logger *slog.Logger) *Opened {
 	return &Opened{cases: cases, logger: logger}
 }
 
-// Handle is the kafka.Handler of pc.filings.case-opened.v1. An error
+// Handle is the kafka.Handler of pc.filings.case-opened.v2. An error
 // retries the record and, after the consumer's attempts, dead-letters it:
 // an undecodable fact or one pinned to unknown rules never opens a case on
 // guessed terms.

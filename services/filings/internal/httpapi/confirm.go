@@ -12,9 +12,9 @@ import (
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/idempotency"
-	"github.com/pcourt/pcourt/libs/outbox"
 	"github.com/pcourt/pcourt/libs/requestid"
 	"github.com/pcourt/pcourt/services/filings/internal/draft"
+	"github.com/pcourt/pcourt/services/filings/internal/events"
 	"github.com/pcourt/pcourt/services/filings/internal/store"
 )
 
@@ -151,11 +151,7 @@ func (h *handlers) opening(d draft.Draft, withSecrets bool) (caseView, showOnce,
 			hashes["claimant_party"] = auth.HashToken(secrets.ClaimantPartyToken)
 		}
 	}
-	payload, err := json.Marshal(caseOpenedEvent{
-		EventID: "case-opened:" + confirmed.CaseID, OpenedAt: now, Case: view,
-		DraftID: d.ID(), DraftDigest: d.Digest(), Tenant: d.TenantID(), Environment: d.Environment(),
-		PartnerID: d.PartnerID(), Confirmations: toConfirmationEvents(d.Confirmations()), Fee: toFeeView(d.Fee()), CapabilityHashes: hashes,
-	})
+	event, err := events.NewCaseOpened(d, confirmed, hashes).OutboxEvent()
 	if err != nil {
 		return caseView{}, showOnce{}, nil, err
 	}
@@ -163,10 +159,7 @@ func (h *handlers) opening(d draft.Draft, withSecrets bool) (caseView, showOnce,
 	if err != nil {
 		return caseView{}, showOnce{}, nil, err
 	}
-	return view, secrets, &store.Opening{
-		CaseID: confirmed.CaseID, Case: caseJSON, CapabilityHashes: hashes,
-		Event: outbox.Event{ID: "case-opened:" + confirmed.CaseID, Topic: store.CaseOpenedTopic, Key: confirmed.CaseID, Schema: store.CaseOpenedSchema, Payload: payload},
-	}, nil
+	return view, secrets, &store.Opening{CaseID: confirmed.CaseID, Case: caseJSON, CapabilityHashes: hashes, Event: event}, nil
 }
 
 // registerCapabilities makes the new secrets usable as X-PC-Case-Capability

@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"time"
-
 	"github.com/pcourt/pcourt/services/filings/internal/draft"
 )
 
@@ -60,43 +58,4 @@ func toCaseView(c draft.ConfirmedCase) caseView {
 		v.Evaluation = &caseEvaluation{ExternalEvaluationID: c.Evaluation.ExternalEvaluationID, EvaluationDigest: c.Evaluation.EvaluationDigest, ResourcePath: c.Evaluation.ResourcePath}
 	}
 	return v
-}
-
-// caseOpenedEvent is the payload of pc.filings.case-opened.v1 (schema
-// filings-case-opened-v1): everything the cases service needs to own the
-// case from then on. Secrets travel only as hashes.
-type caseOpenedEvent struct {
-	EventID          string              `json:"eventId"`
-	OpenedAt         time.Time           `json:"openedAt"`
-	Case             caseView            `json:"case"`
-	DraftID          string              `json:"draftId"`
-	DraftDigest      string              `json:"draftDigest"`
-	Tenant           string              `json:"tenant"`
-	Environment      string              `json:"environment"`
-	PartnerID        string              `json:"partnerId"`
-	Confirmations    []confirmationEvent `json:"confirmations"`
-	Fee              feeView             `json:"fee"`
-	CapabilityHashes map[string]string   `json:"capabilityHashes"`
-}
-
-type confirmationEvent struct {
-	ParticipantID         string `json:"participantId"`
-	Side                  string `json:"side"`
-	Required              bool   `json:"required"`
-	Status                string `json:"status"`
-	ConfirmedAt           string `json:"confirmedAt,omitempty"`
-	ActorID               string `json:"actorId,omitempty"`
-	ConfirmationReference string `json:"confirmationReference,omitempty"`
-}
-
-func toConfirmationEvents(cs []draft.Confirmation) []confirmationEvent {
-	out := make([]confirmationEvent, 0, len(cs))
-	for _, c := range cs {
-		e := confirmationEvent{ParticipantID: c.ParticipantID, Side: string(c.Side), Required: c.Required, Status: string(c.Status), ActorID: c.ActorID, ConfirmationReference: c.ConfirmationReference}
-		if !c.ConfirmedAt.IsZero() {
-			e.ConfirmedAt = timestamp(c.ConfirmedAt)
-		}
-		out = append(out, e)
-	}
-	return out
 }

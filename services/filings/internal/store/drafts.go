@@ -19,12 +19,6 @@ import (
 // Sharding spreads drafts, and the outbox of case-opened events, over hash tags.
 var Sharding = outbox.Sharding{Service: "filings", Count: outbox.DefaultShards}
 
-// CaseOpenedTopic is where case-opened events go, keyed by case id.
-const CaseOpenedTopic = "pc.filings.case-opened.v1"
-
-// CaseOpenedSchema names the case-opened event's payload schema.
-const CaseOpenedSchema = "filings-case-opened-v1"
-
 // Retention keeps a draft after its expiry or opening, for reads and replays.
 const Retention = 30 * 24 * time.Hour
 
