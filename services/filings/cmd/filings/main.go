@@ -18,6 +18,7 @@ import (
 	"github.com/pcourt/pcourt/libs/x402/facilitator"
 	"github.com/pcourt/pcourt/libs/x402/journal"
 	"github.com/pcourt/pcourt/services/filings/internal/draft"
+	"github.com/pcourt/pcourt/services/filings/internal/filing"
 	"github.com/pcourt/pcourt/services/filings/internal/httpapi"
 	"github.com/pcourt/pcourt/services/filings/internal/store"
 )
@@ -72,9 +73,12 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		return err
 	}
 	rulesVersion, rulesHash, _ := api.Rules()
+	credentials, drafts := base.Credentials(), store.NewDrafts(rdb)
+	filings := filing.New(drafts, credentials, logger, nil)
 	deps := httpapi.Deps{
-		Credentials: base.Credentials(),
-		Drafts:      store.NewDrafts(rdb),
+		Credentials: credentials,
+		Drafts:      drafts,
+		Filings:     filings,
 		Journal:     idempotent,
 		Rules:       draft.Rules{Version: rulesVersion, Hash: rulesHash},
 		Fees: httpapi.FeePayments{
@@ -85,7 +89,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	}
 	srv := base.Server(httpapi.Problem)
 	httpapi.Register(srv.Router(), deps)
-	reconciler := httpapi.NewFeeReconciler(deps)
+	reconciler := filing.NewFeeReconciler(filings, payments)
 	logger.Info("rules pinned for new drafts", "version", rulesVersion, "hash", rulesHash)
 
 	return lifecycle.Run(ctx, logger,

@@ -250,7 +250,7 @@ func (h *handlers) grantableDraft(c *gin.Context, cred auth.Credential, res stri
 	if !ok || id == "" {
 		return draft.Draft{}, problem.New(InvalidGrant, "resource must be draft:<draftId>.")
 	}
-	_, d, err := h.load(c.Request.Context(), id, cred)
+	d, err := h.load(c.Request.Context(), id, cred)
 	return d, err
 }
 

@@ -150,7 +150,7 @@ func (h *handlers) payableFee(c *gin.Context, cred auth.Credential) (store.FeeIn
 	if err != nil {
 		return store.FeeIndex{}, draft.Draft{}, nil, err
 	}
-	_, d, err := h.load(c.Request.Context(), idx.DraftID, cred)
+	d, err := h.load(c.Request.Context(), idx.DraftID, cred)
 	if errors.Is(err, draft.ErrDraftNotFound) {
 		return store.FeeIndex{}, draft.Draft{}, nil, problem.Newf(FeeNotFound, "No fee %s.", feeID)
 	}
@@ -263,10 +263,14 @@ func (h *handlers) payFee(c *gin.Context) {
 	h.applyFeePaid(c, cred, idx.DraftID, out.ID)
 }
 
+// maxBindAttempts bounds the optimistic retries of binding a payment to a
+// fee while other payments of it race.
+const maxBindAttempts = 16
+
 // bindFeePayment makes paymentID the one payment of the draft's fee, unless
 // another payment holds it and may still move money (or did).
 func (h *handlers) bindFeePayment(ctx context.Context, draftID, paymentID string) error {
-	for range maxConfirmAttempts {
+	for range maxBindAttempts {
 		current, err := h.drafts.FeePaymentOf(ctx, draftID)
 		if err != nil {
 			return err
@@ -320,7 +324,7 @@ func (h *handlers) otherPaymentHolds(ctx context.Context, current, paymentID str
 // draft: 201 with the case, its secrets shown this once), or, when it
 // already shows paid, answers the fee's state.
 func (h *handlers) applyFeePaid(c *gin.Context, cred auth.Credential, draftID, paymentID string) {
-	_, d, err := h.load(c.Request.Context(), draftID, cred)
+	d, err := h.load(c.Request.Context(), draftID, cred)
 	if err != nil {
 		_ = c.Error(err)
 		return

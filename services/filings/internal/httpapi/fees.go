@@ -45,7 +45,7 @@ func (h *handlers) getFee(c *gin.Context) {
 		_ = c.Error(err)
 		return
 	}
-	_, d, err := h.load(c.Request.Context(), idx.DraftID, cred)
+	d, err := h.load(c.Request.Context(), idx.DraftID, cred)
 	if errors.Is(err, draft.ErrDraftNotFound) {
 		_ = c.Error(problem.Newf(FeeNotFound, "No fee %s.", c.Param("feeId")))
 		return

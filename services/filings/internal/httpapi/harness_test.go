@@ -36,6 +36,7 @@ import (
 	"github.com/pcourt/pcourt/libs/x402/journal"
 	"github.com/pcourt/pcourt/libs/x402/localfacilitator"
 	"github.com/pcourt/pcourt/services/filings/internal/draft"
+	"github.com/pcourt/pcourt/services/filings/internal/filing"
 	"github.com/pcourt/pcourt/services/filings/internal/httpapi"
 	"github.com/pcourt/pcourt/services/filings/internal/store"
 )
@@ -61,7 +62,7 @@ type stack struct {
 	ledger     *localfacilitator.Ledger
 	payer      *ecdsa.PrivateKey
 	loseSettle atomic.Bool // the facilitator proxy drops /settle answers after settling
-	reconciler *httpapi.FeeReconciler
+	reconciler *filing.FeeReconciler
 	payments   *journal.Journal    // the settlement journal fees are paid through
 	facClient  *facilitator.Client // the facilitator as services reach it
 }
@@ -129,9 +130,12 @@ func newStack(t testing.TB) *stack {
 	srv := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "filings", Logger: logger, Mapper: httpapi.Problem})
 	idempotent, err := idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:filings"), logger)
 	require.NoError(t, err)
+	drafts := store.NewDrafts(rdb)
+	filings := filing.New(drafts, s.credentials, logger, func() time.Time { return time.Now().Add(time.Duration(s.skew.Load())) })
 	deps := httpapi.Deps{
 		Credentials: s.credentials,
-		Drafts:      store.NewDrafts(rdb),
+		Drafts:      drafts,
+		Filings:     filings,
 		Journal:     idempotent,
 		Rules:       draft.Rules{Version: version, Hash: hash},
 		Fees: httpapi.FeePayments{PayTo: feePayTo, MaxTimeoutSeconds: 300, PublicBase: base, Networks: map[string][]string{
@@ -139,10 +143,9 @@ func newStack(t testing.TB) *stack {
 		}},
 		Payments: s.payments,
 		Logger:   logger,
-		Now:      func() time.Time { return time.Now().Add(time.Duration(s.skew.Load())) },
 	}
 	httpapi.Register(srv.Router(), deps)
-	s.reconciler = httpapi.NewFeeReconciler(deps)
+	s.reconciler = filing.NewFeeReconciler(filings, s.payments)
 	ts := httptest.NewServer(srv.Router())
 	t.Cleanup(ts.Close)
 	s.url = ts.URL

@@ -41,13 +41,8 @@ func (h *handlers) prepare(route draft.Route) gin.HandlerFunc {
 			_ = c.Error(err)
 			return
 		}
-		record, err := json.Marshal(d)
-		if err != nil {
-			_ = c.Error(err)
-			return
-		}
 		ctx := c.Request.Context()
-		if err := h.drafts.Create(ctx, d.ID(), record, string(d.Status())); err != nil {
+		if err := h.drafts.Create(ctx, d); err != nil {
 			_ = c.Error(err)
 			return
 		}
@@ -73,7 +68,7 @@ func (h *handlers) prepare(route draft.Route) gin.HandlerFunc {
 			}
 		}
 		c.Header("Location", draftPath(route, d.ID()))
-		journalDraft(c, record)
+		journalDraft(c, d)
 		c.JSON(http.StatusCreated, gin.H{"data": h.draftView(d, route), "requestId": requestid.Get(c)})
 	}
 }
@@ -183,7 +178,7 @@ func toProcedure(b procedureBody) draft.Procedure {
 func (h *handlers) read(route draft.Route) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		cred, _ := auth.CredentialFrom(c.Request.Context())
-		_, d, err := h.load(c.Request.Context(), c.Param("id"), cred)
+		d, err := h.load(c.Request.Context(), c.Param("id"), cred)
 		if err != nil {
 			_ = c.Error(err)
 			return
@@ -202,22 +197,30 @@ func (h *handlers) read(route draft.Route) gin.HandlerFunc {
 // another tenant or environment, or one where the partner has no
 // participant) does not exist for this caller: answering 404 rather than
 // 403 keeps its existence undisclosed.
-func (h *handlers) load(ctx context.Context, id string, cred auth.Credential) (store.Loaded, draft.Draft, error) {
-	loaded, err := h.drafts.Load(ctx, id)
+func (h *handlers) load(ctx context.Context, id string, cred auth.Credential) (draft.Draft, error) {
+	stored, err := h.drafts.Load(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return store.Loaded{}, draft.Draft{}, draft.ErrDraftNotFound
+		return draft.Draft{}, draft.ErrDraftNotFound
 	}
 	if err != nil {
-		return store.Loaded{}, draft.Draft{}, err
+		return draft.Draft{}, err
 	}
-	var d draft.Draft
-	if err := json.Unmarshal(loaded.Record, &d); err != nil {
-		return store.Loaded{}, draft.Draft{}, err
+	if err := h.access(cred)(stored.Draft); err != nil {
+		return draft.Draft{}, err
 	}
-	if d.TenantID() != cred.Tenant || d.Environment() != string(cred.Environment) || !d.Involves(cred.PartnerID) {
-		return store.Loaded{}, draft.Draft{}, draft.ErrDraftNotFound
+	return stored.Draft, nil
+}
+
+// access refuses cred any draft outside its tenant and environment, and
+// any draft in which its partner acts for no participant, as if it did
+// not exist.
+func (h *handlers) access(cred auth.Credential) func(draft.Draft) error {
+	return func(d draft.Draft) error {
+		if d.TenantID() != cred.Tenant || d.Environment() != string(cred.Environment) || !d.Involves(cred.PartnerID) {
+			return draft.ErrDraftNotFound
+		}
+		return nil
 	}
-	return loaded, d, nil
 }
 
 // recheckConfirmation runs before a stored confirmation answer is replayed:
@@ -225,7 +228,7 @@ func (h *handlers) load(ctx context.Context, id string, cred auth.Credential) (s
 // draft must not have expired.
 func (h *handlers) recheckConfirmation(c *gin.Context) error {
 	cred, _ := auth.CredentialFrom(c.Request.Context())
-	_, d, err := h.load(c.Request.Context(), c.Param("id"), cred)
+	d, err := h.load(c.Request.Context(), c.Param("id"), cred)
 	if err != nil {
 		return err
 	}

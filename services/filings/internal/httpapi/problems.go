@@ -8,6 +8,7 @@ import (
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/libs/x402/journal"
 	"github.com/pcourt/pcourt/services/filings/internal/draft"
+	"github.com/pcourt/pcourt/services/filings/internal/filing"
 	"github.com/pcourt/pcourt/services/filings/internal/store"
 )
 
@@ -29,8 +30,6 @@ var InvalidConsent = problem.Code{Name: "invalid_consent", Status: http.StatusBa
 
 // Busy is a confirmation that lost the optimistic race too often in a row.
 var Busy = problem.Code{Name: "draft_busy", Status: http.StatusServiceUnavailable, Title: "Draft busy"}
-
-var errBusy = errors.New("draft changed on every attempt")
 
 // refusalStatus is the status of each refusal code of the draft domain.
 var refusalStatus = map[draft.RefusalCode]int{
@@ -117,7 +116,7 @@ func Problem(err error) *problem.Error {
 		return problem.New(problem.Forbidden, "This credential may not act for that side of this draft: it needs an active membership of the side, or the case capability in X-PC-Case-Capability.")
 	case errors.Is(err, store.ErrExists):
 		return problem.New(problem.Internal, "The server could not complete the request.")
-	case errors.Is(err, errBusy):
+	case errors.Is(err, filing.ErrBusy):
 		return problem.New(Busy, "Other confirmations kept changing the draft; retry with the same Idempotency-Key.").WithHeader("Retry-After", "1")
 	}
 	return nil

@@ -21,8 +21,12 @@ type journaledDraft struct {
 	RequestID   string          `json:"requestId"`
 }
 
-// journalDraft makes the journal keep record, the draft the answer shows.
-func journalDraft(c *gin.Context, record []byte) {
+// journalDraft makes the journal keep d, the draft the answer shows.
+func journalDraft(c *gin.Context, d draft.Draft) {
+	record, err := json.Marshal(d)
+	if err != nil {
+		return // the journal keeps the answer as sent
+	}
 	b, err := json.Marshal(journaledDraft{DraftRecord: record, RequestID: requestid.Get(c)})
 	if err != nil {
 		return // the journal keeps the answer as sent

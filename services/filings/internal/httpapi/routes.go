@@ -12,6 +12,7 @@ import (
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/x402/journal"
 	"github.com/pcourt/pcourt/services/filings/internal/draft"
+	"github.com/pcourt/pcourt/services/filings/internal/filing"
 	"github.com/pcourt/pcourt/services/filings/internal/store"
 )
 
@@ -25,13 +26,16 @@ type Deps struct {
 	// Payments is the x402 settlement journal fees are paid through, with
 	// owner FeeOwner; nil switches x402 checkout off.
 	Payments *journal.Journal
-	Logger   *slog.Logger
-	Now      func() time.Time // nil: time.Now
+	// Filings applies every act that changes a draft; its clock is the
+	// handlers' clock.
+	Filings *filing.Service
+	Logger  *slog.Logger
 }
 
 type handlers struct {
 	credentials *auth.Store
 	drafts      *store.Drafts
+	filings     *filing.Service
 	rules       draft.Rules
 	fees        FeePayments
 	payments    *journal.Journal
@@ -40,10 +44,10 @@ type handlers struct {
 }
 
 func newHandlers(d Deps) *handlers {
-	if d.Now == nil {
-		d.Now = time.Now
+	return &handlers{
+		credentials: d.Credentials, drafts: d.Drafts, filings: d.Filings, rules: d.Rules, fees: d.Fees,
+		payments: d.Payments, logger: d.Logger, now: d.Filings.Now,
 	}
-	return &handlers{credentials: d.Credentials, drafts: d.Drafts, rules: d.Rules, fees: d.Fees, payments: d.Payments, logger: d.Logger, now: d.Now}
 }
 
 // The idempotency operations. The v2 and canonical routes of one act share

@@ -1,12 +1,14 @@
 // Package store keeps case drafts in Redis. A draft is one hash: the draft
 // record (JSON the Go domain reads and writes; Lua never parses it), its
 // status and a version for optimistic concurrency. Opening the case is the
-// same Lua step as the last confirmation: it stores the opened case, the
-// hashes of its show-once capabilities and the case-opened event (outbox).
+// same Lua step as the last confirmation: it marks the draft opened and
+// appends the case-opened fact, with the hashes of the show-once
+// capabilities, to the outbox.
 package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/pcourt/pcourt/libs/outbox"
+	"github.com/pcourt/pcourt/services/filings/internal/draft"
 )
 
 // Sharding spreads drafts, and the outbox of case-opened events, over hash tags.
@@ -41,19 +44,21 @@ func draftKey(id string) string {
 	return "pc:filings:" + Sharding.Tag(id) + ":draft:" + id
 }
 
-// Loaded is a draft as read, with the version a save must match.
-type Loaded struct {
-	Record  []byte
+// Stored is a draft as read, with the version a save must match.
+type Stored struct {
+	Draft   draft.Draft
 	Version int64
-	Status  string
-	Case    []byte // the opened case, once opened
 }
 
 // Create stores a new draft at version 1.
-func (s *Drafts) Create(ctx context.Context, id string, record []byte, status string) error {
-	n, err := createScript.Run(ctx, s.rdb, []string{draftKey(id)}, record, status, Retention.Milliseconds()).Int()
+func (s *Drafts) Create(ctx context.Context, d draft.Draft) error {
+	record, err := json.Marshal(d)
 	if err != nil {
-		return fmt.Errorf("creating draft %s: %w", id, err)
+		return fmt.Errorf("encoding draft %s: %w", d.ID(), err)
+	}
+	n, err := createScript.Run(ctx, s.rdb, []string{draftKey(d.ID())}, record, string(d.Status()), Retention.Milliseconds()).Int()
+	if err != nil {
+		return fmt.Errorf("creating draft %s: %w", d.ID(), err)
 	}
 	if n == 0 {
 		return ErrExists
@@ -61,70 +66,59 @@ func (s *Drafts) Create(ctx context.Context, id string, record []byte, status st
 	return nil
 }
 
-// Load reads a draft.
-func (s *Drafts) Load(ctx context.Context, id string) (Loaded, error) {
-	v, err := s.rdb.HMGet(ctx, draftKey(id), "record", "version", "status", "case").Result()
+// Load reads a draft. The record is the domain's own JSON form
+// (draft.Draft's MarshalJSON, which checks every invariant on the way
+// back); this is the one place it is converted.
+func (s *Drafts) Load(ctx context.Context, id string) (Stored, error) {
+	v, err := s.rdb.HMGet(ctx, draftKey(id), "record", "version").Result()
 	if err != nil {
-		return Loaded{}, fmt.Errorf("reading draft %s: %w", id, err)
+		return Stored{}, fmt.Errorf("reading draft %s: %w", id, err)
 	}
 	if v[0] == nil {
-		return Loaded{}, ErrNotFound
+		return Stored{}, ErrNotFound
 	}
-	var l Loaded
-	l.Record = []byte(v[0].(string))
-	if _, err := fmt.Sscan(v[1].(string), &l.Version); err != nil {
-		return Loaded{}, fmt.Errorf("draft %s: bad version: %w", id, err)
+	var st Stored
+	if err := json.Unmarshal([]byte(v[0].(string)), &st.Draft); err != nil {
+		return Stored{}, fmt.Errorf("decoding draft %s: %w", id, err)
 	}
-	l.Status, _ = v[2].(string)
-	if c, ok := v[3].(string); ok {
-		l.Case = []byte(c)
+	if _, err := fmt.Sscan(v[1].(string), &st.Version); err != nil {
+		return Stored{}, fmt.Errorf("draft %s: bad version: %w", id, err)
 	}
-	return l, nil
+	return st, nil
 }
 
-// Opening is what the last confirmation adds to its save.
+// Opening is what the last confirmation adds to its save: the case-opened
+// fact, appended to the outbox in the same step.
 type Opening struct {
 	CaseID string
-	// Case is the confirmed case (confirmed-filing-v2) without secrets.
-	Case []byte
-	// CapabilityHashes are the SHA-256 hashes of the show-once secrets, by
-	// purpose; the secrets themselves are never stored.
-	CapabilityHashes map[string]string
-	Event            outbox.Event
+	Event  outbox.Event
 }
 
-// Save writes the new record if the draft is still at expectVersion, and,
-// with an opening, opens the case in the same step. It returns ErrConflict
-// when another confirmation saved first: the caller reloads and decides again.
-func (s *Drafts) Save(ctx context.Context, id string, expectVersion int64, record []byte, status string, open *Opening) error {
-	key := draftKey(id)
-	tag := Sharding.Tag(id)
-	args := []any{expectVersion, record, status}
+// Save writes d if the draft is still at expectVersion, and, with an
+// opening, opens the case in the same step. It returns ErrConflict when
+// another act saved first: the caller reloads and decides again.
+func (s *Drafts) Save(ctx context.Context, d draft.Draft, expectVersion int64, open *Opening) error {
+	record, err := json.Marshal(d)
+	if err != nil {
+		return fmt.Errorf("encoding draft %s: %w", d.ID(), err)
+	}
+	key := draftKey(d.ID())
+	args := []any{expectVersion, record, string(d.Status())}
 	var n int
-	var err error
 	if open == nil {
 		n, err = saveScript.Run(ctx, s.rdb, []string{key}, args...).Int()
 	} else {
-		caps := make([]any, 0, 2*len(open.CapabilityHashes))
-		for purpose, hash := range open.CapabilityHashes {
-			caps = append(caps, purpose, hash)
-		}
-		args = append(args, open.CaseID, open.Case)
+		args = append(args, open.CaseID)
 		args = append(args, outbox.Args(ctx, open.Event)...)
-		args = append(args, caps...)
-		n, err = openScript.Run(ctx, s.rdb, []string{key, Sharding.Stream(tag), capabilitiesKey(tag, open.CaseID)}, args...).Int()
+		n, err = openScript.Run(ctx, s.rdb, []string{key, Sharding.Stream(Sharding.Tag(d.ID()))}, args...).Int()
 	}
 	if err != nil {
-		return fmt.Errorf("saving draft %s: %w", id, err)
+		return fmt.Errorf("saving draft %s: %w", d.ID(), err)
 	}
 	if n == 0 {
 		return ErrConflict
 	}
 	return nil
-}
-
-func capabilitiesKey(tag, caseID string) string {
-	return "pc:filings:" + tag + ":case-capabilities:" + caseID
 }
 
 var createScript = redis.NewScript(`
@@ -141,19 +135,13 @@ redis.call('HINCRBY', KEYS[1], 'version', 1)
 return 1
 `)
 
-// openScript: KEYS draft, outbox stream, capability hashes of the case.
-// ARGV: version, record, status, case id, case JSON, the event's
-// outbox.ArgCount values from ARGV[6], then purpose/hash pairs.
+// openScript: KEYS draft, outbox stream. ARGV: version, record, status,
+// case id, then the event's outbox.ArgCount values from ARGV[5].
 var openScript = outbox.Script(`
 if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 'record', ARGV[2], 'status', ARGV[3], 'case_id', ARGV[4], 'case', ARGV[5])
+redis.call('HSET', KEYS[1], 'record', ARGV[2], 'status', ARGV[3], 'case_id', ARGV[4])
 redis.call('HINCRBY', KEYS[1], 'version', 1)
-outbox_append(KEYS[2], 6)
-local first = 6 + 6
-for i = first, #ARGV, 2 do
-  redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 1])
-end
-redis.call('PEXPIRE', KEYS[3], ` + "30 * 24 * 3600 * 1000" + `)
+outbox_append(KEYS[2], 5)
 return 1
 `)
 

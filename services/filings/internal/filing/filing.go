@@ -1,0 +1,192 @@
+// Package filing is the application layer of the filings service, between
+// HTTP and the draft domain: it applies one act to a draft with optimistic
+// concurrency, and, when the act completes the draft, opens the case in
+// the same Redis step: the case-opened fact, the show-once secrets and
+// their hashes. The HTTP layer decodes requests, checks who may act and
+// renders answers; everything that changes a draft goes through Apply.
+package filing
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/pcourt/pcourt/libs/auth"
+	"github.com/pcourt/pcourt/services/filings/internal/draft"
+	"github.com/pcourt/pcourt/services/filings/internal/events"
+	"github.com/pcourt/pcourt/services/filings/internal/store"
+)
+
+// maxAttempts bounds the optimistic retries of one act when other acts
+// save the same draft at the same moment.
+const maxAttempts = 16
+
+// ErrBusy means concurrent acts kept changing the draft; the caller may
+// retry the same request.
+var ErrBusy = errors.New("draft changed on every attempt")
+
+// capabilityLifetime is how long the show-once secrets of an opening work
+// as X-PC-Case-Capability.
+const capabilityLifetime = 30 * 24 * time.Hour
+
+// Service applies acts to drafts.
+type Service struct {
+	drafts      *store.Drafts
+	credentials *auth.Store
+	logger      *slog.Logger
+	now         func() time.Time
+}
+
+// New returns the service; now nil is time.Now.
+func New(drafts *store.Drafts, credentials *auth.Store, logger *slog.Logger, now func() time.Time) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	return &Service{drafts: drafts, credentials: credentials, logger: logger, now: now}
+}
+
+// Now is the service's clock, which acts use for their instants.
+func (s *Service) Now() time.Time { return s.now() }
+
+// Act decides the next state of a draft from its current state. It runs
+// again on fresh state when another act saved first, so it must not have
+// side effects.
+type Act func(draft.Draft) (draft.Outcome, error)
+
+// Secrets are the initial capabilities of an opened case, shown once to
+// the caller whose act opened it and stored only as SHA-256 hashes.
+type Secrets struct {
+	ClaimantPartyToken    string // empty without a claimant acceptance identity
+	RespondentInviteToken string
+	RespondentLoginToken  string
+}
+
+// Opened is the case an act opened.
+type Opened struct {
+	Case draft.ConfirmedCase
+	// Secrets is nil when nobody was there to receive them (an unattended
+	// opening, such as the fee reconciler's).
+	Secrets *Secrets
+}
+
+// Applied is the result of an act: the draft as saved, and the case when
+// the act opened it.
+type Applied struct {
+	Draft  draft.Draft
+	Opened *Opened
+}
+
+// Apply runs act on the current state of draft id and saves the result
+// only if nobody saved in between; otherwise it reads again and decides
+// again, so concurrent acts on one draft serialize without locks. access
+// runs on every state read before act, to refuse a caller who may not act
+// on this draft (draft.ErrDraftNotFound hides its existence). When act
+// completes the draft, the same save opens the case; attended says a
+// caller is waiting to be shown the case's secrets, so they are minted.
+func (s *Service) Apply(ctx context.Context, id string, access func(draft.Draft) error, act Act, attended bool) (Applied, error) {
+	for range maxAttempts {
+		stored, err := s.drafts.Load(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return Applied{}, draft.ErrDraftNotFound
+		}
+		if err != nil {
+			return Applied{}, err
+		}
+		if access != nil {
+			if err := access(stored.Draft); err != nil {
+				return Applied{}, err
+			}
+		}
+		outcome, err := act(stored.Draft)
+		if err != nil {
+			return Applied{}, err
+		}
+		if !outcome.Opened {
+			err = s.drafts.Save(ctx, outcome.Draft, stored.Version, nil)
+			if errors.Is(err, store.ErrConflict) {
+				continue // another act landed first: decide again on fresh state
+			}
+			if err != nil {
+				return Applied{}, err
+			}
+			return Applied{Draft: outcome.Draft}, nil
+		}
+		opened, hashes := s.open(outcome.Draft, attended)
+		event, err := events.NewCaseOpened(outcome.Draft, opened.Case, hashes).OutboxEvent()
+		if err != nil {
+			return Applied{}, err
+		}
+		err = s.drafts.Save(ctx, outcome.Draft, stored.Version, &store.Opening{CaseID: opened.Case.CaseID, Event: event})
+		if errors.Is(err, store.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return Applied{}, err
+		}
+		s.registerCapabilities(ctx, opened)
+		return Applied{Draft: outcome.Draft, Opened: &opened}, nil
+	}
+	return Applied{}, ErrBusy
+}
+
+// open builds the case d opens and, when attended, fresh secrets with
+// their hashes by purpose.
+func (s *Service) open(d draft.Draft, attended bool) (Opened, map[string]string) {
+	opened := Opened{Case: draft.Opened(d, s.now().UTC().Truncate(time.Millisecond))}
+	hashes := map[string]string{}
+	if !attended {
+		return opened, hashes
+	}
+	secrets := &Secrets{
+		RespondentInviteToken: auth.NewToken("pc_inv_"),
+		RespondentLoginToken:  auth.NewToken("pc_login_"),
+	}
+	if d.ClaimantAcceptanceIdentity() != "" {
+		// Without a claimant acceptance identity there is no claimant
+		// packet or link: partner consent stands in for it.
+		secrets.ClaimantPartyToken = auth.NewToken("pc_party_")
+		hashes[PurposeClaimantParty] = auth.HashToken(secrets.ClaimantPartyToken)
+	}
+	hashes[PurposeRespondentInvite] = auth.HashToken(secrets.RespondentInviteToken)
+	hashes[PurposeRespondentLogin] = auth.HashToken(secrets.RespondentLoginToken)
+	opened.Secrets = secrets
+	return opened, hashes
+}
+
+// The purposes of the show-once secrets, as the case-opened fact names
+// their hashes.
+const (
+	PurposeRespondentInvite = "respondent_invite"
+	PurposeRespondentLogin  = "respondent_login"
+	PurposeClaimantParty    = "claimant_party"
+)
+
+// registerCapabilities makes the new secrets usable as X-PC-Case-Capability
+// at once. It runs after the opening step because the capability records
+// live in the credential store's keys, in other Redis hash slots than the
+// draft; the case-opened fact carries the same hashes, so the cases service
+// owns them from then on and a failure here only delays their use.
+func (s *Service) registerCapabilities(ctx context.Context, o Opened) {
+	if o.Secrets == nil {
+		return
+	}
+	expires := s.now().Add(capabilityLifetime)
+	for _, c := range []struct {
+		token   string
+		side    auth.Side
+		purpose string
+	}{
+		{o.Secrets.RespondentInviteToken, auth.Respondent, PurposeRespondentInvite},
+		{o.Secrets.RespondentLoginToken, auth.Respondent, PurposeRespondentLogin},
+		{o.Secrets.ClaimantPartyToken, auth.Claimant, PurposeClaimantParty},
+	} {
+		if c.token == "" {
+			continue
+		}
+		err := s.credentials.RegisterCapability(context.WithoutCancel(ctx), c.token, auth.Capability{Resource: "case:" + o.Case.CaseID, Side: c.side, Purpose: c.purpose, ExpiresAt: expires})
+		if err != nil {
+			s.logger.ErrorContext(ctx, "registering case capability failed; the cases service registers it from the event", "case", o.Case.CaseID, "purpose", c.purpose, "err", err)
+		}
+	}
+}
