@@ -111,7 +111,15 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	printWelcome(stdout, cfg, creds)
+	events, err := startReceiver(cfg, stdout)
+	if err != nil {
+		return err
+	}
+	defer events.close()
+	if err := events.register(ctx, cfg, creds[0].token); err != nil {
+		return err
+	}
+	printWelcome(stdout, cfg, creds, events.url)
 
 	select {
 	case <-ctx.Done():

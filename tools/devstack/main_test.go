@@ -99,7 +99,20 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 			break
 		}
 	}
-	go func() { _, _ = io.Copy(io.Discard, out) }()
+	// The rest of the output: the stack prints each signed case event its
+	// development receiver verified.
+	verified := make(chan string, 16)
+	go func() {
+		for lines.Scan() {
+			if strings.HasPrefix(lines.Text(), "webhook  | verified ") {
+				select {
+				case verified <- lines.Text():
+				default:
+				}
+			}
+		}
+		_, _ = io.Copy(io.Discard, out)
+	}()
 	require.Len(t, commands, 3)
 	for _, c := range commands {
 		got, err := exec.Command("bash", "-c", c).CombinedOutput()
@@ -143,6 +156,14 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 	require.NoError(t, err, "%s\n%s", demo, got)
 	require.Contains(t, string(got), "→ 201")
 	require.Contains(t, string(got), "Done.")
+
+	// ... and its signed case events reach the development receiver.
+	select {
+	case line := <-verified:
+		require.Contains(t, line, `"schemaVersion":"case-event-v2"`)
+	case <-time.After(30 * time.Second):
+		t.Fatal("no verified case event printed within 30 s of the case opening")
+	}
 
 	// Metrics are on the edge's admin port, never routed by the edge.
 	for url, want := range map[string]int{

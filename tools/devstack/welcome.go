@@ -58,7 +58,7 @@ func mintCredentials(ctx context.Context, redisAddr string, cfg config) ([]devCr
 	return out, nil
 }
 
-func printWelcome(w io.Writer, cfg config, creds []devCredential) {
+func printWelcome(w io.Writer, cfg config, creds []devCredential, receiverURL string) {
 	base := fmt.Sprintf("http://127.0.0.1:%d", cfg.EdgePort)
 	fmt.Fprintf(w, "\npcourt dev stack is up: %s\n\n", base)
 	fmt.Fprintln(w, "Sandbox credentials (tenant-dev, partner-dev), also in "+filepath.Join(cfg.Dir, "credentials.env")+":")
@@ -75,6 +75,7 @@ func printWelcome(w io.Writer, cfg config, creds []devCredential) {
 		hexutil.Encode(crypto.FromECDSA(payer.Key)), base)
 	fmt.Fprintf(w, "\nWalk a case draft from preparation to an opened case (docs/filings-walkthrough.md):\n")
 	fmt.Fprintf(w, "  go run ./tools/demo -env %s\n", filepath.Join(cfg.Dir, "credentials.env"))
+	fmt.Fprintf(w, "\nSigned case events for partner-dev are delivered to %s, verified\nagainst %s/api/webhooks/keys and printed here as \"webhook  | ...\" lines.\n", receiverURL, base)
 	fmt.Fprintf(w, "\nLogs: %s   Ctrl-C stops everything.\n", filepath.Join(cfg.Dir, "logs"))
 }
 
