@@ -68,14 +68,14 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		return err
 	}
 	defer producer.Close()
-	fanout := &events.Fanout{Endpoints: eps, Deliveries: deliveries, Logger: logger, Now: time.Now}
+	sender := dispatch.New(cfg.Dispatch, deliveries, eps, ring, client, logger, nil, nil)
+	fanout := &events.Fanout{Endpoints: eps, Deliveries: deliveries, Logger: logger, Now: time.Now, Scheduled: sender.Nudge}
 	consumer, err := kafka.NewConsumer(kafka.ConsumerConfig{
 		Brokers: cfg.Service.KafkaBrokers, ClientID: "webhooks", GroupID: cfg.ConsumerGroup, Topic: events.Topic,
 	}, fanout.Handle, producer, logger, base.Telemetry.Tracer)
 	if err != nil {
 		return err
 	}
-	sender := dispatch.New(cfg.Dispatch, deliveries, eps, ring, client, logger, nil, nil)
 
 	idempotent, err := idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:wh"), logger)
 	if err != nil {

@@ -47,6 +47,11 @@ type Config struct {
 	Breaker             delivery.BreakerPolicy
 	Rate                delivery.Rate
 	Health              delivery.HealthPolicy
+	// EndpointCacheTTL is how long this replica reuses an endpoint it read
+	// (its URL, status and health) before reading it again; a change made
+	// through the API reaches every sender within it. 0 reads it for every
+	// attempt.
+	EndpointCacheTTL time.Duration
 }
 
 // DefaultConfig is a 10 s timeout under a 60 s lease.
@@ -56,6 +61,7 @@ func DefaultConfig() Config {
 		Concurrency: 64, PerEndpointInFlight: 4,
 		Schedule: delivery.DefaultSchedule(), Breaker: delivery.DefaultBreakerPolicy(),
 		Rate: delivery.Rate{PerSecond: 10, Burst: 20}, Health: delivery.DefaultHealthPolicy(),
+		EndpointCacheTTL: time.Second,
 	}
 }
 
@@ -89,6 +95,9 @@ type Sender struct {
 	jitter     delivery.Jitter
 	token      string
 
+	// wake asks Run to poll now; Nudge fills it.
+	wake chan struct{}
+
 	mu    sync.Mutex
 	gates map[string]*gate
 	slots chan struct{}
@@ -100,6 +109,10 @@ type gate struct {
 	bucket   delivery.Bucket
 	breaker  delivery.Breaker
 	inFlight int
+	// endpoint is the endpoint as last read or written by this replica,
+	// at readAt.
+	endpoint *endpoints.Endpoint
+	readAt   time.Time
 }
 
 // New returns a sender. now and jitter may be nil (time.Now, rand.Float64).
@@ -113,7 +126,7 @@ func New(cfg Config, deliveries *store.Deliveries, eps *store.Endpoints, signers
 	b := make([]byte, 8)
 	_, _ = cryptoRead(b)
 	return &Sender{cfg: cfg, deliveries: deliveries, endpoints: eps, signers: signers, client: client, logger: logger,
-		now: now, jitter: jitter, token: hex.EncodeToString(b), gates: map[string]*gate{}, slots: make(chan struct{}, cfg.Concurrency)}
+		now: now, jitter: jitter, token: hex.EncodeToString(b), gates: map[string]*gate{}, slots: make(chan struct{}, cfg.Concurrency), wake: make(chan struct{}, 1)}
 }
 
 var cryptoRead = crand.Read
@@ -129,7 +142,19 @@ func (s *Sender) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+		case <-s.wake:
 		}
+	}
+}
+
+// Nudge makes Run poll now rather than at its next tick: the fan-out of
+// this replica calls it when it scheduled deliveries that are due, so an
+// event is sent within milliseconds of its record, not a poll interval
+// later. Other replicas find the work at their next poll.
+func (s *Sender) Nudge() {
+	select {
+	case s.wake <- struct{}{}:
+	default: // a poll is already pending
 	}
 }
 
@@ -163,7 +188,7 @@ func (s *Sender) Wait() { s.wg.Wait() }
 
 func (s *Sender) handle(ctx context.Context, d store.Delivery) {
 	log := s.logger.With("delivery", d.ID, "event", d.EventID, "endpoint", d.EndpointID)
-	ep, err := s.endpoints.Get(ctx, d.Scope(), d.EndpointID)
+	ep, err := s.endpoint(ctx, d)
 	if errors.Is(err, endpoints.ErrNotFound) || (err == nil && ep.Status != endpoints.Enabled) {
 		d.Status = store.StatusCancelled
 		s.complete(ctx, log, d, nil)
@@ -198,16 +223,55 @@ func (s *Sender) handle(ctx context.Context, d store.Delivery) {
 	}
 	s.complete(ctx, log, d, &attempt)
 
-	_, err = s.endpoints.Modify(ctx, ep.Scope, ep.ID, func(e endpoints.Endpoint) (endpoints.Endpoint, error) {
+	// A success on an endpoint that was healthy when loaded leaves its
+	// health as it was: no write, which is the steady state of every
+	// working endpoint. (Had another replica recorded a failure since, this
+	// success goes uncounted and recovery takes one success more.)
+	if result.Kind == delivery.Success && !ep.Health.Failing() {
+		return
+	}
+	updated, err := s.endpoints.Modify(ctx, ep.Scope, ep.ID, func(e endpoints.Endpoint) (endpoints.Endpoint, error) {
 		next, changed := endpoints.RecordAttempt(e, s.cfg.Health, result.Kind, s.now())
 		if changed {
 			log.WarnContext(ctx, "endpoint disabled", "reason", next.DisabledReason)
 		}
 		return next, nil
 	})
-	if err != nil && !errors.Is(err, endpoints.ErrNotFound) {
+	switch {
+	case err == nil:
+		s.remember(updated)
+	case !errors.Is(err, endpoints.ErrNotFound):
 		log.ErrorContext(ctx, "recording endpoint health failed", "err", err)
 	}
+}
+
+// endpoint returns the delivery's endpoint, read again once the cached
+// copy is older than EndpointCacheTTL. Every working endpoint takes
+// thousands of deliveries a minute; reading it for each is the sender's
+// largest cost after the POST itself.
+func (s *Sender) endpoint(ctx context.Context, d store.Delivery) (endpoints.Endpoint, error) {
+	s.mu.Lock()
+	g := s.gateOf(d.EndpointID)
+	if g.endpoint != nil && g.endpoint.Scope == d.Scope() && s.now().Sub(g.readAt) < s.cfg.EndpointCacheTTL {
+		ep := *g.endpoint
+		s.mu.Unlock()
+		return ep, nil
+	}
+	s.mu.Unlock()
+	ep, err := s.endpoints.Get(ctx, d.Scope(), d.EndpointID)
+	if err != nil {
+		return endpoints.Endpoint{}, err
+	}
+	s.remember(ep)
+	return ep, nil
+}
+
+// remember caches ep as this replica last saw it.
+func (s *Sender) remember(ep endpoints.Endpoint) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.gateOf(ep.ID)
+	g.endpoint, g.readAt = &ep, s.now()
 }
 
 func (s *Sender) complete(ctx context.Context, log *slog.Logger, d store.Delivery, a *store.Attempt) {
@@ -221,11 +285,7 @@ func (s *Sender) complete(ctx context.Context, log *slog.Logger, d store.Deliver
 func (s *Sender) admit(endpointID string) (time.Duration, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	g := s.gates[endpointID]
-	if g == nil {
-		g = &gate{}
-		s.gates[endpointID] = g
-	}
+	g := s.gateOf(endpointID)
 	now := s.now()
 	if g.inFlight >= s.cfg.PerEndpointInFlight {
 		return time.Second, false
@@ -242,6 +302,16 @@ func (s *Sender) admit(endpointID string) (time.Duration, bool) {
 	g.breaker = br
 	g.inFlight++
 	return 0, true
+}
+
+// gateOf returns the endpoint's gate, made on first use; s.mu is held.
+func (s *Sender) gateOf(endpointID string) *gate {
+	g := s.gates[endpointID]
+	if g == nil {
+		g = &gate{}
+		s.gates[endpointID] = g
+	}
+	return g
 }
 
 func (s *Sender) release(endpointID string, k delivery.Kind) {

@@ -39,7 +39,7 @@ type fixture struct {
 	sender *dispatch.Sender
 }
 
-func newFixture(t *testing.T, cfg dispatch.Config) *fixture {
+func newFixture(t testing.TB, cfg dispatch.Config) *fixture {
 	t.Helper()
 	rdb := redistest.NewClient(t)
 	ks, err := keys.Ephemeral(time.Now())
@@ -210,4 +210,32 @@ func TestDisabledEndpointCancelsItsDeliveries(t *testing.T) {
 	d, atts := f.delivery(t, "we_off")
 	assert.Equal(t, store.StatusCancelled, d.Status)
 	assert.Empty(t, atts)
+}
+
+// The fan-out nudges the sender when it schedules deliveries: they go out
+// at once, not at the next poll (here an hour away).
+func TestNudgeSendsWithoutWaitingForThePoll(t *testing.T) {
+	cfg := dispatch.DefaultConfig()
+	cfg.Poll = time.Hour
+	f := newFixture(t, cfg)
+	got := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusNoContent)
+		got <- struct{}{}
+	}))
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithCancel(f.ctx)
+	running := make(chan error, 1)
+	go func() { running <- f.sender.Run(ctx) }()
+	time.Sleep(50 * time.Millisecond) // Run's first poll found nothing
+
+	f.endpoint(t, "we_nudged", srv.URL+"/hook")
+	f.sender.Nudge()
+	select {
+	case <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a nudged sender did not send within 5 s")
+	}
+	cancel()
+	require.NoError(t, <-running)
 }

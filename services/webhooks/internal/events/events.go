@@ -134,6 +134,10 @@ type Fanout struct {
 	Deliveries DeliveryCreator
 	Logger     *slog.Logger
 	Now        func() time.Time
+	// Scheduled, when set, is called after a record scheduled new
+	// deliveries, due now: the sender of this replica claims them at once
+	// instead of at its next poll.
+	Scheduled func()
 }
 
 // Handle is the kafka.Handler of pc.cases.events.v2. It returns only after
@@ -188,6 +192,9 @@ func (f *Fanout) Handle(ctx context.Context, msg kafka.Message) error {
 				created++
 			}
 		}
+	}
+	if created > 0 && f.Scheduled != nil {
+		f.Scheduled()
 	}
 	f.Logger.InfoContext(ctx, "case event fanned out", "event", body.EventID, "type", body.Type,
 		"recipients", len(env.Recipients), "deliveries", created)
