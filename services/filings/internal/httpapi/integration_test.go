@@ -61,10 +61,21 @@ func TestIntegrationRefusesMissingAndRevokedCredentials(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
 }
 
-func TestUnbuiltRoutesAnswer404FromTheOwner(t *testing.T) {
+// A route of the specification that filings has not built answers 501
+// not_available naming it, never a fake success and never a 404 that
+// reads like a wrong URL.
+func TestUnbuiltRoutesAnswer501NamingThem(t *testing.T) {
 	ts, _ := newServer(t)
-	resp, err := http.Get(ts.URL + "/api/v2/fee-referrals")
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusNotFound, resp.StatusCode, "never a fake success")
+	for _, route := range []struct{ method, path string }{
+		{http.MethodPost, "/api/v2/fees/processor/checkout"},
+		{http.MethodGet, "/api/v2/fee-referrals"},
+		{http.MethodPost, "/api/v2/sponsorship-referrals"},
+	} {
+		req, err := http.NewRequest(route.method, ts.URL+route.path, nil)
+		require.NoError(t, err)
+		resp, body := apitest.Do(t, http.DefaultClient, req)
+		require.Equal(t, http.StatusNotImplemented, resp.StatusCode)
+		require.Contains(t, string(body), `"code":"not_available"`)
+		require.Contains(t, string(body), route.method+" "+route.path)
+	}
 }

@@ -4,11 +4,13 @@ package httpapi
 
 import (
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/pcourt/pcourt/libs/auth"
+	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/x402/journal"
 	"github.com/pcourt/pcourt/services/filings/internal/draft"
@@ -99,6 +101,18 @@ func Register(r *gin.Engine, d Deps) {
 	r.POST("/api/fees/:feeId/checkout", authenticated, d.Journal.Middleware(opCheckout), h.checkout)
 	r.POST("/api/fees/:feeId/x402", authenticated, h.payFee)
 	r.POST("/api/v2/fees/quote", authenticated, h.quoteFee)
+
+	// Routes of the specification filings has not built: 501 naming them
+	// (docs/not-built.md), never a fake success.
+	for _, route := range []struct{ method, path string }{
+		{http.MethodPost, "/api/v2/fees/processor/checkout"},
+		{http.MethodGet, "/api/v2/fee-referrals"},
+		{http.MethodPost, "/api/v2/fee-referrals"},
+		{http.MethodGet, "/api/v2/sponsorship-referrals"},
+		{http.MethodPost, "/api/v2/sponsorship-referrals"},
+	} {
+		r.Handle(route.method, route.path, httpserver.NotAvailable(route.method+" "+route.path))
+	}
 
 	// The earlier prepare/confirm pair: drafts prepared here finish here.
 	r.POST("/api/v2/filings/prepare", authenticated, preparer, d.Journal.Middleware(opLegacyPrepare, view(draft.RouteLegacy)), h.prepare(draft.RouteLegacy))
