@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -97,3 +99,55 @@ func BenchmarkBaselineAuthenticatedRead(b *testing.B) {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// BenchmarkConfirmationsParallel is BenchmarkConfirmations from 8
+// concurrent clients, each walking its own drafts to opening, as partner
+// backends do: b.N drafts, three confirmations each.
+func BenchmarkConfirmationsParallel(b *testing.B) {
+	s := newStack(b)
+	body := twoParty()
+	body["participants"] = []map[string]any{
+		{"participantId": "p-1", "side": "claimant", "principalId": "org-a", "principalKind": "organization", "authorizationMode": "partner_credential", "initiator": true},
+		{"participantId": "p-2", "side": "respondent", "principalId": "org-b", "principalKind": "organization", "authorizationMode": "partner_credential"},
+		{"participantId": "p-3", "side": "respondent", "principalId": "org-c", "principalKind": "organization", "authorizationMode": "partner_credential"},
+	}
+	drafts := make([]draftData, b.N)
+	for i := range drafts {
+		drafts[i] = s.prepare(b, body)
+	}
+	principals := []string{"org-a", "org-b", "org-c"}
+	var next atomic.Int64
+	var mu sync.Mutex
+	var opening []time.Duration
+	b.SetParallelism(4) // 8 clients on this 2-core machine
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			d := drafts[next.Add(1)-1]
+			path := "/api/v2/case-drafts/" + d.DraftID + "/confirmations"
+			for i, p := range []string{"p-1", "p-2", "p-3"} {
+				t0 := time.Now()
+				status := s.post(b, path, s.orchestrator, confirmation(d, p, s.orchID, principals[i]))
+				if i == 2 {
+					if status != http.StatusCreated {
+						b.Errorf("opening answered %d", status)
+						return
+					}
+					mu.Lock()
+					opening = append(opening, time.Since(t0))
+					mu.Unlock()
+				} else if status != http.StatusAccepted {
+					b.Errorf("confirmation answered %d", status)
+					return
+				}
+			}
+		}
+	})
+	total := time.Since(start)
+	b.StopTimer()
+	b.ReportMetric(float64(3*b.N)/total.Seconds(), "confirmations/s")
+	slices.Sort(opening)
+	b.ReportMetric(ms(opening[len(opening)/2]), "open-p50-ms")
+	b.ReportMetric(ms(opening[len(opening)*99/100]), "open-p99-ms")
+}
