@@ -104,6 +104,9 @@ func (h *handlers) visible(ctx context.Context, cred auth.Credential, cs procedu
 //   - a platform orchestrator when its partner acts for a participant of
 //     that side (a participant named no partner acts through the filing
 //     partner);
+//   - an agent of the side's role that is the immutable agent of a
+//     participant of that side, through that participant's partner (filings
+//     checked that identity when the participant confirmed the draft);
 //   - an agent of the side's role with an active membership of the side
 //     of "case:<id>" bound to its credential or agent identity, or with the
 //     case's current capability of that side in X-PC-Case-Capability (a
@@ -118,6 +121,13 @@ func (h *handlers) authorizeSide(ctx context.Context, cred auth.Credential, cs p
 			}
 		}
 		return authority{}, fmt.Errorf("partner %s acts for no %s participant of case %s: %w", cred.PartnerID, side, cs.ID, auth.ErrForbidden)
+	}
+	if cred.Role == auth.SideRole(auth.Side(side)) && cred.AgentID != "" {
+		for _, p := range cs.Participants {
+			if p.Side == side && p.AgentID == cred.AgentID && p.PartnerID == cred.PartnerID {
+				return authority{}, nil
+			}
+		}
 	}
 	err := h.credentials.AuthorizeSide(ctx, cred, resource(cs.ID), auth.Side(side), "")
 	if err == nil || !errors.Is(err, auth.ErrForbidden) || cred.Role != auth.SideRole(auth.Side(side)) {
@@ -152,12 +162,17 @@ func (h *handlers) actor(c *gin.Context, cred auth.Credential, cs procedure.Case
 	if err != nil {
 		return "", authority{}, err
 	}
+	// An orchestrator acts for its partner's participants; a participant
+	// bound to an immutable agent is acted for by that agent only.
 	mine := func(p procedure.Participant) bool {
-		return cred.Role != auth.RolePlatformOrchestrator || p.PartnerID == cred.PartnerID
+		if cred.Role == auth.RolePlatformOrchestrator {
+			return p.PartnerID == cred.PartnerID
+		}
+		return p.AgentID == "" || p.AgentID == cred.AgentID
 	}
 	if participantID != "" {
 		if named && !mine(p) {
-			return "", authority{}, forbidden("Partner %s does not act for participant %s of case %s.", cred.PartnerID, p.ID, cs.ID)
+			return "", authority{}, forbidden("This credential does not act for participant %s of case %s.", p.ID, cs.ID)
 		}
 		return participantID, by, nil
 	}

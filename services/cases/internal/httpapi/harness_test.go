@@ -109,7 +109,7 @@ type opened struct {
 // today for a case just confirmed by its claimant: the claimant acts
 // through the filing partner, the respondent through partner-r and has
 // not confirmed (it must be invited and join).
-func caseOpened(id, inviteToken string, openedAt time.Time) []byte {
+func caseOpened(id, inviteToken string, openedAt time.Time, edits ...func(payload map[string]any)) []byte {
 	at := openedAt.UTC().Format("2006-01-02T15:04:05.000Z")
 	payload := map[string]any{
 		"eventId":  "case-opened:" + id,
@@ -141,6 +141,9 @@ func caseOpened(id, inviteToken string, openedAt time.Time) []byte {
 		"fee":              map[string]any{"feeId": "fee-" + id, "currency": "USD", "amountMinor": 2500, "tier": "single_arbiter", "collection": "invoice_after_opening", "status": "quoted"},
 		"capabilityHashes": map[string]any{"respondent_invite": auth.HashToken(inviteToken), "respondent_login": auth.HashToken("login-" + inviteToken)},
 	}
+	for _, edit := range edits {
+		edit(payload)
+	}
 	b, err := json.Marshal(payload)
 	if err != nil {
 		panic(err)
@@ -148,13 +151,21 @@ func caseOpened(id, inviteToken string, openedAt time.Time) []byte {
 	return b
 }
 
+// respondentAgentID binds the respondent participant to an immutable agent id.
+func respondentAgentID(agentID string) func(map[string]any) {
+	return func(payload map[string]any) {
+		participants := payload["case"].(map[string]any)["participants"].([]map[string]any)
+		participants[1]["agentId"] = agentID
+	}
+}
+
 // open applies a new case's case-opened fact as the consumer does.
-func (s *stack) open(t testing.TB) opened {
+func (s *stack) open(t testing.TB, edits ...func(map[string]any)) opened {
 	t.Helper()
 	o := opened{id: fmt.Sprintf("cs_test_%d_%d", time.Now().UnixNano()%1e6, caseCounter.Add(1)), inviteToken: auth.NewToken("pc_inv_")}
 	err := s.opened.Handle(context.Background(), kafka.Message{
 		Topic: events.OpenedTopic, Key: o.id, EventID: "case-opened:" + o.id, Schema: events.OpenedSchema,
-		Value: caseOpened(o.id, o.inviteToken, time.Now()),
+		Value: caseOpened(o.id, o.inviteToken, time.Now(), edits...),
 	})
 	require.NoError(t, err)
 	return o
