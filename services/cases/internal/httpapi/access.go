@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/gin-gonic/gin"
 
@@ -145,6 +146,36 @@ func (h *handlers) authorizeSide(ctx context.Context, cred auth.Credential, cs p
 	return authority{}, err
 }
 
+// anySide asks actor to find the side from the credential, for acts either
+// side may take.
+const anySide procedure.Side = ""
+
+// sideOf is the side a credential acts for when the act does not fix one:
+// an agent's role says it; an orchestrator's partner must act for
+// participants of one side only, or the body must name the participant.
+func sideOf(cred auth.Credential, cs procedure.Case) (procedure.Side, error) {
+	switch cred.Role {
+	case auth.RoleClaimantAgent:
+		return procedure.Claimant, nil
+	case auth.RoleRespondentAgent:
+		return procedure.Respondent, nil
+	}
+	var sides []procedure.Side
+	for _, p := range cs.Participants {
+		if p.PartnerID == cred.PartnerID && !slices.Contains(sides, p.Side) {
+			sides = append(sides, p.Side)
+		}
+	}
+	switch len(sides) {
+	case 1:
+		return sides[0], nil
+	case 0:
+		return "", forbidden("Partner %s acts for no participant of case %s.", cred.PartnerID, cs.ID)
+	default:
+		return "", invalidAct(fmt.Sprintf("participantId is required: partner %s acts for both sides of case %s.", cred.PartnerID, cs.ID))
+	}
+}
+
 // actor resolves who acts: the participant named in the body, or else the
 // one participant of side the caller may act for, and checks the caller's
 // authority over that participant's side. An unknown participant id is
@@ -152,8 +183,14 @@ func (h *handlers) authorizeSide(ctx context.Context, cred auth.Credential, cs p
 // authority over side.
 func (h *handlers) actor(c *gin.Context, cred auth.Credential, cs procedure.Case, side procedure.Side, participantID string) (string, authority, error) {
 	p, named := cs.Participant(participantID)
-	if named {
+	switch {
+	case named:
 		side = p.Side
+	case side == anySide:
+		var err error
+		if side, err = sideOf(cred, cs); err != nil {
+			return "", authority{}, err
+		}
 	}
 	by, err := h.authorizeSide(c.Request.Context(), cred, cs, side, c.GetHeader(auth.CapabilityHeader))
 	if errors.Is(err, auth.ErrForbidden) {

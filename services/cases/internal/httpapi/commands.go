@@ -34,6 +34,10 @@ type actView struct {
 	Events []eventRef `json:"events"`
 	// Invitation is set by an invitation only.
 	Invitation *invitationView `json:"invitation,omitempty"`
+	// SubmissionID names the submission filed or amended.
+	SubmissionID string `json:"submissionId,omitempty"`
+	// TerminationID names the termination request made or confirmed.
+	TerminationID string `json:"terminationId,omitempty"`
 }
 
 // invitationView carries the new invitation secret, shown once: a replay
@@ -101,7 +105,7 @@ func (h *handlers) act(c *gin.Context, cred auth.Credential, cs procedure.Case, 
 	}
 	h.logger.InfoContext(c.Request.Context(), "case act accepted", "case_id", cs.ID, "act", act.Kind,
 		"credential", cred.PublicID, "request_id", requestid.Get(c), "status", res.Case.Status())
-	return actView{Case: v, Events: eventRefs(cs.ID, res.FirstSequence, res.Events)}, true
+	return actView{Case: v, Events: eventRefs(cs.ID, res.FirstSequence, res.Events), SubmissionID: act.SubmissionID, TerminationID: act.TerminationID}, true
 }
 
 // invite rotates the respondent invitation: a new secret, shown once,
@@ -217,12 +221,13 @@ func checkText(s string) error {
 }
 
 // recheck runs before a stored answer is replayed: the caller must still
-// see the case and still have authority over side, so a credential whose
-// membership was revoked, or whose capability was rotated, gets no replay.
+// see the case and still have authority over side (any side it had, for
+// acts either side takes), so a credential whose membership was revoked,
+// or whose capability was rotated, gets no replay.
 func (h *handlers) recheck(side procedure.Side) func(*gin.Context) error {
 	return func(c *gin.Context) error {
 		cred, l, err := h.load(c, caseID(c))
-		if err != nil {
+		if err != nil || side == anySide {
 			return err
 		}
 		_, err = h.authorizeSide(c.Request.Context(), cred, l.Case, side, c.GetHeader(auth.CapabilityHeader))

@@ -211,7 +211,7 @@ func TestAReplayRechecksAuthority(t *testing.T) {
 func TestConcurrentActsKeepTheDocketGapFree(t *testing.T) {
 	s := newStack(t)
 	c := s.open(t)
-	const n = 16
+	const n = 32
 	var wg sync.WaitGroup
 	statuses := make([]int, n)
 	for i := range n {

@@ -327,6 +327,8 @@ type actData struct {
 		RespondentInviteToken string `json:"respondentInviteToken"`
 		CapabilityDelivery    string `json:"capabilityDelivery"`
 	} `json:"invitation"`
+	SubmissionID  string `json:"submissionId"`
+	TerminationID string `json:"terminationId"`
 }
 
 type docketData struct {
