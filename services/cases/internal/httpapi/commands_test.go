@@ -120,6 +120,8 @@ func TestRefusalsChangeNothing(t *testing.T) {
 		{"no Idempotency-Key", "POST", "/api/cases/" + c.id + "/invitations", s.claimant, "", nil, nil, 400, "idempotency_key_missing"},
 		{"a short Idempotency-Key", "POST", "/api/cases/" + c.id + "/invitations", s.claimant, "short", nil, nil, 400, "idempotency_key_invalid"},
 		{"no credential", "POST", "/api/cases/" + c.id + "/invitations", "", newKey(), nil, nil, 401, "unauthenticated"},
+		{"no credential on the website alias", "POST", "/api/disputes/" + c.id + "/invite", "", newKey(), nil, nil, 401, "unauthenticated"},
+		{"joining as the claimant on the website alias", "POST", "/api/disputes/" + c.id + "/join", s.respondent, newKey(), map[string]any{"participantId": "p-claimant"}, nil, 403, "forbidden"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
