@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/pcourt/pcourt/libs/envconf"
+	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 )
@@ -16,11 +17,14 @@ type config struct {
 	// CaseOpenedGroup is the consumer group reading pc.filings.case-opened.v2.
 	CaseOpenedGroup string
 	Scheduler       caseflow.SchedulerConfig
+	// Idempotency is the journal of the case commands.
+	Idempotency idempotency.Config
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
 	r := envconf.New(getenv)
 	def := caseflow.DefaultSchedulerConfig()
+	idem := idempotency.DefaultConfig("pc:cases")
 	cfg := config{
 		Service:         service.ConfigFromEnv(r, ":8083"),
 		CaseOpenedGroup: r.String("CASES_CASE_OPENED_GROUP", "cases-case-opened"),
@@ -29,8 +33,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 			Lease:    r.Duration("CASES_SCHEDULER_LEASE", def.Lease),
 			Batch:    r.Int("CASES_SCHEDULER_BATCH", def.Batch),
 		},
+		Idempotency: idempotency.Config{
+			Prefix:    idem.Prefix,
+			Retention: r.Duration("CASES_IDEMPOTENCY_RETENTION", idem.Retention),
+			Lease:     r.Duration("CASES_IDEMPOTENCY_LEASE", idem.Lease),
+		},
 	}
-	errs := []error{r.Err(), cfg.Service.Validate(), cfg.Scheduler.Validate()}
+	errs := []error{r.Err(), cfg.Service.Validate(), cfg.Scheduler.Validate(), cfg.Idempotency.Validate()}
 	if cfg.CaseOpenedGroup == "" {
 		errs = append(errs, errors.New("CASES_CASE_OPENED_GROUP must not be empty"))
 	}

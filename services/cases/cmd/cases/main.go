@@ -9,12 +9,14 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/lifecycle"
 	"github.com/pcourt/pcourt/libs/outbox"
 	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/events"
+	"github.com/pcourt/pcourt/services/cases/internal/httpapi"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
 )
 
@@ -62,7 +64,14 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	}
 	scheduler := caseflow.NewScheduler(cases, cfg.Scheduler, logger, nil)
 
-	srv := base.Server(nil)
+	srv := base.Server(httpapi.Problem)
+	httpapi.Register(srv.Router(), httpapi.Deps{
+		Credentials: base.Credentials(),
+		Cases:       cases,
+		Flow:        caseflow.New(cases, nil),
+		Journal:     idempotency.NewJournal(rdb, cfg.Idempotency, logger),
+		Logger:      logger,
+	})
 	return lifecycle.Run(ctx, logger,
 		lifecycle.Component{Name: "http", Run: srv.Run},
 		lifecycle.Component{Name: "case-opened-consumer", Run: opened.Run},

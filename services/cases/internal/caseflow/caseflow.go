@@ -45,9 +45,10 @@ type Result struct {
 	FirstSequence int64
 }
 
-// Act applies act to the case at the service's clock. Refusals are
+// Act applies act to the case at the service's clock, keeping docs (the
+// content the act's digest names) in the same step. Refusals are
 // *procedure.RefusalError; a missing case is store.ErrNotFound.
-func (s *Service) Act(ctx context.Context, caseID string, act procedure.Act) (Result, error) {
+func (s *Service) Act(ctx context.Context, caseID string, act procedure.Act, docs ...store.Document) (Result, error) {
 	for range Attempts {
 		l, err := s.cases.Load(ctx, caseID)
 		if err != nil {
@@ -61,7 +62,7 @@ func (s *Service) Act(ctx context.Context, caseID string, act procedure.Act) (Re
 		if err != nil {
 			return Result{}, err
 		}
-		err = s.cases.Save(ctx, l.Version, out.Case, encoded)
+		err = s.cases.Save(ctx, l.Version, out.Case, encoded, docs...)
 		if errors.Is(err, store.ErrConflict) {
 			continue
 		}

@@ -3,6 +3,7 @@
 //
 //	pc:cases:{cases.NN}:case:<id>          hash: record (JSON), status, version, seq
 //	pc:cases:{cases.NN}:case:<id>:docket   list: the case-event-v2 bodies, sequence order
+//	pc:cases:{cases.NN}:case:<id>:docs     hash: document digest → content (an answer's text)
 //	pc:cases:{cases.NN}:opened-applied     set: case-opened event ids applied
 //	pc:cases:{cases.NN}:deadlines          sorted set: case id scored by its next deadline (ms)
 //	pc:cases:{cases.NN}:outbox             the shard's outbox stream
@@ -73,7 +74,7 @@ type Cases struct {
 func NewCases(rdb redis.UniversalClient) *Cases { return &Cases{rdb: rdb} }
 
 type keys struct {
-	tag, caseKey, docket, applied, deadlines, stream string
+	tag, caseKey, docket, docs, applied, deadlines, stream string
 }
 
 func keysFor(caseID string) keys {
@@ -81,6 +82,7 @@ func keysFor(caseID string) keys {
 	base := "pc:cases:" + tag
 	return keys{
 		tag: tag, caseKey: base + ":case:" + caseID, docket: base + ":case:" + caseID + ":docket",
+		docs:    base + ":case:" + caseID + ":docs",
 		applied: base + ":opened-applied", deadlines: deadlinesKey(tag), stream: Sharding.Stream(tag),
 	}
 }
@@ -138,10 +140,19 @@ func (s *Cases) Open(ctx context.Context, c procedure.Case, openedEventID string
 	return n == 1, nil
 }
 
-// Save writes c and records its events if the case is still at
-// expectVersion; otherwise it returns ErrConflict and the caller reloads
-// and decides again. The case's next deadline is rescheduled in the same step.
-func (s *Cases) Save(ctx context.Context, expectVersion int64, c procedure.Case, events []Event) error {
+// Document is content an act refers to by its digest (the SHA-256 of
+// Content, lowercase hex), such as the text of an answer. The procedure
+// sees only the digest; the store keeps the content beside the case.
+type Document struct {
+	Digest  string
+	Content []byte
+}
+
+// Save writes c and records its events, and keeps docs, if the case is
+// still at expectVersion; otherwise it returns ErrConflict and the caller
+// reloads and decides again. The case's next deadline is rescheduled in the
+// same step.
+func (s *Cases) Save(ctx context.Context, expectVersion int64, c procedure.Case, events []Event, docs ...Document) error {
 	record, err := encodeRecord(c)
 	if err != nil {
 		return err
@@ -149,7 +160,10 @@ func (s *Cases) Save(ctx context.Context, expectVersion int64, c procedure.Case,
 	k := keysFor(c.ID)
 	args := append([]any{expectVersion}, s.common(ctx, c, record)...)
 	args = append(args, eventArgs(events)...)
-	n, err := saveScript.Run(ctx, s.rdb, []string{k.caseKey, k.docket, k.deadlines, k.stream}, args...).Int()
+	for _, d := range docs {
+		args = append(args, d.Digest, d.Content)
+	}
+	n, err := saveScript.Run(ctx, s.rdb, []string{k.caseKey, k.docket, k.deadlines, k.stream, k.docs}, args...).Int()
 	if err != nil {
 		return fmt.Errorf("saving case %s: %w", c.ID, err)
 	}
@@ -192,6 +206,19 @@ func (s *Cases) Docket(ctx context.Context, caseID string, fromSequence, count i
 		out[i] = json.RawMessage(b)
 	}
 	return out, nil
+}
+
+// Document returns the content of a case's document by digest, and false
+// when the case keeps no such document.
+func (s *Cases) Document(ctx context.Context, caseID, digest string) ([]byte, bool, error) {
+	b, err := s.rdb.HGet(ctx, keysFor(caseID).docs, digest).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("reading document of case %s: %w", caseID, err)
+	}
+	return b, true, nil
 }
 
 // ClaimDue returns up to limit case ids of the shard with the given tag

@@ -56,13 +56,21 @@ redis.call('SADD', KEYS[5], ARGV[1])
 return 1
 `)
 
-// saveScript: ARGV[1] the version the case must still have.
+// saveScript: ARGV[1] the version the case must still have; after the
+// events, pairs of document digest and content, kept in KEYS[5] (the
+// case's documents hash) in the same step. Documents are content-addressed
+// and never overwritten.
 var saveScript = outbox.Script(luaRecord + `
 if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'record', ARGV[2], 'status', ARGV[3])
 redis.call('HINCRBY', KEYS[1], 'version', 1)
 record_events()
 schedule()
+local d = 14 + tonumber(ARGV[13]) * 4
+while ARGV[d] do
+  redis.call('HSETNX', KEYS[5], ARGV[d], ARGV[d + 1])
+  d = d + 2
+end
 return 1
 `)
 

@@ -1,0 +1,355 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pcourt/pcourt/api/apitest"
+	"github.com/pcourt/pcourt/libs/auth"
+	"github.com/pcourt/pcourt/libs/auth/authtest"
+	"github.com/pcourt/pcourt/libs/httpserver"
+	"github.com/pcourt/pcourt/libs/idempotency"
+	"github.com/pcourt/pcourt/libs/kafka"
+	"github.com/pcourt/pcourt/libs/ratelimit"
+	"github.com/pcourt/pcourt/libs/redistest"
+	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
+	"github.com/pcourt/pcourt/services/cases/internal/events"
+	"github.com/pcourt/pcourt/services/cases/internal/httpapi"
+	"github.com/pcourt/pcourt/services/cases/internal/store"
+)
+
+// The partners of the test tenant ("tenant-test", sandbox, as authtest
+// mints): the claimant files through partner-test, the respondent acts
+// through partner-r, partner-c takes no part.
+const (
+	claimantPartner   = "partner-test"
+	respondentPartner = "partner-r"
+)
+
+// stack is the cases service's HTTP surface over a real redis-server and
+// real HTTP, with cases opened as the case-opened consumer opens them.
+type stack struct {
+	url         string
+	rdb         *redis.Client
+	credentials *auth.Store
+	cases       *store.Cases
+	opened      *events.Opened
+	logger      *slog.Logger
+
+	// Platform orchestrators: the claimant's partner, the respondent's
+	// partner, a partner of the tenant taking no part, the claimant's
+	// partner in another tenant and in the live environment.
+	claimant, respondent, stranger, otherTenant, live string
+	// respondentAgent is a respondent_agent of the respondent's partner
+	// with no membership: it acts with the invitation only.
+	respondentAgent string
+	// claimantAgent is a claimant_agent of the claimant's partner with no
+	// membership and no capability.
+	claimantAgent string
+}
+
+func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func newStack(t testing.TB) *stack {
+	t.Helper()
+	rdb := redistest.NewClient(t)
+	logger := discard()
+	cfg := auth.DefaultStoreConfig()
+	cfg.PerCredential = ratelimit.Off // the pacing itself is tested in libs/auth
+	s := &stack{rdb: rdb, credentials: auth.NewStore(rdb, cfg), cases: store.NewCases(rdb), logger: logger}
+	s.opened = events.NewOpened(s.cases, logger)
+	orch := auth.RolePlatformOrchestrator
+	s.claimant, _ = authtest.Mint(t, s.credentials, orch)
+	s.respondent, _ = authtest.Mint(t, s.credentials, orch, authtest.WithPartner(respondentPartner))
+	s.stranger, _ = authtest.Mint(t, s.credentials, orch, authtest.WithPartner("partner-c"))
+	s.otherTenant, _ = authtest.Mint(t, s.credentials, orch, authtest.WithTenant("tenant-other"))
+	s.live, _ = authtest.Mint(t, s.credentials, orch, authtest.WithEnvironment(auth.Live))
+	s.respondentAgent, _ = authtest.Mint(t, s.credentials, auth.RoleRespondentAgent, authtest.WithPartner(respondentPartner))
+	s.claimantAgent, _ = authtest.Mint(t, s.credentials, auth.RoleClaimantAgent)
+
+	srv := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "cases", Logger: logger, Mapper: httpapi.Problem})
+	httpapi.Register(srv.Router(), httpapi.Deps{
+		Credentials: s.credentials,
+		Cases:       s.cases,
+		Flow:        caseflow.New(s.cases, nil),
+		Journal:     idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:cases"), logger),
+		Logger:      logger,
+	})
+	ts := httptest.NewServer(srv.Router())
+	t.Cleanup(ts.Close)
+	s.url = ts.URL
+	return s
+}
+
+var caseCounter atomic.Int64
+
+// opened is a case as filings opens it, with the secret behind its
+// respondent_invite hash.
+type opened struct {
+	id          string
+	inviteToken string
+}
+
+// caseOpened is the pc.filings.case-opened.v1 payload filings publishes
+// today for a case just confirmed by its claimant: the claimant acts
+// through the filing partner, the respondent through partner-r and has
+// not confirmed (it must be invited and join).
+func caseOpened(id, inviteToken string, openedAt time.Time, edits ...func(payload map[string]any)) []byte {
+	at := openedAt.UTC().Format("2006-01-02T15:04:05.000Z")
+	payload := map[string]any{
+		"eventId":  "case-opened:" + id,
+		"openedAt": at,
+		"case": map[string]any{
+			"schemaVersion": "confirmed-filing-v2", "caseId": id, "externalCaseId": "ext-" + id, "status": "open",
+			"rules":     map[string]any{"version": "pcourt-rules-2026-11", "hash": strings.Repeat("1", 64)},
+			"createdAt": at,
+			"headless": map[string]any{
+				"respondentHandoffPath": "/api/cases/" + id + "/invitations", "answerPath": "/api/cases/" + id + "/answer",
+				"hostedRespondentPath": "/respond/" + id, "capabilityDelivery": "show_once_not_replayed",
+			},
+			"caseMode": "proceeding", "intakeMode": "claimant_initiated", "confirmationPolicy": map[string]any{"mode": "initiator_only"},
+			"procedure": map[string]any{
+				"schemaVersion": "case-procedure-plan-v2", "profile": "standard", "answerRequired": true, "evidenceRounds": 2,
+				"rebuttalRounds": 1, "filingsPerSidePerStage": 2, "recordConfirmationRequired": true,
+			},
+			"participants": []map[string]any{
+				{"participantId": "p-claimant", "side": "claimant", "principalId": "org-acme", "authorizationMode": "partner_credential"},
+				{"participantId": "p-respondent", "side": "respondent", "partnerId": respondentPartner, "principalId": "org-beta", "authorizationMode": "partner_credential"},
+			},
+		},
+		"draftId": "draft-" + id, "draftDigest": strings.Repeat("2", 64),
+		"tenant": "tenant-test", "environment": "sandbox", "partnerId": claimantPartner,
+		"confirmations": []map[string]any{
+			{"participantId": "p-claimant", "side": "claimant", "required": true, "status": "confirmed", "confirmedAt": at},
+			{"participantId": "p-respondent", "side": "respondent", "required": false, "status": "not_required"},
+		},
+		"fee":              map[string]any{"feeId": "fee-" + id, "currency": "USD", "amountMinor": 2500, "tier": "single_arbiter", "collection": "invoice_after_opening", "status": "quoted"},
+		"capabilityHashes": map[string]any{"respondent_invite": auth.HashToken(inviteToken), "respondent_login": auth.HashToken("login-" + inviteToken)},
+	}
+	for _, edit := range edits {
+		edit(payload)
+	}
+	b, err := json.Marshal(payload)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// respondentAgentID binds the respondent participant to an immutable agent id.
+func respondentAgentID(agentID string) func(map[string]any) {
+	return func(payload map[string]any) {
+		participants := payload["case"].(map[string]any)["participants"].([]map[string]any)
+		participants[1]["agentId"] = agentID
+	}
+}
+
+// open applies a new case's case-opened fact as the consumer does.
+func (s *stack) open(t testing.TB, edits ...func(map[string]any)) opened {
+	t.Helper()
+	o := opened{id: fmt.Sprintf("cs_test_%d_%d", time.Now().UnixNano()%1e6, caseCounter.Add(1)), inviteToken: auth.NewToken("pc_inv_")}
+	err := s.opened.Handle(context.Background(), kafka.Message{
+		Topic: events.OpenedTopic, Key: o.id, EventID: "case-opened:" + o.id, Schema: events.OpenedSchema,
+		Value: caseOpened(o.id, o.inviteToken, time.Now(), edits...),
+	})
+	require.NoError(t, err)
+	return o
+}
+
+type reply struct {
+	status int
+	header http.Header
+	body   []byte
+	code   string // the problem code, or the website envelope's error code
+}
+
+// do sends a request and validates the exchange against the OpenAPI
+// document. headers are name, value pairs.
+func (s *stack) do(t testing.TB, method, path, token, key string, body any, headers ...string) reply {
+	t.Helper()
+	req := s.request(t, method, path, token, key, body, headers...)
+	resp, raw := apitest.Do(t, http.DefaultClient, req)
+	return s.reply(t, resp, raw)
+}
+
+// doUndocumented sends a request to a route the OpenAPI document does not
+// describe (a route answering 501).
+func (s *stack) doUndocumented(t testing.TB, method, path, token string) reply {
+	t.Helper()
+	req := s.request(t, method, path, token, "", nil)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return s.reply(t, resp, raw)
+}
+
+func (s *stack) request(t testing.TB, method, path, token, key string, body any, headers ...string) *http.Request {
+	t.Helper()
+	var r io.Reader
+	var b []byte
+	if body != nil {
+		var ok bool
+		if b, ok = body.([]byte); !ok {
+			var err error
+			b, err = json.Marshal(body)
+			require.NoError(t, err)
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, s.url+path, r)
+	require.NoError(t, err)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if key != "" {
+		req.Header.Set(idempotency.Header, key)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Add(headers[i], headers[i+1])
+	}
+	return req
+}
+
+func (s *stack) reply(t testing.TB, resp *http.Response, raw []byte) reply {
+	t.Helper()
+	dump, err := httputil.DumpResponse(resp, false)
+	require.NoError(t, err)
+	require.Less(t, len(dump), 4096, "the header block must pass an ingress with default buffers")
+	rep := reply{status: resp.StatusCode, header: resp.Header, body: raw}
+	if resp.StatusCode >= 400 {
+		var p struct {
+			Code  string
+			Error struct{ Code string }
+		}
+		require.NoError(t, json.Unmarshal(raw, &p), string(raw))
+		rep.code = p.Code
+		if rep.code == "" {
+			rep.code = p.Error.Code
+		}
+	}
+	return rep
+}
+
+var keyCounter atomic.Int64
+
+func newKey() string { return fmt.Sprintf("test-key-%d-%d", time.Now().UnixNano(), keyCounter.Add(1)) }
+
+// redisState is every key the service and the credential store hold, with
+// its serialized value, except the idempotency journal (a refusal is
+// journaled as the answer to its key) and the rate limiter's counters.
+// Two equal states mean a request changed no case, docket, outbox,
+// deadline, document, membership or capability.
+func (s *stack) redisState(t testing.TB) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	state := map[string]string{}
+	iter := s.rdb.Scan(ctx, 0, "*", 1000).Iterator()
+	for iter.Next(ctx) {
+		key := iter.Val()
+		if strings.Contains(key, ":idem:") || strings.HasPrefix(key, "pc:auth:rl") {
+			continue
+		}
+		v, err := s.rdb.Dump(ctx, key).Result()
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		require.NoError(t, err)
+		state[key] = v
+	}
+	require.NoError(t, iter.Err())
+	return state
+}
+
+// unchanged runs act and requires it to leave the Redis state as it was.
+func (s *stack) unchanged(t testing.TB, act func()) {
+	t.Helper()
+	before := s.redisState(t)
+	act()
+	require.Equal(t, before, s.redisState(t), "a refusal changes nothing")
+}
+
+// data decodes the data member of a canonical answer, or of a website envelope.
+func data[T any](t testing.TB, rep reply) T {
+	t.Helper()
+	var env struct {
+		OK   *bool
+		Data T
+	}
+	require.NoError(t, json.Unmarshal(rep.body, &env), string(rep.body))
+	return env.Data
+}
+
+// caseData is the part of a case the tests read.
+type caseData struct {
+	CaseID       string `json:"caseId"`
+	Status       string `json:"status"`
+	LastSequence int64  `json:"lastSequence"`
+	Participants []struct {
+		ParticipantID string `json:"participantId"`
+		Side          string `json:"side"`
+		Joined        bool   `json:"joined"`
+	} `json:"participants"`
+	Answer *struct {
+		ParticipantID string `json:"participantId"`
+		Digest        string `json:"digest"`
+		Text          string `json:"text"`
+	} `json:"answer"`
+}
+
+type actData struct {
+	Case   caseData `json:"case"`
+	Events []struct {
+		EventID  string `json:"eventId"`
+		Sequence int64  `json:"sequence"`
+		Type     string `json:"type"`
+	} `json:"events"`
+	Invitation *struct {
+		RespondentInviteToken string `json:"respondentInviteToken"`
+		CapabilityDelivery    string `json:"capabilityDelivery"`
+	} `json:"invitation"`
+	SubmissionID  string `json:"submissionId"`
+	TerminationID string `json:"terminationId"`
+}
+
+type docketData struct {
+	Events []struct {
+		EventID        string `json:"eventId"`
+		Sequence       int64  `json:"sequence"`
+		Type           string `json:"type"`
+		ActionRequired bool   `json:"actionRequired"`
+	} `json:"events"`
+	NextCursor   *string `json:"nextCursor"`
+	LastSequence int64   `json:"lastSequence"`
+}
+
+// docketTypes reads the whole docket of a case as the claimant's partner.
+func (s *stack) docketTypes(t testing.TB, id string) []string {
+	t.Helper()
+	rep := s.do(t, http.MethodGet, "/api/cases/"+id+"/events", s.claimant, "", nil)
+	require.Equal(t, http.StatusOK, rep.status, string(rep.body))
+	var types []string
+	for _, e := range data[docketData](t, rep).Events {
+		types = append(types, e.Type)
+	}
+	return types
+}

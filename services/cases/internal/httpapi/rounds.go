@@ -1,0 +1,203 @@
+package httpapi
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/pcourt/pcourt/libs/httpserver"
+	"github.com/pcourt/pcourt/services/cases/internal/procedure"
+	"github.com/pcourt/pcourt/services/cases/internal/store"
+)
+
+// The acts either side takes once it takes part: submissions in the
+// evidence and rebuttal rounds, the record confirmation, and termination.
+// Which side acts follows from the credential (docs/cases-routes.md).
+
+// textBody is the body of a submission or an amendment.
+type textBody struct {
+	ParticipantID string `json:"participantId"`
+	Text          string `json:"text"`
+}
+
+// submissionView is one submission with its text.
+type submissionView struct {
+	SubmissionID  string `json:"submissionId"`
+	ParticipantID string `json:"participantId"`
+	Side          string `json:"side"`
+	Stage         string `json:"stage"`
+	Round         int    `json:"round"`
+	Digest        string `json:"digest"`
+	FiledAt       string `json:"filedAt"`
+	AmendedAt     string `json:"amendedAt,omitempty"`
+	Amendments    int    `json:"amendments"`
+	Text          string `json:"text"`
+}
+
+type submissionsView struct {
+	CaseID      string           `json:"caseId"`
+	Submissions []submissionView `json:"submissions"`
+}
+
+// newID mints an id for a submission or a termination request: the
+// procedure takes caller-minted ids, and a retry replays the journaled
+// answer, so one request never mints two.
+func newID(prefix string) string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+func digestOf(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:])
+}
+
+func (h *handlers) listSubmissions(c *gin.Context) {
+	_, l, err := h.load(c, caseID(c))
+	if err != nil {
+		_ = c.Error(err)
+		return
+	}
+	v := submissionsView{CaseID: l.Case.ID, Submissions: []submissionView{}}
+	for _, sub := range l.Case.Submissions {
+		text, _, err := h.cases.Document(c.Request.Context(), l.Case.ID, sub.Digest)
+		if err != nil {
+			_ = c.Error(err)
+			return
+		}
+		v.Submissions = append(v.Submissions, submissionView{
+			SubmissionID: sub.ID, ParticipantID: sub.ParticipantID, Side: string(sub.Side), Stage: string(sub.Stage), Round: sub.Round,
+			Digest: sub.Digest, FiledAt: ts(sub.FiledAt), AmendedAt: ts(sub.AmendedAt), Amendments: sub.Amendments, Text: string(text),
+		})
+	}
+	private(c, v)
+}
+
+// textAct runs an act whose content is a text: a submission or an amendment.
+func (h *handlers) textAct(c *gin.Context, kind procedure.ActKind, submissionID string, status int) {
+	var body textBody
+	if err := httpserver.DecodeJSON(c, &body); err != nil {
+		_ = c.Error(err)
+		return
+	}
+	if err := checkText(body.Text); err != nil {
+		_ = c.Error(invalidAct("text " + err.Error()))
+		return
+	}
+	cred, l, err := h.load(c, caseID(c))
+	if err != nil {
+		_ = c.Error(err)
+		return
+	}
+	pid, _, err := h.actor(c, cred, l.Case, anySide, body.ParticipantID)
+	if err != nil {
+		_ = c.Error(err)
+		return
+	}
+	digest := digestOf(body.Text)
+	act := procedure.Act{Kind: kind, ParticipantID: pid, SubmissionID: submissionID, Digest: digest}
+	if v, ok := h.act(c, cred, l.Case, act, store.Document{Digest: digest, Content: []byte(body.Text)}); ok {
+		answered(c, status, v)
+	}
+}
+
+// fileSubmission files a submission in the open evidence or rebuttal round.
+func (h *handlers) fileSubmission(c *gin.Context) {
+	h.textAct(c, procedure.ActFileSubmission, newID("sub_"), http.StatusCreated)
+}
+
+// amendSubmission replaces the text of one of the side's submissions of
+// the open round.
+func (h *handlers) amendSubmission(c *gin.Context) {
+	h.textAct(c, procedure.ActAmendSubmission, c.Param("submissionId"), http.StatusOK)
+}
+
+// recordSummaryView is what the sides confirm: the answer and every
+// submission by digest, and who confirmed.
+type recordSummaryView struct {
+	CaseID        string               `json:"caseId"`
+	Status        string               `json:"status"`
+	Answer        *recordEntry         `json:"answer,omitempty"`
+	Submissions   []recordEntry        `json:"submissions"`
+	Confirmations []recordConfirmation `json:"confirmations"`
+	RecordDeemed  bool                 `json:"recordDeemed"`
+	DeadlineAt    string               `json:"deadlineAt,omitempty"`
+}
+
+type recordEntry struct {
+	ID            string `json:"id"`
+	ParticipantID string `json:"participantId"`
+	Stage         string `json:"stage"`
+	Round         int    `json:"round"`
+	Digest        string `json:"digest"`
+}
+
+type recordConfirmation struct {
+	Side        string `json:"side"`
+	ConfirmedAt string `json:"confirmedAt"`
+}
+
+func (h *handlers) recordSummary(c *gin.Context) {
+	_, l, err := h.load(c, caseID(c))
+	if err != nil {
+		_ = c.Error(err)
+		return
+	}
+	cs := l.Case
+	v := recordSummaryView{CaseID: cs.ID, Status: string(cs.Status()), Submissions: []recordEntry{}, Confirmations: []recordConfirmation{}, RecordDeemed: cs.RecordDeemed}
+	if a := cs.Answer; a != nil {
+		v.Answer = &recordEntry{ID: "answer", ParticipantID: a.ParticipantID, Stage: string(procedure.StageAnswer), Digest: a.Digest}
+	}
+	for _, sub := range cs.Submissions {
+		v.Submissions = append(v.Submissions, recordEntry{ID: sub.ID, ParticipantID: sub.ParticipantID, Stage: string(sub.Stage), Round: sub.Round, Digest: sub.Digest})
+	}
+	for _, side := range []procedure.Side{procedure.Claimant, procedure.Respondent} {
+		if at, ok := cs.RecordConfirms[side]; ok {
+			v.Confirmations = append(v.Confirmations, recordConfirmation{Side: string(side), ConfirmedAt: ts(at)})
+		}
+	}
+	if cs.Closed == "" && cs.Stage.Kind == procedure.StageRecordConfirmation {
+		v.DeadlineAt = ts(cs.Stage.DeadlineAt)
+	}
+	private(c, v)
+}
+
+// sideAct runs an act that carries no content: the record confirmation
+// and the termination acts.
+func (h *handlers) sideAct(c *gin.Context, act procedure.Act, status int) {
+	var body participantBody
+	if err := decodeOptional(c, &body); err != nil {
+		_ = c.Error(err)
+		return
+	}
+	cred, l, err := h.load(c, caseID(c))
+	if err != nil {
+		_ = c.Error(err)
+		return
+	}
+	if act.ParticipantID, _, err = h.actor(c, cred, l.Case, anySide, body.ParticipantID); err != nil {
+		_ = c.Error(err)
+		return
+	}
+	if v, ok := h.act(c, cred, l.Case, act); ok {
+		answered(c, status, v)
+	}
+}
+
+func (h *handlers) confirmRecord(c *gin.Context) {
+	h.sideAct(c, procedure.Act{Kind: procedure.ActConfirmRecord}, http.StatusOK)
+}
+
+// requestTermination asks to end the case: the other side confirms it, or
+// the claimant withdraws at once while no respondent has joined.
+func (h *handlers) requestTermination(c *gin.Context) {
+	h.sideAct(c, procedure.Act{Kind: procedure.ActRequestTermination, TerminationID: newID("term_")}, http.StatusCreated)
+}
+
+func (h *handlers) confirmTermination(c *gin.Context) {
+	h.sideAct(c, procedure.Act{Kind: procedure.ActConfirmTermination, TerminationID: c.Param("requestId")}, http.StatusOK)
+}
