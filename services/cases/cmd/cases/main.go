@@ -64,12 +64,16 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	}
 	scheduler := caseflow.NewScheduler(cases, cfg.Scheduler, logger, nil)
 
+	idempotent, err := idempotency.NewJournal(rdb, cfg.Idempotency, logger)
+	if err != nil {
+		return err
+	}
 	srv := base.Server(httpapi.Problem)
 	httpapi.Register(srv.Router(), httpapi.Deps{
 		Credentials: base.Credentials(),
 		Cases:       cases,
 		Flow:        caseflow.New(cases, nil),
-		Journal:     idempotency.NewJournal(rdb, cfg.Idempotency, logger),
+		Journal:     idempotent,
 		Logger:      logger,
 	})
 	return lifecycle.Run(ctx, logger,

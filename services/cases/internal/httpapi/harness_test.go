@@ -82,12 +82,14 @@ func newStack(t testing.TB) *stack {
 	s.respondentAgent, _ = authtest.Mint(t, s.credentials, auth.RoleRespondentAgent, authtest.WithPartner(respondentPartner))
 	s.claimantAgent, _ = authtest.Mint(t, s.credentials, auth.RoleClaimantAgent)
 
+	idempotent, err := idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:cases"), logger)
+	require.NoError(t, err)
 	srv := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "cases", Logger: logger, Mapper: httpapi.Problem})
 	httpapi.Register(srv.Router(), httpapi.Deps{
 		Credentials: s.credentials,
 		Cases:       s.cases,
 		Flow:        caseflow.New(s.cases, nil),
-		Journal:     idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:cases"), logger),
+		Journal:     idempotent,
 		Logger:      logger,
 	})
 	ts := httptest.NewServer(srv.Router())

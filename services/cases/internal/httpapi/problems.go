@@ -17,8 +17,6 @@ var (
 	// been applied yet. The three are indistinguishable on purpose, so the
 	// answer discloses nothing; Retry-After covers the opening case.
 	CaseNotFoundOrOpening = problem.Code{Name: "case_not_found_or_opening", Status: http.StatusNotFound, Title: "Case not found, or still opening"}
-	// NotAvailable is a route of the inventory the cases service has not built.
-	NotAvailable = problem.Code{Name: "not_available", Status: http.StatusNotImplemented, Title: "Not available"}
 	// CaseBusy is an act that lost the optimistic race on every attempt.
 	CaseBusy = problem.Code{Name: "case_busy", Status: http.StatusServiceUnavailable, Title: "Case busy"}
 	// InvalidQuery is a docket query with a malformed cursor or limit.
@@ -73,7 +71,7 @@ func invalidAct(detail string) *problem.Error {
 // Codes returns the service's problem codes, the rows of owner cases in
 // docs/problems.md. The platform-wide codes are problem.Catalogue().
 func Codes() []problem.Code {
-	codes := []problem.Code{CaseNotFoundOrOpening, NotAvailable, CaseBusy, InvalidQuery}
+	codes := []problem.Code{CaseNotFoundOrOpening, CaseBusy, InvalidQuery}
 	for _, code := range procedure.RefusalCodes {
 		codes = append(codes, refusalProblem(code))
 	}

@@ -31,7 +31,7 @@ func (u UnbuiltRoute) ginPath() string {
 
 func notAvailable(route string) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		problem.Write(c, problem.Newf(NotAvailable,
+		problem.Write(c, problem.Newf(problem.NotAvailable,
 			"%s %s is not available yet: the cases service has not built this route (docs/cases-routes.md lists every such route).",
 			problem.Clip(c.Request.Method), route))
 	}
