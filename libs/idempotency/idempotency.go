@@ -169,7 +169,7 @@ func (j *Journal) Middleware(operation string, opts ...Option) gin.HandlerFunc {
 		redisKey := j.key(cred, key)
 		token := newToken()
 		res, err := beginScript.Run(ctx, j.rdb, []string{redisKey},
-			fingerprint(c.Request.Method, operation, cred, body), token,
+			fingerprint(c.Request.Method, operation, cred, resourceOf(c), body), token,
 			j.cfg.Lease.Milliseconds(), j.cfg.Retention.Milliseconds()).StringSlice()
 		if err != nil {
 			problem.Write(c, problem.New(problem.Unavailable, "The request journal is unavailable; retry with the same Idempotency-Key.").
@@ -275,9 +275,22 @@ func (j *Journal) key(cred auth.Credential, key string) string {
 // digest of the platform uses: a retry that re-serialises the same object,
 // with other spacing, member order or number spelling (1250, 1250.0,
 // 1.25e3), still matches. A body that is not I-JSON is taken as its bytes.
-func fingerprint(method, operation string, cred auth.Credential, body []byte) string {
+// resourceOf is the resource a request acts on: the values of its path
+// parameters, in order. Aliases of one operation name their parameters
+// differently (/api/cases/:id, /api/v2/cases/:caseId) but carry the same
+// values, so a retry may cross between them; the same key and body sent to
+// another resource (another fee's checkout, say) is another request.
+func resourceOf(c *gin.Context) string {
+	values := make([]string, len(c.Params))
+	for i, p := range c.Params {
+		values[i] = p.Value
+	}
+	return strings.Join(values, "\x00")
+}
+
+func fingerprint(method, operation string, cred auth.Credential, resource string, body []byte) string {
 	h := sha256.New()
-	for _, part := range []string{method, operation, cred.Tenant, string(cred.Environment), cred.PublicID} {
+	for _, part := range []string{method, operation, cred.Tenant, string(cred.Environment), cred.PublicID, resource} {
 		h.Write([]byte(part))
 		h.Write([]byte{0})
 	}

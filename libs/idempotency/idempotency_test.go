@@ -65,6 +65,8 @@ func newHarness(t *testing.T, cfg idempotency.Config) *harness {
 	s.Router().POST("/payments", auth.Middleware(h.store), journal.Middleware("createPayment"), handler)
 	s.Router().POST("/v2/payments", auth.Middleware(h.store), journal.Middleware("createPayment"), handler)
 	s.Router().POST("/refunds", auth.Middleware(h.store), journal.Middleware("createRefund"), handler)
+	s.Router().POST("/fees/:feeId/checkout", auth.Middleware(h.store), journal.Middleware("checkout"), handler)
+	s.Router().POST("/v2/fees/:id/checkout", auth.Middleware(h.store), journal.Middleware("checkout"), handler)
 	ts := httptest.NewServer(s.Router())
 	t.Cleanup(ts.Close)
 	h.url = ts.URL
@@ -383,4 +385,23 @@ func TestNewJournalRefusesAnUnusableConfig(t *testing.T) {
 		_, err := idempotency.NewJournal(rdb, cfg, slog.New(slog.DiscardHandler))
 		require.Error(t, err, "%+v", cfg)
 	}
+}
+
+// The same key and body sent to another resource is another request, not a
+// retry: a checkout of fee B must never replay fee A's answer. Aliases of
+// the operation that name the same resource remain one request.
+func TestTheSameKeyOnAnotherResourceIsRefused(t *testing.T) {
+	h := newHarness(t, idempotency.DefaultConfig("pc:test"))
+	key := "key-checkout-fee-a"
+	first := h.post(t, "/fees/fee_a/checkout", h.token, key, `{}`)
+	require.Equal(t, http.StatusCreated, first.status)
+
+	alias := h.post(t, "/v2/fees/fee_a/checkout", h.token, key, `{}`)
+	require.True(t, alias.replayed, "the alias of the same fee is the same request")
+	require.Equal(t, first.body, alias.body)
+
+	other := h.post(t, "/fees/fee_b/checkout", h.token, key, `{}`)
+	require.Equal(t, http.StatusUnprocessableEntity, other.status)
+	require.Equal(t, "idempotency_key_reused", other.code)
+	require.Equal(t, int64(1), h.runs.Load(), "fee B's checkout never ran under fee A's key")
 }
