@@ -125,6 +125,7 @@ func (s *Service) Apply(ctx context.Context, id string, access func(draft.Draft)
 			return Applied{}, err
 		}
 		s.registerCapabilities(ctx, opened)
+		s.carryMemberships(ctx, outcome.Draft, opened.Case.CaseID)
 		return Applied{Draft: outcome.Draft, Opened: &opened}, nil
 	}
 	return Applied{}, ErrBusy
@@ -161,6 +162,27 @@ const (
 	PurposeRespondentLogin  = "respondent_login"
 	PurposeClaimantParty    = "claimant_party"
 )
+
+// carryMemberships grants on the case every side membership held on the
+// draft, so that the agents that prepared and confirmed it act on the case
+// they opened without a new grant. Like the capabilities, the memberships
+// live in the credential store's keys, so this runs after the opening
+// step; a failure is logged and the partner can grant again.
+func (s *Service) carryMemberships(ctx context.Context, d draft.Draft, caseID string) {
+	ctx = context.WithoutCancel(ctx)
+	members, err := s.credentials.Memberships(ctx, "draft:"+d.ID())
+	if err != nil {
+		s.logger.ErrorContext(ctx, "reading the draft's memberships failed; they are not carried to the case", "draft", d.ID(), "err", err)
+		return
+	}
+	expires := s.now().Add(capabilityLifetime)
+	for _, m := range members {
+		m.Resource, m.ExpiresAt = "case:"+caseID, expires
+		if err := s.credentials.Grant(ctx, m); err != nil {
+			s.logger.ErrorContext(ctx, "carrying a membership to the case failed", "case", caseID, "side", m.Side, "err", err)
+		}
+	}
+}
 
 // registerCapabilities makes the new secrets usable as X-PC-Case-Capability
 // at once. It runs after the opening step because the capability records

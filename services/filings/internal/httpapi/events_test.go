@@ -81,3 +81,27 @@ func TestCaseOpenedFactsMatchTheirSchema(t *testing.T) {
 	require.Equal(t, "paid", viaFee.Fee.Status)
 	require.Equal(t, "collect_before_opening", viaFee.Fee.Collection)
 }
+
+// The memberships held on a draft carry over to the case it opens: the
+// respondent agent that confirmed acts on the case without a new grant.
+func TestDraftMembershipsCarryOverToTheCase(t *testing.T) {
+	s := newStack(t)
+	d := s.prepare(t, twoParty())
+	require.Equal(t, http.StatusAccepted, s.do(t, http.MethodPost, "/api/v2/case-drafts/"+d.DraftID+"/confirmations", s.orchestrator, newKey(), confirmation(d, "p-claimant", s.orchID, "org-acme")).status)
+	respondent := respondentAgent(t, s, d.DraftID)
+	require.Equal(t, http.StatusCreated, s.do(t, http.MethodPost, "/api/v2/case-drafts/"+d.DraftID+"/confirmations", respondent, newKey(), confirmation(d, "p-respondent", "agent-bob-7", "agent-bob")).status)
+
+	onDraft, err := s.credentials.Memberships(context.Background(), "draft:"+d.DraftID)
+	require.NoError(t, err)
+	onCase, err := s.credentials.Memberships(context.Background(), "case:"+d.ReservedCaseID)
+	require.NoError(t, err)
+	require.NotEmpty(t, onDraft)
+	sides := func(ms []auth.Membership) map[auth.Subject]auth.Side {
+		out := map[auth.Subject]auth.Side{}
+		for _, m := range ms {
+			out[m.Subject] = m.Side
+		}
+		return out
+	}
+	require.Equal(t, sides(onDraft), sides(onCase))
+}
