@@ -94,6 +94,20 @@ func TestPartnerJourneyFromPaidReportToSignedCallback(t *testing.T) {
 				r := p.do(t, "GET", "/api/v2/webhooks/deliveries?eventId="+d.Event.EventID, orch, "", nil)
 				return r.status == http.StatusOK && bytes.Contains(r.body, []byte(`"delivered"`))
 			}, 10*time.Second, 200*time.Millisecond)
+
+			// 6. The case, on every route family, and the respondent's
+			// answer on its docket.
+			id := caseOf.Data.CaseID
+			for _, path := range []string{"/api/cases/" + id, "/api/v2/cases/" + id, "/api/disputes/" + id} {
+				r := p.do(t, "GET", path, orch, "", nil)
+				require.Equal(t, http.StatusOK, r.status, "%s: %s", path, r.body)
+				require.Contains(t, string(r.body), id)
+			}
+			answer := p.do(t, "POST", "/api/v2/cases/"+id+"/answer", respondent, p.key(), map[string]any{"text": "The goods were shipped on 2026-11-02; the tracking record is attached."})
+			require.Equal(t, http.StatusCreated, answer.status, "the respondent that confirmed the draft answers on the case: %s", answer.body)
+			docket := p.do(t, "GET", "/api/cases/"+id+"/events", respondent, "", nil)
+			require.Equal(t, http.StatusOK, docket.status, string(docket.body))
+			require.Contains(t, string(docket.body), "answer")
 			return
 		case <-deadline:
 			t.Fatalf("no signed callback about case %s within 60 s", caseOf.Data.CaseID)
