@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pcourt/pcourt/libs/auth"
+	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/libs/x402/localfacilitator"
 	"github.com/pcourt/pcourt/libs/x402/x402client"
@@ -274,50 +275,24 @@ func (p *probe) raw(t *testing.T, method, path string, who minted, key string, b
 	return reply{status: resp.StatusCode, code: prob.Code, header: resp.Header, body: b}
 }
 
-// state is what a refusal must leave as it was: drafts and fees, grants and
-// capabilities, the x402 journal and the ledger. Idempotency records, rate
-// limits and the services' own relay bookkeeping are not part of it, nor
-// are the outboxes: the relays drain them concurrently, and an event is
-// only ever appended in the same step that changes a draft or a payment,
-// which are compared.
-func (p *probe) state(t *testing.T) map[string]string {
-	t.Helper()
-	ctx := context.Background()
-	out := map[string]string{}
-	for _, pattern := range []string{"pc:filings:*", "pc:auth:members:*", "pc:auth:cap:*", "pc:x402:*", "pc:facilitator:*"} {
-		iter := p.rdb.Scan(ctx, 0, pattern, 1000).Iterator()
-		for iter.Next(ctx) {
-			key := iter.Val()
-			if strings.Contains(key, ":idem:") || strings.Contains(key, "lease") || strings.Contains(key, ":relay") || strings.Contains(key, ":outbox") {
-				continue
-			}
-			v, err := p.rdb.Dump(ctx, key).Result()
-			if errors.Is(err, redis.Nil) {
-				continue
-			}
-			require.NoError(t, err)
-			out[key] = v
+// bookkeeping are the keys a refusal may write: idempotency records, rate
+// limits and the services' own relay bookkeeping, and the outboxes: the
+// relays drain them concurrently, and an event is only ever appended in the
+// same step that changes a draft or a payment, which are compared.
+func bookkeeping(key string) bool {
+	for _, part := range []string{":idem:", "lease", ":relay", ":outbox"} {
+		if strings.Contains(key, part) {
+			return true
 		}
-		require.NoError(t, iter.Err())
 	}
-	return out
+	return false
 }
 
+// unchanged runs act and requires it to leave drafts and fees, grants and
+// capabilities, the x402 journal and the ledger as they were.
 func (p *probe) unchanged(t *testing.T, act func()) {
 	t.Helper()
-	before := p.state(t)
-	act()
-	after := p.state(t)
-	for k, v := range after {
-		if before[k] != v {
-			t.Errorf("a refusal changed %s", k)
-		}
-	}
-	for k := range before {
-		if _, ok := after[k]; !ok {
-			t.Errorf("a refusal deleted %s", k)
-		}
-	}
+	redistest.Unchanged(t, p.rdb, bookkeeping, act, "pc:filings:*", "pc:auth:members:*", "pc:auth:cap:*", "pc:x402:*", "pc:facilitator:*")
 }
 
 type draftView struct {

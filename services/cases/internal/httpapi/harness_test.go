@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -256,38 +255,18 @@ var keyCounter atomic.Int64
 
 func newKey() string { return fmt.Sprintf("test-key-%d-%d", time.Now().UnixNano(), keyCounter.Add(1)) }
 
-// redisState is every key the service and the credential store hold, with
-// its serialized value, except the idempotency journal (a refusal is
-// journaled as the answer to its key) and the rate limiter's counters.
-// Two equal states mean a request changed no case, docket, outbox,
-// deadline, document, membership or capability.
-func (s *stack) redisState(t testing.TB) map[string]string {
-	t.Helper()
-	ctx := context.Background()
-	state := map[string]string{}
-	iter := s.rdb.Scan(ctx, 0, "*", 1000).Iterator()
-	for iter.Next(ctx) {
-		key := iter.Val()
-		if strings.Contains(key, ":idem:") || strings.HasPrefix(key, "pc:auth:rl") {
-			continue
-		}
-		v, err := s.rdb.Dump(ctx, key).Result()
-		if errors.Is(err, redis.Nil) {
-			continue
-		}
-		require.NoError(t, err)
-		state[key] = v
-	}
-	require.NoError(t, iter.Err())
-	return state
+// bookkeeping says which keys a refusal may write: the idempotency journal
+// (a refusal is journaled as the answer to its key) and the rate limiter's
+// counters. Everything else (cases, dockets, outbox, deadlines, documents,
+// memberships, capabilities) must stay as it was.
+func bookkeeping(key string) bool {
+	return strings.Contains(key, ":idem:") || strings.HasPrefix(key, "pc:auth:rl")
 }
 
 // unchanged runs act and requires it to leave the Redis state as it was.
 func (s *stack) unchanged(t testing.TB, act func()) {
 	t.Helper()
-	before := s.redisState(t)
-	act()
-	require.Equal(t, before, s.redisState(t), "a refusal changes nothing")
+	redistest.Unchanged(t, s.rdb, bookkeeping, act)
 }
 
 // data decodes the data member of a canonical answer, or of a website envelope.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -306,35 +305,13 @@ func crossPartner() map[string]any {
 	return body
 }
 
-// redisState is every key the service and the credential store hold, with
-// its serialized value, except the idempotency journal (a refusal is
-// journaled as the answer to its key). Two equal states mean a request
-// changed no draft, fee, payment, membership or capability.
-func (s *stack) redisState(t testing.TB) map[string]string {
-	t.Helper()
-	ctx := context.Background()
-	state := map[string]string{}
-	iter := s.rdb.Scan(ctx, 0, "*", 1000).Iterator()
-	for iter.Next(ctx) {
-		key := iter.Val()
-		if strings.Contains(key, ":idem:") {
-			continue
-		}
-		v, err := s.rdb.Dump(ctx, key).Result()
-		if errors.Is(err, redis.Nil) {
-			continue // expired between SCAN and DUMP
-		}
-		require.NoError(t, err)
-		state[key] = v
-	}
-	require.NoError(t, iter.Err())
-	return state
-}
+// bookkeeping says which keys a refusal may write: the idempotency journal
+// (a refusal is journaled as the answer to its key). Everything else
+// (drafts, fees, payments, memberships, capabilities) must stay as it was.
+func bookkeeping(key string) bool { return strings.Contains(key, ":idem:") }
 
 // unchanged runs act and requires it to leave the Redis state as it was.
 func (s *stack) unchanged(t testing.TB, act func()) {
 	t.Helper()
-	before := s.redisState(t)
-	act()
-	require.Equal(t, before, s.redisState(t), "a refusal changes nothing")
+	redistest.Unchanged(t, s.rdb, bookkeeping, act)
 }

@@ -38,11 +38,10 @@ func envelope(recipients ...endpoints.Scope) []byte {
 }
 
 type fixture struct {
-	eps  *store.Endpoints
-	dlv  *store.Deliveries
-	fan  *events.Fanout
-	ctx  context.Context
-	seen map[string]string
+	eps *store.Endpoints
+	dlv *store.Deliveries
+	fan *events.Fanout
+	ctx context.Context
 }
 
 func newFixture(t *testing.T) *fixture {
