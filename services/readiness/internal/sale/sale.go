@@ -28,6 +28,7 @@ import (
 	"github.com/pcourt/pcourt/libs/outbox"
 	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/libs/x402/journal"
+	"github.com/pcourt/pcourt/services/readiness/internal/events"
 	"github.com/pcourt/pcourt/services/readiness/internal/readiness"
 	"github.com/pcourt/pcourt/services/readiness/internal/store"
 )
@@ -131,7 +132,7 @@ func (s *Seller) Sell(ctx context.Context, p Purchase) (Receipt, error) {
 // settlementEvent is the fact a settlement publishes, recorded by the
 // journal in the same step as the settlement.
 func (s *Seller) settlementEvent(r journal.Record, settlement x402.SettleResponse, reconciled bool) (outbox.Event, error) {
-	ev := store.SettlementEvent{
+	ev := events.Settlement{
 		EventID:       "readiness-settlement:" + r.ID,
 		PaymentID:     r.ID,
 		Network:       r.Offer.Network,
@@ -150,7 +151,7 @@ func (s *Seller) settlementEvent(r journal.Record, settlement x402.SettleRespons
 	if err != nil {
 		return outbox.Event{}, err
 	}
-	return outbox.Event{ID: ev.EventID, Topic: store.SettlementTopic, Key: ev.Payer, Schema: store.SettlementSchema, Payload: payload}, nil
+	return outbox.Event{ID: ev.EventID, Topic: events.SettlementTopic, Key: ev.Payer, Schema: events.SettlementSchema, Payload: payload}, nil
 }
 
 // ReconcileOnce asks the facilitator again about every readiness payment

@@ -17,29 +17,6 @@ import (
 // journal keeps the payment it names.
 const Retention = 7 * 24 * time.Hour
 
-// SettlementTopic is where settlement events go.
-const SettlementTopic = "pc.readiness.settlements.v1"
-
-// SettlementSchema names the settlement event's payload schema.
-const SettlementSchema = "readiness-settlement-v1"
-
-// SettlementEvent is the fact published when a payment settles.
-type SettlementEvent struct {
-	EventID       string    `json:"eventId"`
-	PaymentID     string    `json:"paymentId"`
-	Network       string    `json:"network"`
-	Asset         string    `json:"asset"`
-	Payer         string    `json:"payer"`
-	PayTo         string    `json:"payTo"`
-	Amount        string    `json:"amount"`
-	Transaction   string    `json:"transaction"`
-	Resource      string    `json:"resource"`
-	RulesVersion  string    `json:"rulesVersion"`
-	SettledAt     time.Time `json:"settledAt"`
-	Reconciled    bool      `json:"reconciled"`
-	RequestDigest string    `json:"requestDigest"`
-}
-
 // PaymentIDs is the index of the x402 payment-identifier extension: a
 // client's id bound to the payment payload it first came with.
 type PaymentIDs struct {
