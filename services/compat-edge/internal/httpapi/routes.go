@@ -19,7 +19,7 @@ type Config struct {
 }
 
 // Register adds the edge's routes: the API document and the proxy for every
-// /api path.
+// /api path and the hosted /respond pages.
 func Register(r *gin.Engine, cfg Config, proxy *Proxy, openAPIJSON []byte) {
 	r.GET("/openapi.json", func(c *gin.Context) {
 		c.Header("Cache-Control", "public, max-age=300")
@@ -28,6 +28,9 @@ func Register(r *gin.Engine, cfg Config, proxy *Proxy, openAPIJSON []byte) {
 	// The limit is on the route so that an oversize Content-Length is
 	// refused before anything reaches an owner.
 	r.Any("/api/*path", httpserver.BodyLimit(cfg.MaxBodyBytes), proxy.Handle)
+	// The respondent's hosted pages (the showOnce respondentLoginPath
+	// leads there) belong to the cases service.
+	r.Any("/respond/*path", httpserver.BodyLimit(cfg.MaxBodyBytes), proxy.Handle)
 }
 
 // ServedDocument returns the OpenAPI document as the edge serves it: with

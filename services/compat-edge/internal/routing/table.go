@@ -55,6 +55,7 @@ var Families = []Family{
 	{"/api/v2/ap2", Cases},
 	{"/api/v2/ucp", Cases},
 	{"/api/v2/evidence-exports", Cases},
+	{"/respond", Cases},
 
 	{"/api/webhooks", Webhooks},
 	{"/api/v2/webhooks", Webhooks},

@@ -46,6 +46,7 @@ func TestEverySpecRouteHasItsOwner(t *testing.T) {
 		"/api/v2/ucp/resolution-results/cs_1":                 routing.Cases,
 		"/api/v2/evidence-exports/notifications":              routing.Cases,
 		"/api/v2/evidence-exports/receipts/ev_1":              routing.Cases,
+		"/respond/cs_1":                                       routing.Cases,
 		"/api/webhooks/deliveries":                            routing.Webhooks,
 		"/api/webhooks/deliveries/dl_1/replay":                routing.Webhooks,
 		"/api/webhooks/endpoints":                             routing.Webhooks,
