@@ -25,9 +25,15 @@ import (
 // shifted by each of also: the edge and the four services take consecutive
 // ports, as in the default layout, and their admin listeners the same
 // ports + 1000.
+//
+// The ports are chosen in 10000-31000, below Linux's ephemeral range
+// (32768-60999 by default), where the kernel picks the source ports of
+// outgoing connections: a port found free there can be taken by any
+// connection before the stack binds it.
 func freeBlock(t *testing.T, n int, also ...int) int {
 	t.Helper()
-	for base := 20000 + int(time.Now().UnixNano()%20000); base < 60000; base += n {
+	const low, high = 10000, 31000
+	for base := low + int(time.Now().UnixNano()%(high-low-2000)); base < high; base += n {
 		var ls []net.Listener
 		ok := true
 		for _, shift := range append([]int{0}, also...) {
