@@ -26,9 +26,9 @@ const maxAttempts = 16
 // retry the same request.
 var ErrBusy = errors.New("draft changed on every attempt")
 
-// capabilityLifetime is how long the show-once secrets of an opening work
-// as X-PC-Case-Capability.
-const capabilityLifetime = 30 * 24 * time.Hour
+// membershipLifetime is how long the draft's memberships carried to the
+// case last; the cases service owns the case's authority after that.
+const membershipLifetime = 30 * 24 * time.Hour
 
 // Service applies acts to drafts.
 type Service struct {
@@ -117,14 +117,13 @@ func (s *Service) Apply(ctx context.Context, id string, access func(draft.Draft)
 		if err != nil {
 			return Applied{}, err
 		}
-		err = s.drafts.Save(ctx, outcome.Draft, stored.Version, &store.Opening{CaseID: opened.Case.CaseID, Event: event})
+		err = s.drafts.Save(ctx, outcome.Draft, stored.Version, &store.Opening{Event: event})
 		if errors.Is(err, store.ErrConflict) {
 			continue
 		}
 		if err != nil {
 			return Applied{}, err
 		}
-		s.registerCapabilities(ctx, opened)
 		s.carryMemberships(ctx, outcome.Draft, opened.Case.CaseID)
 		return Applied{Draft: outcome.Draft, Opened: &opened}, nil
 	}
@@ -165,9 +164,9 @@ const (
 
 // carryMemberships grants on the case every side membership held on the
 // draft, so that the agents that prepared and confirmed it act on the case
-// they opened without a new grant. Like the capabilities, the memberships
-// live in the credential store's keys, so this runs after the opening
-// step; a failure is logged and the partner can grant again.
+// they opened without a new grant. The memberships live in the credential
+// store's keys, in other hash slots than the draft, so this runs after the
+// opening step; a failure is logged and the partner can grant again.
 func (s *Service) carryMemberships(ctx context.Context, d draft.Draft, caseID string) {
 	ctx = context.WithoutCancel(ctx)
 	members, err := s.credentials.Memberships(ctx, "draft:"+d.ID())
@@ -175,40 +174,11 @@ func (s *Service) carryMemberships(ctx context.Context, d draft.Draft, caseID st
 		s.logger.ErrorContext(ctx, "reading the draft's memberships failed; they are not carried to the case", "draft", d.ID(), "err", err)
 		return
 	}
-	expires := s.now().Add(capabilityLifetime)
+	expires := s.now().Add(membershipLifetime)
 	for _, m := range members {
 		m.Resource, m.ExpiresAt = "case:"+caseID, expires
 		if err := s.credentials.Grant(ctx, m); err != nil {
 			s.logger.ErrorContext(ctx, "carrying a membership to the case failed", "case", caseID, "side", m.Side, "err", err)
-		}
-	}
-}
-
-// registerCapabilities makes the new secrets usable as X-PC-Case-Capability
-// at once. It runs after the opening step because the capability records
-// live in the credential store's keys, in other Redis hash slots than the
-// draft; the case-opened fact carries the same hashes, so the cases service
-// owns them from then on and a failure here only delays their use.
-func (s *Service) registerCapabilities(ctx context.Context, o Opened) {
-	if o.Secrets == nil {
-		return
-	}
-	expires := s.now().Add(capabilityLifetime)
-	for _, c := range []struct {
-		token   string
-		side    auth.Side
-		purpose string
-	}{
-		{o.Secrets.RespondentInviteToken, auth.Respondent, PurposeRespondentInvite},
-		{o.Secrets.RespondentLoginToken, auth.Respondent, PurposeRespondentLogin},
-		{o.Secrets.ClaimantPartyToken, auth.Claimant, PurposeClaimantParty},
-	} {
-		if c.token == "" {
-			continue
-		}
-		err := s.credentials.RegisterCapability(context.WithoutCancel(ctx), c.token, auth.Capability{Resource: "case:" + o.Case.CaseID, Side: c.side, Purpose: c.purpose, ExpiresAt: expires})
-		if err != nil {
-			s.logger.ErrorContext(ctx, "registering case capability failed; the cases service registers it from the event", "case", o.Case.CaseID, "purpose", c.purpose, "err", err)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/auth/authtest"
+	"github.com/pcourt/pcourt/services/filings/internal/events"
 	"github.com/pcourt/pcourt/services/filings/internal/store"
 )
 
@@ -83,10 +84,17 @@ func TestTwoPartyDraftFromPreparationToOpenedCase(t *testing.T) {
 	require.Empty(t, o.Data.ShowOnce.ClaimantPartyToken, "no claimant packet without a claimant acceptance identity")
 	require.Equal(t, int64(1), outboxLength(t, s), "one case-opened event")
 
-	// The secrets work as case capabilities, and Redis holds only hashes.
-	capability, err := s.credentials.LookupCapability(context.Background(), o.Data.ShowOnce.RespondentInviteToken)
-	require.NoError(t, err)
-	require.Equal(t, "case:"+d.ReservedCaseID, capability.Resource)
+	// The secrets' hashes have one write path: the case-opened fact of the
+	// opening step, from which the cases service owns them. Filings keeps
+	// no capability record of its own, and Redis holds no secret.
+	var fact events.CaseOpened
+	require.NoError(t, json.Unmarshal(caseOpenedFacts(t, s)[d.ReservedCaseID], &fact))
+	require.Equal(t, auth.HashToken(o.Data.ShowOnce.RespondentInviteToken), fact.CapabilityHashes["respondent_invite"])
+	_, login, found := strings.Cut(o.Data.ShowOnce.RespondentLoginPath, "#login=")
+	require.True(t, found, "the login token travels in the fragment: %s", o.Data.ShowOnce.RespondentLoginPath)
+	require.Equal(t, auth.HashToken(login), fact.CapabilityHashes["respondent_login"])
+	_, err := s.credentials.LookupCapability(context.Background(), o.Data.ShowOnce.RespondentInviteToken)
+	require.ErrorIs(t, err, auth.ErrNotFound, "no second copy of the capability in the credential store")
 	keys, err := s.rdb.Keys(context.Background(), "*").Result()
 	require.NoError(t, err)
 	for _, k := range keys {

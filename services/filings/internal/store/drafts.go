@@ -90,8 +90,7 @@ func (s *Drafts) Load(ctx context.Context, id string) (Stored, error) {
 // Opening is what the last confirmation adds to its save: the case-opened
 // fact, appended to the outbox in the same step.
 type Opening struct {
-	CaseID string
-	Event  outbox.Event
+	Event outbox.Event
 }
 
 // Save writes d if the draft is still at expectVersion, and, with an
@@ -108,7 +107,6 @@ func (s *Drafts) Save(ctx context.Context, d draft.Draft, expectVersion int64, o
 	if open == nil {
 		n, err = saveScript.Run(ctx, s.rdb, []string{key}, args...).Int()
 	} else {
-		args = append(args, open.CaseID)
 		args = append(args, outbox.Args(ctx, open.Event)...)
 		n, err = openScript.Run(ctx, s.rdb, []string{key, Sharding.Stream(Sharding.Tag(d.ID()))}, args...).Int()
 	}
@@ -136,12 +134,12 @@ return 1
 `)
 
 // openScript: KEYS draft, outbox stream. ARGV: version, record, status,
-// case id, then the event's outbox.ArgCount values from ARGV[5].
+// then the event's outbox.ArgCount values from ARGV[4].
 var openScript = outbox.Script(`
 if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 'record', ARGV[2], 'status', ARGV[3], 'case_id', ARGV[4])
+redis.call('HSET', KEYS[1], 'record', ARGV[2], 'status', ARGV[3])
 redis.call('HINCRBY', KEYS[1], 'version', 1)
-outbox_append(KEYS[2], 5)
+outbox_append(KEYS[2], 4)
 return 1
 `)
 
