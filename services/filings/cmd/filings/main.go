@@ -64,7 +64,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	payments, err := journal.New(journal.Config{Owner: httpapi.FeeOwner, Lease: cfg.FeePaymentLease}, rdb, facilitatorClient, logger)
+	payments, err := journal.New(journal.Config{Owner: filing.FeeOwner, Lease: cfg.FeePaymentLease}, rdb, facilitatorClient, logger)
 	if err != nil {
 		return err
 	}
@@ -74,22 +74,21 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	}
 	rulesVersion, rulesHash, _ := api.Rules()
 	credentials, drafts := base.Credentials(), store.NewDrafts(rdb)
-	filings := filing.New(drafts, credentials, logger, nil)
+	filings := filing.New(filing.Deps{
+		Drafts: drafts, Credentials: credentials, Payments: payments, Logger: logger,
+		Fees: filing.FeeConfig{PayTo: cfg.FeesPayTo, Networks: cfg.FeesNetworks, MaxTimeoutSeconds: cfg.FeesMaxTimeoutSeconds},
+	})
 	deps := httpapi.Deps{
 		Credentials: credentials,
-		Drafts:      drafts,
 		Filings:     filings,
 		Journal:     idempotent,
 		Rules:       draft.Rules{Version: rulesVersion, Hash: rulesHash},
-		Fees: httpapi.FeePayments{
-			PayTo: cfg.FeesPayTo, Networks: cfg.FeesNetworks, MaxTimeoutSeconds: cfg.FeesMaxTimeoutSeconds, PublicBase: cfg.PublicBase,
-		},
-		Payments: payments,
-		Logger:   logger,
+		PublicBase:  cfg.PublicBase,
+		Logger:      logger,
 	}
 	srv := base.Server(httpapi.Problem)
 	httpapi.Register(srv.Router(), deps)
-	reconciler := filing.NewFeeReconciler(filings, payments)
+	reconciler := filing.NewFeeReconciler(filings)
 	logger.Info("rules pinned for new drafts", "version", rulesVersion, "hash", rulesHash)
 
 	return lifecycle.Run(ctx, logger,

@@ -1,9 +1,12 @@
 // Package filing is the application layer of the filings service, between
-// HTTP and the draft domain: it applies one act to a draft with optimistic
-// concurrency, and, when the act completes the draft, opens the case in
-// the same Redis step: the case-opened fact, the show-once secrets and
-// their hashes. The HTTP layer decodes requests, checks who may act and
-// renders answers; everything that changes a draft goes through Apply.
+// HTTP and the draft domain: it stores prepared drafts and indexes their
+// fees, applies one act to a draft with optimistic concurrency, and, when
+// the act completes the draft, opens the case in the same Redis step: the
+// case-opened fact, the show-once secrets and their hashes. It pays fees
+// through the x402 settlement journal, and its reconciler finishes the
+// payments nobody waits for. The HTTP layer decodes requests, checks who
+// may act and renders answers; everything that reads or changes a draft
+// or a fee goes through this package.
 package filing
 
 import (
@@ -13,6 +16,7 @@ import (
 	"time"
 
 	"github.com/pcourt/pcourt/libs/auth"
+	"github.com/pcourt/pcourt/libs/x402/journal"
 	"github.com/pcourt/pcourt/services/filings/internal/draft"
 	"github.com/pcourt/pcourt/services/filings/internal/events"
 	"github.com/pcourt/pcourt/services/filings/internal/store"
@@ -30,20 +34,52 @@ var ErrBusy = errors.New("draft changed on every attempt")
 // case last; the cases service owns the case's authority after that.
 const membershipLifetime = 30 * 24 * time.Hour
 
-// Service applies acts to drafts.
+// Service applies acts to drafts and pays their fees.
 type Service struct {
 	drafts      *store.Drafts
 	credentials *auth.Store
+	payments    *journal.Journal // nil: x402 checkout off
+	fees        FeeConfig
 	logger      *slog.Logger
 	now         func() time.Time
 }
 
-// New returns the service; now nil is time.Now.
-func New(drafts *store.Drafts, credentials *auth.Store, logger *slog.Logger, now func() time.Time) *Service {
-	if now == nil {
-		now = time.Now
+// Deps are what the service needs.
+type Deps struct {
+	Drafts      *store.Drafts
+	Credentials *auth.Store
+	// Payments is the x402 settlement journal fees are paid through, with
+	// owner FeeOwner; nil switches x402 checkout off.
+	Payments *journal.Journal
+	Fees     FeeConfig
+	Logger   *slog.Logger
+	Now      func() time.Time // nil is time.Now
+}
+
+// New returns the service.
+func New(d Deps) *Service {
+	if d.Now == nil {
+		d.Now = time.Now
 	}
-	return &Service{drafts: drafts, credentials: credentials, logger: logger, now: now}
+	return &Service{drafts: d.Drafts, credentials: d.Credentials, payments: d.Payments, fees: d.Fees, logger: d.Logger, now: d.Now}
+}
+
+// Load reads draft id, which access must let the caller see; a draft it
+// may not see does not exist for it (draft.ErrDraftNotFound).
+func (s *Service) Load(ctx context.Context, id string, access func(draft.Draft) error) (draft.Draft, error) {
+	stored, err := s.drafts.Load(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return draft.Draft{}, draft.ErrDraftNotFound
+	}
+	if err != nil {
+		return draft.Draft{}, err
+	}
+	if access != nil {
+		if err := access(stored.Draft); err != nil {
+			return draft.Draft{}, err
+		}
+	}
+	return stored.Draft, nil
 }
 
 // Now is the service's clock, which acts use for their instants.

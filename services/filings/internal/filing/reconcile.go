@@ -21,10 +21,10 @@ type FeeReconciler struct {
 	payments *journal.Journal
 }
 
-// NewFeeReconciler returns the reconciler of fee payments; payments nil
-// (x402 checkout off) makes Run wait for its context.
-func NewFeeReconciler(filings *Service, payments *journal.Journal) *FeeReconciler {
-	return &FeeReconciler{filings: filings, payments: payments}
+// NewFeeReconciler returns the reconciler of the service's fee payments;
+// with x402 checkout off, Run waits for its context.
+func NewFeeReconciler(filings *Service) *FeeReconciler {
+	return &FeeReconciler{filings: filings, payments: filings.payments}
 }
 
 // Run reconciles every interval until ctx is cancelled.

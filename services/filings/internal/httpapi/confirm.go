@@ -51,6 +51,13 @@ func (h *handlers) apply(c *gin.Context, id string, cred auth.Credential, route 
 		_ = c.Error(err)
 		return
 	}
+	h.renderApplied(c, applied, route)
+}
+
+// renderApplied answers an applied act: 202 with the draft while
+// confirmations are pending, 201 with the opened case and its secrets,
+// shown this once (the journal keeps the answer without them).
+func (h *handlers) renderApplied(c *gin.Context, applied filing.Applied, route draft.Route) {
 	if applied.Opened == nil {
 		journalDraft(c, applied.Draft)
 		c.JSON(http.StatusAccepted, gin.H{"data": h.draftView(applied.Draft, route), "requestId": requestid.Get(c)})

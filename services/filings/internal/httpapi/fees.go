@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -11,7 +10,6 @@ import (
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/libs/requestid"
 	"github.com/pcourt/pcourt/services/filings/internal/draft"
-	"github.com/pcourt/pcourt/services/filings/internal/store"
 )
 
 // FeeNotFound is a fee id nobody of this tenant and environment quoted.
@@ -36,20 +34,7 @@ type feeRecord struct {
 
 func (h *handlers) getFee(c *gin.Context) {
 	cred, _ := auth.CredentialFrom(c.Request.Context())
-	idx, err := h.drafts.Fee(c.Request.Context(), c.Param("feeId"))
-	if errors.Is(err, store.ErrNotFound) {
-		_ = c.Error(problem.Newf(FeeNotFound, "No fee %s.", c.Param("feeId")))
-		return
-	}
-	if err != nil {
-		_ = c.Error(err)
-		return
-	}
-	d, err := h.load(c.Request.Context(), idx.DraftID, cred)
-	if errors.Is(err, draft.ErrDraftNotFound) {
-		_ = c.Error(problem.Newf(FeeNotFound, "No fee %s.", c.Param("feeId")))
-		return
-	}
+	d, err := h.filings.Fee(c.Request.Context(), c.Param("feeId"), h.access(cred))
 	if err != nil {
 		_ = c.Error(err)
 		return

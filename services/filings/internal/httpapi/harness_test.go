@@ -122,7 +122,7 @@ func newStack(t testing.TB) *stack {
 	usdc, _ := x402.USDC("eip155:84532")
 	require.NoError(t, s.ledger.Fund(context.Background(), "eip155:84532", usdc.Address.Hex(), crypto.PubkeyToAddress(s.payer.PublicKey).Hex(), 1000_000_000))
 	s.facClient = client
-	s.payments, err = journal.New(journal.Config{Owner: httpapi.FeeOwner, Lease: 30 * time.Second}, rdb, client, logger)
+	s.payments, err = journal.New(journal.Config{Owner: filing.FeeOwner, Lease: 30 * time.Second}, rdb, client, logger)
 	require.NoError(t, err)
 	base, err := x402.ParsePublicBase(publicBase)
 	require.NoError(t, err)
@@ -130,21 +130,23 @@ func newStack(t testing.TB) *stack {
 	idempotent, err := idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:filings"), logger)
 	require.NoError(t, err)
 	drafts := store.NewDrafts(rdb)
-	filings := filing.New(drafts, s.credentials, logger, func() time.Time { return time.Now().Add(time.Duration(s.skew.Load())) })
+	filings := filing.New(filing.Deps{
+		Drafts: drafts, Credentials: s.credentials, Payments: s.payments, Logger: logger,
+		Fees: filing.FeeConfig{PayTo: feePayTo, MaxTimeoutSeconds: 300, Networks: map[string][]string{
+			x402.EnvironmentSandbox: {"eip155:84532"}, x402.EnvironmentLive: {"eip155:8453"},
+		}},
+		Now: func() time.Time { return time.Now().Add(time.Duration(s.skew.Load())) },
+	})
 	deps := httpapi.Deps{
 		Credentials: s.credentials,
-		Drafts:      drafts,
 		Filings:     filings,
 		Journal:     idempotent,
 		Rules:       draft.Rules{Version: version, Hash: hash},
-		Fees: httpapi.FeePayments{PayTo: feePayTo, MaxTimeoutSeconds: 300, PublicBase: base, Networks: map[string][]string{
-			x402.EnvironmentSandbox: {"eip155:84532"}, x402.EnvironmentLive: {"eip155:8453"},
-		}},
-		Payments: s.payments,
-		Logger:   logger,
+		PublicBase:  base,
+		Logger:      logger,
 	}
 	httpapi.Register(srv.Router(), deps)
-	s.reconciler = filing.NewFeeReconciler(filings, s.payments)
+	s.reconciler = filing.NewFeeReconciler(filings)
 	ts := httptest.NewServer(srv.Router())
 	t.Cleanup(ts.Close)
 	s.url = ts.URL

@@ -17,7 +17,6 @@ import (
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/requestid"
 	"github.com/pcourt/pcourt/services/filings/internal/draft"
-	"github.com/pcourt/pcourt/services/filings/internal/store"
 )
 
 // prepare creates a draft. The v2 and legacy routes take createDraftBody,
@@ -42,21 +41,7 @@ func (h *handlers) prepare(route draft.Route) gin.HandlerFunc {
 			return
 		}
 		ctx := c.Request.Context()
-		if err := h.drafts.Create(ctx, d); err != nil {
-			_ = c.Error(err)
-			return
-		}
-		offers, err := h.fees.committedOffers(d.Fee(), d.Environment())
-		if err != nil {
-			_ = c.Error(err)
-			return
-		}
-		committed, err := json.Marshal(offers)
-		if err != nil {
-			_ = c.Error(err)
-			return
-		}
-		if err := h.drafts.IndexFee(ctx, d.Fee().FeeID, d.ID(), committed); err != nil {
+		if err := h.filings.Prepare(ctx, d); err != nil {
 			_ = c.Error(err)
 			return
 		}
@@ -198,17 +183,7 @@ func (h *handlers) read(route draft.Route) gin.HandlerFunc {
 // participant) does not exist for this caller: answering 404 rather than
 // 403 keeps its existence undisclosed.
 func (h *handlers) load(ctx context.Context, id string, cred auth.Credential) (draft.Draft, error) {
-	stored, err := h.drafts.Load(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return draft.Draft{}, draft.ErrDraftNotFound
-	}
-	if err != nil {
-		return draft.Draft{}, err
-	}
-	if err := h.access(cred)(stored.Draft); err != nil {
-		return draft.Draft{}, err
-	}
-	return stored.Draft, nil
+	return h.filings.Load(ctx, id, h.access(cred))
 }
 
 // access refuses cred any draft outside its tenant and environment, and

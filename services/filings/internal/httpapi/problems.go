@@ -95,7 +95,16 @@ func Problem(err error) *problem.Error {
 	}
 	var refusal *draft.RefusalError
 	var invalid *draft.ValidationError
+	var noFee *filing.FeeNotFoundError
 	switch {
+	case errors.As(err, &noFee):
+		return problem.Newf(FeeNotFound, "No fee %s.", noFee.FeeID)
+	case errors.Is(err, filing.ErrCheckoutUnavailable):
+		return problem.New(CheckoutUnavailable, "This fee cannot be paid with x402 here; it is invoiced.")
+	case errors.Is(err, filing.ErrOtherFeePayment):
+		return problem.New(OtherFeePayment, "Another payment of this fee is being settled; nothing was charged.").WithHeader("Retry-After", "5")
+	case errors.Is(err, filing.ErrFeePaidByOther):
+		return problem.New(refusalProblem(draft.CodeFeeAlreadyPaid, refusalStatus[draft.CodeFeeAlreadyPaid]), "The fee was paid by another payment; nothing was charged.")
 	case errors.As(err, &refusal):
 		status, ok := refusalStatus[refusal.Code]
 		if !ok {

@@ -12,23 +12,20 @@ import (
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/idempotency"
-	"github.com/pcourt/pcourt/libs/x402/journal"
+	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/services/filings/internal/draft"
 	"github.com/pcourt/pcourt/services/filings/internal/filing"
-	"github.com/pcourt/pcourt/services/filings/internal/store"
 )
 
 // Deps are what the handlers need.
 type Deps struct {
 	Credentials *auth.Store
-	Drafts      *store.Drafts
 	Journal     *idempotency.Journal
 	Rules       draft.Rules
-	Fees        FeePayments
-	// Payments is the x402 settlement journal fees are paid through, with
-	// owner FeeOwner; nil switches x402 checkout off.
-	Payments *journal.Journal
-	// Filings applies every act that changes a draft; its clock is the
+	// PublicBase is the public origin of the API, the only source of a
+	// fee's x402 resource URL.
+	PublicBase x402.PublicBase
+	// Filings reads and changes drafts and pays fees; its clock is the
 	// handlers' clock.
 	Filings *filing.Service
 	Logger  *slog.Logger
@@ -36,19 +33,17 @@ type Deps struct {
 
 type handlers struct {
 	credentials *auth.Store
-	drafts      *store.Drafts
 	filings     *filing.Service
 	rules       draft.Rules
-	fees        FeePayments
-	payments    *journal.Journal
+	publicBase  x402.PublicBase
 	logger      *slog.Logger
 	now         func() time.Time
 }
 
 func newHandlers(d Deps) *handlers {
 	return &handlers{
-		credentials: d.Credentials, drafts: d.Drafts, filings: d.Filings, rules: d.Rules, fees: d.Fees,
-		payments: d.Payments, logger: d.Logger, now: d.Filings.Now,
+		credentials: d.Credentials, filings: d.Filings, rules: d.Rules, publicBase: d.PublicBase,
+		logger: d.Logger, now: d.Filings.Now,
 	}
 }
 
