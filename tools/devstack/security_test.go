@@ -10,9 +10,16 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
@@ -128,16 +135,120 @@ func TestTheSecurityProbeThroughTheEdge(t *testing.T) {
 		}
 	})
 
-	t.Run("4: a live fee offers main networks only", func(t *testing.T) {
+	t.Run("1: twenty presentations of one payment to twenty fees open one case and settle once", func(t *testing.T) {
+		const n = 20
+		fees := make([]string, n)
+		payers := make([]minted, n)
+		for i := range n {
+			// A credential per draft, so the per-credential rate limit is
+			// not what refuses anything here.
+			payers[i] = p.mint(t, "tenant-dev", auth.Sandbox, auth.RolePlatformOrchestrator, "partner-a", "")
+			respondent := p.mint(t, "tenant-dev", auth.Sandbox, auth.RoleRespondentAgent, "partner-a", "agent-bob-7")
+			fees[i] = p.readyToOpen(t, payers[i], respondent).FeeID
+		}
+		offer := p.feeOffer(t, payers[0], fees[0])
+		wallet := localfacilitator.DevAccounts()[4]
+		payment, err := x402.NewExactPayment(wallet.Key, offer, time.Now(), rand.Reader)
+		require.NoError(t, err)
+		header, err := x402.EncodeHeader(payment)
+		require.NoError(t, err)
+		ledger := localfacilitator.NewLedger(p.rdb)
+		before, err := ledger.Balance(context.Background(), offer.Network, offer.Asset, wallet.Address.Hex())
+		require.NoError(t, err)
+
+		statuses := make([]reply, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				statuses[i] = p.do(t, "POST", "/api/fees/"+fees[i]+"/x402", payers[i], "", nil, x402.HeaderPaymentSignature, header)
+			})
+		}
+		wg.Wait()
+		opened := 0
+		for i, r := range statuses {
+			if r.status == http.StatusCreated {
+				opened++
+				continue
+			}
+			require.Equal(t, http.StatusConflict, r.status, "fee %d: %s", i, r.body)
+			require.Contains(t, []string{"payment_already_used", "payment_in_progress"}, r.code, string(r.body))
+		}
+		require.Equal(t, 1, opened, "one payment opens one case")
+		after, err := ledger.Balance(context.Background(), offer.Network, offer.Asset, wallet.Address.Hex())
+		require.NoError(t, err)
+		amount, err := strconv.ParseUint(offer.Amount, 10, 64)
+		require.NoError(t, err)
+		require.Equal(t, before-amount, after, "the payer is charged once")
+		paid := 0
+		for i, fee := range fees {
+			r := p.do(t, "GET", "/api/fees/"+fee, payers[i], "", nil)
+			require.Equal(t, http.StatusOK, r.status, string(r.body))
+			if strings.Contains(string(r.body), `"status":"paid"`) {
+				paid++
+			}
+		}
+		require.Equal(t, 1, paid, "one fee shows paid")
+	})
+
+	t.Run("1: a payment for one resource pays for no other, across routes", func(t *testing.T) {
+		respondent := p.mint(t, "tenant-dev", auth.Sandbox, auth.RoleRespondentAgent, "partner-a", "agent-bob-7")
+		d := p.readyToOpen(t, a, respondent)
+		payer, err := x402client.New(x402client.Config{Key: localfacilitator.DevAccounts()[5].Key, MaxAmount: "1000000000"})
+		require.NoError(t, err)
+
+		// A readiness report's payment, presented to a fee.
+		report, err := http.NewRequest(http.MethodPost, p.edge+"/api/x402/dispute-readiness", nil)
+		require.NoError(t, err)
+		body := readinessExample(t)
+		bought, err := payer.Pay(context.Background(), report, body)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, bought.Response.StatusCode, string(bought.Body))
+		p.unchanged(t, func() {
+			again := p.retryFee(t, payer, a, d.FeeID, bought.Payment)
+			require.Equal(t, http.StatusPaymentRequired, again.Response.StatusCode, string(again.Body))
+		})
+
+		// A fee's payment, presented to the readiness report.
+		paid := p.payFee(t, payer, a, d.FeeID)
+		require.Equal(t, http.StatusCreated, paid.Response.StatusCode, string(paid.Body))
+		p.unchanged(t, func() {
+			report, err := http.NewRequest(http.MethodPost, p.edge+"/api/x402/dispute-readiness", nil)
+			require.NoError(t, err)
+			again, err := payer.Retry(context.Background(), report, body, paid.Payment)
+			var rejected *x402client.RejectedError
+			if !errors.As(err, &rejected) {
+				require.NoError(t, err)
+			}
+			require.NotEqual(t, http.StatusOK, again.Response.StatusCode, "a fee's payment buys no report: %s", again.Body)
+			require.Less(t, again.Response.StatusCode, 500, string(again.Body))
+		})
+	})
+
+	t.Run("4: a live fee offers main networks only and refuses test money", func(t *testing.T) {
 		d := p.prepare(t, live, feeGated())
 		r := p.do(t, "POST", "/api/fees/"+d.FeeID+"/checkout", live, p.key(), map[string]any{})
-		if r.status == http.StatusOK {
-			require.NotContains(t, string(r.body), "eip155:84532", "no test network in a live offer")
-			return
-		}
-		// Without live networks configured the fee is invoiced, never paid
-		// with test money.
-		require.Equal(t, "fee_checkout_unavailable", r.code, string(r.body))
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		require.NotContains(t, string(r.body), "eip155:84532", "no test network in a live offer")
+		offer := p.feeOffer(t, live, d.FeeID)
+		require.True(t, x402.NetworkAllowed(x402.EnvironmentLive, offer.Network), offer.Network)
+
+		// The same fee, paid with Base Sepolia USDC signed by a funded
+		// development wallet: refused before anything is claimed.
+		sepolia, ok := x402.USDC("eip155:84532")
+		require.True(t, ok)
+		testOffer, err := sepolia.Offer(offer.Amount, common.HexToAddress(offer.PayTo), offer.MaxTimeoutSeconds)
+		require.NoError(t, err)
+		payment, err := x402.NewExactPayment(localfacilitator.DevAccounts()[6].Key, testOffer, time.Now(), rand.Reader)
+		require.NoError(t, err)
+		header, err := x402.EncodeHeader(payment)
+		require.NoError(t, err)
+		p.unchanged(t, func() {
+			r := p.do(t, "POST", "/api/fees/"+d.FeeID+"/x402", live, "", nil, x402.HeaderPaymentSignature, header)
+			require.Equal(t, http.StatusPaymentRequired, r.status, string(r.body))
+			var challenge x402.PaymentRequired
+			require.NoError(t, x402.DecodeHeader(r.header.Get(x402.HeaderPaymentRequired), &challenge))
+			require.Equal(t, x402.ReasonInvalidNetwork, challenge.Error)
+		})
 	})
 
 	t.Run("5: headers beyond 32 KiB are refused with a problem", func(t *testing.T) {
@@ -177,6 +288,16 @@ func TestTheSecurityProbeThroughTheEdge(t *testing.T) {
 		})
 	})
 
+	t.Run("12: one credential is paced", func(t *testing.T) {
+		busy := p.mint(t, "tenant-dev", auth.Sandbox, auth.RolePlatformOrchestrator, "partner-a", "")
+		limited := p.flood(t, 400, func() reply { return p.do(t, "GET", "/api/fees/fee_unknown", busy, "", nil) })
+		require.Equal(t, "rate_limited", limited.code, string(limited.body))
+		require.Contains(t, string(limited.body), "with this credential", "the credential's own budget refused it")
+		require.NotEmpty(t, limited.header.Get("Retry-After"))
+		fresh := p.mint(t, "tenant-dev", auth.Sandbox, auth.RolePlatformOrchestrator, "partner-a", "")
+		require.Equal(t, http.StatusNotFound, p.do(t, "GET", "/api/fees/fee_unknown", fresh, "", nil).status, "another credential is not slowed")
+	})
+
 	// Last: it spends this address's failed-authentication budget.
 	t.Run("12: failed authentications are throttled", func(t *testing.T) {
 		var last reply
@@ -190,6 +311,66 @@ func TestTheSecurityProbeThroughTheEdge(t *testing.T) {
 		require.Equal(t, "rate_limited", last.code)
 		require.NotEmpty(t, last.header.Get("Retry-After"))
 	})
+
+	// Last of all: it spends this address's request budget.
+	t.Run("12: one client address is paced", func(t *testing.T) {
+		limited := p.flood(t, 4000, func() reply { return p.do(t, "GET", "/api/webhooks/keys", minted{}, "", nil) })
+		require.Equal(t, "rate_limited", limited.code, string(limited.body))
+		require.Contains(t, string(limited.body), "from this address", "the address's budget refused it")
+		require.NotEmpty(t, limited.header.Get("Retry-After"))
+	})
+}
+
+// flood sends at most max requests from eight clients at once and returns
+// the first 429 answer; it fails the test if none came.
+func (p *probe) flood(t *testing.T, max int, send func() reply) reply {
+	t.Helper()
+	var (
+		sent    atomic.Int64
+		mu      sync.Mutex
+		limited *reply
+		wg      sync.WaitGroup
+	)
+	for range 8 {
+		wg.Go(func() {
+			for sent.Add(1) <= int64(max) {
+				r := send()
+				if r.status == http.StatusTooManyRequests {
+					mu.Lock()
+					if limited == nil {
+						limited = &r
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.NotNil(t, limited, "no 429 within %d requests", max)
+	return *limited
+}
+
+// feeOffer is the x402 requirement a fee's checkout commits.
+func (p *probe) feeOffer(t *testing.T, who minted, feeID string) x402.PaymentRequirements {
+	t.Helper()
+	r := p.do(t, "POST", "/api/fees/"+feeID+"/checkout", who, p.key(), map[string]any{})
+	require.Equal(t, http.StatusOK, r.status, string(r.body))
+	var checkout struct {
+		Data struct {
+			X402 x402.PaymentRequired `json:"x402"`
+		} `json:"data"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &checkout))
+	require.NotEmpty(t, checkout.Data.X402.Accepts)
+	return checkout.Data.X402.Accepts[0]
+}
+
+func readinessExample(t *testing.T) []byte {
+	t.Helper()
+	body, err := os.ReadFile(filepath.Join("..", "..", "docs", "examples", "readiness-request.json"))
+	require.NoError(t, err)
+	return body
 }
 
 // probe talks to a running stack as partners do.
