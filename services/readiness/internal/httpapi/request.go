@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"sort"
 
 	"github.com/pcourt/pcourt/libs/httpserver"
@@ -70,12 +69,10 @@ func member[T any](dst *readiness.Member[T]) func(json.RawMessage) error {
 			*dst = readiness.Null[T]()
 			return nil
 		}
+		// raw is exactly one JSON value: the strict decode of the whole
+		// body checked its syntax and that nothing trails it.
 		var v T
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		if err := dec.Decode(&v); err != nil {
-			return fmt.Errorf("must be a JSON %s", jsonType(v))
-		}
-		if _, err := dec.Token(); err != io.EOF {
+		if err := json.Unmarshal(raw, &v); err != nil {
 			return fmt.Errorf("must be a JSON %s", jsonType(v))
 		}
 		*dst = readiness.Given(v)
