@@ -163,7 +163,7 @@ func TestConcurrentActsGetGapFreeSequences(t *testing.T) {
 			who = "p-resp"
 		}
 		wg.Go(func() {
-			res, err := svc.Act(context.Background(), "case-race", procedure.Act{Kind: procedure.ActPostMessage, ParticipantID: who, Digest: digest})
+			res, err := svc.Act(context.Background(), "case-race", procedure.Act{Kind: procedure.ActPostMessage, ParticipantID: who, MessageID: fmt.Sprintf("m-%d", i), Digest: digest})
 			if err != nil {
 				t.Errorf("act %d: %v", i, err)
 				return
@@ -196,7 +196,7 @@ func TestConcurrentActsGetGapFreeSequences(t *testing.T) {
 	require.ElementsMatch(t, d, outboxEvents(t, rdb), "the outbox holds exactly the docket")
 	l, err := cases.Load(context.Background(), "case-race")
 	require.NoError(t, err)
-	require.Equal(t, acts, l.Case.Messages)
+	require.Len(t, l.Case.Messages, acts)
 }
 
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -38,6 +38,8 @@ type actView struct {
 	SubmissionID string `json:"submissionId,omitempty"`
 	// TerminationID names the termination request made or confirmed.
 	TerminationID string `json:"terminationId,omitempty"`
+	// MessageID names the message posted.
+	MessageID string `json:"messageId,omitempty"`
 }
 
 // invitationView carries the new invitation secret, shown once: a replay
@@ -105,7 +107,11 @@ func (h *handlers) act(c *gin.Context, cred auth.Credential, cs procedure.Case, 
 	}
 	h.logger.InfoContext(c.Request.Context(), "case act accepted", "case_id", cs.ID, "act", act.Kind,
 		"credential", cred.PublicID, "request_id", requestid.Get(c), "status", res.Case.Status())
-	return actView{Case: v, Events: eventRefs(cs.ID, res.FirstSequence, res.Events), SubmissionID: act.SubmissionID, TerminationID: act.TerminationID}, true
+	out := actView{Case: v, Events: eventRefs(cs.ID, res.FirstSequence, res.Events), SubmissionID: act.SubmissionID, TerminationID: act.TerminationID}
+	if act.Kind == procedure.ActPostMessage {
+		out.MessageID = act.MessageID
+	}
+	return out, true
 }
 
 // invite rotates the respondent invitation: a new secret, shown once,

@@ -47,6 +47,8 @@ const (
 	opConfirmRecord      = "confirmRecord"
 	opRequestTermination = "requestTermination"
 	opConfirmTermination = "confirmTermination"
+	opPostMessage        = "postMessage"
+	opReadMessages       = "markMessagesRead"
 )
 
 // Register adds the service's routes.
@@ -72,6 +74,8 @@ func Register(r *gin.Engine, d Deps) {
 	confirmRecord := command(opConfirmRecord, anySide)
 	requestTermination := command(opRequestTermination, anySide)
 	confirmTermination := command(opConfirmTermination, anySide)
+	postMessage := command(opPostMessage, anySide)
+	readMessages := command(opReadMessages, anySide)
 
 	r.GET("/api/rules/current", h.currentRules)
 	r.GET("/api/v2/rules/current", h.currentRules)
@@ -81,6 +85,9 @@ func Register(r *gin.Engine, d Deps) {
 	r.GET("/api/cases/:id/events", authenticated, h.getDocket)
 	r.POST("/api/cases/:id/invitations", authenticated, invite, h.invite)
 	r.POST("/api/cases/:id/answer", authenticated, answer, h.answer)
+	r.GET("/api/cases/:id/messages", authenticated, h.listMessages)
+	r.POST("/api/cases/:id/messages", authenticated, postMessage, h.postMessage)
+	r.PATCH("/api/cases/:id/messages", authenticated, readMessages, h.markMessagesRead)
 	r.GET("/api/cases/:id/submissions", authenticated, h.listSubmissions)
 	r.POST("/api/cases/:id/submissions", authenticated, file, h.fileSubmission)
 	r.PATCH("/api/cases/:id/submissions/:submissionId", authenticated, amend, h.amendSubmission)
@@ -94,9 +101,14 @@ func Register(r *gin.Engine, d Deps) {
 	r.GET("/api/v2/cases/:caseId/docket", authenticated, h.getDocket)
 	r.POST("/api/v2/cases/:caseId/respondent-handoff", authenticated, invite, h.invite)
 	r.POST("/api/v2/cases/:caseId/answer", authenticated, answer, h.answer)
+	r.GET("/api/v2/cases/:caseId/messages", authenticated, h.listMessages)
+	r.POST("/api/v2/cases/:caseId/messages", authenticated, postMessage, h.postMessage)
+	r.PATCH("/api/v2/cases/:caseId/messages", authenticated, readMessages, h.markMessagesRead)
 	r.GET("/api/v2/cases/:caseId/submissions", authenticated, h.listSubmissions)
 	r.POST("/api/v2/cases/:caseId/submissions", authenticated, file, h.fileSubmission)
+	r.GET("/api/v2/cases/:caseId/record-confirmations", authenticated, h.recordSummary)
 	r.POST("/api/v2/cases/:caseId/record-confirmations", authenticated, confirmRecord, h.confirmRecord)
+	r.GET("/api/v2/cases/:caseId/decision-status", authenticated, h.decisionStatus)
 	r.POST("/api/v2/cases/:caseId/termination-requests", authenticated, requestTermination, h.requestTermination)
 	r.POST("/api/v2/cases/:caseId/termination-requests/:requestId/confirmations", authenticated, confirmTermination, h.confirmTermination)
 
@@ -108,6 +120,9 @@ func Register(r *gin.Engine, d Deps) {
 	r.POST("/api/disputes/:id/invite", website, authenticated, invite, h.invite)
 	r.POST("/api/disputes/:id/join", website, authenticated, join, h.join)
 	r.POST("/api/disputes/:id/answer", website, authenticated, answer, h.answer)
+	r.GET("/api/disputes/:id/messages", website, authenticated, h.listMessages)
+	r.POST("/api/disputes/:id/messages", website, authenticated, postMessage, h.postMessage)
+	r.PATCH("/api/disputes/:id/messages", website, authenticated, readMessages, h.markMessagesRead)
 	r.GET("/api/disputes/:id/submissions", website, authenticated, h.listSubmissions)
 	r.POST("/api/disputes/:id/submissions", website, authenticated, file, h.fileSubmission)
 

@@ -155,6 +155,16 @@ type Submission struct {
 	Amendments    int
 }
 
+// Message is one message a side posted to the case. Its text lives
+// outside the procedure; Digest identifies it.
+type Message struct {
+	ID            string
+	ParticipantID string
+	Side          Side
+	Digest        string
+	PostedAt      time.Time
+}
+
 // Answer is the respondent's answer.
 type Answer struct {
 	ParticipantID string
@@ -175,28 +185,31 @@ type Termination struct {
 // conversion; only [Open], [Decide] and [Tick] produce new values, and
 // [Case.Validate] checks a loaded one.
 type Case struct {
-	ID             string
-	ExternalID     string
-	Tenant         string
-	Environment    string
-	PartnerID      string // the filing partner
-	OpenedAt       time.Time
-	OpenedEventID  string // the case-opened event that created it
-	Rules          Rules
-	Plan           Plan
-	Windows        Windows // resolved from Rules at opening and pinned
-	FeeID          string
-	FeeStatus      string
-	Participants   []Participant
-	Recipients     map[Side][]Partner
-	Capabilities   map[string]string // purpose → SHA-256 of the secret
-	Stage          Stage             // meaningful while Closed is empty
-	Closed         Status            // "", StatusRecordConfirmed or StatusTerminated
-	ClosedAt       time.Time
-	Answer         *Answer
-	AnswerMissed   bool
-	Submissions    []Submission
-	Messages       int
+	ID            string
+	ExternalID    string
+	Tenant        string
+	Environment   string
+	PartnerID     string // the filing partner
+	OpenedAt      time.Time
+	OpenedEventID string // the case-opened event that created it
+	Rules         Rules
+	Plan          Plan
+	Windows       Windows // resolved from Rules at opening and pinned
+	FeeID         string
+	FeeStatus     string
+	Participants  []Participant
+	Recipients    map[Side][]Partner
+	Capabilities  map[string]string // purpose → SHA-256 of the secret
+	Stage         Stage             // meaningful while Closed is empty
+	Closed        Status            // "", StatusRecordConfirmed or StatusTerminated
+	ClosedAt      time.Time
+	Answer        *Answer
+	AnswerMissed  bool
+	Submissions   []Submission
+	Messages      []Message
+	// MessagesRead is, per side, how many of Messages (in posting order)
+	// that side has marked read.
+	MessagesRead   map[Side]int
 	RecordConfirms map[Side]time.Time
 	RecordDeemed   bool // the record closed at its deadline without every confirmation
 	Termination    *Termination
@@ -258,6 +271,12 @@ func (c Case) filed(s Side) int {
 func (c Case) clone() Case {
 	c.Participants = slices.Clone(c.Participants)
 	c.Submissions = slices.Clone(c.Submissions)
+	c.Messages = slices.Clone(c.Messages)
+	read := make(map[Side]int, len(c.MessagesRead))
+	for k, v := range c.MessagesRead {
+		read[k] = v
+	}
+	c.MessagesRead = read
 	rec := make(map[Side][]Partner, len(c.Recipients))
 	for k, v := range c.Recipients {
 		rec[k] = slices.Clone(v)

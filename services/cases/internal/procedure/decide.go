@@ -64,7 +64,7 @@ func Open(in Opening) (Outcome, error) {
 		OpenedAt: now, OpenedEventID: in.EventID, Rules: in.Rules, Plan: in.Plan, Windows: windows,
 		FeeID: in.FeeID, FeeStatus: in.FeeStatus,
 		Participants: slices.Clone(in.Participants), Recipients: map[Side][]Partner{},
-		Capabilities: map[string]string{}, RecordConfirms: map[Side]time.Time{},
+		Capabilities: map[string]string{}, RecordConfirms: map[Side]time.Time{}, MessagesRead: map[Side]int{},
 	}
 	for k, v := range in.Capabilities {
 		c.Capabilities[k] = v
@@ -121,7 +121,8 @@ var deadlineBound = []ActKind{ActFileAnswer, ActFileSubmission, ActAmendSubmissi
 //     if the scheduler has not yet moved the case on;
 //  7. the act's own preconditions: already_joined, invitation_mismatch,
 //     filing_limit_reached, submission_not_found, stage_closed (amending a
-//     submission of an earlier stage), record_already_confirmed,
+//     submission of an earlier stage), message_not_found (marking read a
+//     message the case does not have), record_already_confirmed,
 //     termination_pending, termination_request_not_found, wrong_side
 //     (confirming one's own termination request).
 //
@@ -267,6 +268,14 @@ func (c Case) precondition(a Act, p Participant) error {
 		if a.InvitationHash != "" && a.InvitationHash != c.Capabilities[CapabilityRespondentInvite] {
 			return refuse(CodeInvitationMismatch, "the invitation is not the current one of case %s", c.ID)
 		}
+	case ActPostMessage:
+		if slices.ContainsFunc(c.Messages, func(m Message) bool { return m.ID == a.MessageID }) {
+			return refuse(CodeInvalidAct, "message %s already exists", a.MessageID)
+		}
+	case ActMarkMessagesRead:
+		if !slices.ContainsFunc(c.Messages, func(m Message) bool { return m.ID == a.MessageID }) {
+			return refuse(CodeMessageNotFound, "case %s has no message %s", c.ID, a.MessageID)
+		}
 	case ActFileSubmission:
 		if slices.ContainsFunc(c.Submissions, func(s Submission) bool { return s.ID == a.SubmissionID }) {
 			return refuse(CodeInvalidAct, "submission %s already exists", a.SubmissionID)
@@ -316,8 +325,12 @@ func (a Act) validate() error {
 		errs = append(errs, need("invitationHash", a.InvitationHash, isHex64))
 	case ActJoin:
 		errs = append(errs, need("invitationHash", a.InvitationHash, func(s string) bool { return s == "" || isHex64(s) }))
-	case ActFileAnswer, ActPostMessage:
+	case ActFileAnswer:
 		errs = append(errs, need("digest", a.Digest, isHex64))
+	case ActPostMessage:
+		errs = append(errs, need("messageId", a.MessageID, id), need("digest", a.Digest, isHex64))
+	case ActMarkMessagesRead:
+		errs = append(errs, need("messageId", a.MessageID, id))
 	case ActFileSubmission, ActAmendSubmission:
 		errs = append(errs, need("submissionId", a.SubmissionID, id), need("digest", a.Digest, isHex64))
 	case ActConfirmRecord:

@@ -156,9 +156,22 @@ func TestStandardWalk(t *testing.T) {
 	require.Equal(t, 1, c.Stage.Round)
 
 	msg := claim(procedure.ActPostMessage)
-	msg.Digest = digestA
+	msg.MessageID, msg.Digest = "m1", digestA
 	out = step(msg, procedure.StatusEvidence, procedure.EventMessagePosted)
 	require.Equal(t, []procedure.Partner{respondentPartner}, out.Events[0].Recipients)
+	require.Equal(t, []procedure.Message{{ID: "m1", ParticipantID: "p-claim", Side: procedure.Claimant, Digest: digestA, PostedAt: at}}, c.Messages)
+
+	// Marking read records the side's position, emits nothing, and never
+	// moves back.
+	read := resp(procedure.ActMarkMessagesRead)
+	read.MessageID = "m1"
+	out, err = procedure.Decide(c, read, at)
+	require.NoError(t, err)
+	require.Empty(t, out.Events, "nobody is called back about a read receipt")
+	require.Equal(t, 1, out.Case.MessagesRead[procedure.Respondent])
+	require.Zero(t, out.Case.MessagesRead[procedure.Claimant])
+	require.Zero(t, c.MessagesRead[procedure.Respondent], "the case decided on is not changed")
+	c = out.Case
 
 	step(file(claim(procedure.ActFileSubmission), "s1"), procedure.StatusEvidence, procedure.EventSubmissionFiled)
 	step(file(claim(procedure.ActFileSubmission), "s2"), procedure.StatusEvidence, procedure.EventSubmissionFiled)
@@ -210,10 +223,14 @@ func TestRefusalsLeaveTheCaseUnchanged(t *testing.T) {
 		want error
 	}{
 		{"unknown act", evidence, procedure.Act{Kind: "dance", ParticipantID: "p-claim"}, t0, procedure.ErrInvalidAct},
-		{"message without digest", evidence, procedure.Act{Kind: procedure.ActPostMessage, ParticipantID: "p-claim"}, t0, procedure.ErrInvalidAct},
+		{"message without digest", evidence, procedure.Act{Kind: procedure.ActPostMessage, ParticipantID: "p-claim", MessageID: "m1"}, t0, procedure.ErrInvalidAct},
+		{"message without id", evidence, procedure.Act{Kind: procedure.ActPostMessage, ParticipantID: "p-claim", Digest: digestA}, t0, procedure.ErrInvalidAct},
+		{"mark read without a message", evidence, procedure.Act{Kind: procedure.ActMarkMessagesRead, ParticipantID: "p-claim"}, t0, procedure.ErrInvalidAct},
+		{"mark read an unknown message", evidence, procedure.Act{Kind: procedure.ActMarkMessagesRead, ParticipantID: "p-claim", MessageID: "m404"}, t0, procedure.ErrMessageNotFound},
+		{"message on a terminated case", terminated, procedure.Act{Kind: procedure.ActPostMessage, ParticipantID: "p-claim", MessageID: "m1", Digest: digestA}, t0, procedure.ErrCaseClosed},
 		{"invite without hash", awaiting, procedure.Act{Kind: procedure.ActInviteRespondent, ParticipantID: "p-claim"}, t0, procedure.ErrInvalidAct},
-		{"stranger", evidence, procedure.Act{Kind: procedure.ActPostMessage, ParticipantID: "p-x", Digest: digestA}, t0, procedure.ErrNotAParticipant},
-		{"respondent before joining", awaiting, procedure.Act{Kind: procedure.ActPostMessage, ParticipantID: "p-resp", Digest: digestA}, t0, procedure.ErrNotAParticipant},
+		{"stranger", evidence, procedure.Act{Kind: procedure.ActPostMessage, ParticipantID: "p-x", MessageID: "m1", Digest: digestA}, t0, procedure.ErrNotAParticipant},
+		{"respondent before joining", awaiting, procedure.Act{Kind: procedure.ActPostMessage, ParticipantID: "p-resp", MessageID: "m1", Digest: digestA}, t0, procedure.ErrNotAParticipant},
 		{"act on terminated case", terminated, procedure.Act{Kind: procedure.ActFileAnswer, ParticipantID: "p-claim", Digest: digestA}, t0, procedure.ErrCaseClosed},
 		{"claimant answers", answering, procedure.Act{Kind: procedure.ActFileAnswer, ParticipantID: "p-claim", Digest: digestA}, t0, procedure.ErrWrongSide},
 		{"respondent invites", evidence, procedure.Act{Kind: procedure.ActInviteRespondent, ParticipantID: "p-resp", InvitationHash: digestA}, t0, procedure.ErrWrongSide},

@@ -21,6 +21,7 @@ const (
 	CodeInvitationMismatch        RefusalCode = "invitation_mismatch"           // 403
 	CodeFilingLimitReached        RefusalCode = "filing_limit_reached"          // 409
 	CodeSubmissionNotFound        RefusalCode = "submission_not_found"          // 404
+	CodeMessageNotFound           RefusalCode = "message_not_found"             // 404
 	CodeRecordAlreadyConfirmed    RefusalCode = "record_already_confirmed"      // 409
 	CodeTerminationPending        RefusalCode = "termination_pending"           // 409
 	CodeTerminationRequestUnknown RefusalCode = "termination_request_not_found" // 404
@@ -59,6 +60,7 @@ var (
 	ErrInvitationMismatch        = &RefusalError{Code: CodeInvitationMismatch}
 	ErrFilingLimitReached        = &RefusalError{Code: CodeFilingLimitReached}
 	ErrSubmissionNotFound        = &RefusalError{Code: CodeSubmissionNotFound}
+	ErrMessageNotFound           = &RefusalError{Code: CodeMessageNotFound}
 	ErrRecordAlreadyConfirmed    = &RefusalError{Code: CodeRecordAlreadyConfirmed}
 	ErrTerminationPending        = &RefusalError{Code: CodeTerminationPending}
 	ErrTerminationRequestUnknown = &RefusalError{Code: CodeTerminationRequestUnknown}
@@ -67,7 +69,7 @@ var (
 // RefusalCodes lists every code in check order, for docs and tests.
 var RefusalCodes = []RefusalCode{
 	CodeInvalidAct, CodeNotAParticipant, CodeCaseClosed, CodeWrongSide, CodeStageClosed, CodeDeadlinePassed,
-	CodeAlreadyJoined, CodeInvitationMismatch, CodeFilingLimitReached, CodeSubmissionNotFound,
+	CodeAlreadyJoined, CodeInvitationMismatch, CodeFilingLimitReached, CodeSubmissionNotFound, CodeMessageNotFound,
 	CodeRecordAlreadyConfirmed, CodeTerminationPending, CodeTerminationRequestUnknown,
 }
 

@@ -14,6 +14,7 @@ const (
 	ActJoin               ActKind = "respondent_joins"
 	ActFileAnswer         ActKind = "file_answer"
 	ActPostMessage        ActKind = "post_message"
+	ActMarkMessagesRead   ActKind = "mark_messages_read"
 	ActFileSubmission     ActKind = "file_submission"
 	ActAmendSubmission    ActKind = "amend_submission"
 	ActConfirmRecord      ActKind = "confirm_record"
@@ -40,6 +41,9 @@ type Act struct {
 	Digest string
 	// TerminationID names the termination request made or confirmed.
 	TerminationID string
+	// MessageID names the message posted, or, for mark_messages_read, the
+	// last message the side has read.
+	MessageID string
 }
 
 // Next is where an accepted row moves the case.
@@ -146,8 +150,16 @@ var (
 	doAnswer = func(c *Case, a Act, p Participant, now time.Time) {
 		c.Answer = &Answer{ParticipantID: p.ID, Digest: a.Digest, FiledAt: now}
 	}
-	doMessage = func(c *Case, _ Act, _ Participant, _ time.Time) { c.Messages++ }
-	doFile    = func(c *Case, a Act, p Participant, now time.Time) {
+	doMessage = func(c *Case, a Act, p Participant, now time.Time) {
+		c.Messages = append(c.Messages, Message{ID: a.MessageID, ParticipantID: p.ID, Side: p.Side, Digest: a.Digest, PostedAt: now})
+	}
+	doMarkRead = func(c *Case, a Act, p Participant, _ time.Time) {
+		// Reading is monotonic: marking an earlier message read again
+		// does not unread the later ones.
+		n := slices.IndexFunc(c.Messages, func(m Message) bool { return m.ID == a.MessageID }) + 1
+		c.MessagesRead[p.Side] = max(c.MessagesRead[p.Side], n)
+	}
+	doFile = func(c *Case, a Act, p Participant, now time.Time) {
 		c.Submissions = append(c.Submissions, Submission{
 			ID: a.SubmissionID, ParticipantID: p.ID, Side: p.Side, Stage: c.Stage.Kind, Round: c.Stage.Round, Digest: a.Digest, FiledAt: now,
 		})
@@ -180,7 +192,8 @@ var Table = []Row{
 	{[]Status{StatusAwaitingRespondent}, ActJoin, []Side{Respondent}, always, "the participant joined", doJoin, NextStage, []EventType{EventRespondentJoined}},
 	{afterJoinStages, ActJoin, []Side{Respondent}, always, "the participant joined (the case went on in default; no stage reopens)", doJoin, Same, []EventType{EventRespondentJoined}},
 	{[]Status{StatusAwaitingAnswer}, ActFileAnswer, []Side{Respondent}, always, "the answer", doAnswer, NextStage, []EventType{EventAnswerFiled}},
-	{notTerminated, ActPostMessage, bothSides, always, "one more message", doMessage, Same, []EventType{EventMessagePosted}},
+	{notTerminated, ActPostMessage, bothSides, always, "the message", doMessage, Same, []EventType{EventMessagePosted}},
+	{notTerminated, ActMarkMessagesRead, bothSides, always, "the side's read position (no event: nobody is called back about it)", doMarkRead, Same, nil},
 	{rounds, ActFileSubmission, bothSides, completesQuota, "the submission", doFile, NextStage, []EventType{EventSubmissionFiled}},
 	{rounds, ActFileSubmission, bothSides, always, "the submission", doFile, Same, []EventType{EventSubmissionFiled}},
 	{rounds, ActAmendSubmission, bothSides, always, "the new digest, amendment count", doAmend, Same, []EventType{EventSubmissionAmended}},

@@ -41,10 +41,21 @@ type caseRecord struct {
 	Answer         *answerRecord        `json:"answer,omitempty"`
 	AnswerMissed   bool                 `json:"answerMissed,omitempty"`
 	Submissions    []submissionRecord   `json:"submissions,omitempty"`
-	Messages       int                  `json:"messages,omitempty"`
-	RecordConfirms map[string]string    `json:"recordConfirms,omitempty"`
-	RecordDeemed   bool                 `json:"recordDeemed,omitempty"`
-	Termination    *terminationRecord   `json:"termination,omitempty"`
+	// Messages replaced a count that no route ever raised, so no stored
+	// record has it: the record version stays.
+	Messages       []messageRecord    `json:"messages,omitempty"`
+	MessagesRead   map[string]int     `json:"messagesRead,omitempty"`
+	RecordConfirms map[string]string  `json:"recordConfirms,omitempty"`
+	RecordDeemed   bool               `json:"recordDeemed,omitempty"`
+	Termination    *terminationRecord `json:"termination,omitempty"`
+}
+
+type messageRecord struct {
+	ID            string `json:"messageId"`
+	ParticipantID string `json:"participantId"`
+	Side          string `json:"side"`
+	Digest        string `json:"digest"`
+	PostedAt      string `json:"postedAt"`
 }
 
 type rulesRecord struct {
@@ -138,7 +149,7 @@ func encodeRecord(c procedure.Case) ([]byte, error) {
 		},
 		FeeID: c.FeeID, FeeStatus: c.FeeStatus,
 		Recipients: map[string][]partner{}, Capabilities: c.Capabilities,
-		Closed: string(c.Closed), ClosedAt: ts(c.ClosedAt), AnswerMissed: c.AnswerMissed, Messages: c.Messages,
+		Closed: string(c.Closed), ClosedAt: ts(c.ClosedAt), AnswerMissed: c.AnswerMissed,
 		RecordDeemed: c.RecordDeemed,
 	}
 	for _, p := range c.Participants {
@@ -159,6 +170,15 @@ func encodeRecord(c procedure.Case) ([]byte, error) {
 	}
 	for _, s := range c.Submissions {
 		r.Submissions = append(r.Submissions, submissionRecord{s.ID, s.ParticipantID, string(s.Side), string(s.Stage), s.Round, s.Digest, ts(s.FiledAt), ts(s.AmendedAt), s.Amendments})
+	}
+	for _, m := range c.Messages {
+		r.Messages = append(r.Messages, messageRecord{m.ID, m.ParticipantID, string(m.Side), m.Digest, ts(m.PostedAt)})
+	}
+	if len(c.MessagesRead) > 0 {
+		r.MessagesRead = map[string]int{}
+		for side, n := range c.MessagesRead {
+			r.MessagesRead[string(side)] = n
+		}
 	}
 	if len(c.RecordConfirms) > 0 {
 		r.RecordConfirms = map[string]string{}
@@ -196,7 +216,7 @@ func decodeRecord(b []byte) (procedure.Case, error) {
 		},
 		FeeID: r.FeeID, FeeStatus: r.FeeStatus,
 		Recipients: map[procedure.Side][]procedure.Partner{}, Capabilities: map[string]string{},
-		Closed: procedure.Status(r.Closed), ClosedAt: p.parse(r.ClosedAt), AnswerMissed: r.AnswerMissed, Messages: r.Messages,
+		Closed: procedure.Status(r.Closed), ClosedAt: p.parse(r.ClosedAt), AnswerMissed: r.AnswerMissed,
 		RecordConfirms: map[procedure.Side]time.Time{}, RecordDeemed: r.RecordDeemed,
 	}
 	for _, pr := range r.Participants {
@@ -212,6 +232,13 @@ func decodeRecord(b []byte) (procedure.Case, error) {
 	}
 	for k, v := range r.Capabilities {
 		c.Capabilities[k] = v
+	}
+	for _, m := range r.Messages {
+		c.Messages = append(c.Messages, procedure.Message{ID: m.ID, ParticipantID: m.ParticipantID, Side: procedure.Side(m.Side), Digest: m.Digest, PostedAt: p.parse(m.PostedAt)})
+	}
+	c.MessagesRead = map[procedure.Side]int{}
+	for side, n := range r.MessagesRead {
+		c.MessagesRead[procedure.Side(side)] = n
 	}
 	if s := r.Stage; s != nil {
 		c.Stage = procedure.Stage{Kind: procedure.StageKind(s.Kind), Round: s.Round, OpenedAt: p.parse(s.OpenedAt), DeadlineAt: p.parse(s.DeadlineAt), Warned: s.Warned}
