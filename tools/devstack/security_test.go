@@ -23,6 +23,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pcourt/pcourt/api/apitest"
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/libs/x402"
@@ -378,6 +379,10 @@ type probe struct {
 	edge  string // http://host:port of the edge
 	rdb   *redis.Client
 	creds *auth.Store
+	// documented makes every exchange fail the test unless the OpenAPI
+	// document describes it (the journey); the probe sends what no
+	// document describes, on purpose.
+	documented bool
 }
 
 type minted struct {
@@ -449,6 +454,10 @@ func (p *probe) raw(t *testing.T, method, path string, who minted, key string, b
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
+	if p.documented {
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		apitest.Response(t, req, resp, b)
+	}
 	var prob struct {
 		Code string `json:"code"`
 	}
