@@ -61,7 +61,7 @@ func relayConfig(consumer string) outbox.RelayConfig {
 // applier is an idempotent consumer: it applies each event once, whatever
 // the number of deliveries, by recording the event id in the same step.
 type applier struct {
-	rdb        *redis.Client
+	rdb        redis.UniversalClient
 	deliveries atomic.Int64
 }
 
@@ -74,11 +74,11 @@ return 0
 
 func (a *applier) handle(ctx context.Context, m kafka.Message) error {
 	a.deliveries.Add(1)
-	return applyOnce.Run(ctx, a.rdb, []string{"applied:" + m.EventID, "applied-count"}).Err()
+	return applyOnce.Run(ctx, a.rdb, []string{"{applied}:" + m.EventID, "{applied}:count"}).Err()
 }
 
 func (a *applier) applied(t testing.TB) int64 {
-	n, err := a.rdb.Get(context.Background(), "applied-count").Int64()
+	n, err := a.rdb.Get(context.Background(), "{applied}:count").Int64()
 	if err == redis.Nil {
 		return 0
 	}
@@ -128,14 +128,15 @@ func streamLength(t testing.TB, rdb redis.UniversalClient) int64 {
 }
 
 func TestStateChangeAndEventAreOneStep(t *testing.T) {
-	ctx := context.Background()
-	rdb := redistest.NewClient(t)
-	require.NoError(t, open(ctx, t, rdb, "o-1", "orders.v1"))
-	require.Equal(t, int64(1), streamLength(t, rdb))
+	redistest.EachTopology(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		require.NoError(t, open(ctx, t, rdb, "o-1", "orders.v1"))
+		require.Equal(t, int64(1), streamLength(t, rdb))
 
-	// A refused change records no event either.
-	require.ErrorContains(t, open(ctx, t, rdb, "o-1", "orders.v1"), "order exists")
-	require.Equal(t, int64(1), streamLength(t, rdb))
+		// A refused change records no event either.
+		require.ErrorContains(t, open(ctx, t, rdb, "o-1", "orders.v1"), "order exists")
+		require.Equal(t, int64(1), streamLength(t, rdb))
+	})
 }
 
 // crashAfterPublish publishes for real, then kills its relay before the relay
@@ -156,71 +157,73 @@ func (c *crashAfterPublish) Publish(ctx context.Context, msgs ...kafka.Message) 
 }
 
 func TestRelayCrashBetweenPublishAndAcknowledgeRepublishesAndConsumerAppliesOnce(t *testing.T) {
-	ctx := context.Background()
-	rdb := redistest.NewClient(t)
-	brokers := kafkatest.StartBroker(t)
-	const topic, events = "orders.crash.v1", 20
-	for i := range events {
-		require.NoError(t, open(ctx, t, rdb, fmt.Sprintf("o-%02d", i), topic))
-	}
-	producer := newProducer(t, brokers, nil)
+	redistest.EachTopology(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		brokers := kafkatest.StartBroker(t)
+		const topic, events = "orders.crash.v1", 20
+		for i := range events {
+			require.NoError(t, open(ctx, t, rdb, fmt.Sprintf("o-%02d", i), topic))
+		}
+		producer := newProducer(t, brokers, nil)
 
-	relayCtx, crash := context.WithCancel(ctx)
-	crashing := &crashAfterPublish{inner: producer, crash: crash}
-	require.NoError(t, newRelay(t, rdb, crashing, relayConfig("relay-a"), discard(), nil).Run(relayCtx))
-	require.Positive(t, crashing.published.Load(), "the first relay published before dying")
-	// Everything it read, published or not, is still pending: nothing was acknowledged.
-	require.Equal(t, int64(events), pending(t, rdb))
-	require.Equal(t, int64(events), streamLength(t, rdb))
+		relayCtx, crash := context.WithCancel(ctx)
+		crashing := &crashAfterPublish{inner: producer, crash: crash}
+		require.NoError(t, newRelay(t, rdb, crashing, relayConfig("relay-a"), discard(), nil).Run(relayCtx))
+		require.Positive(t, crashing.published.Load(), "the first relay published before dying")
+		// Everything it read, published or not, is still pending: nothing was acknowledged.
+		require.Equal(t, int64(events), pending(t, rdb))
+		require.Equal(t, int64(events), streamLength(t, rdb))
 
-	a := &applier{rdb: rdb}
-	startConsumer(t, brokers, topic, a.handle, nil)
+		a := &applier{rdb: rdb}
+		startConsumer(t, brokers, topic, a.handle, nil)
 
-	// Its successor, another pod, takes over the dead relay's pending entries.
-	successorCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		done <- newRelay(t, rdb, producer, relayConfig("relay-b"), discard(), nil).Run(successorCtx)
-	}()
-	t.Cleanup(func() { stop(); <-done })
+		// Its successor, another pod, takes over the dead relay's pending entries.
+		successorCtx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() {
+			done <- newRelay(t, rdb, producer, relayConfig("relay-b"), discard(), nil).Run(successorCtx)
+		}()
+		t.Cleanup(func() { stop(); <-done })
 
-	wantDeliveries := events + crashing.published.Load()
-	require.Eventually(t, func() bool { return a.deliveries.Load() >= wantDeliveries }, 30*time.Second, 20*time.Millisecond)
-	require.Equal(t, int64(events), a.applied(t), "each event applied exactly once despite redelivery")
-	require.Eventually(t, func() bool { return streamLength(t, rdb) == 0 }, 5*time.Second, 20*time.Millisecond)
-	require.Zero(t, pending(t, rdb))
+		wantDeliveries := events + crashing.published.Load()
+		require.Eventually(t, func() bool { return a.deliveries.Load() >= wantDeliveries }, 30*time.Second, 20*time.Millisecond)
+		require.Equal(t, int64(events), a.applied(t), "each event applied exactly once despite redelivery")
+		require.Eventually(t, func() bool { return streamLength(t, rdb) == 0 }, 5*time.Second, 20*time.Millisecond)
+		require.Zero(t, pending(t, rdb))
+	})
 }
 
 func TestTwoRelaysInSteadyStatePublishEachEventOnce(t *testing.T) {
-	ctx := context.Background()
-	rdb := redistest.NewClient(t)
-	brokers := kafkatest.StartBroker(t)
-	const topic, events = "orders.steady.v1", 200
-	producer := newProducer(t, brokers, nil)
+	redistest.EachTopology(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		brokers := kafkatest.StartBroker(t)
+		const topic, events = "orders.steady.v1", 200
+		producer := newProducer(t, brokers, nil)
 
-	var counted sync.Map
-	var deliveries atomic.Int64
-	startConsumer(t, brokers, topic, func(_ context.Context, m kafka.Message) error {
-		deliveries.Add(1)
-		counted.Store(m.EventID, true)
-		return nil
-	}, nil)
+		var counted sync.Map
+		var deliveries atomic.Int64
+		startConsumer(t, brokers, topic, func(_ context.Context, m kafka.Message) error {
+			deliveries.Add(1)
+			counted.Store(m.EventID, true)
+			return nil
+		}, nil)
 
-	relayCtx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	for _, name := range []string{"relay-a", "relay-b"} {
-		cfg := relayConfig(name)
-		cfg.ClaimIdle = 30 * time.Second // steady state: nobody is presumed dead
-		wg.Go(func() { _ = newRelay(t, rdb, producer, cfg, discard(), nil).Run(relayCtx) })
-	}
-	t.Cleanup(func() { stop(); wg.Wait() })
+		relayCtx, stop := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		for _, name := range []string{"relay-a", "relay-b"} {
+			cfg := relayConfig(name)
+			cfg.ClaimIdle = 30 * time.Second // steady state: nobody is presumed dead
+			wg.Go(func() { _ = newRelay(t, rdb, producer, cfg, discard(), nil).Run(relayCtx) })
+		}
+		t.Cleanup(func() { stop(); wg.Wait() })
 
-	for i := range events {
-		require.NoError(t, open(ctx, t, rdb, fmt.Sprintf("s-%03d", i), topic))
-	}
-	require.Eventually(t, func() bool { return deliveries.Load() >= events }, 30*time.Second, 20*time.Millisecond)
-	require.Eventually(t, func() bool { return streamLength(t, rdb) == 0 }, 5*time.Second, 20*time.Millisecond)
-	require.Equal(t, int64(events), deliveries.Load(), "no event was published twice")
+		for i := range events {
+			require.NoError(t, open(ctx, t, rdb, fmt.Sprintf("s-%03d", i), topic))
+		}
+		require.Eventually(t, func() bool { return deliveries.Load() >= events }, 30*time.Second, 20*time.Millisecond)
+		require.Eventually(t, func() bool { return streamLength(t, rdb) == 0 }, 5*time.Second, 20*time.Millisecond)
+		require.Equal(t, int64(events), deliveries.Load(), "no event was published twice")
+	})
 }
 
 func TestTraceContinuesFromHTTPThroughOutboxAndKafkaToTheConsumer(t *testing.T) {
