@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pcourt/pcourt/libs/auth"
@@ -20,43 +21,42 @@ import (
 )
 
 func TestMintAuthenticateRevoke(t *testing.T) {
-	ctx := context.Background()
-	rdb := redistest.NewClient(t)
-	store := auth.NewStore(rdb, auth.DefaultStoreConfig())
+	redistest.EachTopology(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		store := auth.NewStore(rdb, auth.DefaultStoreConfig())
 
-	token, cred := authtest.Mint(t, store, auth.RoleClaimantAgent, authtest.WithAgent("agent-7"))
-	require.Regexp(t, `^pc_sbx_[A-Za-z0-9_-]{43}$`, token)
+		token, cred := authtest.Mint(t, store, auth.RoleClaimantAgent, authtest.WithAgent("agent-7"))
+		require.Regexp(t, `^pc_sbx_[A-Za-z0-9_-]{43}$`, token)
 
-	got, err := store.Authenticate(ctx, token)
-	require.NoError(t, err)
-	require.Equal(t, cred, got)
-	require.Equal(t, "agent-7", got.AgentID)
+		got, err := store.Authenticate(ctx, token)
+		require.NoError(t, err)
+		require.Equal(t, cred, got)
+		require.Equal(t, "agent-7", got.AgentID)
 
-	// Only the hash of the secret is at rest.
-	keys, err := rdb.Keys(ctx, "*").Result()
-	require.NoError(t, err)
-	for _, k := range keys {
-		require.NotContains(t, k, token)
-		vals, _ := rdb.HGetAll(ctx, k).Result()
-		for _, v := range vals {
-			require.NotContains(t, v, token)
+		// Only the hash of the secret is at rest.
+		for _, k := range redistest.Keys(t, rdb, "*") {
+			require.NotContains(t, k, token)
+			vals, _ := rdb.HGetAll(ctx, k).Result()
+			for _, v := range vals {
+				require.NotContains(t, v, token)
+			}
 		}
-	}
 
-	_, err = store.Authenticate(ctx, "pc_sbx_not-a-token")
-	require.ErrorIs(t, err, auth.ErrInvalidCredential)
+		_, err = store.Authenticate(ctx, "pc_sbx_not-a-token")
+		require.ErrorIs(t, err, auth.ErrInvalidCredential)
 
-	require.NoError(t, store.Revoke(ctx, cred.PublicID))
-	fresh := auth.NewStore(rdb, auth.DefaultStoreConfig())
-	_, err = fresh.Authenticate(ctx, token)
-	require.ErrorIs(t, err, auth.ErrInvalidCredential)
+		require.NoError(t, store.Revoke(ctx, cred.PublicID))
+		fresh := auth.NewStore(rdb, auth.DefaultStoreConfig())
+		_, err = fresh.Authenticate(ctx, token)
+		require.ErrorIs(t, err, auth.ErrInvalidCredential)
 
-	require.ErrorIs(t, store.Revoke(ctx, "cred_unknown"), auth.ErrNotFound)
+		require.ErrorIs(t, store.Revoke(ctx, "cred_unknown"), auth.ErrNotFound)
 
-	list, err := store.List(ctx, "tenant-test")
-	require.NoError(t, err)
-	require.Len(t, list, 1)
-	require.False(t, list[0].Active())
+		list, err := store.List(ctx, "tenant-test")
+		require.NoError(t, err)
+		require.Len(t, list, 1)
+		require.False(t, list[0].Active())
+	})
 }
 
 func TestMintRefusesIncompleteRequests(t *testing.T) {

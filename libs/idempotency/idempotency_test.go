@@ -38,7 +38,12 @@ var cardDeclined = problem.Code{Name: "card_declined", Status: 402, Title: "Card
 
 func newHarness(t *testing.T, cfg idempotency.Config) *harness {
 	t.Helper()
-	rdb := redistest.NewClient(t)
+	return newHarnessOn(t, cfg, redistest.NewClient(t))
+}
+
+// newHarnessOn is newHarness over a Redis of the test's choosing.
+func newHarnessOn(t *testing.T, cfg idempotency.Config, rdb redis.UniversalClient) *harness {
+	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h := &harness{store: auth.NewStore(rdb, auth.DefaultStoreConfig()), gate: make(chan struct{})}
 	h.token, _ = authtest.Mint(t, h.store, auth.RolePlatformOrchestrator)
@@ -122,55 +127,57 @@ func gjsonCode(body string) string {
 }
 
 func TestSixtyFourConcurrentRequestsRunTheHandlerOnce(t *testing.T) {
-	h := newHarness(t, idempotency.DefaultConfig("pc:test"))
-	const n = 64
-	answers := make([]answer, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			answers[i] = h.send(t, "/payments", h.token, "key-contended-1", `{"amount":100}`, true)
-		}()
-	}
-	// Hold the winner until every loser has been answered 409 or is waiting;
-	// then let it finish.
-	require.Eventually(t, func() bool { return h.runs.Load() == 1 }, 5*time.Second, 5*time.Millisecond)
-	close(h.gate)
-	wg.Wait()
-
-	require.EqualValues(t, 1, h.runs.Load(), "the handler ran more than once")
-	var created, inFlight int
-	var firstBody string
-	for _, a := range answers {
-		switch a.status {
-		case http.StatusCreated:
-			created++
-			if firstBody == "" {
-				firstBody = a.body
-			}
-			require.Equal(t, firstBody, a.body, "every 201 carries the one stored response")
-		case http.StatusConflict:
-			inFlight++
-			require.Equal(t, "idempotency_in_flight", a.code)
-		default:
-			t.Fatalf("unexpected answer %d %s", a.status, a.body)
+	redistest.EachTopology(t, func(t *testing.T, rdb redis.UniversalClient) {
+		h := newHarnessOn(t, idempotency.DefaultConfig("pc:test"), rdb)
+		const n = 64
+		answers := make([]answer, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				answers[i] = h.send(t, "/payments", h.token, "key-contended-1", `{"amount":100}`, true)
+			}()
 		}
-	}
-	require.Equal(t, n, created+inFlight)
-	require.GreaterOrEqual(t, created, 1)
+		// Hold the winner until every loser has been answered 409 or is waiting;
+		// then let it finish.
+		require.Eventually(t, func() bool { return h.runs.Load() == 1 }, 5*time.Second, 5*time.Millisecond)
+		close(h.gate)
+		wg.Wait()
 
-	replay := h.post(t, "/payments", h.token, "key-contended-1", `{"amount":100}`)
-	require.Equal(t, http.StatusCreated, replay.status)
-	require.True(t, replay.replayed)
-	require.Equal(t, firstBody, replay.body)
-	require.NotEmpty(t, replay.location, "stored headers are replayed")
-	require.EqualValues(t, 1, h.runs.Load())
+		require.EqualValues(t, 1, h.runs.Load(), "the handler ran more than once")
+		var created, inFlight int
+		var firstBody string
+		for _, a := range answers {
+			switch a.status {
+			case http.StatusCreated:
+				created++
+				if firstBody == "" {
+					firstBody = a.body
+				}
+				require.Equal(t, firstBody, a.body, "every 201 carries the one stored response")
+			case http.StatusConflict:
+				inFlight++
+				require.Equal(t, "idempotency_in_flight", a.code)
+			default:
+				t.Fatalf("unexpected answer %d %s", a.status, a.body)
+			}
+		}
+		require.Equal(t, n, created+inFlight)
+		require.GreaterOrEqual(t, created, 1)
 
-	reused := h.post(t, "/payments", h.token, "key-contended-1", `{"amount":101}`)
-	require.Equal(t, http.StatusUnprocessableEntity, reused.status)
-	require.Equal(t, "idempotency_key_reused", reused.code)
-	require.EqualValues(t, 1, h.runs.Load())
+		replay := h.post(t, "/payments", h.token, "key-contended-1", `{"amount":100}`)
+		require.Equal(t, http.StatusCreated, replay.status)
+		require.True(t, replay.replayed)
+		require.Equal(t, firstBody, replay.body)
+		require.NotEmpty(t, replay.location, "stored headers are replayed")
+		require.EqualValues(t, 1, h.runs.Load())
+
+		reused := h.post(t, "/payments", h.token, "key-contended-1", `{"amount":101}`)
+		require.Equal(t, http.StatusUnprocessableEntity, reused.status)
+		require.Equal(t, "idempotency_key_reused", reused.code)
+		require.EqualValues(t, 1, h.runs.Load())
+	})
 }
 
 func TestFingerprint(t *testing.T) {

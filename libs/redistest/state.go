@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -22,9 +23,7 @@ func State(tb testing.TB, rdb redis.UniversalClient, skip func(key string) bool,
 	ctx := context.Background()
 	state := map[string]string{}
 	for _, pattern := range patterns {
-		iter := rdb.Scan(ctx, 0, pattern, 1000).Iterator()
-		for iter.Next(ctx) {
-			key := iter.Val()
+		for _, key := range Keys(tb, rdb, pattern) {
 			if skip != nil && skip(key) {
 				continue
 			}
@@ -37,11 +36,38 @@ func State(tb testing.TB, rdb redis.UniversalClient, skip func(key string) bool,
 			}
 			state[key] = v
 		}
-		if err := iter.Err(); err != nil {
-			tb.Fatalf("scanning %s: %v", pattern, err)
-		}
 	}
 	return state
+}
+
+// Keys returns every key matching pattern, on a standalone server or on
+// every primary of a cluster (where one SCAN sees only one node's keys).
+func Keys(tb testing.TB, rdb redis.UniversalClient, pattern string) []string {
+	tb.Helper()
+	ctx := context.Background()
+	var keys []string
+	scan := func(ctx context.Context, c redis.Cmdable) error {
+		iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
+		for iter.Next(ctx) {
+			keys = append(keys, iter.Val())
+		}
+		return iter.Err()
+	}
+	var err error
+	if cluster, ok := rdb.(*redis.ClusterClient); ok {
+		var mu sync.Mutex
+		err = cluster.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+			mu.Lock() // ForEachMaster visits the nodes concurrently
+			defer mu.Unlock()
+			return scan(ctx, node)
+		})
+	} else {
+		err = scan(ctx, rdb)
+	}
+	if err != nil {
+		tb.Fatalf("scanning %s: %v", pattern, err)
+	}
+	return keys
 }
 
 // Unchanged runs act and fails the test, naming each key, unless the state

@@ -34,7 +34,7 @@ const network = "eip155:84532"
 // fixture is a journal over a real Redis and the local facilitator over
 // real HTTP, with a switch that loses /settle answers after settling.
 type fixture struct {
-	rdb    *redis.Client
+	rdb    redis.UniversalClient
 	ledger *localfacilitator.Ledger
 	fac    *lossy
 	payer  *ecdsa.PrivateKey
@@ -59,7 +59,12 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	rdb := redistest.NewClient(t)
+	return newFixtureOn(t, redistest.NewClient(t))
+}
+
+// newFixtureOn is newFixture over a Redis of the test's choosing.
+func newFixtureOn(t testing.TB, rdb redis.UniversalClient) *fixture {
+	t.Helper()
 	f := &fixture{rdb: rdb, ledger: localfacilitator.NewLedger(rdb)}
 	hs := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "facilitator", Logger: quiet()})
 	server, err := localfacilitator.NewServer(localfacilitator.DefaultConfig(), f.ledger, quiet())
@@ -123,64 +128,68 @@ func purchase(resource string, p x402.PaymentPayload, offer x402.PaymentRequirem
 }
 
 func TestOnePaymentBuysOneResourceAcrossOwners(t *testing.T) {
-	ctx := context.Background()
-	f := newFixture(t)
-	readiness, filings := f.journal(t, "readiness", true), f.journal(t, "filings", false)
-	p := f.payment(t)
+	redistest.EachTopology(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		f := newFixtureOn(t, rdb)
+		readiness, filings := f.journal(t, "readiness", true), f.journal(t, "filings", false)
+		p := f.payment(t)
 
-	out, err := readiness.Pay(ctx, purchase("/api/x402/dispute-readiness", p, f.offer))
-	require.NoError(t, err)
-	require.True(t, out.Settlement.Success)
-	require.Equal(t, "receipt of /api/x402/dispute-readiness", string(out.Receipt))
-	require.Equal(t, int64(1), f.events(t), "the settlement and its event in one step")
+		out, err := readiness.Pay(ctx, purchase("/api/x402/dispute-readiness", p, f.offer))
+		require.NoError(t, err)
+		require.True(t, out.Settlement.Success)
+		require.Equal(t, "receipt of /api/x402/dispute-readiness", string(out.Receipt))
+		require.Equal(t, int64(1), f.events(t), "the settlement and its event in one step")
 
-	for _, tc := range []struct {
-		j        *journal.Journal
-		resource string
-	}{
-		{filings, "/api/fees/fee-1/x402"},
-		{readiness, "/api/other"},
-	} {
-		_, err := tc.j.Pay(ctx, purchase(tc.resource, p, f.offer))
-		require.ErrorIs(t, err, journal.ErrAlreadyUsed, tc.resource)
-	}
-	again, err := readiness.Pay(ctx, purchase("/api/x402/dispute-readiness", p, f.offer))
-	require.NoError(t, err)
-	require.True(t, again.Replayed)
-	require.Equal(t, out.Receipt, again.Receipt)
-	require.Equal(t, 1, f.settlements(t), "settled once")
-	require.Equal(t, int64(1), f.events(t))
+		for _, tc := range []struct {
+			j        *journal.Journal
+			resource string
+		}{
+			{filings, "/api/fees/fee-1/x402"},
+			{readiness, "/api/other"},
+		} {
+			_, err := tc.j.Pay(ctx, purchase(tc.resource, p, f.offer))
+			require.ErrorIs(t, err, journal.ErrAlreadyUsed, tc.resource)
+		}
+		again, err := readiness.Pay(ctx, purchase("/api/x402/dispute-readiness", p, f.offer))
+		require.NoError(t, err)
+		require.True(t, again.Replayed)
+		require.Equal(t, out.Receipt, again.Receipt)
+		require.Equal(t, 1, f.settlements(t), "settled once")
+		require.Equal(t, int64(1), f.events(t))
 
-	other := purchase("/api/x402/dispute-readiness", p, f.offer)
-	other.Fingerprint = "another body"
-	_, err = readiness.Pay(ctx, other)
-	require.ErrorIs(t, err, journal.ErrRequestMismatch)
+		other := purchase("/api/x402/dispute-readiness", p, f.offer)
+		other.Fingerprint = "another body"
+		_, err = readiness.Pay(ctx, other)
+		require.ErrorIs(t, err, journal.ErrRequestMismatch)
+	})
 }
 
 func TestConcurrentPresentationsToManyResourcesSettleOnce(t *testing.T) {
-	ctx := context.Background()
-	f := newFixture(t)
-	j := f.journal(t, "filings", false)
-	p := f.payment(t)
-	var wg sync.WaitGroup
-	var paid, used atomic.Int32
-	for i := range 20 {
-		wg.Go(func() {
-			_, err := j.Pay(ctx, purchase(fmt.Sprintf("/api/fees/fee-%d/x402", i), p, f.offer))
-			switch {
-			case err == nil:
-				paid.Add(1)
-			case errors.Is(err, journal.ErrAlreadyUsed):
-				used.Add(1)
-			default:
-				t.Errorf("presentation %d: %v", i, err)
-			}
-		})
-	}
-	wg.Wait()
-	require.Equal(t, int32(1), paid.Load())
-	require.Equal(t, int32(19), used.Load())
-	require.Equal(t, 1, f.settlements(t))
+	redistest.EachTopology(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		f := newFixtureOn(t, rdb)
+		j := f.journal(t, "filings", false)
+		p := f.payment(t)
+		var wg sync.WaitGroup
+		var paid, used atomic.Int32
+		for i := range 20 {
+			wg.Go(func() {
+				_, err := j.Pay(ctx, purchase(fmt.Sprintf("/api/fees/fee-%d/x402", i), p, f.offer))
+				switch {
+				case err == nil:
+					paid.Add(1)
+				case errors.Is(err, journal.ErrAlreadyUsed):
+					used.Add(1)
+				default:
+					t.Errorf("presentation %d: %v", i, err)
+				}
+			})
+		}
+		wg.Wait()
+		require.Equal(t, int32(1), paid.Load())
+		require.Equal(t, int32(19), used.Load())
+		require.Equal(t, 1, f.settlements(t))
+	})
 }
 
 func TestRefusedVerificationReleasesTheClaimAndPrepareErrorsSettleNothing(t *testing.T) {

@@ -82,7 +82,7 @@ func docket(t testing.TB, cases *store.Cases, id string) []docketEntry {
 }
 
 // outboxEvents reads every envelope in the outbox streams (no relay runs).
-func outboxEvents(t testing.TB, rdb *redis.Client) []docketEntry {
+func outboxEvents(t testing.TB, rdb redis.UniversalClient) []docketEntry {
 	t.Helper()
 	var out []docketEntry
 	for _, s := range store.Sharding.Streams() {
@@ -128,75 +128,77 @@ func TestLoadReturnsTheSavedCase(t *testing.T) {
 }
 
 func TestOpeningTwiceRecordsOnce(t *testing.T) {
-	rdb := redistest.NewClient(t)
-	cases := store.NewCases(rdb)
-	c := openCase(t, cases, "case-dup", false)
-	out, err := procedure.Open(opening("case-dup", false))
-	require.NoError(t, err)
-	enc, err := events.EncodeAll(out.Case, out.Events)
-	require.NoError(t, err)
-	applied, err := cases.Open(context.Background(), out.Case, "case-opened:case-dup", enc)
-	require.NoError(t, err)
-	require.False(t, applied)
-	applied, err = cases.Open(context.Background(), out.Case, "case-opened:other-event", enc)
-	require.NoError(t, err)
-	require.False(t, applied, "an existing case is never replaced")
-	require.Len(t, docket(t, cases, c.ID), 1)
-	require.Len(t, outboxEvents(t, rdb), 1)
+	redistest.EachTopology(t, func(t *testing.T, rdb redis.UniversalClient) {
+		cases := store.NewCases(rdb)
+		c := openCase(t, cases, "case-dup", false)
+		out, err := procedure.Open(opening("case-dup", false))
+		require.NoError(t, err)
+		enc, err := events.EncodeAll(out.Case, out.Events)
+		require.NoError(t, err)
+		applied, err := cases.Open(context.Background(), out.Case, "case-opened:case-dup", enc)
+		require.NoError(t, err)
+		require.False(t, applied)
+		applied, err = cases.Open(context.Background(), out.Case, "case-opened:other-event", enc)
+		require.NoError(t, err)
+		require.False(t, applied, "an existing case is never replaced")
+		require.Len(t, docket(t, cases, c.ID), 1)
+		require.Len(t, outboxEvents(t, rdb), 1)
+	})
 }
 
 // Acts racing on one case each get their own sequences, with no gap and no
 // repeat, and each accepted act has exactly one event on the docket and in
 // the outbox.
 func TestConcurrentActsGetGapFreeSequences(t *testing.T) {
-	rdb := redistest.NewClient(t)
-	cases := store.NewCases(rdb)
-	openCase(t, cases, "case-race", true) // opened, stage_opened: sequences 1, 2
-	svc := caseflow.New(cases, func() time.Time { return t0.Add(time.Hour) })
+	redistest.EachTopology(t, func(t *testing.T, rdb redis.UniversalClient) {
+		cases := store.NewCases(rdb)
+		openCase(t, cases, "case-race", true) // opened, stage_opened: sequences 1, 2
+		svc := caseflow.New(cases, func() time.Time { return t0.Add(time.Hour) })
 
-	const acts = 32
-	var wg sync.WaitGroup
-	firsts := make(chan int64, acts)
-	for i := range acts {
-		who := "p-claim"
-		if i%2 == 1 {
-			who = "p-resp"
-		}
-		wg.Go(func() {
-			res, err := svc.Act(context.Background(), "case-race", procedure.Act{Kind: procedure.ActPostMessage, ParticipantID: who, MessageID: fmt.Sprintf("m-%d", i), Digest: digest})
-			if err != nil {
-				t.Errorf("act %d: %v", i, err)
-				return
+		const acts = 32
+		var wg sync.WaitGroup
+		firsts := make(chan int64, acts)
+		for i := range acts {
+			who := "p-claim"
+			if i%2 == 1 {
+				who = "p-resp"
 			}
-			firsts <- res.FirstSequence
-		})
-	}
-	wg.Wait()
-	close(firsts)
-
-	seen := map[int64]bool{}
-	for s := range firsts {
-		require.False(t, seen[s], "sequence %d given twice", s)
-		seen[s] = true
-	}
-	require.Len(t, seen, acts)
-
-	d := docket(t, cases, "case-race")
-	require.Len(t, d, 2+acts)
-	ids := map[string]bool{}
-	for i, e := range d {
-		require.Equal(t, int64(i+1), e.Sequence, "gap-free from 1")
-		require.False(t, ids[e.EventID])
-		ids[e.EventID] = true
-		if i >= 2 {
-			require.Equal(t, "message_posted", e.Type)
-			require.True(t, seen[e.Sequence], "every message event belongs to an accepted act")
+			wg.Go(func() {
+				res, err := svc.Act(context.Background(), "case-race", procedure.Act{Kind: procedure.ActPostMessage, ParticipantID: who, MessageID: fmt.Sprintf("m-%d", i), Digest: digest})
+				if err != nil {
+					t.Errorf("act %d: %v", i, err)
+					return
+				}
+				firsts <- res.FirstSequence
+			})
 		}
-	}
-	require.ElementsMatch(t, d, outboxEvents(t, rdb), "the outbox holds exactly the docket")
-	l, err := cases.Load(context.Background(), "case-race")
-	require.NoError(t, err)
-	require.Len(t, l.Case.Messages, acts)
+		wg.Wait()
+		close(firsts)
+
+		seen := map[int64]bool{}
+		for s := range firsts {
+			require.False(t, seen[s], "sequence %d given twice", s)
+			seen[s] = true
+		}
+		require.Len(t, seen, acts)
+
+		d := docket(t, cases, "case-race")
+		require.Len(t, d, 2+acts)
+		ids := map[string]bool{}
+		for i, e := range d {
+			require.Equal(t, int64(i+1), e.Sequence, "gap-free from 1")
+			require.False(t, ids[e.EventID])
+			ids[e.EventID] = true
+			if i >= 2 {
+				require.Equal(t, "message_posted", e.Type)
+				require.True(t, seen[e.Sequence], "every message event belongs to an accepted act")
+			}
+		}
+		require.ElementsMatch(t, d, outboxEvents(t, rdb), "the outbox holds exactly the docket")
+		l, err := cases.Load(context.Background(), "case-race")
+		require.NoError(t, err)
+		require.Len(t, l.Case.Messages, acts)
+	})
 }
 
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

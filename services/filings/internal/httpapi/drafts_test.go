@@ -9,10 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/auth/authtest"
+	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/services/filings/internal/events"
 	"github.com/pcourt/pcourt/services/filings/internal/store"
 )
@@ -50,79 +52,79 @@ func respondentAgent(t testing.TB, s *stack, draftID string) string {
 }
 
 func TestTwoPartyDraftFromPreparationToOpenedCase(t *testing.T) {
-	s := newStack(t)
-	d := s.prepare(t, twoParty())
-	require.Equal(t, "awaiting_confirmations", d.Status)
-	require.Regexp(t, `^[0-9a-f]{64}$`, d.DraftDigest)
+	redistest.EachTopology(t, func(t *testing.T, rdb redis.UniversalClient) {
+		s := newStackOn(t, rdb)
+		d := s.prepare(t, twoParty())
+		require.Equal(t, "awaiting_confirmations", d.Status)
+		require.Regexp(t, `^[0-9a-f]{64}$`, d.DraftDigest)
 
-	v2, _ := s.read(t, "/api/v2/case-drafts/"+d.DraftID)
-	canonical, raw := s.read(t, "/api/filings/"+d.DraftID)
-	require.Equal(t, d.DraftDigest, v2.DraftDigest)
-	require.Equal(t, v2.DraftDigest, canonical.DraftDigest, "both views carry the same digest")
-	require.Contains(t, string(raw), `"principalKind":"autonomous_agent"`, "the canonical view adds public principal kinds")
-	require.Contains(t, string(raw), `"schedule":{`, "and separates the schedule from the procedure")
+		v2, _ := s.read(t, "/api/v2/case-drafts/"+d.DraftID)
+		canonical, raw := s.read(t, "/api/filings/"+d.DraftID)
+		require.Equal(t, d.DraftDigest, v2.DraftDigest)
+		require.Equal(t, v2.DraftDigest, canonical.DraftDigest, "both views carry the same digest")
+		require.Contains(t, string(raw), `"principalKind":"autonomous_agent"`, "the canonical view adds public principal kinds")
+		require.Contains(t, string(raw), `"schedule":{`, "and separates the schedule from the procedure")
 
-	claimantKey := newKey()
-	first := s.do(t, http.MethodPost, "/api/v2/case-drafts/"+d.DraftID+"/confirmations", s.orchestrator, claimantKey,
-		confirmation(d, "p-claimant", s.orchID, "org-acme"))
-	require.Equal(t, http.StatusAccepted, first.status, string(first.body))
-	require.Contains(t, string(first.body), `"status":"awaiting_confirmations"`)
-	require.Zero(t, outboxLength(t, s))
+		claimantKey := newKey()
+		first := s.do(t, http.MethodPost, "/api/v2/case-drafts/"+d.DraftID+"/confirmations", s.orchestrator, claimantKey,
+			confirmation(d, "p-claimant", s.orchID, "org-acme"))
+		require.Equal(t, http.StatusAccepted, first.status, string(first.body))
+		require.Contains(t, string(first.body), `"status":"awaiting_confirmations"`)
+		require.Zero(t, outboxLength(t, s))
 
-	agent := respondentAgent(t, s, d.DraftID)
-	respondentKey := newKey()
-	last := s.do(t, http.MethodPost, "/api/filings/"+d.DraftID+"/confirmations", agent, respondentKey,
-		confirmation(d, "p-respondent", "agent-bob-7", "agent-bob"))
-	require.Equal(t, http.StatusCreated, last.status, string(last.body))
-	var o opened
-	require.NoError(t, json.Unmarshal(last.body, &o))
-	require.Equal(t, "confirmed-filing-v2", o.Data.SchemaVersion)
-	require.Equal(t, d.ReservedCaseID, o.Data.CaseID)
-	require.Equal(t, "show_once_not_replayed", o.Data.Headless.CapabilityDelivery)
-	require.NotNil(t, o.Data.ShowOnce)
-	require.NotEmpty(t, o.Data.ShowOnce.RespondentInviteToken)
-	require.Empty(t, o.Data.ShowOnce.ClaimantPartyToken, "no claimant packet without a claimant acceptance identity")
-	require.Equal(t, int64(1), outboxLength(t, s), "one case-opened event")
+		agent := respondentAgent(t, s, d.DraftID)
+		respondentKey := newKey()
+		last := s.do(t, http.MethodPost, "/api/filings/"+d.DraftID+"/confirmations", agent, respondentKey,
+			confirmation(d, "p-respondent", "agent-bob-7", "agent-bob"))
+		require.Equal(t, http.StatusCreated, last.status, string(last.body))
+		var o opened
+		require.NoError(t, json.Unmarshal(last.body, &o))
+		require.Equal(t, "confirmed-filing-v2", o.Data.SchemaVersion)
+		require.Equal(t, d.ReservedCaseID, o.Data.CaseID)
+		require.Equal(t, "show_once_not_replayed", o.Data.Headless.CapabilityDelivery)
+		require.NotNil(t, o.Data.ShowOnce)
+		require.NotEmpty(t, o.Data.ShowOnce.RespondentInviteToken)
+		require.Empty(t, o.Data.ShowOnce.ClaimantPartyToken, "no claimant packet without a claimant acceptance identity")
+		require.Equal(t, int64(1), outboxLength(t, s), "one case-opened event")
 
-	// The secrets' hashes have one write path: the case-opened fact of the
-	// opening step, from which the cases service owns them. Filings keeps
-	// no capability record of its own, and Redis holds no secret.
-	var fact events.CaseOpened
-	require.NoError(t, json.Unmarshal(caseOpenedFacts(t, s)[d.ReservedCaseID], &fact))
-	require.Equal(t, auth.HashToken(o.Data.ShowOnce.RespondentInviteToken), fact.CapabilityHashes["respondent_invite"])
-	_, login, found := strings.Cut(o.Data.ShowOnce.RespondentLoginPath, "#login=")
-	require.True(t, found, "the login token travels in the fragment: %s", o.Data.ShowOnce.RespondentLoginPath)
-	require.Equal(t, auth.HashToken(login), fact.CapabilityHashes["respondent_login"])
-	_, err := s.credentials.LookupCapability(context.Background(), o.Data.ShowOnce.RespondentInviteToken)
-	require.ErrorIs(t, err, auth.ErrNotFound, "no second copy of the capability in the credential store")
-	keys, err := s.rdb.Keys(context.Background(), "*").Result()
-	require.NoError(t, err)
-	for _, k := range keys {
-		require.NotContains(t, k, o.Data.ShowOnce.RespondentInviteToken)
-		if typ, _ := s.rdb.Type(context.Background(), k).Result(); typ == "hash" {
-			vals, _ := s.rdb.HGetAll(context.Background(), k).Result()
-			for _, v := range vals {
-				require.NotContains(t, v, o.Data.ShowOnce.RespondentInviteToken, "secret stored in %s", k)
+		// The secrets' hashes have one write path: the case-opened fact of the
+		// opening step, from which the cases service owns them. Filings keeps
+		// no capability record of its own, and Redis holds no secret.
+		var fact events.CaseOpened
+		require.NoError(t, json.Unmarshal(caseOpenedFacts(t, s)[d.ReservedCaseID], &fact))
+		require.Equal(t, auth.HashToken(o.Data.ShowOnce.RespondentInviteToken), fact.CapabilityHashes["respondent_invite"])
+		_, login, found := strings.Cut(o.Data.ShowOnce.RespondentLoginPath, "#login=")
+		require.True(t, found, "the login token travels in the fragment: %s", o.Data.ShowOnce.RespondentLoginPath)
+		require.Equal(t, auth.HashToken(login), fact.CapabilityHashes["respondent_login"])
+		_, err := s.credentials.LookupCapability(context.Background(), o.Data.ShowOnce.RespondentInviteToken)
+		require.ErrorIs(t, err, auth.ErrNotFound, "no second copy of the capability in the credential store")
+		for _, k := range redistest.Keys(t, s.rdb, "*") {
+			require.NotContains(t, k, o.Data.ShowOnce.RespondentInviteToken)
+			if typ, _ := s.rdb.Type(context.Background(), k).Result(); typ == "hash" {
+				vals, _ := s.rdb.HGetAll(context.Background(), k).Result()
+				for _, v := range vals {
+					require.NotContains(t, v, o.Data.ShowOnce.RespondentInviteToken, "secret stored in %s", k)
+				}
 			}
 		}
-	}
 
-	// Replays return the stored status; the 201 replay has no showOnce.
-	replay := s.do(t, http.MethodPost, "/api/filings/"+d.DraftID+"/confirmations", agent, respondentKey,
-		confirmation(d, "p-respondent", "agent-bob-7", "agent-bob"))
-	require.Equal(t, http.StatusCreated, replay.status)
-	var r opened
-	require.NoError(t, json.Unmarshal(replay.body, &r))
-	require.Nil(t, r.Data.ShowOnce)
-	require.Equal(t, d.ReservedCaseID, r.Data.CaseID)
-	again := s.do(t, http.MethodPost, "/api/v2/case-drafts/"+d.DraftID+"/confirmations", s.orchestrator, claimantKey,
-		confirmation(d, "p-claimant", s.orchID, "org-acme"))
-	require.Equal(t, http.StatusAccepted, again.status)
-	require.Equal(t, "true", again.header.Get("Idempotent-Replayed"))
+		// Replays return the stored status; the 201 replay has no showOnce.
+		replay := s.do(t, http.MethodPost, "/api/filings/"+d.DraftID+"/confirmations", agent, respondentKey,
+			confirmation(d, "p-respondent", "agent-bob-7", "agent-bob"))
+		require.Equal(t, http.StatusCreated, replay.status)
+		var r opened
+		require.NoError(t, json.Unmarshal(replay.body, &r))
+		require.Nil(t, r.Data.ShowOnce)
+		require.Equal(t, d.ReservedCaseID, r.Data.CaseID)
+		again := s.do(t, http.MethodPost, "/api/v2/case-drafts/"+d.DraftID+"/confirmations", s.orchestrator, claimantKey,
+			confirmation(d, "p-claimant", s.orchID, "org-acme"))
+		require.Equal(t, http.StatusAccepted, again.status)
+		require.Equal(t, "true", again.header.Get("Idempotent-Replayed"))
 
-	after, _ := s.read(t, "/api/v2/case-drafts/"+d.DraftID)
-	require.Equal(t, "opened", after.Status)
-	require.Equal(t, int64(1), outboxLength(t, s))
+		after, _ := s.read(t, "/api/v2/case-drafts/"+d.DraftID)
+		require.Equal(t, "opened", after.Status)
+		require.Equal(t, int64(1), outboxLength(t, s))
+	})
 }
 
 // N required participants confirmed by N concurrent clients: exactly one

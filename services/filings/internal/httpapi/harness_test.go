@@ -43,7 +43,7 @@ import (
 // stack is the filings service over real Redis and real HTTP.
 type stack struct {
 	url          string
-	rdb          *redis.Client
+	rdb          redis.UniversalClient
 	credentials  *auth.Store
 	orchestrator string
 	orchID       string // the orchestrator credential's public id
@@ -77,7 +77,12 @@ const (
 
 func newStack(t testing.TB) *stack {
 	t.Helper()
-	rdb := redistest.NewClient(t)
+	return newStackOn(t, redistest.NewClient(t))
+}
+
+// newStackOn is newStack over a Redis of the test's choosing.
+func newStackOn(t testing.TB, rdb redis.UniversalClient) *stack {
+	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	creds := auth.DefaultStoreConfig()
 	// Tests and benchmarks send hundreds of requests with one credential;

@@ -13,10 +13,12 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/auth/authtest"
+	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/libs/x402/journal"
 )
@@ -126,42 +128,44 @@ func TestPaymentUsedOnAnotherRouteIsRefused(t *testing.T) {
 // Twenty presentations of one payment to twenty fees at once: one opens
 // its case, one settlement is made.
 func TestConcurrentPresentationsOfOnePaymentOpenOneCase(t *testing.T) {
-	s := newStack(t)
-	const fees = 20
-	drafts := make([]feeDraft, fees)
-	for i := range drafts {
-		drafts[i] = readyToOpen(t, s)
-	}
-	offer := s.checkout(t, drafts[0].FeeID)
-	payment := s.payment(t, offer)
-	before := s.paidState(t)
-
-	statuses := make([]int, fees)
-	codes := make([]string, fees)
-	var wg sync.WaitGroup
-	for i, d := range drafts {
-		wg.Go(func() {
-			rep := s.payFeeWith(t, s.orchestrator, d.FeeID, payment)
-			statuses[i], codes[i] = rep.status, rep.code
-		})
-	}
-	wg.Wait()
-	created := 0
-	for i := range statuses {
-		switch statuses[i] {
-		case http.StatusCreated:
-			created++
-		case http.StatusConflict:
-			require.Contains(t, []string{"payment_already_used", "payment_in_progress"}, codes[i])
-		default:
-			t.Fatalf("presentation %d: %d %s", i, statuses[i], codes[i])
+	redistest.EachTopology(t, func(t *testing.T, rdb redis.UniversalClient) {
+		s := newStackOn(t, rdb)
+		const fees = 20
+		drafts := make([]feeDraft, fees)
+		for i := range drafts {
+			drafts[i] = readyToOpen(t, s)
 		}
-	}
-	require.Equal(t, 1, created, "exactly one opening")
-	after := s.paidState(t)
-	require.Equal(t, before.settlements+1, after.settlements, "exactly one settlement in the ledger")
-	require.Equal(t, before.balance-600_000_000, after.balance, "charged once")
-	require.Equal(t, before.opened+1, after.opened, "one case-opened event")
+		offer := s.checkout(t, drafts[0].FeeID)
+		payment := s.payment(t, offer)
+		before := s.paidState(t)
+
+		statuses := make([]int, fees)
+		codes := make([]string, fees)
+		var wg sync.WaitGroup
+		for i, d := range drafts {
+			wg.Go(func() {
+				rep := s.payFeeWith(t, s.orchestrator, d.FeeID, payment)
+				statuses[i], codes[i] = rep.status, rep.code
+			})
+		}
+		wg.Wait()
+		created := 0
+		for i := range statuses {
+			switch statuses[i] {
+			case http.StatusCreated:
+				created++
+			case http.StatusConflict:
+				require.Contains(t, []string{"payment_already_used", "payment_in_progress"}, codes[i])
+			default:
+				t.Fatalf("presentation %d: %d %s", i, statuses[i], codes[i])
+			}
+		}
+		require.Equal(t, 1, created, "exactly one opening")
+		after := s.paidState(t)
+		require.Equal(t, before.settlements+1, after.settlements, "exactly one settlement in the ledger")
+		require.Equal(t, before.balance-600_000_000, after.balance, "charged once")
+		require.Equal(t, before.opened+1, after.opened, "one case-opened event")
+	})
 }
 
 // The resource URL a payer is asked to sign for is the configured one,

@@ -50,7 +50,7 @@ var validBody = []byte(`{"caseTrack":"ai_standard","claimantType":"human","respo
 // real EIP-3009 signatures.
 type stack struct {
 	url      string
-	rdb      *redis.Client
+	rdb      redis.UniversalClient
 	ledger   *localfacilitator.Ledger
 	seller   *sale.Seller
 	payer    *ecdsa.PrivateKey
@@ -71,6 +71,7 @@ type options struct {
 	enabled        bool
 	payerCap       store.Cap
 	facilitatorURL string
+	rdb            redis.UniversalClient // nil: a standalone server of its own
 }
 
 func withFunding(n uint64) option { return func(o *options) { o.funding = n } }
@@ -78,7 +79,8 @@ func withDisabled() option        { return func(o *options) { o.enabled = false 
 func withPayerCap(n int) option {
 	return func(o *options) { o.payerCap = store.Cap{Limit: n, Window: time.Hour} }
 }
-func withFacilitatorAt(u string) option { return func(o *options) { o.facilitatorURL = u } }
+func withFacilitatorAt(u string) option          { return func(o *options) { o.facilitatorURL = u } }
+func withRedis(rdb redis.UniversalClient) option { return func(o *options) { o.rdb = rdb } }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
@@ -88,7 +90,10 @@ func newStack(t testing.TB, opts ...option) *stack {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	s := &stack{rdb: redistest.NewClient(t)}
+	if o.rdb == nil {
+		o.rdb = redistest.NewClient(t)
+	}
+	s := &stack{rdb: o.rdb}
 	s.ledger = localfacilitator.NewLedger(s.rdb)
 
 	fac := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "facilitator", Logger: quiet()})

@@ -13,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/libs/x402/facilitator"
 	"github.com/pcourt/pcourt/libs/x402/journal"
@@ -73,89 +75,93 @@ func TestUnpaidRequestGetsTheChallenge(t *testing.T) {
 }
 
 func TestPaidRequestGetsTheReportAndSettlesOnce(t *testing.T) {
-	s := newStack(t)
-	before := s.ledgerState(t)
-	payment := encode(t, s.sign(t, s.offer(t), nil))
+	redistest.EachTopology(t, func(t *testing.T, rdb redis.UniversalClient) {
+		s := newStack(t, withRedis(rdb))
+		before := s.ledgerState(t)
+		payment := encode(t, s.sign(t, s.offer(t), nil))
 
-	a := s.post(t, validBody, payment)
-	require.Equal(t, 200, a.status, string(a.body))
-	require.True(t, a.report.OK)
-	require.Equal(t, "x402", a.report.Payment.Protocol)
-	require.Equal(t, "0.010000", a.report.Payment.PriceUsd)
-	require.False(t, a.report.Payment.Replayed)
-	require.Equal(t, testnet, a.report.Payment.Network)
-	require.NotNil(t, a.settled)
-	require.True(t, a.settled.Success)
-	require.Equal(t, a.settled.Transaction, a.report.Payment.Transaction)
-	require.Contains(t, string(a.report.Data), `"readyToFile":true`)
+		a := s.post(t, validBody, payment)
+		require.Equal(t, 200, a.status, string(a.body))
+		require.True(t, a.report.OK)
+		require.Equal(t, "x402", a.report.Payment.Protocol)
+		require.Equal(t, "0.010000", a.report.Payment.PriceUsd)
+		require.False(t, a.report.Payment.Replayed)
+		require.Equal(t, testnet, a.report.Payment.Network)
+		require.NotNil(t, a.settled)
+		require.True(t, a.settled.Success)
+		require.Equal(t, a.settled.Transaction, a.report.Payment.Transaction)
+		require.Contains(t, string(a.report.Data), `"readyToFile":true`)
 
-	after := s.ledgerState(t)
-	require.Equal(t, before.payer-10000, after.payer)
-	require.Equal(t, before.payee+10000, after.payee)
-	require.Equal(t, before.settlements+1, after.settlements)
-	require.Equal(t, before.outbox+1, after.outbox, "the settlement event is in the outbox")
+		after := s.ledgerState(t)
+		require.Equal(t, before.payer-10000, after.payer)
+		require.Equal(t, before.payee+10000, after.payee)
+		require.Equal(t, before.settlements+1, after.settlements)
+		require.Equal(t, before.outbox+1, after.outbox, "the settlement event is in the outbox")
 
-	// The same payment and body again: the stored report, nothing settled.
-	again := s.post(t, validBody, payment)
-	require.Equal(t, 200, again.status)
-	require.True(t, again.report.Payment.Replayed)
-	require.JSONEq(t, string(a.report.Data), string(again.report.Data))
-	require.Equal(t, string(a.report.Data), string(again.report.Data), "byte for byte")
-	require.Equal(t, after, s.ledgerState(t))
+		// The same payment and body again: the stored report, nothing settled.
+		again := s.post(t, validBody, payment)
+		require.Equal(t, 200, again.status)
+		require.True(t, again.report.Payment.Replayed)
+		require.JSONEq(t, string(a.report.Data), string(again.report.Data))
+		require.Equal(t, string(a.report.Data), string(again.report.Data), "byte for byte")
+		require.Equal(t, after, s.ledgerState(t))
 
-	// The same body re-serialised is the same request.
-	var v map[string]any
-	require.NoError(t, json.Unmarshal(validBody, &v))
-	reordered, _ := json.MarshalIndent(v, "", "  ")
-	require.Equal(t, 200, s.post(t, reordered, payment).status)
+		// The same body re-serialised is the same request.
+		var v map[string]any
+		require.NoError(t, json.Unmarshal(validBody, &v))
+		reordered, _ := json.MarshalIndent(v, "", "  ")
+		require.Equal(t, 200, s.post(t, reordered, payment).status)
 
-	// So is the same amount spelled another way (RFC 8785 numbers).
-	amount, ok := v["amountInDisputeUsd"].(float64)
-	require.True(t, ok)
-	respelled := bytes.Replace(reordered, []byte(`"amountInDisputeUsd": `+strconv.FormatFloat(amount, 'f', -1, 64)),
-		[]byte(`"amountInDisputeUsd": `+strconv.FormatFloat(amount, 'e', -1, 64)), 1)
-	require.NotEqual(t, string(reordered), string(respelled))
-	require.Equal(t, 200, s.post(t, respelled, payment).status, "an equal number in exponent form is the same request")
+		// So is the same amount spelled another way (RFC 8785 numbers).
+		amount, ok := v["amountInDisputeUsd"].(float64)
+		require.True(t, ok)
+		respelled := bytes.Replace(reordered, []byte(`"amountInDisputeUsd": `+strconv.FormatFloat(amount, 'f', -1, 64)),
+			[]byte(`"amountInDisputeUsd": `+strconv.FormatFloat(amount, 'e', -1, 64)), 1)
+		require.NotEqual(t, string(reordered), string(respelled))
+		require.Equal(t, 200, s.post(t, respelled, payment).status, "an equal number in exponent form is the same request")
+	})
 }
 
 func TestFiftyConcurrentRetriesOfOnePaymentSettleOnce(t *testing.T) {
-	s := newStack(t)
-	before := s.ledgerState(t)
-	payment := encode(t, s.sign(t, s.offer(t), nil))
+	redistest.EachTopology(t, func(t *testing.T, rdb redis.UniversalClient) {
+		s := newStack(t, withRedis(rdb))
+		before := s.ledgerState(t)
+		payment := encode(t, s.sign(t, s.offer(t), nil))
 
-	const n = 50
-	answers := make([]answer, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			// A client that gets 409 payment_in_progress retries the same request.
-			deadline := time.Now().Add(20 * time.Second)
-			for {
-				a := s.post(t, validBody, payment)
-				if a.status != 409 || time.Now().After(deadline) {
-					answers[i] = a
-					return
+		const n = 50
+		answers := make([]answer, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				// A client that gets 409 payment_in_progress retries the same request.
+				deadline := time.Now().Add(20 * time.Second)
+				for {
+					a := s.post(t, validBody, payment)
+					if a.status != 409 || time.Now().After(deadline) {
+						answers[i] = a
+						return
+					}
+					require.Equal(t, "payment_in_progress", a.problem)
+					time.Sleep(10 * time.Millisecond) // the client's retry pause, as Retry-After asks
 				}
-				require.Equal(t, "payment_in_progress", a.problem)
-				time.Sleep(10 * time.Millisecond) // the client's retry pause, as Retry-After asks
-			}
-		})
-	}
-	wg.Wait()
-
-	fresh := 0
-	for _, a := range answers {
-		require.Equal(t, 200, a.status, string(a.body))
-		require.Equal(t, string(answers[0].report.Data), string(a.report.Data), "every 200 carries the same report")
-		if !a.report.Payment.Replayed {
-			fresh++
+			})
 		}
-	}
-	require.Equal(t, 1, fresh, "replayed is true on all but one")
-	after := s.ledgerState(t)
-	require.Equal(t, before.settlements+1, after.settlements, "one settlement")
-	require.Equal(t, before.payer-10000, after.payer, "one ledger entry")
-	require.Equal(t, before.outbox+1, after.outbox)
+		wg.Wait()
+
+		fresh := 0
+		for _, a := range answers {
+			require.Equal(t, 200, a.status, string(a.body))
+			require.Equal(t, string(answers[0].report.Data), string(a.report.Data), "every 200 carries the same report")
+			if !a.report.Payment.Replayed {
+				fresh++
+			}
+		}
+		require.Equal(t, 1, fresh, "replayed is true on all but one")
+		after := s.ledgerState(t)
+		require.Equal(t, before.settlements+1, after.settlements, "one settlement")
+		require.Equal(t, before.payer-10000, after.payer, "one ledger entry")
+		require.Equal(t, before.outbox+1, after.outbox)
+	})
 }
 
 // Every refusal has its status and code, and leaves the ledger, the
