@@ -255,8 +255,10 @@ type Decision struct {
 // Decide returns what to do with a request to route at now. integrations
 // is asked only when the family has extensions, for the ids the request's
 // integration is known by; it is where the caller spends a credential
-// lookup.
-func (p *Policy) Decide(route *inventory.Route, now time.Time, integrations func() []string) Decision {
+// lookup. When it fails the request is announced with the base window but
+// never refused: an integration that may hold an extension is not cut off
+// because its credential could not be read.
+func (p *Policy) Decide(route *inventory.Route, now time.Time, integrations func() ([]string, error)) Decision {
 	if !p.Enabled || route == nil || !route.Eligible {
 		return Decision{}
 	}
@@ -265,11 +267,12 @@ func (p *Policy) Decide(route *inventory.Route, now time.Time, integrations func
 		return Decision{}
 	}
 	var ids []string
+	var unknown error
 	if len(w.Extensions) > 0 && integrations != nil {
-		ids = integrations()
+		ids, unknown = integrations()
 	}
 	d := Decision{Announce: true, Deprecation: w.GA.Time(), Sunset: w.End(ids)}
-	if now.Before(d.Sunset) {
+	if now.Before(d.Sunset) || unknown != nil {
 		return d // inside the window nothing is refused, whatever the stage
 	}
 	switch w.Stage {

@@ -1,6 +1,7 @@
 package policy_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -142,7 +143,7 @@ func TestDecide(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			asked := false
-			got := policy.Resolve(tc.env, tc.durable).Decide(tc.route, tc.now, func() []string { asked = true; return tc.ids })
+			got := policy.Resolve(tc.env, tc.durable).Decide(tc.route, tc.now, func() ([]string, error) { asked = true; return tc.ids, nil })
 			require.Equal(t, tc.want, got)
 			require.Equal(t, tc.askedIDs, asked, "the integration is looked up only when an extension could apply")
 			if got.Announce {
@@ -150,6 +151,26 @@ func TestDecide(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A credential that cannot be read may hold an extension: it is announced
+// with the base window and never refused.
+func TestDecideNeverRefusesAnIntegrationItCannotRead(t *testing.T) {
+	ga := date(t, "2026-01-15")
+	base := ga.Time().Add(policy.BaseWindow)
+	var answer *inventory.Route
+	for i := range inventory.Routes {
+		if inventory.Routes[i].Pattern == "/api/v2/cases/{caseId}/answer" {
+			answer = &inventory.Routes[i]
+		}
+	}
+	p := policy.Resolve(policy.Env{CanonicalRoutes: "true"}, map[inventory.Family]policy.Settings{inventory.V2Cases: {
+		GA: ga, Stage: policy.Retired, Extensions: map[string]policy.Date{"cred_ext": date(t, "2026-10-01")},
+	}})
+	got := p.Decide(answer, base.Add(time.Hour), func() ([]string, error) { return nil, errors.New("redis down") })
+	require.Equal(t, policy.Decision{Announce: true, Deprecation: ga.Time(), Sunset: base}, got)
+	got = p.Decide(answer, base.Add(time.Hour), func() ([]string, error) { return []string{"cred_other"}, nil })
+	require.True(t, got.Refuse, "an integration read and without extension is refused")
 }
 
 func TestSettingsValidate(t *testing.T) {
