@@ -45,10 +45,19 @@ func TestMintAuthenticateRevoke(t *testing.T) {
 		_, err = store.Authenticate(ctx, "pc_sbx_not-a-token")
 		require.ErrorIs(t, err, auth.ErrInvalidCredential)
 
+		// A worker that kept only the hash finds the same credential.
+		got, err = auth.NewStore(rdb, auth.DefaultStoreConfig()).AuthenticateHash(ctx, auth.HashToken(token))
+		require.NoError(t, err)
+		require.Equal(t, cred, got)
+		_, err = store.AuthenticateHash(ctx, auth.HashToken("pc_sbx_not-a-token"))
+		require.ErrorIs(t, err, auth.ErrInvalidCredential)
+
 		require.NoError(t, store.Revoke(ctx, cred.PublicID))
 		fresh := auth.NewStore(rdb, auth.DefaultStoreConfig())
 		_, err = fresh.Authenticate(ctx, token)
 		require.ErrorIs(t, err, auth.ErrInvalidCredential)
+		_, err = auth.NewStore(rdb, auth.DefaultStoreConfig()).AuthenticateHash(ctx, auth.HashToken(token))
+		require.ErrorIs(t, err, auth.ErrInvalidCredential, "revoked, whichever way it is asked")
 
 		require.ErrorIs(t, store.Revoke(ctx, "cred_unknown"), auth.ErrNotFound)
 

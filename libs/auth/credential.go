@@ -244,7 +244,14 @@ func (s *Store) Mint(ctx context.Context, req MintRequest) (string, Credential, 
 // Authenticate returns the active credential behind token, or
 // ErrInvalidCredential. Other errors mean Redis could not be asked.
 func (s *Store) Authenticate(ctx context.Context, token string) (Credential, error) {
-	hash := HashToken(token)
+	return s.AuthenticateHash(ctx, HashToken(token))
+}
+
+// AuthenticateHash is Authenticate for a caller that kept only the token's
+// HashToken, such as a background worker that attributes requests to
+// credentials after the fact: it never has to hold the secret. It shares
+// Authenticate's cache.
+func (s *Store) AuthenticateHash(ctx context.Context, hash string) (Credential, error) {
 	now := s.now()
 	s.mu.Lock()
 	if c, ok := s.cache[hash]; ok && now.Before(c.expires) {

@@ -37,6 +37,10 @@ type config struct {
 	KafkaPort int
 	RedisPort int
 	Verbose   bool // copy service logs to the terminal
+	// Compat is the caller's SERVICE_API_* settings, handed to the edge:
+	// SERVICE_API_CANONICAL_ROUTES=true SERVICE_API_V2_CASES_GA=2026-01-15
+	// make run shows the compatibility headers on /api/v2/cases/….
+	Compat []string
 }
 
 func parseFlags(args []string) (config, error) {
@@ -44,7 +48,7 @@ func parseFlags(args []string) (config, error) {
 	if err != nil {
 		return config{}, err
 	}
-	cfg := config{Root: root}
+	cfg := config{Root: root, Compat: compatEnv(os.Environ())}
 	fs := flag.NewFlagSet("devstack", flag.ContinueOnError)
 	fs.StringVar(&cfg.Dir, "dir", filepath.Join(root, ".devstack"), "state directory")
 	fs.IntVar(&cfg.EdgePort, "port", 8080, "edge port; readiness, filings, cases, webhooks and the local x402 facilitator take the next five")

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -72,7 +73,22 @@ func stackServices(cfg config, redisAddr string, brokers []string, facilitatorUR
 		edgeEnv = append(edgeEnv, fmt.Sprintf("UPSTREAM_%s_URL=http://127.0.0.1:%d", strings.ToUpper(name), port))
 	}
 	edgeEnv = append(edgeEnv, fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", cfg.EdgePort))
+	edgeEnv = append(edgeEnv, cfg.Compat...)
 	return append(out, &service{name: "compat-edge", port: cfg.EdgePort, env: edgeEnv})
+}
+
+// compatEnv picks the compatibility policy's variables (SERVICE_API_*) out
+// of the caller's environment. The edge is named as their one reader; the
+// children inherit the rest of the caller's environment anyway.
+func compatEnv(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		if strings.HasPrefix(kv, "SERVICE_API_") {
+			out = append(out, kv)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // buildServices compiles every service into <dir>/bin in one go invocation,

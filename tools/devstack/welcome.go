@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -76,6 +77,12 @@ func printWelcome(w io.Writer, cfg config, creds []devCredential, receiverURL st
 	fmt.Fprintf(w, "\nWalk a case draft from preparation to an opened case (docs/filings-walkthrough.md):\n")
 	fmt.Fprintf(w, "  go run ./tools/demo -env %s\n", filepath.Join(cfg.Dir, "credentials.env"))
 	fmt.Fprintf(w, "\nSigned case events for partner-dev are delivered to %s, verified\nagainst %s/api/webhooks/keys and printed here as \"webhook  | ...\" lines.\n", receiverURL, base)
+	if len(cfg.Compat) > 0 {
+		fmt.Fprintf(w, "\nCompatibility policy, from your environment, at the edge: %s\n(earlier routes such as %s/api/v2/cases/<id> answer with Deprecation, Sunset and Link; guide at %s/docs/migration)\n",
+			strings.Join(cfg.Compat, " "), base, base)
+	} else {
+		fmt.Fprintf(w, "\nCompatibility announcements are off; to see them on earlier routes:\n  SERVICE_API_CANONICAL_ROUTES=true SERVICE_API_V2_CASES_GA=2026-01-15 make run\n")
+	}
 	fmt.Fprintf(w, "\nLogs: %s   Ctrl-C stops everything.\n", filepath.Join(cfg.Dir, "logs"))
 }
 

@@ -23,6 +23,8 @@ var PureDomains = []string{
 	"services/filings/internal/draft",
 	"services/cases/internal/procedure",
 	"services/webhooks/internal/delivery",
+	"services/compat-edge/internal/inventory",
+	"services/compat-edge/internal/policy",
 }
 
 // AdapterLibraries are the import path prefixes a pure domain never reaches.

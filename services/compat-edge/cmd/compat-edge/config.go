@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/pcourt/pcourt/libs/envconf"
 	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/httpapi"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/legacyuse"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
 )
 
@@ -21,6 +24,34 @@ type config struct {
 	// the served OpenAPI document names it as its server. Empty keeps the
 	// document's relative server.
 	PublicURL string
+	Compat    compatConfig
+}
+
+// compatConfig is the compatibility policy's part.
+type compatConfig struct {
+	// Env is the spec's SERVICE_API_* variables as given. Invalid dates
+	// are not a configuration error: the spec says they announce nothing,
+	// and the edge logs each one at start.
+	Env policy.Env
+	// RefreshInterval is how often the durable family settings are read
+	// again (EDGE_COMPAT_REFRESH_INTERVAL): the delay before an
+	// administrator's change acts on every replica.
+	RefreshInterval time.Duration
+	// LegacyUse sizes the legacy-use recorder (EDGE_LEGACY_USE_BUFFER,
+	// EDGE_LEGACY_USE_FLUSH_INTERVAL, EDGE_LEGACY_USE_MAX_PENDING).
+	LegacyUse legacyuse.Config
+}
+
+func defaultCompatConfig() compatConfig {
+	return compatConfig{RefreshInterval: 10 * time.Second, LegacyUse: legacyuse.DefaultConfig()}
+}
+
+// Validate reports an unusable setting.
+func (c compatConfig) Validate() error {
+	if c.RefreshInterval <= 0 {
+		return errors.New("EDGE_COMPAT_REFRESH_INTERVAL must be positive")
+	}
+	return c.LegacyUse.Validate()
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -40,6 +71,12 @@ func loadConfig(getenv func(string) string) (config, error) {
 		routing.Webhooks:  "http://127.0.0.1:8084",
 	}
 	cfg.PublicURL = strings.TrimSuffix(r.String("EDGE_PUBLIC_URL", ""), "/")
+	cfg.Compat = defaultCompatConfig()
+	cfg.Compat.Env = policy.EnvFrom(getenv)
+	cfg.Compat.RefreshInterval = r.Duration("EDGE_COMPAT_REFRESH_INTERVAL", cfg.Compat.RefreshInterval)
+	cfg.Compat.LegacyUse.Buffer = r.Int("EDGE_LEGACY_USE_BUFFER", cfg.Compat.LegacyUse.Buffer)
+	cfg.Compat.LegacyUse.FlushInterval = r.Duration("EDGE_LEGACY_USE_FLUSH_INTERVAL", cfg.Compat.LegacyUse.FlushInterval)
+	cfg.Compat.LegacyUse.MaxPending = r.Int("EDGE_LEGACY_USE_MAX_PENDING", cfg.Compat.LegacyUse.MaxPending)
 	var errs []error
 	if cfg.PublicURL != "" {
 		if u, err := url.Parse(cfg.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -56,7 +93,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 		cfg.Upstreams[owner] = u
 	}
-	errs = append(errs, r.Err(), cfg.Service.Validate())
+	errs = append(errs, r.Err(), cfg.Service.Validate(), cfg.Compat.Validate())
 	if err := errors.Join(errs...); err != nil {
 		return config{}, fmt.Errorf("configuration: %w", err)
 	}

@@ -2,9 +2,13 @@ package main
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/legacyuse"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
 )
 
@@ -17,6 +21,9 @@ func TestLoadConfig(t *testing.T) {
 	require.Equal(t, "http://127.0.0.1:8083", cfg.Upstreams[routing.Cases].String())
 	require.False(t, cfg.Forwarding.TLSTerminated)
 	require.Empty(t, cfg.PublicURL, "the served document keeps its relative server")
+	require.Equal(t, 10*time.Second, cfg.Compat.RefreshInterval)
+	require.Equal(t, legacyuse.DefaultConfig(), cfg.Compat.LegacyUse)
+	require.False(t, policy.Resolve(cfg.Compat.Env, nil).Enabled, "announcements are off by default")
 
 	for _, tc := range []struct {
 		name string
@@ -26,6 +33,10 @@ func TestLoadConfig(t *testing.T) {
 		{"an upstream of another scheme", map[string]string{"UPSTREAM_CASES_URL": "ftp://cases"}},
 		{"a public URL without host", map[string]string{"EDGE_PUBLIC_URL": "https://"}},
 		{"a malformed boolean", map[string]string{"EDGE_TLS_TERMINATED": "sometimes"}},
+		{"a refresh interval of zero", map[string]string{"EDGE_COMPAT_REFRESH_INTERVAL": "0s"}},
+		{"a malformed flush interval", map[string]string{"EDGE_LEGACY_USE_FLUSH_INTERVAL": "soon"}},
+		{"no legacy-use buffer", map[string]string{"EDGE_LEGACY_USE_BUFFER": "0"}},
+		{"no pending legacy use", map[string]string{"EDGE_LEGACY_USE_MAX_PENDING": "-1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := loadConfig(func(k string) string { return tc.env[k] })
@@ -39,4 +50,27 @@ func TestLoadConfig(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "https://api.pcourt.dev", cfg.PublicURL)
 	require.True(t, cfg.Forwarding.TLSTerminated)
+}
+
+// The spec's variables reach the policy as given; an invalid date is no
+// reason to refuse to start (it announces nothing, and is logged).
+func TestLoadConfigReadsTheCompatibilityVariables(t *testing.T) {
+	env := map[string]string{
+		"SERVICE_API_CANONICAL_ROUTES":    "true",
+		"SERVICE_API_V2_CASES_GA":         "2026-01-15",
+		"SERVICE_API_V2_FILINGS_GA":       "2026-1-15",
+		"SERVICE_API_COMPATIBILITY_START": "2026-03-01",
+		"EDGE_COMPAT_REFRESH_INTERVAL":    "2s",
+		"EDGE_LEGACY_USE_FLUSH_INTERVAL":  "250ms",
+	}
+	cfg, err := loadConfig(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	require.Equal(t, 2*time.Second, cfg.Compat.RefreshInterval)
+	require.Equal(t, 250*time.Millisecond, cfg.Compat.LegacyUse.FlushInterval)
+	p := policy.Resolve(cfg.Compat.Env, nil)
+	require.True(t, p.Enabled)
+	require.Equal(t, "2026-01-15", p.Window(inventory.V2Cases).GA.String())
+	require.Equal(t, "2026-03-01", p.Window(inventory.WebsiteCases).GA.String())
+	require.True(t, p.Window(inventory.V2Filings).GA.IsZero())
+	require.Equal(t, "2026-1-15", p.Window(inventory.V2Filings).Invalid)
 }

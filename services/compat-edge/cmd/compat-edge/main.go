@@ -1,20 +1,29 @@
 // Command compat-edge is the platform's only public ingress: it routes every
-// public path to the service that owns it and serves the API document.
+// public path to the service that owns it, applies the compatibility policy
+// to earlier routes (announcements, brownouts, 410s, the legacy-use
+// ledger), and serves the API document and the migration guide.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/pcourt/pcourt/api"
+	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/lifecycle"
 	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/httpapi"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/legacyuse"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/store"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -50,12 +59,54 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	proxy, err := httpapi.NewProxy(routing.NewTable(routing.Families), cfg.Upstreams, cfg.Forwarding, base.Telemetry.Propagator)
+	index, err := inventory.NewIndex(inventory.Routes)
+	if err != nil {
+		return err
+	}
+	st := store.New(base.Redis)
+	creds := base.Credentials()
+	current := policy.NewCurrent(cfg.Compat.Env, st.LoadAll, cfg.Compat.RefreshInterval, base.Logger)
+	if err := current.Refresh(ctx); err != nil {
+		// The edge still serves: the environment's policy holds until the
+		// store answers, at the next refresh.
+		base.Logger.Warn("compatibility settings not loaded at start", "err", err)
+		current.Log(current.Policy())
+	}
+	recorder := legacyuse.New(cfg.Compat.LegacyUse, func(ctx context.Context, hash string) (string, error) {
+		cred, err := creds.AuthenticateHash(ctx, hash)
+		if errors.Is(err, auth.ErrInvalidCredential) {
+			return "", legacyuse.ErrUnknownCredential
+		}
+		return cred.PublicID, err
+	}, st.AddUses, base.Logger)
+
+	proxy, err := httpapi.NewProxy(routing.NewTable(routing.Families), cfg.Upstreams, cfg.Forwarding, base.Telemetry.Propagator, httpapi.Compat{
+		Index:  index,
+		Policy: current.Policy,
+		Now:    time.Now,
+		Integrations: func(ctx context.Context, hash string) ([]string, error) {
+			cred, err := creds.AuthenticateHash(ctx, hash)
+			if errors.Is(err, auth.ErrInvalidCredential) {
+				return nil, nil // no integration: the base window
+			}
+			if err != nil {
+				return nil, err
+			}
+			return []string{cred.PublicID, cred.PartnerID}, nil
+		},
+		Record: recorder.Record,
+	})
 	if err != nil {
 		return err
 	}
 	srv := base.Server(nil)
 	httpapi.Register(srv.Router(), httpapi.Config{MaxBodyBytes: cfg.Service.HTTP.MaxBodyBytes}, proxy, openAPI)
 
-	return lifecycle.Run(ctx, base.Logger, lifecycle.Component{Name: "http", Run: srv.Run})
+	// Stopped in this order: the server drains its requests, then the
+	// recorder writes what they left, then the policy stops refreshing.
+	return lifecycle.Run(ctx, base.Logger,
+		lifecycle.Component{Name: "http", Run: srv.Run},
+		lifecycle.Component{Name: "legacy-use", Run: recorder.Run},
+		lifecycle.Component{Name: "compat-policy", Run: current.Run},
+	)
 }

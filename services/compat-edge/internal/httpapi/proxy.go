@@ -20,6 +20,7 @@ import (
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/libs/requestid"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/legacyuse"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
 )
 
@@ -39,7 +40,9 @@ type Forwarding struct {
 
 // Codes returns the edge's problem codes, the rows of owner compat-edge in
 // docs/problems.md.
-func Codes() []problem.Code { return []problem.Code{UpstreamUnavailable, UpstreamTimeout} }
+func Codes() []problem.Code {
+	return []problem.Code{UpstreamUnavailable, UpstreamTimeout, AliasRetired}
+}
 
 // Proxy forwards requests to the owning service.
 type Proxy struct {
@@ -48,10 +51,12 @@ type Proxy struct {
 	forwarding Forwarding
 	transport  http.RoundTripper
 	propagator propagation.TextMapPropagator
+	compat     Compat
 }
 
-// NewProxy returns a proxy over the table. Every owner must have an upstream.
-func NewProxy(table *routing.Table, upstreams map[routing.Owner]*url.URL, fwd Forwarding, propagator propagation.TextMapPropagator) (*Proxy, error) {
+// NewProxy returns a proxy over the table that applies the compatibility
+// policy of compat to earlier routes. Every owner must have an upstream.
+func NewProxy(table *routing.Table, upstreams map[routing.Owner]*url.URL, fwd Forwarding, propagator propagation.TextMapPropagator, compat Compat) (*Proxy, error) {
 	for _, o := range routing.Owners {
 		if upstreams[o] == nil {
 			return nil, fmt.Errorf("no upstream URL for %s", o)
@@ -62,6 +67,7 @@ func NewProxy(table *routing.Table, upstreams map[routing.Owner]*url.URL, fwd Fo
 		upstreams:  upstreams,
 		forwarding: fwd,
 		propagator: propagator,
+		compat:     compat,
 		// Partners send many small requests: keep plenty of warm
 		// connections per service instead of dialling for each.
 		transport: &http.Transport{
@@ -77,10 +83,18 @@ func NewProxy(table *routing.Table, upstreams map[routing.Owner]*url.URL, fwd Fo
 }
 
 // Handle proxies the request, or answers 404 when no service owns the path.
+// A request to an earlier route gets the policy's announcement on the
+// owner's response, or, retired or in a brownout, a 410 from the edge that
+// the owner never sees. Mutations are forwarded, never redirected.
 func (p *Proxy) Handle(c *gin.Context) {
 	owner, ok := p.table.Owner(c.Request.URL.Path)
 	if !ok {
 		problem.Write(c, problem.Newf(problem.NotFound, "No resource at %s.", problem.Clip(c.Request.URL.Path)))
+		return
+	}
+	ann := p.decide(c.Request)
+	if ann != nil && ann.decision.Refuse {
+		ann.refuse(c) // not legacy use: nothing was served
 		return
 	}
 	target := p.upstreams[owner]
@@ -95,6 +109,14 @@ func (p *Proxy) Handle(c *gin.Context) {
 		},
 		ModifyResponse: func(resp *http.Response) error {
 			resp.Header.Del(requestid.Header) // the edge already set the same id
+			if ann != nil {
+				if ann.decision.Announce {
+					ann.setHeaders(resp.Header)
+				}
+				if ann.route.Successor != "" && p.compat.Record != nil {
+					p.compat.Record(legacyuse.Hit{TokenHash: ann.tokenHash, Route: ann.route.Pattern, At: ann.at})
+				}
+			}
 			return nil
 		},
 		ErrorHandler: func(_ http.ResponseWriter, r *http.Request, err error) {

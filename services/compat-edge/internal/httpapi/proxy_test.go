@@ -77,7 +77,7 @@ func newEdgeWith(t *testing.T, upstreams map[routing.Owner]*url.URL, cfg httpser
 	metrics := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "# edge metrics\n") })
 	tel := &telemetry.Providers{Tracer: tp, Meter: noop.NewMeterProvider(), Propagator: propagation.TraceContext{}, MetricsHandler: metrics}
 	srv := httpserver.New(cfg, httpserver.Deps{Service: "compat-edge", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Telemetry: tel})
-	proxy, err := httpapi.NewProxy(routing.NewTable(routing.Families), upstreams, fwd, tel.Propagator)
+	proxy, err := httpapi.NewProxy(routing.NewTable(routing.Families), upstreams, fwd, tel.Propagator, httpapi.Compat{})
 	require.NoError(t, err)
 	doc, err := api.JSON()
 	require.NoError(t, err)
@@ -229,7 +229,7 @@ func TestOversizeBodyIsRefusedAtTheEdge(t *testing.T) {
 func TestEveryOwnerNeedsAnUpstream(t *testing.T) {
 	ups := allUpstreams(t)
 	delete(ups, routing.Webhooks)
-	_, err := httpapi.NewProxy(routing.NewTable(routing.Families), ups, httpapi.Forwarding{}, propagation.TraceContext{})
+	_, err := httpapi.NewProxy(routing.NewTable(routing.Families), ups, httpapi.Forwarding{}, propagation.TraceContext{}, httpapi.Compat{})
 	require.ErrorContains(t, err, "webhooks")
 }
 
@@ -308,7 +308,7 @@ func TestEdgeCapsHeadersAndConcurrency(t *testing.T) {
 	cfg.MaxInFlight = 2
 	cfg.MaxHeaderBytes = 8 << 10
 	srv := httpserver.New(cfg, httpserver.Deps{Service: "compat-edge", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	proxy, err := httpapi.NewProxy(routing.NewTable(routing.Families), ups, httpapi.Forwarding{}, propagation.TraceContext{})
+	proxy, err := httpapi.NewProxy(routing.NewTable(routing.Families), ups, httpapi.Forwarding{}, propagation.TraceContext{}, httpapi.Compat{})
 	require.NoError(t, err)
 	httpapi.Register(srv.Router(), httpapi.Config{MaxBodyBytes: 16 << 20}, proxy, []byte("{}"))
 	addr, err := srv.Listen()

@@ -18,13 +18,15 @@ type Config struct {
 	MaxBodyBytes int64
 }
 
-// Register adds the edge's routes: the API document and the proxy for every
-// /api path and the hosted /respond pages.
+// Register adds the edge's routes: the API document, the migration guide
+// and the proxy for every /api path and the hosted /respond pages.
 func Register(r *gin.Engine, cfg Config, proxy *Proxy, openAPIJSON []byte) {
 	r.GET("/openapi.json", func(c *gin.Context) {
 		c.Header("Cache-Control", "public, max-age=300")
 		c.Data(http.StatusOK, "application/json", openAPIJSON)
 	})
+	// The migration guide every announcement links to (rel="deprecation").
+	r.GET(GuidePath, proxy.Guide)
 	// The limit is on the route so that an oversize Content-Length is
 	// refused before anything reaches an owner.
 	r.Any("/api/*path", httpserver.BodyLimit(cfg.MaxBodyBytes), proxy.Handle)

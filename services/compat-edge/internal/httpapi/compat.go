@@ -1,0 +1,125 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/pcourt/pcourt/libs/problem"
+	"github.com/pcourt/pcourt/libs/requestid"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/legacyuse"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
+)
+
+// AliasRetired is the answer of a retired alias, or of one inside a
+// brownout. Its body's type is about:blank, as the spec fixes it.
+var AliasRetired = problem.Code{Name: "alias_retired", Status: http.StatusGone, Title: "alias retired"}
+
+// GuidePath is where the edge serves the migration guide that every
+// announcement links to (rel="deprecation").
+const GuidePath = "/docs/migration"
+
+// Compat is what the proxy needs for the compatibility policy. The zero
+// value announces nothing and records nothing.
+type Compat struct {
+	Index *inventory.Index
+	// Policy returns the policy in force; the edge swaps it when a layer
+	// changes.
+	Policy func() *policy.Policy
+	Now    func() time.Time
+	// Integrations returns the ids (credential public id, partner id) of
+	// the credential whose token has this SHA-256; asked only when a
+	// family has extensions.
+	Integrations func(ctx context.Context, tokenHash string) ([]string, error)
+	// Record receives each request an owner served on an earlier route
+	// that has a canonical successor.
+	Record func(legacyuse.Hit)
+}
+
+// announcement is what the edge adds to one request's response.
+type announcement struct {
+	route     *inventory.Route
+	decision  policy.Decision
+	successor string // filled in; "" when the row has none
+	tokenHash string
+	at        time.Time
+}
+
+// decide looks the request up in the inventory and asks the policy. It
+// returns nil for a path or method the inventory does not list.
+func (p *Proxy) decide(r *http.Request) *announcement {
+	cp := p.compat
+	if cp.Index == nil {
+		return nil
+	}
+	m, ok := cp.Index.Lookup(r.Method, r.URL.EscapedPath())
+	if !ok {
+		return nil
+	}
+	a := &announcement{route: m.Route, at: cp.Now(), tokenHash: bearerHash(r)}
+	a.successor, _ = m.Successor()
+	if cp.Policy != nil {
+		a.decision = cp.Policy().Decide(m.Route, a.at, func() ([]string, error) {
+			if a.tokenHash == "" || cp.Integrations == nil {
+				return nil, nil
+			}
+			return cp.Integrations(r.Context(), a.tokenHash)
+		})
+	}
+	return a
+}
+
+// bearerHash is the hex SHA-256 of the request's one bearer token, the
+// form credentials are stored under; "" without exactly one.
+func bearerHash(r *http.Request) string {
+	h := r.Header.Values("Authorization")
+	if len(h) != 1 {
+		return ""
+	}
+	scheme, token, ok := strings.Cut(h[0], " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// setHeaders writes the policy headers: Deprecation as an RFC 9651 date
+// (RFC 9745), Sunset as an IMF-fixdate (RFC 8594) and one Link (RFC 8288)
+// to the exact successor and to the guide. Owners' own Link values stay.
+func (a *announcement) setHeaders(h http.Header) {
+	h.Set("Deprecation", "@"+strconv.FormatInt(a.decision.Deprecation.Unix(), 10))
+	h.Set("Sunset", a.decision.Sunset.UTC().Format(http.TimeFormat))
+	link := "<" + GuidePath + `>; rel="deprecation"; type="text/html"`
+	if a.successor != "" {
+		link = "<" + a.successor + `>; rel="successor-version", ` + link
+	}
+	h.Add("Link", link)
+}
+
+// refuse answers 410 alias_retired without calling the owner.
+func (a *announcement) refuse(c *gin.Context) {
+	a.setHeaders(c.Writer.Header())
+	why := "is retired"
+	if a.decision.Brownout {
+		why = "is unavailable during a scheduled brownout and will be retired"
+	}
+	detail := "This earlier route " + why + "; use " + c.Request.Method + " " + a.successor +
+		" instead. The migration guide is at " + GuidePath + "."
+	body, _ := json.Marshal(problem.Body{
+		Type: "about:blank", Title: AliasRetired.Title, Status: AliasRetired.Status, Code: AliasRetired.Name,
+		Detail: detail, RequestID: requestid.Get(c),
+	})
+	c.Header("Content-Type", problem.ContentType)
+	c.Header("Cache-Control", "no-store")
+	c.Data(AliasRetired.Status, problem.ContentType, append(body, '\n'))
+	c.Abort()
+}

@@ -1,0 +1,83 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"sync/atomic"
+	"time"
+
+	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
+)
+
+// Current is the policy in force: built from the environment and the
+// durable layer, rebuilt every interval, read by every request without a
+// lock. Load is the durable layer (the Redis store today); a controller
+// watching CompatibilityFamily resources can hand Current its own Load.
+type Current struct {
+	env      Env
+	load     func(context.Context) (map[inventory.Family]Settings, error)
+	interval time.Duration
+	logger   *slog.Logger
+	p        atomic.Pointer[Policy]
+	durable  map[inventory.Family]Settings
+}
+
+// NewCurrent returns a Current that, until its first refresh, holds the
+// environment's policy alone.
+func NewCurrent(env Env, load func(context.Context) (map[inventory.Family]Settings, error), interval time.Duration, logger *slog.Logger) *Current {
+	c := &Current{env: env, load: load, interval: interval, logger: logger}
+	c.p.Store(Resolve(env, nil))
+	return c
+}
+
+// Policy returns the policy in force.
+func (c *Current) Policy() *Policy { return c.p.Load() }
+
+// Refresh reads the durable layer and swaps the policy when it changed. On
+// failure the policy in force stays: an unreachable store neither
+// announces nor retires anything new.
+func (c *Current) Refresh(ctx context.Context) error {
+	durable, err := c.load(ctx)
+	if err != nil {
+		return fmt.Errorf("loading compatibility settings: %w", err)
+	}
+	if c.durable != nil && reflect.DeepEqual(durable, c.durable) {
+		return nil
+	}
+	c.durable = durable
+	p := Resolve(c.env, durable)
+	c.p.Store(p)
+	c.Log(p)
+	return nil
+}
+
+// Log writes the policy's windows, one line per family.
+func (c *Current) Log(p *Policy) {
+	for _, w := range p.Windows() {
+		attrs := []any{"family", w.Family, "enabled", p.Enabled, "ga", w.GA.String(), "source", w.Source, "stage", w.Stage,
+			"brownouts", len(w.Brownouts), "extensions", len(w.Extensions)}
+		if w.Invalid != "" {
+			c.logger.Warn("compatibility date invalid: nothing announced for the family", append(attrs, "invalid", w.Invalid)...)
+			continue
+		}
+		c.logger.Info("compatibility window", attrs...)
+	}
+}
+
+// Run refreshes every interval until ctx ends.
+func (c *Current) Run(ctx context.Context) error {
+	t := time.NewTicker(c.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			if err := c.Refresh(ctx); err != nil {
+				c.logger.Warn("compatibility settings not refreshed; the policy in force stays", "err", err)
+			}
+		}
+	}
+}
