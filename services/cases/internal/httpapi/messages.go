@@ -7,7 +7,6 @@ import (
 
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
-	"github.com/pcourt/pcourt/services/cases/internal/store"
 )
 
 // Messages between the sides of a case: POST posts one (the other side's
@@ -67,30 +66,7 @@ func (h *handlers) listMessages(c *gin.Context) {
 // postMessage posts a message for the caller's side; its text is kept with
 // the case in the same step that records message_posted.
 func (h *handlers) postMessage(c *gin.Context) {
-	var body textBody
-	if err := httpserver.DecodeJSON(c, &body); err != nil {
-		_ = c.Error(err)
-		return
-	}
-	if err := checkText(body.Text); err != nil {
-		_ = c.Error(invalidAct("text " + err.Error()))
-		return
-	}
-	cred, l, err := h.load(c, caseID(c))
-	if err != nil {
-		_ = c.Error(err)
-		return
-	}
-	pid, _, err := h.actor(c, cred, l.Case, anySide, body.ParticipantID)
-	if err != nil {
-		_ = c.Error(err)
-		return
-	}
-	digest := digestOf(body.Text)
-	act := procedure.Act{Kind: procedure.ActPostMessage, ParticipantID: pid, MessageID: newID("msg_"), Digest: digest}
-	if v, ok := h.act(c, cred, l.Case, act, store.Document{Digest: digest, Content: []byte(body.Text)}); ok {
-		answered(c, http.StatusCreated, v)
-	}
+	h.textAct(c, procedure.Act{Kind: procedure.ActPostMessage, MessageID: newID("msg_")}, http.StatusCreated)
 }
 
 // markMessagesRead records that the caller's side has read the case's

@@ -77,8 +77,10 @@ func (h *handlers) listSubmissions(c *gin.Context) {
 	private(c, v)
 }
 
-// textAct runs an act whose content is a text: a submission or an amendment.
-func (h *handlers) textAct(c *gin.Context, kind procedure.ActKind, submissionID string, status int) {
+// textAct runs an act whose content is a text: a submission, an amendment
+// or a message. act names the act and its ids; the caller's participant
+// and the text's digest are filled in here.
+func (h *handlers) textAct(c *gin.Context, act procedure.Act, status int) {
 	var body textBody
 	if err := httpserver.DecodeJSON(c, &body); err != nil {
 		_ = c.Error(err)
@@ -93,27 +95,25 @@ func (h *handlers) textAct(c *gin.Context, kind procedure.ActKind, submissionID 
 		_ = c.Error(err)
 		return
 	}
-	pid, _, err := h.actor(c, cred, l.Case, anySide, body.ParticipantID)
-	if err != nil {
+	if act.ParticipantID, _, err = h.actor(c, cred, l.Case, anySide, body.ParticipantID); err != nil {
 		_ = c.Error(err)
 		return
 	}
-	digest := digestOf(body.Text)
-	act := procedure.Act{Kind: kind, ParticipantID: pid, SubmissionID: submissionID, Digest: digest}
-	if v, ok := h.act(c, cred, l.Case, act, store.Document{Digest: digest, Content: []byte(body.Text)}); ok {
+	act.Digest = digestOf(body.Text)
+	if v, ok := h.act(c, cred, l.Case, act, store.Document{Digest: act.Digest, Content: []byte(body.Text)}); ok {
 		answered(c, status, v)
 	}
 }
 
 // fileSubmission files a submission in the open evidence or rebuttal round.
 func (h *handlers) fileSubmission(c *gin.Context) {
-	h.textAct(c, procedure.ActFileSubmission, newID("sub_"), http.StatusCreated)
+	h.textAct(c, procedure.Act{Kind: procedure.ActFileSubmission, SubmissionID: newID("sub_")}, http.StatusCreated)
 }
 
 // amendSubmission replaces the text of one of the side's submissions of
 // the open round.
 func (h *handlers) amendSubmission(c *gin.Context) {
-	h.textAct(c, procedure.ActAmendSubmission, c.Param("submissionId"), http.StatusOK)
+	h.textAct(c, procedure.Act{Kind: procedure.ActAmendSubmission, SubmissionID: c.Param("submissionId")}, http.StatusOK)
 }
 
 // recordSummaryView is what the sides confirm: the answer and every
