@@ -22,6 +22,7 @@ import (
 	"github.com/pcourt/pcourt/services/webhooks/internal/events"
 	"github.com/pcourt/pcourt/services/webhooks/internal/httpapi"
 	"github.com/pcourt/pcourt/services/webhooks/internal/keys"
+	"github.com/pcourt/pcourt/services/webhooks/internal/recovery"
 	"github.com/pcourt/pcourt/services/webhooks/internal/store"
 )
 
@@ -62,6 +63,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	client := egress.NewClient(egress.NewDialer(policy, nil, cfg.Dispatch.Timeout), cfg.Dispatch.Timeout)
 	eps := store.NewEndpoints(rdb)
 	deliveries := store.NewDeliveries(rdb, cfg.Deliveries)
+	recoveries := store.NewRecoveries(rdb, cfg.Deliveries.Retention)
 
 	producer, err := kafka.NewProducer(kafka.ProducerConfig{Brokers: cfg.Service.KafkaBrokers, ClientID: "webhooks", TracerProvider: base.Telemetry.Tracer})
 	if err != nil {
@@ -69,6 +71,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	}
 	defer producer.Close()
 	sender := dispatch.New(cfg.Dispatch, deliveries, eps, ring, client, logger, nil, nil)
+	recoverer := recovery.NewWorker(recovery.DefaultConfig(), recoveries, deliveries, eps, logger, nil, sender.Nudge)
 	fanout := &events.Fanout{Endpoints: eps, Deliveries: deliveries, Logger: logger, Now: time.Now, Scheduled: sender.Nudge}
 	consumer, err := kafka.NewConsumer(kafka.ConsumerConfig{
 		Brokers: cfg.Service.KafkaBrokers, ClientID: "webhooks", GroupID: cfg.ConsumerGroup, Topic: events.Topic,
@@ -86,6 +89,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		Credentials: base.Credentials(),
 		Endpoints:   eps,
 		Deliveries:  deliveries,
+		Recoveries:  recoveries,
 		Journal:     idempotent,
 		URLRules:    endpoints.URLRules{AllowHTTP: cfg.AllowHTTP, CheckAddr: policy.Check},
 		Keys:        ring,
@@ -96,6 +100,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		lifecycle.Component{Name: "http", Run: srv.Run},
 		lifecycle.Component{Name: "case-events-consumer", Run: consumer.Run},
 		lifecycle.Component{Name: "sender", Run: sender.Run},
+		lifecycle.Component{Name: "recovery-worker", Run: recoverer.Run},
 	)
 }
 

@@ -33,6 +33,7 @@ type stack struct {
 	claimant   string // a claimant agent credential
 	endpoints  *store.Endpoints
 	deliveries *store.Deliveries
+	recoveries *store.Recoveries
 	ring       *keys.Ring
 }
 
@@ -41,7 +42,8 @@ func newStack(t testing.TB) *stack {
 	rdb := redistest.NewClient(t)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	creds := auth.NewStore(rdb, auth.DefaultStoreConfig())
-	s := &stack{endpoints: store.NewEndpoints(rdb), deliveries: store.NewDeliveries(rdb, store.DefaultDeliveriesConfig())}
+	s := &stack{endpoints: store.NewEndpoints(rdb), deliveries: store.NewDeliveries(rdb, store.DefaultDeliveriesConfig()),
+		recoveries: store.NewRecoveries(rdb, time.Hour)}
 	s.partner, _ = authtest.Mint(t, creds, auth.RolePlatformOrchestrator)
 	s.live, _ = authtest.Mint(t, creds, auth.RolePlatformOrchestrator, func(r *auth.MintRequest) { r.Environment = auth.Live })
 	s.other, _ = authtest.Mint(t, creds, auth.RolePlatformOrchestrator, func(r *auth.MintRequest) { r.PartnerID = "partner-other" })
@@ -58,6 +60,7 @@ func newStack(t testing.TB) *stack {
 		Credentials: creds,
 		Endpoints:   s.endpoints,
 		Deliveries:  s.deliveries,
+		Recoveries:  s.recoveries,
 		Journal:     idempotent,
 		URLRules: endpoints.URLRules{AllowHTTP: true, CheckAddr: egress.Policy{
 			Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
