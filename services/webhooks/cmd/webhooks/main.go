@@ -101,26 +101,31 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		lifecycle.Component{Name: "case-events-consumer", Run: consumer.Run},
 		lifecycle.Component{Name: "sender", Run: sender.Run},
 		lifecycle.Component{Name: "recovery-worker", Run: recoverer.Run},
+		lifecycle.Component{Name: "signing-keys", Run: func(ctx context.Context) error { return ring.Watch(ctx, cfg.KeyReload) }},
 	)
 }
 
-// loadKeys reads the signing keys, or in development makes throwaway ones
-// and says so loudly: nothing outside this process can verify them later.
-func loadKeys(cfg config, logger *slog.Logger) (*keys.Ring, error) {
-	var ks []keys.Key
-	var err error
+// loadKeys reads the signing keys, reloaded from their directory while the
+// service runs, or in development makes throwaway ones and says so loudly:
+// nothing outside this process can verify them later.
+func loadKeys(cfg config, logger *slog.Logger) (*keys.Live, error) {
+	var ring *keys.Live
 	if cfg.SigningKeysDir != "" {
-		ks, err = keys.LoadDir(cfg.Keys, cfg.SigningKeysDir)
+		var err error
+		if ring, err = keys.NewLive(cfg.Keys, cfg.SigningKeysDir, logger); err != nil {
+			return nil, err
+		}
 	} else {
-		ks, err = keys.Ephemeral(time.Now())
+		ks, err := keys.Ephemeral(time.Now())
+		if err != nil {
+			return nil, err
+		}
 		logger.Warn("EPHEMERAL WEBHOOK SIGNING KEYS: generated at start for development; every restart publishes new keys; never use in production")
-	}
-	if err != nil {
-		return nil, err
-	}
-	ring, err := keys.New(cfg.Keys, ks...)
-	if err != nil {
-		return nil, err
+		r, err := keys.New(cfg.Keys, ks...)
+		if err != nil {
+			return nil, err
+		}
+		ring = keys.Static(r, logger)
 	}
 	now := time.Now()
 	for _, env := range []signature.Environment{signature.Live, signature.Sandbox} {

@@ -251,7 +251,7 @@ func newClockedFixture(t testing.TB, cfg dispatch.Config, now func() time.Time, 
 	rdb := redistest.NewClient(t)
 	ks, err := keys.Ephemeral(now())
 	require.NoError(t, err)
-	ring, err := keys.New(keys.DefaultConfig(), ks...)
+	ring, err := keys.New(keys.DefaultConfig(dispatch.DefaultConfig().RetryHorizon()), ks...)
 	require.NoError(t, err)
 	f := &fixture{ctx: context.Background(), eps: store.NewEndpoints(rdb), dlv: store.NewDeliveries(rdb, store.DeliveriesConfig{Shards: 2, Retention: time.Hour}), ring: ring}
 	policy := egress.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}

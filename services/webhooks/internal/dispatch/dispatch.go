@@ -78,6 +78,16 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// RetryHorizon is the longest time from a delivery's first attempt to the
+// end of its last: the schedule's horizon, a breaker hold before every
+// attempt (a held delivery waits without spending an attempt) and the last
+// attempt's timeout. A signing key is kept published at least this long
+// after it stops signing (keys.GraceAfter).
+func (c Config) RetryHorizon() time.Duration {
+	holds := time.Duration(c.Schedule.MaxAttempts) * (c.Breaker.MaxCooldown + c.Breaker.ProbeTimeout)
+	return c.Schedule.Horizon() + holds + c.Timeout
+}
+
 // Signers gives the active signer of an environment.
 type Signers interface {
 	Signer(env signature.Environment, now time.Time) (*signature.Signer, error)

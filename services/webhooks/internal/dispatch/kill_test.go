@@ -127,7 +127,7 @@ func TestKilledSendersLoseNothing(t *testing.T) {
 	setup := srv.Client(t)
 	ks, err := keys.Ephemeral(time.Now())
 	require.NoError(t, err)
-	ring, err := keys.New(keys.DefaultConfig(), ks...)
+	ring, err := keys.New(keys.DefaultConfig(dispatch.DefaultConfig().RetryHorizon()), ks...)
 	require.NoError(t, err)
 	lookup := func(kid string) (ed25519.PublicKey, error) {
 		for _, k := range ring.Published("", time.Now()) {

@@ -18,6 +18,7 @@ import (
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/redistest"
+	"github.com/pcourt/pcourt/services/webhooks/internal/dispatch"
 	"github.com/pcourt/pcourt/services/webhooks/internal/egress"
 	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
 	"github.com/pcourt/pcourt/services/webhooks/internal/httpapi"
@@ -50,7 +51,7 @@ func newStack(t testing.TB) *stack {
 	s.claimant, _ = authtest.Mint(t, creds, auth.RoleClaimantAgent)
 	ks, err := keys.Ephemeral(time.Now())
 	require.NoError(t, err)
-	s.ring, err = keys.New(keys.DefaultConfig(), ks...)
+	s.ring, err = keys.New(keys.DefaultConfig(dispatch.DefaultConfig().RetryHorizon()), ks...)
 	require.NoError(t, err)
 
 	idempotent, err := idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:wh"), logger)
