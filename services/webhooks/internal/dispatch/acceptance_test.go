@@ -3,6 +3,7 @@ package dispatch_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -223,6 +224,8 @@ func TestRetryScheduleAgainstRealReceivers(t *testing.T) {
 			}
 
 			if tc.wantEP != endpoints.Enabled {
+				require.Len(t, ep.Events, 1, "the disable is recorded on the endpoint")
+				assert.Equal(t, endpoints.Event{Type: endpoints.EventDisabled, At: want[len(want)-1], Reason: tc.wantReason}, ep.Events[0])
 				// What is scheduled for a disabled endpoint is cancelled, unsent.
 				f.scheduleAt(t, "we_x", "evt_2", srv.URL, clk.Now())
 				f.sender.Poll(f.ctx)
@@ -233,6 +236,44 @@ func TestRetryScheduleAgainstRealReceivers(t *testing.T) {
 				assert.Equal(t, int64(len(want)), rcv.calls.Load(), "nothing more was sent")
 			}
 		})
+	}
+}
+
+// An endpoint that fails every attempt, event after event, is disabled
+// once its failure streak is 5 days old, and the disable is recorded on
+// the endpoint as an operational event.
+func TestAnEndpointFailingForFiveDaysIsDisabledWithARecord(t *testing.T) {
+	cfg := dispatch.DefaultConfig()
+	t0 := time.Now().UTC().Truncate(time.Millisecond)
+	clk := &clock{t: t0}
+	f := newClockedFixture(t, cfg, clk.Now, delivery.NoJitter)
+	rcv := &scripted{script: []response{{status: 500}}}
+	srv := httptest.NewServer(rcv.serve(f, clk))
+	t.Cleanup(srv.Close)
+
+	for step := 0; step <= 10; step++ { // an event every 12 hours
+		at := t0.Add(time.Duration(step) * 12 * time.Hour)
+		clk.Set(at)
+		f.scheduleAt(t, "we_x", fmt.Sprintf("evt_%d", step), srv.URL, at)
+		f.sender.Poll(f.ctx)
+		f.sender.Wait()
+		ep, err := f.eps.Get(f.ctx, acme, "we_x")
+		require.NoError(t, err)
+		if at.Sub(t0) < cfg.Health.DisableAfter {
+			require.Equal(t, endpoints.Enabled, ep.Status, "still enabled after %s of failures", at.Sub(t0))
+			require.Empty(t, ep.Events)
+			continue
+		}
+		require.Equal(t, endpoints.DisabledAfterFailures, ep.Status, "disabled once the streak is %s old", cfg.Health.DisableAfter)
+		assert.Equal(t, "failures", ep.DisabledReason)
+		require.Len(t, ep.Events, 1)
+		ev := ep.Events[0]
+		assert.Equal(t, endpoints.EventDisabled, ev.Type)
+		assert.Equal(t, "failures", ev.Reason)
+		assert.Equal(t, at, ev.At.UTC())
+		assert.Equal(t, t0, ev.FailingSince.UTC())
+		assert.GreaterOrEqual(t, ev.Failures, cfg.Health.MinFailures)
+		assert.Equal(t, int64(ev.Failures), rcv.calls.Load(), "every request of the streak is counted")
 	}
 }
 

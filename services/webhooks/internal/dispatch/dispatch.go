@@ -243,7 +243,9 @@ func (s *Sender) handle(ctx context.Context, d store.Delivery) {
 	updated, err := s.endpoints.Modify(ctx, ep.Scope, ep.ID, func(e endpoints.Endpoint) (endpoints.Endpoint, error) {
 		next, changed := endpoints.RecordAttempt(e, s.cfg.Health, result.Kind, s.now())
 		if changed {
-			log.WarnContext(ctx, "endpoint disabled", "reason", next.DisabledReason)
+			ev := next.Events[len(next.Events)-1]
+			log.WarnContext(ctx, "endpoint disabled", "reason", ev.Reason, "failingSince", ev.FailingSince, "failures", ev.Failures,
+				"partner", ep.Scope.PartnerID, "environment", ep.Scope.Environment)
 		}
 		return next, nil
 	})
