@@ -72,14 +72,6 @@ func (s *scripted) serve(f *fixture, clk *clock) http.HandlerFunc {
 	}
 }
 
-func repeat(r response, n int) []response {
-	out := make([]response, n)
-	for i := range out {
-		out[i] = r
-	}
-	return out
-}
-
 // cumulative turns waits between attempts into instants after t0.
 func cumulative(t0 time.Time, waits ...time.Duration) []time.Time {
 	out := []time.Time{t0}
