@@ -23,6 +23,9 @@ type config struct {
 	// is set; development only.
 	DevEphemeralKeys bool
 	Keys             keys.Config
+	// KeyReload is how often the key directory is read again: a rotated
+	// Secret takes effect within it (plus the kubelet's sync delay).
+	KeyReload time.Duration
 	// AllowHTTP lets sandbox endpoints use http:// (never live).
 	AllowHTTP bool
 	// EgressAllow lists CIDRs deliveries may reach although they are
@@ -40,7 +43,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	d.Lease = r.Duration("WEBHOOK_SEND_LEASE", d.Lease)
 	d.Concurrency = r.Int("WEBHOOK_SEND_CONCURRENCY", d.Concurrency)
 	d.Health.DisableAfter = r.Duration("WEBHOOK_DISABLE_AFTER", d.Health.DisableAfter)
-	kc := keys.DefaultConfig()
+	kc := keys.DefaultConfig(d.RetryHorizon())
 	kc.LeadTime = r.Duration("WEBHOOK_KEY_LEAD_TIME", kc.LeadTime)
 	kc.RetiredGrace = r.Duration("WEBHOOK_KEY_RETIRED_GRACE", kc.RetiredGrace)
 	dc := store.DefaultDeliveriesConfig()
@@ -51,12 +54,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 		SigningKeysDir:   r.String("WEBHOOK_SIGNING_KEYS_DIR", ""),
 		DevEphemeralKeys: r.Bool("WEBHOOK_DEV_EPHEMERAL_KEYS", false),
 		Keys:             kc,
+		KeyReload:        r.Duration("WEBHOOK_KEY_RELOAD", 30*time.Second),
 		AllowHTTP:        r.Bool("WEBHOOK_ALLOW_HTTP_SANDBOX", false),
 		Dispatch:         d,
 		Deliveries:       dc,
 		ConsumerGroup:    r.String("WEBHOOK_CONSUMER_GROUP", "webhooks"),
 	}
-	errs := []error{r.Err(), cfg.Service.Validate(), cfg.Dispatch.Validate(), cfg.Keys.Validate()}
+	errs := []error{r.Err(), cfg.Service.Validate(), cfg.Dispatch.Validate(), cfg.Keys.Validate(d.RetryHorizon())}
 	for _, s := range r.List("WEBHOOK_EGRESS_ALLOW_CIDRS", nil) {
 		p, err := netip.ParsePrefix(s)
 		if err != nil {
@@ -67,6 +71,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if cfg.SigningKeysDir == "" && !cfg.DevEphemeralKeys {
 		errs = append(errs, errors.New("WEBHOOK_SIGNING_KEYS_DIR is required (or WEBHOOK_DEV_EPHEMERAL_KEYS=true in development)"))
+	}
+	if cfg.KeyReload < time.Second {
+		errs = append(errs, errors.New("WEBHOOK_KEY_RELOAD must be at least 1s"))
 	}
 	if dc.Shards < 1 || dc.Retention < 24*time.Hour {
 		errs = append(errs, errors.New("WEBHOOK_SCHEDULE_SHARDS must be positive and WEBHOOK_DELIVERY_RETENTION at least 24h"))

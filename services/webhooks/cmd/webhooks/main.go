@@ -22,6 +22,7 @@ import (
 	"github.com/pcourt/pcourt/services/webhooks/internal/events"
 	"github.com/pcourt/pcourt/services/webhooks/internal/httpapi"
 	"github.com/pcourt/pcourt/services/webhooks/internal/keys"
+	"github.com/pcourt/pcourt/services/webhooks/internal/recovery"
 	"github.com/pcourt/pcourt/services/webhooks/internal/store"
 )
 
@@ -62,6 +63,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	client := egress.NewClient(egress.NewDialer(policy, nil, cfg.Dispatch.Timeout), cfg.Dispatch.Timeout)
 	eps := store.NewEndpoints(rdb)
 	deliveries := store.NewDeliveries(rdb, cfg.Deliveries)
+	recoveries := store.NewRecoveries(rdb, cfg.Deliveries.Retention)
 
 	producer, err := kafka.NewProducer(kafka.ProducerConfig{Brokers: cfg.Service.KafkaBrokers, ClientID: "webhooks", TracerProvider: base.Telemetry.Tracer})
 	if err != nil {
@@ -69,6 +71,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	}
 	defer producer.Close()
 	sender := dispatch.New(cfg.Dispatch, deliveries, eps, ring, client, logger, nil, nil)
+	recoverer := recovery.NewWorker(recovery.DefaultConfig(), recoveries, deliveries, eps, logger, nil, sender.Nudge)
 	fanout := &events.Fanout{Endpoints: eps, Deliveries: deliveries, Logger: logger, Now: time.Now, Scheduled: sender.Nudge}
 	consumer, err := kafka.NewConsumer(kafka.ConsumerConfig{
 		Brokers: cfg.Service.KafkaBrokers, ClientID: "webhooks", GroupID: cfg.ConsumerGroup, Topic: events.Topic,
@@ -86,6 +89,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		Credentials: base.Credentials(),
 		Endpoints:   eps,
 		Deliveries:  deliveries,
+		Recoveries:  recoveries,
 		Journal:     idempotent,
 		URLRules:    endpoints.URLRules{AllowHTTP: cfg.AllowHTTP, CheckAddr: policy.Check},
 		Keys:        ring,
@@ -96,26 +100,32 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		lifecycle.Component{Name: "http", Run: srv.Run},
 		lifecycle.Component{Name: "case-events-consumer", Run: consumer.Run},
 		lifecycle.Component{Name: "sender", Run: sender.Run},
+		lifecycle.Component{Name: "recovery-worker", Run: recoverer.Run},
+		lifecycle.Component{Name: "signing-keys", Run: func(ctx context.Context) error { return ring.Watch(ctx, cfg.KeyReload) }},
 	)
 }
 
-// loadKeys reads the signing keys, or in development makes throwaway ones
-// and says so loudly: nothing outside this process can verify them later.
-func loadKeys(cfg config, logger *slog.Logger) (*keys.Ring, error) {
-	var ks []keys.Key
-	var err error
+// loadKeys reads the signing keys, reloaded from their directory while the
+// service runs, or in development makes throwaway ones and says so loudly:
+// nothing outside this process can verify them later.
+func loadKeys(cfg config, logger *slog.Logger) (*keys.Live, error) {
+	var ring *keys.Live
 	if cfg.SigningKeysDir != "" {
-		ks, err = keys.LoadDir(cfg.Keys, cfg.SigningKeysDir)
+		var err error
+		if ring, err = keys.NewLive(cfg.Keys, cfg.SigningKeysDir, logger); err != nil {
+			return nil, err
+		}
 	} else {
-		ks, err = keys.Ephemeral(time.Now())
+		ks, err := keys.Ephemeral(time.Now())
+		if err != nil {
+			return nil, err
+		}
 		logger.Warn("EPHEMERAL WEBHOOK SIGNING KEYS: generated at start for development; every restart publishes new keys; never use in production")
-	}
-	if err != nil {
-		return nil, err
-	}
-	ring, err := keys.New(cfg.Keys, ks...)
-	if err != nil {
-		return nil, err
+		r, err := keys.New(cfg.Keys, ks...)
+		if err != nil {
+			return nil, err
+		}
+		ring = keys.Static(r, logger)
 	}
 	now := time.Now()
 	for _, env := range []signature.Environment{signature.Live, signature.Sandbox} {

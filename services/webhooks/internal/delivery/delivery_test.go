@@ -281,3 +281,15 @@ func TestHealthDisablesAfterContinuousFailureWithHysteresis(t *testing.T) {
 		assert.Equal(t, delivery.DisableGone, v)
 	})
 }
+
+// The horizon of the default schedule: the first ten waits at the 6 h
+// Retry-After clamp (each is shorter than that even at +20%), the 11th at
+// 512 min +20%, the last five at 12 h +20%.
+func TestHorizonOfTheDefaultSchedule(t *testing.T) {
+	s := delivery.DefaultSchedule()
+	want := 10*6*time.Hour + time.Duration(float64(512*time.Minute)*1.2) + 5*time.Duration(float64(12*time.Hour)*1.2)
+	require.Equal(t, want, s.Horizon())
+	require.Equal(t, 142*time.Hour+14*time.Minute+24*time.Second, s.Horizon())
+	s.MaxAttempts = 1
+	require.Zero(t, s.Horizon(), "no retries, no horizon")
+}

@@ -71,6 +71,19 @@ func (s Schedule) Nominal(failed int) time.Duration {
 	return time.Duration(d)
 }
 
+// Horizon is the longest a delivery's attempts can span under the
+// schedule alone, from the first attempt to the last: every wait at the
+// top of its jitter, or at the longest Retry-After honoured, or at the
+// floor after a timeout or 429, whichever is longest.
+func (s Schedule) Horizon() time.Duration {
+	var total time.Duration
+	for n := 1; n < s.MaxAttempts; n++ {
+		wait := time.Duration(float64(s.Nominal(n)) * (1 + s.Jitter))
+		total += max(wait, s.RetryAfterMax, s.MinAfterThrottle)
+	}
+	return total
+}
+
 // Jitter is a source of uniform numbers in [0, 1), such as rand.Float64.
 type Jitter func() float64
 

@@ -78,6 +78,16 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// RetryHorizon is the longest time from a delivery's first attempt to the
+// end of its last: the schedule's horizon, a breaker hold before every
+// attempt (a held delivery waits without spending an attempt) and the last
+// attempt's timeout. A signing key is kept published at least this long
+// after it stops signing (keys.GraceAfter).
+func (c Config) RetryHorizon() time.Duration {
+	holds := time.Duration(c.Schedule.MaxAttempts) * (c.Breaker.MaxCooldown + c.Breaker.ProbeTimeout)
+	return c.Schedule.Horizon() + holds + c.Timeout
+}
+
 // Signers gives the active signer of an environment.
 type Signers interface {
 	Signer(env signature.Environment, now time.Time) (*signature.Signer, error)
@@ -233,7 +243,9 @@ func (s *Sender) handle(ctx context.Context, d store.Delivery) {
 	updated, err := s.endpoints.Modify(ctx, ep.Scope, ep.ID, func(e endpoints.Endpoint) (endpoints.Endpoint, error) {
 		next, changed := endpoints.RecordAttempt(e, s.cfg.Health, result.Kind, s.now())
 		if changed {
-			log.WarnContext(ctx, "endpoint disabled", "reason", next.DisabledReason)
+			ev := next.Events[len(next.Events)-1]
+			log.WarnContext(ctx, "endpoint disabled", "reason", ev.Reason, "failingSince", ev.FailingSince, "failures", ev.Failures,
+				"partner", ep.Scope.PartnerID, "environment", ep.Scope.Environment)
 		}
 		return next, nil
 	})

@@ -44,7 +44,7 @@ func newFixture(t testing.TB, cfg dispatch.Config) *fixture {
 	rdb := redistest.NewClient(t)
 	ks, err := keys.Ephemeral(time.Now())
 	require.NoError(t, err)
-	ring, err := keys.New(keys.DefaultConfig(), ks...)
+	ring, err := keys.New(keys.DefaultConfig(dispatch.DefaultConfig().RetryHorizon()), ks...)
 	require.NoError(t, err)
 	f := &fixture{ctx: context.Background(), eps: store.NewEndpoints(rdb), dlv: store.NewDeliveries(rdb, store.DeliveriesConfig{Shards: 2, Retention: time.Hour}), ring: ring}
 	policy := egress.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}

@@ -46,8 +46,28 @@ type Endpoint struct {
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 	Health         delivery.Health
-	Version        int64 // optimistic concurrency counter of the store
+	// Events are the operational events of the endpoint, oldest first,
+	// the last MaxEvents kept: what the service did to it on its own.
+	Events  []Event
+	Version int64 // optimistic concurrency counter of the store
 }
+
+// Event is an operational event of an endpoint: the service disabled it,
+// and why. It is kept on the endpoint, so the partner reads it with the
+// endpoint, and logged.
+type Event struct {
+	Type         string    // EventDisabled
+	At           time.Time // when
+	Reason       string    // failures or gone
+	FailingSince time.Time // the streak's first failure (failures)
+	Failures     int       // failures in the streak
+}
+
+// EventDisabled is the service disabling an endpoint.
+const EventDisabled = "endpoint.disabled"
+
+// MaxEvents is how many operational events an endpoint keeps.
+const MaxEvents = 20
 
 // Wants reports whether the endpoint is enabled and subscribed to type t.
 func (e Endpoint) Wants(eventType string) bool {
@@ -271,13 +291,17 @@ func RecordAttempt(e Endpoint, p delivery.HealthPolicy, k delivery.Kind, now tim
 	if e.Status != Enabled {
 		return e, false
 	}
+	reason := ""
 	switch verdict {
 	case delivery.DisableForFailures:
-		e.Status, e.DisabledReason, e.UpdatedAt = DisabledAfterFailures, "failures", now
-		return e, true
+		reason = "failures"
 	case delivery.DisableGone:
-		e.Status, e.DisabledReason, e.UpdatedAt = DisabledAfterFailures, "gone", now
-		return e, true
+		reason = "gone"
+	default:
+		return e, false
 	}
-	return e, false
+	e.Status, e.DisabledReason, e.UpdatedAt = DisabledAfterFailures, reason, now
+	ev := Event{Type: EventDisabled, At: now, Reason: reason, FailingSince: h.FailingSince, Failures: h.Failures}
+	e.Events = append(e.Events[max(0, len(e.Events)+1-MaxEvents):len(e.Events):len(e.Events)], ev)
+	return e, true
 }

@@ -94,6 +94,8 @@ func TestStatusMoves(t *testing.T) {
 	require.True(t, changed)
 	assert.Equal(t, endpoints.DisabledAfterFailures, gone.Status)
 	assert.Equal(t, "gone", gone.DisabledReason)
+	require.Len(t, gone.Events, 1, "an operational event records the disable")
+	assert.Equal(t, endpoints.Event{Type: endpoints.EventDisabled, At: t0, Reason: "gone"}, gone.Events[0])
 
 	failing := e
 	for i := range 12 {
@@ -102,6 +104,7 @@ func TestStatusMoves(t *testing.T) {
 	require.True(t, changed)
 	assert.Equal(t, endpoints.DisabledAfterFailures, failing.Status)
 	assert.Equal(t, "failures", failing.DisabledReason)
+	assert.Equal(t, []endpoints.Event{{Type: endpoints.EventDisabled, At: t0.Add(11 * 11 * time.Hour), Reason: "failures", FailingSince: t0, Failures: 12}}, failing.Events)
 
 	again := endpoints.Enable(failing, t0.Add(200*time.Hour))
 	assert.Equal(t, endpoints.Enabled, again.Status)
@@ -111,6 +114,17 @@ func TestStatusMoves(t *testing.T) {
 	assert.Equal(t, endpoints.DisabledByPartner, off.Status)
 	_, changed = endpoints.RecordAttempt(off, p, delivery.Gone, t0)
 	assert.False(t, changed, "a partner-disabled endpoint stays as the partner left it")
+	assert.Len(t, again.Events, 1, "enabling keeps the history")
+
+	// The history is bounded: the oldest events go first.
+	churn := e
+	for i := range endpoints.MaxEvents + 5 {
+		churn, _ = endpoints.RecordAttempt(churn, p, delivery.Gone, t0.Add(time.Duration(i)*time.Hour))
+		churn = endpoints.Enable(churn, t0.Add(time.Duration(i)*time.Hour))
+	}
+	require.Len(t, churn.Events, endpoints.MaxEvents)
+	assert.Equal(t, t0.Add(5*time.Hour), churn.Events[0].At)
+	assert.Equal(t, t0.Add(time.Duration(endpoints.MaxEvents+4)*time.Hour), churn.Events[endpoints.MaxEvents-1].At)
 
 	patched, err := endpoints.URLRules{}.Apply(e, endpoints.Patch{URL: ptr("http://h.example/")}, t0)
 	require.Error(t, err)

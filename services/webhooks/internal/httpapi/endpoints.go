@@ -35,6 +35,17 @@ type endpointView struct {
 	Environment    string    `json:"environment"`
 	CreatedAt      time.Time `json:"createdAt"`
 	UpdatedAt      time.Time `json:"updatedAt"`
+	// OperationalEvents are what the service did to the endpoint on its
+	// own (an automatic disable), oldest first.
+	OperationalEvents []operationalEventView `json:"operationalEvents"`
+}
+
+type operationalEventView struct {
+	Type         string     `json:"type"`
+	At           time.Time  `json:"at"`
+	Reason       string     `json:"reason"`
+	FailingSince *time.Time `json:"failingSince,omitempty"`
+	Failures     int        `json:"failures"`
 }
 
 func toEndpointView(e endpoints.Endpoint) endpointView {
@@ -42,9 +53,15 @@ func toEndpointView(e endpoints.Endpoint) endpointView {
 	if types == nil {
 		types = []string{}
 	}
+	evs := make([]operationalEventView, 0, len(e.Events))
+	for _, ev := range e.Events {
+		evs = append(evs, operationalEventView{Type: ev.Type, At: ev.At.UTC().Truncate(time.Millisecond), Reason: ev.Reason,
+			FailingSince: optTime(ev.FailingSince), Failures: ev.Failures})
+	}
 	return endpointView{ID: e.ID, URL: e.URL, EventTypes: types, Description: e.Description, Status: string(e.Status),
 		DisabledReason: e.DisabledReason, Environment: e.Scope.Environment,
-		CreatedAt: e.CreatedAt.UTC().Truncate(time.Millisecond), UpdatedAt: e.UpdatedAt.UTC().Truncate(time.Millisecond)}
+		CreatedAt: e.CreatedAt.UTC().Truncate(time.Millisecond), UpdatedAt: e.UpdatedAt.UTC().Truncate(time.Millisecond),
+		OperationalEvents: evs}
 }
 
 func (h *handlers) listEndpoints(c *gin.Context) {

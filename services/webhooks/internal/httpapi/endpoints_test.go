@@ -1,12 +1,17 @@
 package httpapi_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pcourt/pcourt/services/webhooks/internal/delivery"
+	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
 )
 
 var keyN int
@@ -133,4 +138,33 @@ func TestKeysArePublicAndCacheable(t *testing.T) {
 	r = s.do(t, "GET", "/api/webhooks/keys?environment=prod", "", nil)
 	assert.Equal(t, http.StatusBadRequest, r.status)
 	assert.Equal(t, "invalid_query", r.body["code"])
+}
+
+// An endpoint the service disabled shows why in its own GET: the
+// operational event is durable, not only a log line.
+func TestAutomaticDisableIsReadableOnTheEndpoint(t *testing.T) {
+	s := newStack(t)
+	r := s.do(t, "POST", "/api/webhooks/endpoints", s.partner, map[string]any{"url": "https://hooks.partner.example/"}, idem()...)
+	require.Equal(t, http.StatusCreated, r.status)
+	id := r.data()["id"].(string)
+	assert.Equal(t, []any{}, r.data()["operationalEvents"])
+
+	at := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	scope := endpoints.Scope{Tenant: "tenant-test", Environment: "sandbox", PartnerID: "partner-test"}
+	_, err := s.endpoints.Modify(context.Background(), scope, id, func(e endpoints.Endpoint) (endpoints.Endpoint, error) {
+		next, _ := endpoints.RecordAttempt(e, delivery.DefaultHealthPolicy(), delivery.Gone, at)
+		return next, nil
+	})
+	require.NoError(t, err)
+
+	for _, base := range []string{"/api/webhooks", "/api/v2/webhooks"} {
+		r = s.do(t, "GET", base+"/endpoints/"+id, s.partner, nil)
+		require.Equal(t, http.StatusOK, r.status)
+		assert.Equal(t, "disabled_after_failures", r.data()["status"])
+		assert.Equal(t, []any{map[string]any{"type": "endpoint.disabled", "at": "2026-11-23T12:00:00Z", "reason": "gone", "failures": float64(0)}},
+			r.data()["operationalEvents"])
+	}
+	r = s.do(t, "POST", "/api/webhooks/endpoints/"+id+"/enable", s.partner, nil)
+	require.Equal(t, http.StatusOK, r.status)
+	assert.Len(t, r.data()["operationalEvents"], 1, "enabling again keeps the record")
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/redistest"
+	"github.com/pcourt/pcourt/services/webhooks/internal/dispatch"
 	"github.com/pcourt/pcourt/services/webhooks/internal/egress"
 	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
 	"github.com/pcourt/pcourt/services/webhooks/internal/httpapi"
@@ -33,6 +34,7 @@ type stack struct {
 	claimant   string // a claimant agent credential
 	endpoints  *store.Endpoints
 	deliveries *store.Deliveries
+	recoveries *store.Recoveries
 	ring       *keys.Ring
 }
 
@@ -41,14 +43,15 @@ func newStack(t testing.TB) *stack {
 	rdb := redistest.NewClient(t)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	creds := auth.NewStore(rdb, auth.DefaultStoreConfig())
-	s := &stack{endpoints: store.NewEndpoints(rdb), deliveries: store.NewDeliveries(rdb, store.DefaultDeliveriesConfig())}
+	s := &stack{endpoints: store.NewEndpoints(rdb), deliveries: store.NewDeliveries(rdb, store.DefaultDeliveriesConfig()),
+		recoveries: store.NewRecoveries(rdb, time.Hour)}
 	s.partner, _ = authtest.Mint(t, creds, auth.RolePlatformOrchestrator)
 	s.live, _ = authtest.Mint(t, creds, auth.RolePlatformOrchestrator, func(r *auth.MintRequest) { r.Environment = auth.Live })
 	s.other, _ = authtest.Mint(t, creds, auth.RolePlatformOrchestrator, func(r *auth.MintRequest) { r.PartnerID = "partner-other" })
 	s.claimant, _ = authtest.Mint(t, creds, auth.RoleClaimantAgent)
 	ks, err := keys.Ephemeral(time.Now())
 	require.NoError(t, err)
-	s.ring, err = keys.New(keys.DefaultConfig(), ks...)
+	s.ring, err = keys.New(keys.DefaultConfig(dispatch.DefaultConfig().RetryHorizon()), ks...)
 	require.NoError(t, err)
 
 	idempotent, err := idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:wh"), logger)
@@ -58,6 +61,7 @@ func newStack(t testing.TB) *stack {
 		Credentials: creds,
 		Endpoints:   s.endpoints,
 		Deliveries:  s.deliveries,
+		Recoveries:  s.recoveries,
 		Journal:     idempotent,
 		URLRules: endpoints.URLRules{AllowHTTP: true, CheckAddr: egress.Policy{
 			Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
+	"github.com/pcourt/pcourt/services/webhooks/internal/recovery"
 	"github.com/pcourt/pcourt/services/webhooks/internal/store"
 )
 
@@ -20,6 +21,9 @@ var (
 	DeliveryNotFound     = problem.Code{Name: "delivery_not_found", Status: http.StatusNotFound, Title: "Delivery not found"}
 	InvalidQuery         = problem.Code{Name: "invalid_query", Status: http.StatusBadRequest, Title: "Invalid query parameter"}
 	NoPartner            = problem.Code{Name: "partner_required", Status: http.StatusForbidden, Title: "Partner credential required"}
+	InvalidRecovery      = problem.Code{Name: "invalid_recovery_window", Status: http.StatusBadRequest, Title: "Invalid recovery window"}
+	RecoveryNotFound     = problem.Code{Name: "recovery_not_found", Status: http.StatusNotFound, Title: "Recovery not found"}
+	RecoveryInProgress   = problem.Code{Name: "recovery_in_progress", Status: http.StatusConflict, Title: "Recovery already running"}
 )
 
 // Codes returns the service's problem codes, the rows of owner webhooks in
@@ -28,6 +32,7 @@ func Codes() []problem.Code {
 	return []problem.Code{
 		InvalidEndpoint, EndpointURLForbidden, EndpointNotFound, EndpointLimit,
 		EndpointBusy, EndpointDisabled, DeliveryNotFound, InvalidQuery, NoPartner,
+		InvalidRecovery, RecoveryNotFound, RecoveryInProgress,
 	}
 }
 
@@ -35,6 +40,7 @@ func Codes() []problem.Code {
 // problem.Mapper.
 func Problem(err error) *problem.Error {
 	var invalid *endpoints.ValidationError
+	var running *store.InProgressError
 	switch {
 	case errors.As(err, &invalid):
 		return problem.New(InvalidEndpoint, invalid.Error()).Wrap(err)
@@ -46,6 +52,12 @@ func Problem(err error) *problem.Error {
 		return problem.Newf(EndpointLimit, "A partner may register at most %d endpoints per environment; delete one first.", endpoints.MaxPerPartner).Wrap(err)
 	case errors.Is(err, endpoints.ErrConflict):
 		return problem.New(EndpointBusy, "The endpoint changed concurrently too often; retry.").WithHeader("Retry-After", "1").Wrap(err)
+	case errors.Is(err, recovery.ErrInvalidWindow):
+		return problem.New(InvalidRecovery, err.Error()+".").Wrap(err)
+	case errors.As(err, &running):
+		return problem.Newf(RecoveryInProgress, "Recovery %s of this endpoint is still running; follow it, or start another when it ends.", running.ID).Wrap(err)
+	case errors.Is(err, store.ErrRecoveryNotFound):
+		return problem.New(RecoveryNotFound, "No recovery with this id exists for this endpoint, partner and environment.").Wrap(err)
 	case errors.Is(err, store.ErrDeliveryNotFound):
 		return problem.New(DeliveryNotFound, "No delivery with this id exists for this credential's partner and environment.").Wrap(err)
 	}

@@ -23,6 +23,7 @@ type Deps struct {
 	Credentials *auth.Store
 	Endpoints   *store.Endpoints
 	Deliveries  *store.Deliveries
+	Recoveries  *store.Recoveries
 	Journal     *idempotency.Journal
 	URLRules    endpoints.URLRules
 	Keys        KeySource
@@ -38,6 +39,7 @@ type handlers struct {
 const (
 	opCreateEndpoint = "createWebhookEndpoint"
 	opReplay         = "replayWebhookDelivery"
+	opRecover        = "recoverWebhookEndpoint"
 )
 
 // Register adds the service's routes under /api/webhooks and its
@@ -60,6 +62,8 @@ func Register(r *gin.Engine, d Deps) {
 		g.DELETE("/endpoints/:id", noStore, h.deleteEndpoint)
 		g.POST("/endpoints/:id/disable", noStore, h.setEnabled(false))
 		g.POST("/endpoints/:id/enable", noStore, h.setEnabled(true))
+		g.POST("/endpoints/:id/recover", noStore, d.Journal.Middleware(opRecover), h.recoverEndpoint)
+		g.GET("/endpoints/:id/recoveries/:recoveryId", private, h.getRecovery)
 		g.GET("/deliveries", private, h.listDeliveries)
 		g.GET("/deliveries/:id", private, h.getDelivery)
 		g.POST("/deliveries/:id/replay", noStore, d.Journal.Middleware(opReplay), h.replay)

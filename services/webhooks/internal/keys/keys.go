@@ -6,8 +6,13 @@
 // at D + LeadTime; until then it is next: published but not signing, so
 // receivers that cache the JWKS (max-age 300 s) learn it before its first
 // signature. When a newer key activates, the older one is retired: no longer
-// signing, still published for RetiredGrace so that every signature it made
-// outlives every retry (about 3.2 days) and receiver tolerance.
+// signing, still published for RetiredGrace, derived from the retry
+// schedule (GraceAfter), so that it stays published until its last
+// signature is outside every retry.
+//
+// Live holds the ring of the moment and reloads it from the key directory,
+// so a key file added or removed (a rotated Secret) takes effect without a
+// restart.
 package keys
 
 import (
@@ -65,20 +70,34 @@ type Config struct {
 	RetiredGrace time.Duration // how long a superseded key stays published
 }
 
-// DefaultConfig is a 48-hour lead and 8 days of grace (3.2 days of retries,
-// 5 minutes of tolerance, and room for delayed replays).
-func DefaultConfig() Config {
-	return Config{LeadTime: 48 * time.Hour, RetiredGrace: 8 * 24 * time.Hour}
+// JWKSMaxAge is how long receivers may cache GET /api/webhooks/keys.
+const JWKSMaxAge = 5 * time.Minute
+
+// GraceAfter is how long a superseded key stays published given the
+// longest span of a delivery's retries (dispatch.Config.RetryHorizon): the
+// key's last signature is made when its successor activates, so it stays
+// published while any retry that signature began can still run, plus the
+// receivers' timestamp tolerance and JWKS cache lifetime. With the default
+// schedule that is about 6 days.
+func GraceAfter(retryHorizon time.Duration) time.Duration {
+	return retryHorizon + signature.DefaultTolerance + JWKSMaxAge
 }
 
-// Validate refuses a lead shorter than the JWKS cache lifetime.
-func (c Config) Validate() error {
+// DefaultConfig is a 48-hour lead and the grace GraceAfter derives from
+// retryHorizon.
+func DefaultConfig(retryHorizon time.Duration) Config {
+	return Config{LeadTime: 48 * time.Hour, RetiredGrace: GraceAfter(retryHorizon)}
+}
+
+// Validate refuses a lead shorter than twice the JWKS cache lifetime and
+// a grace shorter than retryHorizon allows.
+func (c Config) Validate(retryHorizon time.Duration) error {
 	var errs []error
-	if c.LeadTime < 10*time.Minute {
+	if c.LeadTime < 2*JWKSMaxAge {
 		errs = append(errs, errors.New("key lead time must be at least 10m (the JWKS is cached for 5m)"))
 	}
-	if c.RetiredGrace < 4*24*time.Hour {
-		errs = append(errs, errors.New("retired key grace must be at least 96h (the retry schedule spans about 77h)"))
+	if least := GraceAfter(retryHorizon); c.RetiredGrace < least {
+		errs = append(errs, fmt.Errorf("retired key grace must be at least %s (the retry horizon %s, receiver tolerance and JWKS cache)", least, retryHorizon))
 	}
 	return errors.Join(errs...)
 }

@@ -16,8 +16,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pcourt/pcourt/libs/webhook/signature"
+	"github.com/pcourt/pcourt/services/webhooks/internal/dispatch"
 	"github.com/pcourt/pcourt/services/webhooks/internal/keys"
 )
+
+// horizon is the default schedule's retry horizon.
+var horizon = dispatch.DefaultConfig().RetryHorizon()
 
 func day(s string) time.Time {
 	t, err := time.Parse(time.DateOnly, s)
@@ -45,8 +49,8 @@ func writeKey(t *testing.T, dir string, env signature.Environment, date, ext str
 
 func TestRotationStates(t *testing.T) {
 	dir := t.TempDir()
-	cfg := keys.DefaultConfig()
-	require.NoError(t, cfg.Validate())
+	cfg := keys.DefaultConfig(horizon)
+	require.NoError(t, cfg.Validate(horizon))
 	old, _ := writeKey(t, dir, signature.Live, "2026-11-01", ".pem")
 	cur, _ := writeKey(t, dir, signature.Live, "2026-11-10", ".seed")
 	next, _ := writeKey(t, dir, signature.Live, "2026-11-23", ".pem")
@@ -87,7 +91,7 @@ func TestRotationStates(t *testing.T) {
 }
 
 func TestLoadRefusesMisnamedAndBrokenFiles(t *testing.T) {
-	cfg := keys.DefaultConfig()
+	cfg := keys.DefaultConfig(horizon)
 	for name, setup := range map[string]func(dir string){
 		"fingerprint of another key": func(dir string) {
 			id, _ := writeKey(t, dir, signature.Live, "2026-11-01", ".seed")
@@ -118,7 +122,7 @@ func TestEphemeralKeysSignAtOnceAndNeverPrintThePrivateKey(t *testing.T) {
 	now := time.Now()
 	ks, err := keys.Ephemeral(now)
 	require.NoError(t, err)
-	ring, err := keys.New(keys.DefaultConfig(), ks...)
+	ring, err := keys.New(keys.DefaultConfig(horizon), ks...)
 	require.NoError(t, err)
 	for _, env := range []signature.Environment{signature.Live, signature.Sandbox} {
 		_, err := ring.Signer(env, now)

@@ -26,6 +26,7 @@ const (
 const (
 	TriggerScheduled = "scheduled"
 	TriggerManual    = "manual"
+	TriggerRecovery  = "recovery" // a replay made by a bulk recovery of an endpoint
 )
 
 // Delivery is one event's delivery to one endpoint, as stored.
@@ -38,8 +39,9 @@ type Delivery struct {
 	Environment   string          `json:"environment"`
 	PartnerID     string          `json:"partnerId"`
 	Status        string          `json:"status"`
-	Trigger       string          `json:"trigger"`            // what created it: scheduled (an event) or manual (a replay)
-	ReplayOf      string          `json:"replayOf,omitempty"` // the delivery a replay repeats
+	Trigger       string          `json:"trigger"`              // what created it: scheduled (an event), manual (a replay) or recovery
+	ReplayOf      string          `json:"replayOf,omitempty"`   // the delivery a replay repeats
+	RecoveryID    string          `json:"recoveryId,omitempty"` // the recovery that made this replay
 	Attempts      int             `json:"attempts"`
 	CreatedAt     time.Time       `json:"createdAt"`
 	NextAttemptAt time.Time       `json:"nextAttemptAt,omitzero"`

@@ -47,19 +47,45 @@ type endpointRecord struct {
 	CreatedAt      time.Time       `json:"createdAt"`
 	UpdatedAt      time.Time       `json:"updatedAt"`
 	Health         delivery.Health `json:"health"`
+	Events         []eventRecord   `json:"events,omitempty"`
 	Version        int64           `json:"version"`
+}
+
+// eventRecord is an operational event as stored.
+type eventRecord struct {
+	Type         string    `json:"type"`
+	At           time.Time `json:"at"`
+	Reason       string    `json:"reason"`
+	FailingSince time.Time `json:"failingSince,omitzero"`
+	Failures     int       `json:"failures"`
 }
 
 func toEndpointRecord(e endpoints.Endpoint) endpointRecord {
 	return endpointRecord{ID: e.ID, Tenant: e.Scope.Tenant, Environment: e.Scope.Environment, PartnerID: e.Scope.PartnerID,
 		URL: e.URL, EventTypes: e.EventTypes, Description: e.Description, Status: string(e.Status), DisabledReason: e.DisabledReason,
-		CreatedAt: e.CreatedAt.UTC(), UpdatedAt: e.UpdatedAt.UTC(), Health: e.Health, Version: e.Version}
+		CreatedAt: e.CreatedAt.UTC(), UpdatedAt: e.UpdatedAt.UTC(), Health: e.Health, Events: toEventRecords(e.Events), Version: e.Version}
+}
+
+func toEventRecords(evs []endpoints.Event) []eventRecord {
+	var out []eventRecord
+	for _, ev := range evs {
+		out = append(out, eventRecord{Type: ev.Type, At: ev.At.UTC(), Reason: ev.Reason, FailingSince: ev.FailingSince.UTC(), Failures: ev.Failures})
+	}
+	return out
+}
+
+func fromEventRecords(rs []eventRecord) []endpoints.Event {
+	var out []endpoints.Event
+	for _, r := range rs {
+		out = append(out, endpoints.Event{Type: r.Type, At: r.At, Reason: r.Reason, FailingSince: r.FailingSince, Failures: r.Failures})
+	}
+	return out
 }
 
 func fromEndpointRecord(r endpointRecord) endpoints.Endpoint {
 	return endpoints.Endpoint{ID: r.ID, Scope: endpoints.Scope{Tenant: r.Tenant, Environment: r.Environment, PartnerID: r.PartnerID},
 		URL: r.URL, EventTypes: r.EventTypes, Description: r.Description, Status: endpoints.Status(r.Status), DisabledReason: r.DisabledReason,
-		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Health: r.Health, Version: r.Version}
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Health: r.Health, Events: fromEventRecords(r.Events), Version: r.Version}
 }
 
 // createEndpointScript KEYS: record, index. ARGV: json, created ms, id, max.
