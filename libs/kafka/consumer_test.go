@@ -154,57 +154,65 @@ func (a *attempts) count(eventID string) int {
 // An offset is committed only once the handler succeeded: a restarted
 // member of the group skips what was handled and gets again what was not,
 // and cancelling Run interrupts a retry backoff at once.
+// A handled message's offset is committed and an unhandled one's is not,
+// whether commits go one by one or in periodic batches (flushed when the
+// consumer stops).
 func TestCommitsOnlyAfterSuccess(t *testing.T) {
-	brokers := kafkatest.StartBroker(t)
-	const topic, group = "commits", "g-commits"
-	kafkatest.CreateTopic(t, brokers, topic, 10)
-	producer := newProducer(t, brokers, nil)
+	for name, interval := range map[string]time.Duration{"synchronous": 0, "batched": 100 * time.Millisecond} {
+		t.Run(name, func(t *testing.T) {
+			brokers := kafkatest.StartBroker(t)
+			topic, group := "commits-"+name, "g-commits-"+name
+			kafkatest.CreateTopic(t, brokers, topic, 10)
+			producer := newProducer(t, brokers, nil)
 
-	// One key, so all three share a partition and arrive in this order.
-	for _, id := range []string{"ev-1", "ev-2", "ev-3"} {
-		require.NoError(t, producer.Publish(context.Background(), kafka.Message{
-			Topic: topic, Key: "case-3", EventID: id, Schema: "s.v1",
-		}))
-	}
-
-	cfg := consumerConfig(brokers, group, topic)
-	cfg.MaxAttempts = 10
-	cfg.RetryBackoff = 500 * time.Millisecond
-	cfg.RetryBackoffMax = 10 * time.Second
-
-	stuck := make(chan struct{})
-	first := &attempts{fail: func(id string, call int) error {
-		switch {
-		case id == "ev-1" && call == 1:
-			return errors.New("transient")
-		case id == "ev-2":
-			if call == 3 {
-				close(stuck) // now waiting a 2s backoff
+			// One key, so all three share a partition and arrive in this order.
+			for _, id := range []string{"ev-1", "ev-2", "ev-3"} {
+				require.NoError(t, producer.Publish(context.Background(), kafka.Message{
+					Topic: topic, Key: "case-3", EventID: id, Schema: "s.v1",
+				}))
 			}
-			return errors.New("still failing")
-		}
-		return nil
-	}}
-	c1 := startConsumer(t, cfg, first.handle, producer, nil)
-	select {
-	case <-stuck:
-	case <-time.After(waitFor):
-		t.Fatal("ev-2 did not fail three times")
+
+			cfg := consumerConfig(brokers, group, topic)
+			cfg.MaxAttempts = 10
+			cfg.CommitInterval = interval
+			cfg.RetryBackoff = 500 * time.Millisecond
+			cfg.RetryBackoffMax = 10 * time.Second
+
+			stuck := make(chan struct{})
+			first := &attempts{fail: func(id string, call int) error {
+				switch {
+				case id == "ev-1" && call == 1:
+					return errors.New("transient")
+				case id == "ev-2":
+					if call == 3 {
+						close(stuck) // now waiting a 2s backoff
+					}
+					return errors.New("still failing")
+				}
+				return nil
+			}}
+			c1 := startConsumer(t, cfg, first.handle, producer, nil)
+			select {
+			case <-stuck:
+			case <-time.After(waitFor):
+				t.Fatal("ev-2 did not fail three times")
+			}
+			cancelled := time.Now()
+			require.NoError(t, c1.stop(t), "Run must return nil on cancellation")
+			assert.Less(t, time.Since(cancelled), time.Second, "Run waited out the retry backoff instead of stopping")
+
+			assert.Equal(t, 2, first.count("ev-1"), "ev-1: fail once, then succeed")
+			assert.Equal(t, 3, first.count("ev-2"), "no attempt may start after cancellation")
+			assert.Equal(t, 0, first.count("ev-3"), "ev-3 is behind ev-2 on the partition")
+
+			second := &attempts{fail: func(string, int) error { return nil }}
+			startConsumer(t, cfg, second.handle, producer, nil)
+			require.Eventually(t, func() bool { return second.count("ev-3") == 1 }, waitFor, tick, "ev-3 never reached the second consumer")
+			second.mu.Lock()
+			defer second.mu.Unlock()
+			assert.Equal(t, []string{"ev-2", "ev-3"}, second.order, "ev-1 was handled and must not come back; ev-2 was not and must")
+		})
 	}
-	cancelled := time.Now()
-	require.NoError(t, c1.stop(t), "Run must return nil on cancellation")
-	assert.Less(t, time.Since(cancelled), time.Second, "Run waited out the retry backoff instead of stopping")
-
-	assert.Equal(t, 2, first.count("ev-1"), "ev-1: fail once, then succeed")
-	assert.Equal(t, 3, first.count("ev-2"), "no attempt may start after cancellation")
-	assert.Equal(t, 0, first.count("ev-3"), "ev-3 is behind ev-2 on the partition")
-
-	second := &attempts{fail: func(string, int) error { return nil }}
-	startConsumer(t, cfg, second.handle, producer, nil)
-	require.Eventually(t, func() bool { return second.count("ev-3") == 1 }, waitFor, tick, "ev-3 never reached the second consumer")
-	second.mu.Lock()
-	defer second.mu.Unlock()
-	assert.Equal(t, []string{"ev-2", "ev-3"}, second.order, "ev-1 was handled and must not come back; ev-2 was not and must")
 }
 
 // A message that keeps failing goes to the dead-letter topic with why and

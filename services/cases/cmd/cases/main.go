@@ -58,6 +58,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	}
 	opened, err := kafka.NewConsumer(kafka.ConsumerConfig{
 		Brokers: cfg.Service.KafkaBrokers, ClientID: "cases", GroupID: cfg.CaseOpenedGroup, Topic: events.OpenedTopic,
+		CommitInterval: cfg.Service.KafkaCommitInterval,
 	}, events.NewOpened(cases, logger).Handle, producer, logger, base.Telemetry.Tracer)
 	if err != nil {
 		return err

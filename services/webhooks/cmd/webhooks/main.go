@@ -75,6 +75,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	fanout := &events.Fanout{Endpoints: eps, Deliveries: deliveries, Logger: logger, Now: time.Now, Scheduled: sender.Nudge}
 	consumer, err := kafka.NewConsumer(kafka.ConsumerConfig{
 		Brokers: cfg.Service.KafkaBrokers, ClientID: "webhooks", GroupID: cfg.ConsumerGroup, Topic: events.Topic,
+		CommitInterval: cfg.Service.KafkaCommitInterval,
 	}, fanout.Handle, producer, logger, base.Telemetry.Tracer)
 	if err != nil {
 		return err

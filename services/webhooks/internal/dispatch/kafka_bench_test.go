@@ -110,7 +110,7 @@ func kafkaToDelivered(b *testing.B, perSecond int) {
 		mu.Unlock()
 		return err
 	}
-	consumer, err := kafka.NewConsumer(kafka.ConsumerConfig{Brokers: brokers, ClientID: "webhooks", GroupID: "webhooks-bench", Topic: events.Topic},
+	consumer, err := kafka.NewConsumer(kafka.ConsumerConfig{Brokers: brokers, ClientID: "webhooks", GroupID: "webhooks-bench", Topic: events.Topic, CommitInterval: 100 * time.Millisecond},
 		handle, producer, logger, nil)
 	require.NoError(b, err)
 	ctx, cancel := context.WithCancel(context.Background())
