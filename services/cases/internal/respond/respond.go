@@ -31,7 +31,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/pcourt/pcourt/libs/auth"
-	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/requestid"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/httpapi"
@@ -89,7 +88,7 @@ func Register(r gin.IRouter, cfg Config, d Deps) error {
 		p.now = time.Now
 	}
 	p.origin, p.prefix = originAndPrefix(cfg.PublicBaseURL)
-	g := r.Group("/respond", headers, httpserver.BodyLimit(MaxBodyBytes))
+	g := r.Group("/respond", headers, p.limitBody)
 	g.GET("/static/:file", serveStatic)
 	g.GET("/:caseId", p.show)
 	g.POST("/:caseId/session", p.exchange)
@@ -109,6 +108,31 @@ func headers(c *gin.Context) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "private, no-store")
 	c.Next()
+}
+
+// limitBody caps a form body at MaxBodyBytes, answering an oversize
+// Content-Length with a page rather than the API's problem; a body that
+// grows past the limit unannounced fails ParseForm (bad_form, 413).
+func (p *page) limitBody(c *gin.Context) {
+	if c.Request.ContentLength > MaxBodyBytes {
+		p.refuse(c, refusal{Status: http.StatusRequestEntityTooLarge, Code: "too_large", CaseID: caseIDOrEmpty(c.Param("caseId")),
+			Title: "The form is too large", Detail: fmt.Sprintf("A form may hold at most %d KiB. Nothing was filed.", MaxBodyBytes>>10)})
+		c.Abort()
+		return
+	}
+	if c.Request.Body != nil {
+		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, MaxBodyBytes)
+	}
+	c.Next()
+}
+
+// caseIDOrEmpty keeps a path's case id for a page's links only when it is
+// a valid one.
+func caseIDOrEmpty(id string) string {
+	if validCaseID(id) {
+		return id
+	}
+	return ""
 }
 
 // pagePath is the case's page as the browser addresses it.

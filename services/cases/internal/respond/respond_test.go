@@ -272,6 +272,7 @@ func TestRefusedFormPostsChangeNothing(t *testing.T) {
 		{"an answer before joining", answer, session, url.Values{"csrf": {csrf}, "text": {"An answer."}}, sameOrigin, http.StatusUnprocessableEntity, "not_a_participant"},
 		{"an empty answer", answer, session, url.Values{"csrf": {csrf}, "text": {" \r\n"}}, sameOrigin, http.StatusBadRequest, "invalid_act"},
 		{"an answer too long", answer, session, url.Values{"csrf": {csrf}, "text": {strings.Repeat("a", 20001)}}, sameOrigin, http.StatusBadRequest, "invalid_act"},
+		{"an answer too large to read", answer, session, url.Values{"csrf": {csrf}, "text": {strings.Repeat("é", respond.MaxBodyBytes/2)}}, sameOrigin, http.StatusRequestEntityTooLarge, "too_large"},
 		{"an answer with a control character", answer, session, url.Values{"csrf": {csrf}, "text": {"a\x00b"}}, sameOrigin, http.StatusBadRequest, "invalid_act"},
 		{"joining twice", "/respond/" + joined.id + "/join", joinedSession, url.Values{"csrf": {joinedCSRF}}, sameOrigin, http.StatusConflict, "already_joined"},
 		{"acting for the claimant", join, session, url.Values{"csrf": {csrf}, "participantId": {"p-claimant"}}, sameOrigin, http.StatusForbidden, "forbidden"},
