@@ -87,6 +87,22 @@ func TestTheSessionCookieIsSecureWhenConfigured(t *testing.T) {
 	require.True(t, sessionCookie(t, r).Secure)
 }
 
+// Behind an ingress that mounts the platform under a path, the page's
+// links and the cookie's Path carry that prefix; the origin is still the
+// base URL's.
+func TestAPublicBasePathPrefixesTheLinksAndTheCookie(t *testing.T) {
+	var base string
+	s := newStack(t, func(c *respond.Config) { base = c.PublicBaseURL; c.PublicBaseURL += "/pcourt/" })
+	o := s.open(t)
+	r := s.post(t, "/respond/"+o.id+"/session", "", url.Values{"login": {o.login}}, "Origin", base)
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	require.Equal(t, "/pcourt/respond/"+o.id, r.header.Get("Location"))
+	require.Equal(t, "/pcourt/respond/"+o.id, sessionCookie(t, r).Path)
+	page := s.get(t, "/respond/"+o.id, sessionCookie(t, r).Value)
+	require.Contains(t, page.body, `action="/pcourt/respond/`+o.id+`/join"`)
+	require.Contains(t, page.body, `src="/pcourt/respond/static/respond.js"`)
+}
+
 // A post is heard from the configured origin, or, when the browser sends
 // Origin: null (as it does under Referrer-Policy no-referrer), when
 // Sec-Fetch-Site says same-origin.
