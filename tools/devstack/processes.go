@@ -62,6 +62,11 @@ func stackServices(cfg config, redisAddr string, brokers []string, facilitatorUR
 			"FEES_PAY_TO=" + devPayTo().Hex(),
 			fmt.Sprintf("PUBLIC_BASE_URL=http://127.0.0.1:%d", cfg.EdgePort),
 		},
+		// The hosted respondent page hears form posts from the edge's
+		// origin only.
+		"cases": {
+			fmt.Sprintf("PUBLIC_BASE_URL=http://127.0.0.1:%d", cfg.EdgePort),
+		},
 	}
 	for i, name := range names {
 		port := cfg.EdgePort + 1 + i

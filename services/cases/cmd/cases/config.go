@@ -3,11 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/pcourt/pcourt/libs/envconf"
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
+	"github.com/pcourt/pcourt/services/cases/internal/respond"
 )
 
 // config is everything the service reads from its environment.
@@ -19,12 +21,16 @@ type config struct {
 	Scheduler       caseflow.SchedulerConfig
 	// Idempotency is the journal of the case commands.
 	Idempotency idempotency.Config
+	// Respond is the hosted respondent page.
+	Respond respond.Config
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
 	r := envconf.New(getenv)
 	def := caseflow.DefaultSchedulerConfig()
 	idem := idempotency.DefaultConfig("pc:cases")
+	page := respond.DefaultConfig()
+	publicBase := r.String("PUBLIC_BASE_URL", page.PublicBaseURL)
 	cfg := config{
 		Service:         service.ConfigFromEnv(r, ":8083"),
 		CaseOpenedGroup: r.String("CASES_CASE_OPENED_GROUP", "cases-case-opened"),
@@ -38,8 +44,15 @@ func loadConfig(getenv func(string) string) (config, error) {
 			Retention: r.Duration("CASES_IDEMPOTENCY_RETENTION", idem.Retention),
 			Lease:     r.Duration("CASES_IDEMPOTENCY_LEASE", idem.Lease),
 		},
+		Respond: respond.Config{
+			PublicBaseURL: publicBase,
+			// Production serves the page over https: the cookie is Secure
+			// unless the public address is plain http (development).
+			SecureCookie: r.Bool("RESPOND_SECURE_COOKIE", !strings.HasPrefix(strings.ToLower(publicBase), "http://")),
+			SessionTTL:   r.Duration("RESPOND_SESSION_TTL", page.SessionTTL),
+		},
 	}
-	errs := []error{r.Err(), cfg.Service.Validate(), cfg.Scheduler.Validate(), cfg.Idempotency.Validate()}
+	errs := []error{r.Err(), cfg.Service.Validate(), cfg.Scheduler.Validate(), cfg.Idempotency.Validate(), cfg.Respond.Validate()}
 	if cfg.CaseOpenedGroup == "" {
 		errs = append(errs, errors.New("CASES_CASE_OPENED_GROUP must not be empty"))
 	}

@@ -18,6 +18,10 @@ func TestLoadConfigKeepsTheCommandJournalUsable(t *testing.T) {
 		{"a lease as long as the retention", map[string]string{"CASES_IDEMPOTENCY_LEASE": "24h"}, false},
 		{"a retention under a minute", map[string]string{"CASES_IDEMPOTENCY_RETENTION": "30s"}, false},
 		{"no consumer group", map[string]string{"CASES_CASE_OPENED_GROUP": ""}, true}, // empty means the default
+		{"a public base URL that is not a URL", map[string]string{"PUBLIC_BASE_URL": "pcourt.example"}, false},
+		{"a respondent session of a second", map[string]string{"RESPOND_SESSION_TTL": "1s"}, false},
+		{"a Secure cookie over plain http", map[string]string{"PUBLIC_BASE_URL": "http://pcourt.example", "RESPOND_SECURE_COOKIE": "true"}, false},
+		{"a cookie without Secure over https", map[string]string{"PUBLIC_BASE_URL": "https://pcourt.example", "RESPOND_SECURE_COOKIE": "false"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := loadConfig(func(k string) string { return tc.env[k] })
@@ -30,5 +34,23 @@ func TestLoadConfigKeepsTheCommandJournalUsable(t *testing.T) {
 			require.Less(t, cfg.Idempotency.Lease, cfg.Idempotency.Retention)
 			require.GreaterOrEqual(t, cfg.Idempotency.Retention, time.Minute)
 		})
+	}
+}
+
+// The session cookie is Secure unless the public address is plain http;
+// the flag may make it Secure on a loopback development address.
+func TestTheRespondentCookieIsSecureUnlessThePublicAddressIsPlainHTTP(t *testing.T) {
+	for _, tc := range []struct {
+		env    map[string]string
+		secure bool
+	}{
+		{nil, false}, // the development edge, http://127.0.0.1:8080
+		{map[string]string{"PUBLIC_BASE_URL": "https://pcourt.example"}, true},
+		{map[string]string{"PUBLIC_BASE_URL": "HTTP://pcourt.example"}, false},
+		{map[string]string{"PUBLIC_BASE_URL": "http://127.0.0.1:8080", "RESPOND_SECURE_COOKIE": "true"}, true},
+	} {
+		cfg, err := loadConfig(func(k string) string { return tc.env[k] })
+		require.NoError(t, err, "%v", tc.env)
+		require.Equal(t, tc.secure, cfg.Respond.SecureCookie, "%v", tc.env)
 	}
 }

@@ -1,4 +1,5 @@
-// Command cases owns opened cases: the /api/cases, /api/v2/cases and /api/disputes routes and the rules.
+// Command cases owns opened cases: the /api/cases, /api/v2/cases and /api/disputes routes, the rules,
+// and the hosted respondent page under /respond.
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/events"
 	"github.com/pcourt/pcourt/services/cases/internal/httpapi"
+	"github.com/pcourt/pcourt/services/cases/internal/respond"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
 )
 
@@ -69,14 +71,20 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
+	flow := caseflow.New(cases, nil)
 	srv := base.Server(httpapi.Problem)
 	httpapi.Register(srv.Router(), httpapi.Deps{
 		Credentials: base.Credentials(),
 		Cases:       cases,
-		Flow:        caseflow.New(cases, nil),
+		Flow:        flow,
 		Journal:     idempotent,
 		Logger:      logger,
 	})
+	// The hosted respondent page acts through the same flow as the API, so
+	// the docket records the same events whichever way the respondent came.
+	if err := respond.Register(srv.Router(), cfg.Respond, respond.Deps{Cases: cases, Flow: flow, Logger: logger}); err != nil {
+		return err
+	}
 	return lifecycle.Run(ctx, logger,
 		lifecycle.Component{Name: "http", Run: srv.Run},
 		lifecycle.Component{Name: "case-opened-consumer", Run: opened.Run},

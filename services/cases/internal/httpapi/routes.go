@@ -10,7 +10,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/pcourt/pcourt/libs/auth"
-	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
@@ -126,9 +125,7 @@ func Register(r *gin.Engine, d Deps) {
 	r.GET("/api/disputes/:id/submissions", website, authenticated, h.listSubmissions)
 	r.POST("/api/disputes/:id/submissions", website, authenticated, file, h.fileSubmission)
 
-	// The hosted respondent page, where showOnce.respondentLoginPath leads:
-	// not built yet, and saying so rather than a 404 (docs/not-built.md).
-	r.GET("/respond/:caseId", httpserver.NotAvailable("GET /respond/{caseId} (the hosted respondent page)"))
+	// The hosted respondent page (/respond/...) is internal/respond's.
 
 	for _, u := range Unbuilt {
 		handlers := []gin.HandlerFunc{notAvailable(u.Route)}

@@ -69,18 +69,3 @@ func TestTheUnbuiltRoutesAreDocumented(t *testing.T) {
 	}
 	require.Equal(t, unbuilt, documented)
 }
-
-// The link shown once to the claimant for the respondent leads to the
-// hosted respondent page, which is not built yet: 501 naming it, not 404.
-func TestTheHostedRespondentPageSaysItIsNotBuilt(t *testing.T) {
-	s := newStack(t)
-	// Not an API route, so not in the OpenAPI document: a plain request.
-	resp, err := http.Get(s.url + "/respond/cs_any")
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusNotImplemented, resp.StatusCode)
-	var p struct{ Code, Detail string }
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&p))
-	require.Equal(t, "not_available", p.Code)
-	require.Contains(t, p.Detail, "/respond/{caseId}")
-}

@@ -1,0 +1,125 @@
+package respond_test
+
+import (
+	"context"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+)
+
+// chromium finds a Chromium to drive, or skips the test saying how to get
+// one.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome"} {
+		if bin, err := exec.LookPath(name); err == nil {
+			return bin
+		}
+	}
+	t.Skip("no Chromium found: the browser test of the hosted respondent page is skipped (Debian: apt-get install chromium; .ci/run installs it)")
+	return ""
+}
+
+// A person opens the link filings showed once, in headless Chromium: the
+// page exchanges the fragment's token, shows the case, joins, files the
+// answer and sees it on the docket. Opened again, in the same browser or
+// in another, the link is refused as used. The token never reaches a
+// request line or a header: only the exchange's form body.
+func TestARespondentAnswersInChromium(t *testing.T) {
+	bin := chromium(t)
+	s := newStack(t)
+	o := s.open(t)
+	link := s.url + "/respond/" + o.id + "#login=" + o.login
+	answer := "The goods were shipped on 2026-11-02; the tracking record is attached."
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true),
+	)
+	t.Cleanup(cancelAlloc)
+	browser, cancelBrowser := chromedp.NewContext(alloc)
+	t.Cleanup(cancelBrowser)
+
+	// Open the link: the module posts the token and the browser lands on
+	// the case page, the fragment gone from the address bar.
+	require.NoError(t, chromedp.Do(browser,
+		chromedp.Navigate(link),
+		chromedp.WaitVisible(`main[data-page="case"]`),
+	))
+	location, err := chromedp.Run(browser, chromedp.Location())
+	require.NoError(t, err)
+	require.Equal(t, s.url+"/respond/"+o.id, location)
+	cookies, err := chromedp.Run(browser, chromedp.Evaluate[string](`document.cookie`))
+	require.NoError(t, err)
+	require.Empty(t, cookies, "the session cookie is HttpOnly: no script reads it")
+	status, err := chromedp.Run(browser, chromedp.Text(`#status`))
+	require.NoError(t, err)
+	require.Equal(t, "awaiting_respondent", status)
+
+	// Join, then file the answer.
+	require.NoError(t, chromedp.Do(browser,
+		chromedp.Click(`#join button`),
+		chromedp.WaitVisible(`#answer-text`),
+		chromedp.SendKeys(`#answer-text`, answer),
+		chromedp.Click(`#answer button`),
+		chromedp.WaitVisible(`#answer-filed`),
+	))
+	filed, err := chromedp.Run(browser, chromedp.Text(`#answer-filed`))
+	require.NoError(t, err)
+	require.Equal(t, answer, filed)
+	docket, err := chromedp.Run(browser, chromedp.Evaluate[[]string](
+		`[...document.querySelectorAll('#docket li')].map(li => li.dataset.type)`))
+	require.NoError(t, err)
+	require.Equal(t, []string{"opened", "respondent_joined", "stage_opened", "answer_filed", "stage_opened"}, docket)
+	require.Equal(t, docket, s.docket(t, o.id), "the API's docket is the page's")
+
+	// The link opened again in this browser (a new tab: in the same tab
+	// only the fragment would change, and no page would load): refused as
+	// used, with the way back to the case this browser is signed in to.
+	again, cancelAgain := chromedp.NewContext(browser)
+	t.Cleanup(cancelAgain)
+	require.NoError(t, chromedp.Do(again,
+		chromedp.Navigate(link),
+		chromedp.WaitVisible(`main[data-refusal="login_used"]`),
+		chromedp.WaitVisible(`#continue`),
+	))
+
+	// And in another browser (a new browser context: no cookie): refused,
+	// and nothing of the case shown.
+	other, cancelOther := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancelOther)
+	require.NoError(t, chromedp.Do(other,
+		chromedp.Navigate(link),
+		chromedp.WaitVisible(`main[data-refusal="login_used"]`),
+	))
+	body, err := chromedp.Run(other, chromedp.Text(`body`))
+	require.NoError(t, err)
+	require.Contains(t, body, "This link was used")
+	require.NotContains(t, body, answer)
+	require.NotContains(t, body, "Continue to the case")
+
+	// What a log or a proxy could keep holds no token; every post came
+	// from the page's own origin, as the browser says it.
+	posts := 0
+	for _, r := range s.requests() {
+		require.NotContains(t, r.URL.String(), o.login)
+		for name, values := range r.Header {
+			require.NotContains(t, strings.Join(values, " "), o.login, "header %s", name)
+		}
+		require.Empty(t, r.Header.Get("Referer"), "%s %s", r.Method, r.URL)
+		if r.Method == http.MethodPost {
+			posts++
+			require.Equal(t, "same-origin", r.Header.Get("Sec-Fetch-Site"), "%s", r.URL)
+		}
+	}
+	require.Equal(t, 5, posts, "exchange, join, answer, and two exchanges refused")
+}

@@ -1,0 +1,277 @@
+package respond_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pcourt/pcourt/libs/auth"
+	"github.com/pcourt/pcourt/libs/auth/authtest"
+	"github.com/pcourt/pcourt/libs/httpserver"
+	"github.com/pcourt/pcourt/libs/idempotency"
+	"github.com/pcourt/pcourt/libs/kafka"
+	"github.com/pcourt/pcourt/libs/ratelimit"
+	"github.com/pcourt/pcourt/libs/redistest"
+	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
+	"github.com/pcourt/pcourt/services/cases/internal/events"
+	"github.com/pcourt/pcourt/services/cases/internal/httpapi"
+	"github.com/pcourt/pcourt/services/cases/internal/respond"
+	"github.com/pcourt/pcourt/services/cases/internal/store"
+)
+
+// stack is the cases service's public surface as main wires it (the API
+// and the hosted page over one flow) on a real redis-server and real HTTP.
+type stack struct {
+	url    string
+	rdb    *redis.Client
+	cases  *store.Cases
+	opened *events.Opened
+	// claimant is a platform orchestrator of the filing partner, which
+	// reads the case and its docket through the API.
+	claimant string
+	// client follows no redirect and keeps no cookie: the tests see every
+	// answer and say which cookie each request carries.
+	client *http.Client
+
+	mu sync.Mutex
+	// seen is every request as it reached the server: its request line
+	// and headers, which is what an access log or a proxy could keep.
+	seen []*http.Request
+}
+
+// requests returns the requests the server has received so far.
+func (s *stack) requests() []*http.Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.seen)
+}
+
+func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func newStack(t testing.TB, edit ...func(*respond.Config)) *stack {
+	t.Helper()
+	rdb := redistest.NewClient(t)
+	logger := discard()
+	acfg := auth.DefaultStoreConfig()
+	acfg.PerCredential = ratelimit.Off
+	credentials := auth.NewStore(rdb, acfg)
+	s := &stack{rdb: rdb, cases: store.NewCases(rdb)}
+	s.opened = events.NewOpened(s.cases, logger)
+	s.claimant, _ = authtest.Mint(t, credentials, auth.RolePlatformOrchestrator)
+	journal, err := idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:cases"), logger)
+	require.NoError(t, err)
+
+	srv := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "cases", Logger: logger, Mapper: httpapi.Problem})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.seen = append(s.seen, r.Clone(context.Background()))
+		s.mu.Unlock()
+		srv.Router().ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	s.url = ts.URL
+	flow := caseflow.New(s.cases, nil)
+	httpapi.Register(srv.Router(), httpapi.Deps{Credentials: credentials, Cases: s.cases, Flow: flow, Journal: journal, Logger: logger})
+	cfg := respond.DefaultConfig()
+	cfg.PublicBaseURL = ts.URL // the page's own origin, as the ingress's address is in production
+	cfg.SessionTTL = time.Hour
+	for _, e := range edit {
+		e(&cfg)
+	}
+	require.NoError(t, respond.Register(srv.Router(), cfg, respond.Deps{Cases: s.cases, Flow: flow, Logger: logger}))
+	s.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return s
+}
+
+var caseCounter atomic.Int64
+
+// opened is a case as filings opens it, with the login token shown once
+// in showOnce.respondentLoginPath.
+type opened struct {
+	id    string
+	login string
+}
+
+// open applies a new case's case-opened fact as the consumer does: the
+// claimant confirmed, the respondent (partner-r, no immutable agent) did
+// not and is to join.
+func (s *stack) open(t testing.TB, edits ...func(payload map[string]any)) opened {
+	t.Helper()
+	o := opened{id: fmt.Sprintf("cs_respond_%d_%d", time.Now().UnixNano()%1e6, caseCounter.Add(1)), login: auth.NewToken("pc_login_")}
+	at := time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+	payload := map[string]any{
+		"eventId": "case-opened:" + o.id, "openedAt": at,
+		"case": map[string]any{
+			"schemaVersion": "confirmed-filing-v2", "caseId": o.id, "externalCaseId": "ext-" + o.id, "status": "open",
+			"rules":     map[string]any{"version": "pcourt-rules-2026-11", "hash": strings.Repeat("1", 64)},
+			"createdAt": at,
+			"headless": map[string]any{
+				"respondentHandoffPath": "/api/cases/" + o.id + "/invitations", "answerPath": "/api/cases/" + o.id + "/answer",
+				"hostedRespondentPath": "/respond/" + o.id, "capabilityDelivery": "show_once_not_replayed",
+			},
+			"caseMode": "proceeding", "intakeMode": "claimant_initiated", "confirmationPolicy": map[string]any{"mode": "initiator_only"},
+			"procedure": map[string]any{
+				"schemaVersion": "case-procedure-plan-v2", "profile": "standard", "answerRequired": true, "evidenceRounds": 1,
+				"rebuttalRounds": 0, "filingsPerSidePerStage": 1, "recordConfirmationRequired": true,
+			},
+			"participants": []map[string]any{
+				{"participantId": "p-claimant", "side": "claimant", "principalId": "org-acme", "authorizationMode": "partner_credential"},
+				{"participantId": "p-respondent", "side": "respondent", "partnerId": "partner-r", "principalId": "org-beta", "authorizationMode": "partner_credential"},
+			},
+		},
+		"draftId": "draft-" + o.id, "draftDigest": strings.Repeat("2", 64),
+		"tenant": "tenant-test", "environment": "sandbox", "partnerId": "partner-test",
+		"confirmations": []map[string]any{
+			{"participantId": "p-claimant", "side": "claimant", "required": true, "status": "confirmed", "confirmedAt": at},
+			{"participantId": "p-respondent", "side": "respondent", "required": false, "status": "not_required"},
+		},
+		"fee": map[string]any{"feeId": "fee-" + o.id, "currency": "USD", "amountMinor": 2500, "tier": "single_arbiter", "collection": "invoice_after_opening", "status": "quoted"},
+		"capabilityHashes": map[string]any{
+			"respondent_invite": auth.HashToken(auth.NewToken("pc_inv_")), "respondent_login": auth.HashToken(o.login),
+		},
+	}
+	for _, edit := range edits {
+		edit(payload)
+	}
+	value, err := json.Marshal(payload)
+	require.NoError(t, err)
+	require.NoError(t, s.opened.Handle(context.Background(), kafka.Message{
+		Topic: events.OpenedTopic, Key: o.id, EventID: "case-opened:" + o.id, Schema: events.OpenedSchema, Value: value,
+	}))
+	return o
+}
+
+// reply is one answer of the page.
+type reply struct {
+	status int
+	header http.Header
+	body   string
+	// refusal is the code a refusal page carries in data-refusal.
+	refusal string
+}
+
+var refusalCode = regexp.MustCompile(`data-refusal="([a-z_]+)"`)
+
+func (s *stack) send(t testing.TB, req *http.Request) reply {
+	t.Helper()
+	resp, err := s.client.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	r := reply{status: resp.StatusCode, header: resp.Header, body: string(b)}
+	if m := refusalCode.FindStringSubmatch(r.body); m != nil {
+		r.refusal = m[1]
+	}
+	return r
+}
+
+// sameOrigin are the headers Chromium sends with a form post of the page
+// itself: under Referrer-Policy no-referrer its Origin is "null", and
+// Sec-Fetch-Site says where the post came from.
+var sameOrigin = []string{"Origin", "null", "Sec-Fetch-Site", "same-origin"}
+
+// post sends a form. session is the session cookie's value ("" for none);
+// headers are name, value pairs.
+func (s *stack) post(t testing.TB, path, session string, form url.Values, headers ...string) reply {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, s.url+path, strings.NewReader(form.Encode()))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if session != "" {
+		req.AddCookie(&http.Cookie{Name: respond.CookieName, Value: session})
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	return s.send(t, req)
+}
+
+// get reads a page with the session cookie session ("" for none).
+func (s *stack) get(t testing.TB, path, session string) reply {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, s.url+path, nil)
+	require.NoError(t, err)
+	if session != "" {
+		req.AddCookie(&http.Cookie{Name: respond.CookieName, Value: session})
+	}
+	return s.send(t, req)
+}
+
+// signIn exchanges the case's login token and returns the session
+// cookie's value.
+func (s *stack) signIn(t testing.TB, o opened) string {
+	t.Helper()
+	r := s.post(t, "/respond/"+o.id+"/session", "", url.Values{"login": {o.login}}, sameOrigin...)
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	ck := sessionCookie(t, r)
+	require.NotNil(t, ck, "the exchange sets the session cookie")
+	return ck.Value
+}
+
+func sessionCookie(t testing.TB, r reply) *http.Cookie {
+	t.Helper()
+	for _, ck := range (&http.Response{Header: r.header}).Cookies() {
+		if ck.Name == respond.CookieName {
+			return ck
+		}
+	}
+	return nil
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// csrf reads the CSRF token the case page gives the session.
+func (s *stack) csrf(t testing.TB, o opened, session string) string {
+	t.Helper()
+	r := s.get(t, "/respond/"+o.id, session)
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	m := csrfField.FindStringSubmatch(r.body)
+	require.NotNil(t, m, "the case page carries a CSRF token in its forms: %s", r.body)
+	return m[1]
+}
+
+// docket reads the case's event types through the API, as the claimant's
+// partner does.
+func (s *stack) docket(t testing.TB, id string) []string {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, s.url+"/api/cases/"+id+"/events", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+s.claimant)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var page struct {
+		Data struct {
+			Events []struct{ Type string }
+		}
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&page))
+	var types []string
+	for _, e := range page.Data.Events {
+		types = append(types, e.Type)
+	}
+	return types
+}
+
+// unchanged runs act and requires every Redis key to be as it was.
+func (s *stack) unchanged(t testing.TB, act func()) {
+	t.Helper()
+	redistest.Unchanged(t, s.rdb, nil, act)
+}

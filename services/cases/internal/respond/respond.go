@@ -1,0 +1,443 @@
+// Package respond is the hosted respondent page, where
+// showOnce.respondentLoginPath (/respond/{caseId}#login=<token>) leads a
+// person: server-rendered html/template pages and one small ES module,
+// embedded, with no front-end build and no third-party assets.
+//
+// The login token rides in the URL fragment, which no request carries. The
+// module reads it, removes it from the address bar and history, and posts
+// it once to POST /respond/{caseId}/session, which spends it (a token works
+// once) and sets a session cookie scoped to the case's path. With the
+// session the page shows the case and lets the respondent join and file the
+// answer through caseflow, the application layer the API uses, so the
+// docket records the same events. Every form post must come from the
+// page's own origin and carry the session's CSRF token; every refusal is an
+// HTML page with its 4xx status that changed nothing.
+package respond
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/pcourt/pcourt/libs/auth"
+	"github.com/pcourt/pcourt/libs/requestid"
+	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
+	"github.com/pcourt/pcourt/services/cases/internal/httpapi"
+	"github.com/pcourt/pcourt/services/cases/internal/procedure"
+	"github.com/pcourt/pcourt/services/cases/internal/store"
+)
+
+// Deps are what the page needs.
+type Deps struct {
+	Cases  *store.Cases
+	Flow   *caseflow.Service
+	Logger *slog.Logger
+	// Now is the clock of session creation; nil means time.Now.
+	Now func() time.Time
+}
+
+// CookieName names the session cookie.
+const CookieName = "pc_respond_session"
+
+// CapabilityLogin is the case capability whose hash the login token must
+// match: filings mints the token, shows it once in
+// showOnce.respondentLoginPath, and sends its SHA-256 in case-opened.
+const CapabilityLogin = "respondent_login"
+
+// MaxBodyBytes bounds a form post: an answer of httpapi.MaxAnswerRunes
+// characters of up to four bytes each, percent-encoded (three bytes per
+// byte), with room to spare.
+const MaxBodyBytes = 256 << 10
+
+// The security headers of every hosted page response. The policy allows
+// the page's own module and stylesheet, forms posting to itself, and
+// nothing else: no inline script, no framing, no base rewriting.
+const (
+	contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; " +
+		"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+
+type page struct {
+	cfg    Config
+	origin string // the only origin whose form posts are accepted
+	prefix string // the public base URL's path, "" for none
+	cases  *store.Cases
+	flow   *caseflow.Service
+	logger *slog.Logger
+	now    func() time.Time
+}
+
+// Register adds the hosted page's routes under /respond.
+func Register(r gin.IRouter, cfg Config, d Deps) error {
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("hosted respondent page: %w", err)
+	}
+	p := &page{cfg: cfg, cases: d.Cases, flow: d.Flow, logger: d.Logger, now: d.Now}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	p.origin, p.prefix = originAndPrefix(cfg.PublicBaseURL)
+	g := r.Group("/respond", headers, p.limitBody)
+	g.GET("/static/:file", serveStatic)
+	g.GET("/:caseId", p.show)
+	g.POST("/:caseId/session", p.exchange)
+	g.POST("/:caseId/join", p.join)
+	g.POST("/:caseId/answer", p.answer)
+	return nil
+}
+
+// headers sets the policy headers on every response of the page,
+// refusals and redirects included. no-referrer keeps the page's address
+// out of every request it makes; private, no-store keeps the case out of
+// every cache.
+func headers(c *gin.Context) {
+	h := c.Writer.Header()
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "private, no-store")
+	c.Next()
+}
+
+// limitBody caps a form body at MaxBodyBytes, answering an oversize
+// Content-Length with a page rather than the API's problem; a body that
+// grows past the limit unannounced fails ParseForm (bad_form, 413).
+func (p *page) limitBody(c *gin.Context) {
+	if c.Request.ContentLength > MaxBodyBytes {
+		p.refuse(c, refusal{Status: http.StatusRequestEntityTooLarge, Code: "too_large", CaseID: caseIDOrEmpty(c.Param("caseId")),
+			Title: "The form is too large", Detail: fmt.Sprintf("A form may hold at most %d KiB. Nothing was filed.", MaxBodyBytes>>10)})
+		c.Abort()
+		return
+	}
+	if c.Request.Body != nil {
+		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, MaxBodyBytes)
+	}
+	c.Next()
+}
+
+// caseIDOrEmpty keeps a path's case id for a page's links only when it is
+// a valid one.
+func caseIDOrEmpty(id string) string {
+	if validCaseID(id) {
+		return id
+	}
+	return ""
+}
+
+// pagePath is the case's page as the browser addresses it.
+func (p *page) pagePath(caseID string) string { return p.prefix + "/respond/" + caseID }
+
+// show renders the case for a session of it, and otherwise the sign-in
+// page, which holds nothing of the case: its module exchanges the login
+// token of the fragment, if there is one.
+func (p *page) show(c *gin.Context) {
+	id := c.Param("caseId")
+	if !validCaseID(id) {
+		p.refuse(c, refusalNotFound(id))
+		return
+	}
+	sess, ok, err := p.session(c, id)
+	if err != nil {
+		p.fail(c, id, err)
+		return
+	}
+	if !ok {
+		p.render(c, http.StatusOK, "signin", p.frame(id))
+		return
+	}
+	l, err := p.cases.Load(c.Request.Context(), id)
+	if err != nil {
+		p.fail(c, id, err)
+		return
+	}
+	v, err := p.caseView(c.Request.Context(), l, sess)
+	if err != nil {
+		p.fail(c, id, err)
+		return
+	}
+	p.render(c, http.StatusOK, "case", v)
+}
+
+// exchange spends the case's one-time login token for a session. Only a
+// same-origin post is heard (a cross-site form could otherwise sign a
+// browser into a case of the attacker's choosing). The token is compared
+// by its SHA-256 in constant time with the case's respondent_login hash;
+// spending it and creating the session are one Redis step.
+func (p *page) exchange(c *gin.Context) {
+	id := c.Param("caseId")
+	if !validCaseID(id) {
+		p.refuse(c, refusalNotFound(id))
+		return
+	}
+	if !p.sameOrigin(c.Request) {
+		p.refuse(c, refusalCrossOrigin(id))
+		return
+	}
+	if err := c.Request.ParseForm(); err != nil {
+		p.refuse(c, refusalBadForm(id, err))
+		return
+	}
+	token := c.Request.PostForm.Get("login")
+	if token == "" {
+		p.refuse(c, refusal{Status: http.StatusBadRequest, Code: "login_missing", CaseID: id,
+			Title: "No sign-in link", Detail: "Open the link you were sent: it ends in #login= followed by your one-time token."})
+		return
+	}
+	l, err := p.cases.Load(c.Request.Context(), id)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		p.fail(c, id, err)
+		return
+	}
+	// A case that does not exist and a token of another case read the
+	// same: the answer says nothing about which cases exist.
+	want := ""
+	if err == nil {
+		want = l.Case.Capabilities[CapabilityLogin]
+	}
+	if want == "" || subtle.ConstantTimeCompare([]byte(auth.HashToken(token)), []byte(want)) != 1 {
+		p.refuse(c, refusal{Status: http.StatusForbidden, Code: "login_invalid", CaseID: id,
+			Title: "This link is not valid", Detail: "The sign-in link does not belong to this case. Check that you opened the whole link you were sent."})
+		return
+	}
+	sessionID := auth.NewToken("pc_rs_")
+	err = p.cases.SpendLogin(c.Request.Context(), id, auth.HashToken(sessionID), auth.NewToken(""), p.now(), p.cfg.SessionTTL)
+	if errors.Is(err, store.ErrLoginSpent) {
+		r := refusal{Status: http.StatusGone, Code: "login_used", CaseID: id,
+			Title: "This link was used", Detail: "A sign-in link works once, and this one has been used. If that was not you, tell whoever sent you the link."}
+		if _, signedIn, _ := p.session(c, id); signedIn {
+			r.Detail = "A sign-in link works once, and this one has been used. This browser is signed in to the case already."
+			r.Continue = p.pagePath(id)
+		}
+		p.refuse(c, r)
+		return
+	}
+	if err != nil {
+		p.fail(c, id, err)
+		return
+	}
+	http.SetCookie(c.Writer, &http.Cookie{
+		Name: CookieName, Value: sessionID, Path: p.pagePath(id),
+		MaxAge: int(p.cfg.SessionTTL / time.Second), HttpOnly: true, Secure: p.cfg.SecureCookie, SameSite: http.SameSiteStrictMode,
+	})
+	p.logger.InfoContext(c.Request.Context(), "respondent signed in on the hosted page", "case_id", id, "request_id", requestid.Get(c))
+	c.Redirect(http.StatusSeeOther, p.pagePath(id))
+}
+
+// join makes the session's respondent participant take part.
+func (p *page) join(c *gin.Context) {
+	id, ok := p.guard(c)
+	if !ok {
+		return
+	}
+	p.act(c, id, func(_ procedure.Case, pid string) (procedure.Act, []store.Document, *refusal) {
+		return procedure.Act{Kind: procedure.ActJoin, ParticipantID: pid}, nil, nil
+	})
+}
+
+// answer files the respondent's answer, its text kept beside the case as
+// the API's answer keeps it.
+func (p *page) answer(c *gin.Context) {
+	id, ok := p.guard(c)
+	if !ok {
+		return
+	}
+	// A browser submits a textarea's line breaks as CRLF; the text is kept
+	// as the respondent typed it.
+	text := strings.ReplaceAll(c.Request.PostForm.Get("text"), "\r\n", "\n")
+	if err := checkText(text); err != nil {
+		p.refuse(c, refusal{Status: http.StatusBadRequest, Code: string(procedure.CodeInvalidAct), CaseID: id,
+			Title: "The answer cannot be filed", Detail: "The answer " + err.Error() + ".", Back: p.pagePath(id)})
+		return
+	}
+	p.act(c, id, func(_ procedure.Case, pid string) (procedure.Act, []store.Document, *refusal) {
+		sum := sha256.Sum256([]byte(text))
+		digest := hex.EncodeToString(sum[:])
+		return procedure.Act{Kind: procedure.ActFileAnswer, ParticipantID: pid, Digest: digest},
+			[]store.Document{{Digest: digest, Content: []byte(text)}}, nil
+	})
+}
+
+// guard admits a form post: a valid case id, the page's own origin, a
+// session of the case, and the session's CSRF token, in that order. It
+// answers the refusal itself.
+func (p *page) guard(c *gin.Context) (string, bool) {
+	id := c.Param("caseId")
+	if !validCaseID(id) {
+		p.refuse(c, refusalNotFound(id))
+		return "", false
+	}
+	if !p.sameOrigin(c.Request) {
+		p.refuse(c, refusalCrossOrigin(id))
+		return "", false
+	}
+	if err := c.Request.ParseForm(); err != nil {
+		p.refuse(c, refusalBadForm(id, err))
+		return "", false
+	}
+	sess, ok, err := p.session(c, id)
+	if err != nil {
+		p.fail(c, id, err)
+		return "", false
+	}
+	if !ok {
+		p.refuse(c, refusal{Status: http.StatusForbidden, Code: "no_session", CaseID: id,
+			Title: "You are not signed in", Detail: "This browser holds no session of this case, or it ended. Nothing was filed."})
+		return "", false
+	}
+	sent := c.Request.PostForm.Get("csrf")
+	if sent == "" || subtle.ConstantTimeCompare([]byte(sent), []byte(sess.CSRF)) != 1 {
+		p.refuse(c, refusal{Status: http.StatusForbidden, Code: "csrf_mismatch", CaseID: id, Back: p.pagePath(id),
+			Title: "The form has expired", Detail: "The form was not one this page gave your session. Nothing was filed: reload the case and try again."})
+		return "", false
+	}
+	return id, true
+}
+
+// act resolves which respondent participant the session acts for, lets
+// build make the act, and applies it through caseflow; an accepted act
+// goes back to the case page (post, redirect, get), a refused one answers
+// the procedure's refusal with the status the API gives it.
+func (p *page) act(c *gin.Context, id string, build func(procedure.Case, string) (procedure.Act, []store.Document, *refusal)) {
+	ctx := c.Request.Context()
+	l, err := p.cases.Load(ctx, id)
+	if err != nil {
+		p.fail(c, id, err)
+		return
+	}
+	pid, r := p.actor(l.Case, c.Request.PostForm.Get("participantId"))
+	if r != nil {
+		p.refuse(c, *r)
+		return
+	}
+	act, docs, r := build(l.Case, pid)
+	if r != nil {
+		p.refuse(c, *r)
+		return
+	}
+	res, err := p.flow.Act(ctx, id, act, docs...)
+	if err != nil {
+		if pr := httpapi.Problem(err); pr != nil && pr.Code.Status < 500 {
+			p.refuse(c, refusal{Status: pr.Code.Status, Code: pr.Code.Name, CaseID: id, Back: p.pagePath(id),
+				Title: pr.Code.Title, Detail: pr.Detail})
+			return
+		}
+		p.fail(c, id, err)
+		return
+	}
+	p.logger.InfoContext(ctx, "case act accepted", "case_id", id, "act", act.Kind, "by", "hosted respondent page",
+		"request_id", requestid.Get(c), "status", res.Case.Status())
+	c.Redirect(http.StatusSeeOther, p.pagePath(id))
+}
+
+// actor is the respondent participant the session acts for: the one named
+// by the form, which must be one of actable(c), or the only one. The login
+// token is the respondent side's; a participant bound to an immutable
+// agent is acted for by that agent only, never from this page.
+func (p *page) actor(c procedure.Case, named string) (string, *refusal) {
+	ids := actable(c)
+	switch {
+	case named != "" && slices.Contains(ids, named):
+		return named, nil
+	case named != "":
+		return "", &refusal{Status: http.StatusForbidden, Code: "forbidden", CaseID: c.ID, Back: p.pagePath(c.ID),
+			Title: "Not yours to act for", Detail: fmt.Sprintf("This session does not act for participant %s.", named)}
+	case len(ids) == 1:
+		return ids[0], nil
+	case len(ids) == 0:
+		return "", &refusal{Status: http.StatusForbidden, Code: "forbidden", CaseID: c.ID, Back: p.pagePath(c.ID),
+			Title: "Nothing to act for here", Detail: "Every respondent of this case acts through its own agent, not through this page."}
+	default:
+		return "", &refusal{Status: http.StatusBadRequest, Code: string(procedure.CodeInvalidAct), CaseID: c.ID, Back: p.pagePath(c.ID),
+			Title: "Choose who acts", Detail: "This case has several respondents: choose the participant you act for."}
+	}
+}
+
+// actable lists the respondent participants the page may act for: those
+// not bound to an immutable agent.
+func actable(c procedure.Case) []string {
+	var ids []string
+	for _, pt := range c.Participants {
+		if pt.Side == procedure.Respondent && pt.AgentID == "" {
+			ids = append(ids, pt.ID)
+		}
+	}
+	return ids
+}
+
+// session returns the session of the case the request's cookie names.
+func (p *page) session(c *gin.Context, caseID string) (store.RespondSession, bool, error) {
+	ck, err := c.Request.Cookie(CookieName)
+	if err != nil || ck.Value == "" || len(ck.Value) > 128 {
+		return store.RespondSession{}, false, nil
+	}
+	return p.cases.RespondSession(c.Request.Context(), caseID, auth.HashToken(ck.Value))
+}
+
+// sameOrigin admits a post sent from the configured public origin. The
+// page sends Referrer-Policy: no-referrer, under which a browser sends
+// "Origin: null" even for its own form posts; then Sec-Fetch-Site, which no
+// script can set, must say same-origin. A post with neither is refused: a
+// browser too old to send either cannot use the page.
+func (p *page) sameOrigin(r *http.Request) bool {
+	if o := r.Header.Get("Origin"); o != "" && o != "null" {
+		return o == p.origin
+	}
+	return r.Header.Get("Sec-Fetch-Site") == "same-origin"
+}
+
+// fail answers an error that is not the caller's: a generic page, the
+// detail in the log.
+func (p *page) fail(c *gin.Context, caseID string, err error) {
+	status := http.StatusInternalServerError
+	title, detail := "Something went wrong", "Nothing was filed. Try again in a moment."
+	if errors.Is(err, caseflow.ErrBusy) {
+		status, title = http.StatusServiceUnavailable, "The case is busy"
+		c.Header("Retry-After", "1")
+	}
+	p.logger.ErrorContext(c.Request.Context(), "hosted respondent page failed", "case_id", caseID, "request_id", requestid.Get(c), "err", err)
+	p.refuse(c, refusal{Status: status, Code: "internal", CaseID: caseID, Title: title, Detail: detail})
+}
+
+// checkText accepts 1 to httpapi.MaxAnswerRunes characters without control
+// characters other than tab and line breaks, as the API's answer does.
+func checkText(s string) error {
+	n := utf8.RuneCountInString(s)
+	switch {
+	case strings.TrimSpace(s) == "":
+		return errors.New("is empty")
+	case n > httpapi.MaxAnswerRunes:
+		return fmt.Errorf("has %d characters; at most %d", n, httpapi.MaxAnswerRunes)
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) && r != '\n' && r != '\r' && r != '\t' {
+			return fmt.Errorf("holds control character U+%04X", r)
+		}
+	}
+	return nil
+}
+
+// validCaseID: 1 to 64 characters of A-Z a-z 0-9 . _ : -, as case ids are.
+func validCaseID(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == ':', r == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,271 @@
+package respond
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"path"
+	"slices"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/pcourt/pcourt/services/cases/internal/httpapi"
+	"github.com/pcourt/pcourt/services/cases/internal/procedure"
+	"github.com/pcourt/pcourt/services/cases/internal/store"
+)
+
+//go:embed templates/*.html
+var templateFiles embed.FS
+
+//go:embed static
+var staticFiles embed.FS
+
+var templates = template.Must(template.New("").Funcs(template.FuncMap{
+	"when":     when,
+	"duration": duration,
+}).ParseFS(templateFiles, "templates/*.html"))
+
+// frame is what every page's layout needs.
+type frame struct {
+	// Static prefixes the module and stylesheet.
+	Static string
+	// CaseID and Exchange are set on the pages of a case: Exchange is the
+	// login exchange the module posts the fragment's token to.
+	CaseID   string
+	Exchange string
+	Page     string // the case page's path
+}
+
+func (p *page) frame(caseID string) frame {
+	f := frame{Static: p.prefix + "/respond/static/"}
+	if caseID != "" {
+		f.CaseID, f.Exchange, f.Page = caseID, p.pagePath(caseID)+"/session", p.pagePath(caseID)
+	}
+	return f
+}
+
+// refusal is an HTML error page: a status, a stable code (in the page's
+// data-refusal attribute, for tests and support), words for a person,
+// and where to go next.
+type refusal struct {
+	frame
+	Status int
+	Code   string
+	CaseID string
+	Title  string
+	Detail string
+	// Back links to the case page (the session still stands); Continue
+	// does too, for a browser found signed in after all.
+	Back     string
+	Continue string
+}
+
+func refusalNotFound(string) refusal {
+	return refusal{Status: http.StatusNotFound, Code: "not_found", Title: "No such page", Detail: "This address names no case."}
+}
+
+func refusalCrossOrigin(id string) refusal {
+	return refusal{Status: http.StatusForbidden, Code: "cross_origin", CaseID: id, Title: "Refused: not sent from this page",
+		Detail: "The form was sent from another site, or by a browser that does not say where it came from. Nothing was filed."}
+}
+
+func refusalBadForm(id string, err error) refusal {
+	status := http.StatusBadRequest
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		status = http.StatusRequestEntityTooLarge
+	}
+	return refusal{Status: status, Code: "bad_form", CaseID: id, Title: "The form could not be read", Detail: "Nothing was filed."}
+}
+
+// refuse renders a refusal with its status.
+func (p *page) refuse(c *gin.Context, r refusal) {
+	if r.Status == 0 {
+		r.Status = http.StatusBadRequest
+	}
+	r.frame = p.frame(r.CaseID)
+	p.render(c, r.Status, "refusal", r)
+}
+
+// render executes a page into a buffer first, so a template error never
+// sends half a page.
+func (p *page) render(c *gin.Context, status int, name string, data any) {
+	var buf bytes.Buffer
+	if err := templates.ExecuteTemplate(&buf, name, data); err != nil {
+		p.logger.ErrorContext(c.Request.Context(), "rendering the hosted respondent page failed", "page", name, "err", err)
+		c.Data(http.StatusInternalServerError, "text/plain; charset=utf-8", []byte("Something went wrong.\n"))
+		return
+	}
+	c.Data(status, "text/html; charset=utf-8", buf.Bytes())
+}
+
+// serveStatic serves the embedded module and stylesheet.
+func serveStatic(c *gin.Context) {
+	name := c.Param("file")
+	types := map[string]string{".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
+	b, err := staticFiles.ReadFile("static/" + name)
+	ct, known := types[path.Ext(name)]
+	if err != nil || !known {
+		c.Data(http.StatusNotFound, "text/plain; charset=utf-8", []byte("Not found.\n"))
+		return
+	}
+	c.Data(http.StatusOK, ct, b)
+}
+
+// caseView is the case page.
+type caseView struct {
+	frame
+	CSRF          string
+	ExternalID    string
+	Status        procedure.Status
+	RulesVersion  string
+	Profile       procedure.Profile
+	OpenedAt      time.Time
+	StageDeadline time.Time // zero when the case is closed
+	Participants  []participantView
+	Deadlines     []deadlineView
+	// Join and Answer list the participants the page can act for in each
+	// form; an empty list hides the form.
+	Join, Answer []string
+	AnswerFiled  *answerView
+	MaxAnswer    int
+	Docket       []docketEntry
+	SignedInAt   time.Time
+}
+
+type participantView struct {
+	ID, Side, PrincipalID string
+	AgentBound            bool
+	JoinedAt              time.Time
+}
+
+// deadlineView is one of the respondent's deadlines: due at At, or done at
+// Done, or (neither) not started yet, for Window after its stage opens.
+type deadlineView struct {
+	What   string
+	At     time.Time
+	Done   time.Time
+	Window time.Duration
+	Missed bool
+}
+
+type answerView struct {
+	ParticipantID string
+	FiledAt       time.Time
+	Text          string
+}
+
+type docketEntry struct {
+	Sequence       int64  `json:"sequence"`
+	Type           string `json:"type"`
+	OccurredAt     string `json:"occurredAt"`
+	ActionRequired bool   `json:"actionRequired"`
+}
+
+// docketShown bounds the docket the page shows: its latest events.
+const docketShown = 200
+
+func (p *page) caseView(ctx context.Context, l store.Loaded, sess store.RespondSession) (caseView, error) {
+	c := l.Case
+	v := caseView{
+		frame: p.frame(c.ID), CSRF: sess.CSRF, ExternalID: c.ExternalID, Status: c.Status(),
+		RulesVersion: c.Rules.Version, Profile: c.Plan.Profile, OpenedAt: c.OpenedAt,
+		MaxAnswer: httpapi.MaxAnswerRunes, SignedInAt: sess.CreatedAt,
+	}
+	if c.Closed == "" {
+		v.StageDeadline = c.Stage.DeadlineAt
+	}
+	mine := actable(c)
+	for _, pt := range c.Participants {
+		v.Participants = append(v.Participants, participantView{
+			ID: pt.ID, Side: string(pt.Side), PrincipalID: pt.PrincipalID, AgentBound: pt.AgentID != "", JoinedAt: pt.JoinedAt,
+		})
+		if pt.Side != procedure.Respondent || !slices.Contains(mine, pt.ID) || !c.Status().Open() {
+			continue
+		}
+		switch {
+		case !pt.Joined():
+			v.Join = append(v.Join, pt.ID)
+		case c.Status() == procedure.StatusAwaitingAnswer && c.Answer == nil:
+			v.Answer = append(v.Answer, pt.ID)
+		}
+	}
+	v.Deadlines = respondentDeadlines(c)
+	if c.Answer != nil {
+		text, _, err := p.cases.Document(ctx, c.ID, c.Answer.Digest)
+		if err != nil {
+			return caseView{}, err
+		}
+		v.AnswerFiled = &answerView{ParticipantID: c.Answer.ParticipantID, FiledAt: c.Answer.FiledAt, Text: string(text)}
+	}
+	from := max(1, l.Sequence-docketShown+1)
+	raw, err := p.cases.Docket(ctx, c.ID, from, docketShown)
+	if err != nil {
+		return caseView{}, err
+	}
+	for _, b := range raw {
+		var e docketEntry
+		if err := json.Unmarshal(b, &e); err != nil {
+			return caseView{}, fmt.Errorf("docket of case %s: %w", c.ID, err)
+		}
+		v.Docket = append(v.Docket, e)
+	}
+	return v, nil
+}
+
+// respondentDeadlines are the respondent's deadlines from the case's
+// procedure: joining, and the answer when the plan requires one. A
+// deadline of the current stage has its instant; a later one its window.
+func respondentDeadlines(c procedure.Case) []deadlineView {
+	joined := time.Time{}
+	for _, pt := range c.Participants {
+		if pt.Side == procedure.Respondent && pt.Joined() && (joined.IsZero() || pt.JoinedAt.Before(joined)) {
+			joined = pt.JoinedAt
+		}
+	}
+	join := deadlineView{What: "Join the case", Done: joined, Window: c.Windows.RespondentJoin}
+	if joined.IsZero() && c.Status() == procedure.StatusAwaitingRespondent {
+		join.At = c.Stage.DeadlineAt
+	}
+	out := []deadlineView{join}
+	if !c.Plan.AnswerRequired {
+		return out
+	}
+	answer := deadlineView{What: "File the answer", Window: c.Windows.Answer, Missed: c.AnswerMissed}
+	switch {
+	case c.Answer != nil:
+		answer.Done = c.Answer.FiledAt
+	case c.Status() == procedure.StatusAwaitingAnswer:
+		answer.At = c.Stage.DeadlineAt
+	}
+	return append(out, answer)
+}
+
+// when formats an instant for people, in UTC.
+func when(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2 January 2006, 15:04 UTC")
+}
+
+// duration formats a deadline window in days and hours.
+func duration(d time.Duration) string {
+	days, hours := int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour)
+	switch {
+	case days > 0 && hours > 0:
+		return fmt.Sprintf("%d days %d hours", days, hours)
+	case days == 1:
+		return "1 day"
+	case days > 0:
+		return fmt.Sprintf("%d days", days)
+	default:
+		return fmt.Sprintf("%d hours", hours)
+	}
+}

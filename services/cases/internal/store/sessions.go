@@ -1,0 +1,95 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The hosted respondent page's sessions. The one-time login token filings
+// shows once (its SHA-256 is the case's respondent_login capability) is
+// spent by recording the spending instant beside the case, in the same
+// step that creates the session it buys:
+//
+//	pc:cases:{cases.NN}:case:<id>:login-spent          string: when the login token was spent (ms); never expires
+//	pc:cases:{cases.NN}:case:<id>:respond-session:<h>  hash: csrf, created (ms); expires
+//
+// <h> is the SHA-256 of the session id the browser holds in its cookie:
+// Redis never sees the session id itself, so a copy of Redis opens no
+// session.
+
+// Refusals of a login exchange.
+var (
+	// ErrLoginSpent: the case's login token was exchanged before.
+	ErrLoginSpent = errors.New("login token already used")
+)
+
+// RespondSession is a hosted respondent session of one case.
+type RespondSession struct {
+	// CSRF is the synchronizer token every form of the session carries.
+	CSRF      string
+	CreatedAt time.Time
+}
+
+// spendLoginScript: KEYS[1] the case hash, KEYS[2] the spent marker,
+// KEYS[3] the new session;
+// ARGV[1] now ms, ARGV[2] csrf, ARGV[3] ttl ms. The caller has checked
+// the token against the case's respondent_login hash, which never changes
+// after opening; this step makes spending it and creating the session one
+// act that a second exchange, concurrent or later, cannot repeat.
+var spendLoginScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
+if not redis.call('SET', KEYS[2], ARGV[1], 'NX') then return 'spent' end
+redis.call('HSET', KEYS[3], 'csrf', ARGV[2], 'created', ARGV[1])
+redis.call('PEXPIRE', KEYS[3], ARGV[3])
+return 'ok'
+`)
+
+func loginSpentKey(caseID string) string { return keysFor(caseID).caseKey + ":login-spent" }
+
+func sessionKey(caseID, sessionHash string) string {
+	return keysFor(caseID).caseKey + ":respond-session:" + sessionHash
+}
+
+// SpendLogin spends the case's one-time login token and creates the
+// session whose id hashes to sessionHash, expiring after ttl. A token
+// spent before is ErrLoginSpent and creates nothing; a case that does not
+// exist is ErrNotFound.
+func (s *Cases) SpendLogin(ctx context.Context, caseID, sessionHash, csrf string, now time.Time, ttl time.Duration) error {
+	res, err := spendLoginScript.Run(ctx, s.rdb, []string{keysFor(caseID).caseKey, loginSpentKey(caseID), sessionKey(caseID, sessionHash)},
+		now.UnixMilli(), csrf, ttl.Milliseconds()).Text()
+	if err != nil {
+		return fmt.Errorf("spending the login of case %s: %w", caseID, err)
+	}
+	switch res {
+	case "ok":
+		return nil
+	case "spent":
+		return ErrLoginSpent
+	case "missing":
+		return ErrNotFound
+	}
+	return fmt.Errorf("spending the login of case %s: unexpected answer %q", caseID, res)
+}
+
+// RespondSession returns the case's session whose id hashes to
+// sessionHash, and false when there is none (never made, or expired).
+func (s *Cases) RespondSession(ctx context.Context, caseID, sessionHash string) (RespondSession, bool, error) {
+	v, err := s.rdb.HMGet(ctx, sessionKey(caseID, sessionHash), "csrf", "created").Result()
+	if err != nil {
+		return RespondSession{}, false, fmt.Errorf("reading a respondent session of case %s: %w", caseID, err)
+	}
+	csrf, _ := v[0].(string)
+	if csrf == "" {
+		return RespondSession{}, false, nil
+	}
+	ms, err := strconv.ParseInt(str(v[1]), 10, 64)
+	if err != nil {
+		return RespondSession{}, false, fmt.Errorf("a respondent session of case %s: bad created %q", caseID, str(v[1]))
+	}
+	return RespondSession{CSRF: csrf, CreatedAt: time.UnixMilli(ms).UTC()}, true, nil
+}
