@@ -2,6 +2,7 @@ package redistest_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -16,7 +17,10 @@ func TestClusterSpreadsSlotsAndRefusesCrossSlotScripts(t *testing.T) {
 	rdb := redistest.NewClusterClient(t)
 	ctx := context.Background()
 	masters := map[string]bool{}
+	var mu sync.Mutex // ForEachMaster visits the primaries concurrently
 	require.NoError(t, rdb.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+		mu.Lock()
+		defer mu.Unlock()
 		masters[c.Options().Addr] = true
 		return nil
 	}))
