@@ -8,6 +8,10 @@ MODULES := api libs tools services/readiness services/filings services/cases ser
 SERVICES := readiness filings cases webhooks compat-edge
 # Supporting processes built into FROM-scratch images like the services.
 TOOL_IMAGES := facilitator webhook-receiver kafka-broker
+HELM_VERSION := v3.22.0
+# The Kubernetes version the chart is linted and rendered for: a helm built
+# with `go install` assumes v1.20, below the chart's kubeVersion (>= 1.30).
+KUBE_VERSION := 1.34.0
 REVISION := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 STATICCHECK_VERSION := v0.8.2
 BIN     := $(CURDIR)/bin
@@ -67,6 +71,22 @@ images: build images-deps ## Build every image with no registry: pcourt/<service
 .PHONY: images-deps
 images-deps: ## Build pcourt/redis:dev and pcourt/nginx:dev from Debian packages on a debootstrapped root (cached in .cache/ and as pcourt/debian-base).
 	REVISION=$(REVISION) deploy/docker/debian/build.sh
+
+.PHONY: helm
+helm: $(BIN)/helm ## Install helm into bin/ (go install of the pinned version; bin/ keeps it between runs).
+
+$(BIN)/helm:
+	GOBIN=$(BIN) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+
+.PHONY: helm-lint
+helm-lint: $(BIN)/helm ## helm lint --strict and helm template of deploy/helm/pcourt (default and production values), then the manifest checks of tools/helmcheck.
+	@set -e; for values in "" "-f deploy/helm/pcourt/values-production.yaml"; do \
+	  echo "helm lint --strict $$values"; \
+	  $(BIN)/helm lint --strict --quiet --kube-version $(KUBE_VERSION) deploy/helm/pcourt $$values; \
+	  echo "helm template $$values"; \
+	  $(BIN)/helm template pcourt deploy/helm/pcourt --kube-version $(KUBE_VERSION) $$values >/dev/null; \
+	done
+	cd tools && GOWORK=off HELM=$(BIN)/helm $(GO) test -count=1 ./helmcheck
 
 .PHONY: tidy
 tidy: ## go mod tidy in every module.
