@@ -6,6 +6,13 @@ SHELL   := /bin/bash
 GO      ?= go
 MODULES := api libs tools services/readiness services/filings services/cases services/webhooks services/compat-edge
 SERVICES := readiness filings cases webhooks compat-edge
+# Supporting processes built into FROM-scratch images like the services.
+TOOL_IMAGES := facilitator webhook-receiver kafka-broker
+HELM_VERSION := v3.22.0
+# The Kubernetes version the chart is linted and rendered for: a helm built
+# with `go install` assumes v1.20, below the chart's kubeVersion (>= 1.30).
+KUBE_VERSION := 1.34.0
+REVISION := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 STATICCHECK_VERSION := v0.8.2
 BIN     := $(CURDIR)/bin
 
@@ -13,7 +20,7 @@ BIN     := $(CURDIR)/bin
 
 .PHONY: help
 help: ## Show this help.
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-10s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: run
 run: ## Start the whole system locally (kfake, redis-server, five services, edge on :8080).
@@ -39,15 +46,47 @@ bench: ## Run the benchmarks (compare ratios within one run; the machine is shar
 	@set -eo pipefail; for m in $(MODULES); do (cd $$m && GOWORK=off $(GO) test -run='^$$' -bench=. -benchmem ./... | { grep -v '^?\|no test files' || true; }); done
 
 .PHONY: build
-build: $(addprefix $(BIN)/linux/,$(SERVICES)) ## Build static linux binaries of the services into bin/linux.
+build: $(addprefix $(BIN)/linux/,$(SERVICES) $(TOOL_IMAGES)) ## Build static linux binaries of the services and supporting tools into bin/linux.
 
-$(BIN)/linux/%: FORCE
-	CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -ldflags "-s -w -X main.version=$$(git describe --always --dirty 2>/dev/null || echo dev)" -o $@ ./services/$*/cmd/$*
+LDFLAGS = -s -w -X main.version=$$(git describe --always --dirty 2>/dev/null || echo dev)
+
+$(addprefix $(BIN)/linux/,$(SERVICES)): $(BIN)/linux/%: FORCE
+	CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./services/$*/cmd/$*
+
+$(addprefix $(BIN)/linux/,$(TOOL_IMAGES)): $(BIN)/linux/%: FORCE
+	CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./tools/$*
 
 .PHONY: images
-images: build ## Build a FROM-scratch image per service (pcourt/<service>:dev); needs no registry.
-	cp /etc/ssl/certs/ca-certificates.crt $(BIN)/linux/ca-certificates.crt
-	@set -e; for s in $(SERVICES); do docker build -q -f deploy/docker/Dockerfile --build-arg SERVICE=$$s -t pcourt/$$s:dev $(BIN)/linux; done
+images: build images-deps ## Build every image with no registry: pcourt/<service>:dev, facilitator, webhook-receiver, kafka-broker (FROM scratch), redis and nginx (Debian).
+	@set -e; for s in $(SERVICES) $(TOOL_IMAGES); do \
+	  ctx=$(BIN)/images/$$s; rm -rf $$ctx; mkdir -p $$ctx; \
+	  ln -f $(BIN)/linux/$$s $$ctx/$$s; cp /etc/ssl/certs/ca-certificates.crt $$ctx/; \
+	  dockerfile=deploy/docker/Dockerfile; \
+	  if [ $$s = kafka-broker ]; then dockerfile=deploy/docker/kafka-broker.Dockerfile; mkdir $$ctx/kafka-data; fi; \
+	  echo "docker build pcourt/$$s:dev"; \
+	  docker build -q -f $$dockerfile --build-arg SERVICE=$$s \
+	    --label org.opencontainers.image.revision=$(REVISION) -t pcourt/$$s:dev $$ctx >/dev/null; \
+	done
+
+.PHONY: images-deps
+images-deps: ## Build pcourt/redis:dev and pcourt/nginx:dev from Debian packages on a debootstrapped root (cached in .cache/ and as pcourt/debian-base).
+	REVISION=$(REVISION) deploy/docker/debian/build.sh
+
+.PHONY: helm
+helm: $(BIN)/helm ## Install helm into bin/ (go install of the pinned version; bin/ keeps it between runs).
+
+$(BIN)/helm:
+	GOBIN=$(BIN) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+
+.PHONY: helm-lint
+helm-lint: $(BIN)/helm ## helm lint --strict and helm template of deploy/helm/pcourt (default and production values), then the manifest checks of tools/helmcheck.
+	@set -e; for values in "" "-f deploy/helm/pcourt/values-production.yaml"; do \
+	  echo "helm lint --strict $$values"; \
+	  $(BIN)/helm lint --strict --quiet --kube-version $(KUBE_VERSION) deploy/helm/pcourt $$values; \
+	  echo "helm template $$values"; \
+	  $(BIN)/helm template pcourt deploy/helm/pcourt --kube-version $(KUBE_VERSION) $$values >/dev/null; \
+	done
+	cd tools && GOWORK=off HELM=$(BIN)/helm $(GO) test -count=1 ./helmcheck
 
 .PHONY: tidy
 tidy: ## go mod tidy in every module.

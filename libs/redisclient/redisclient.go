@@ -1,11 +1,16 @@
 // Package redisclient opens the service's Redis connection from its
-// configuration: one address for a single server, several for a cluster.
+// configuration: a single server, a Cluster (several seed addresses, or
+// one configuration endpoint with REDIS_MODE=cluster), or a primary found
+// through Sentinel; optionally over TLS.
 package redisclient
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -13,20 +18,48 @@ import (
 	"github.com/pcourt/pcourt/libs/envconf"
 )
 
+// The topologies REDIS_MODE names.
+const (
+	ModeAuto       = ""           // one address: standalone; several: cluster
+	ModeStandalone = "standalone" // exactly one address
+	ModeCluster    = "cluster"    // the addresses are seed nodes or a configuration endpoint
+	ModeSentinel   = "sentinel"   // the addresses are sentinels; SentinelMaster names the primary
+)
+
 // Config locates Redis.
 type Config struct {
-	Addrs    []string // one address, or the seed nodes of a cluster
+	Addrs    []string // one address, the seed nodes of a cluster, or the sentinels
+	Mode     string
+	Username string // ACL user; empty is "default"
 	Password envconf.Secret
-	PoolSize int // 0: go-redis default (10 per CPU)
+	// SentinelMaster is the primary's name at the sentinels (mode sentinel).
+	SentinelMaster   string
+	SentinelPassword envconf.Secret
+	PoolSize         int // 0: go-redis default (10 per CPU)
+	// TLS connects with TLS 1.2 or later, verifying the server against
+	// TLSCAFile (PEM) or, when empty, the system roots.
+	TLS           bool
+	TLSCAFile     string
+	TLSServerName string // overrides the name checked in the certificate
 }
 
 // FromEnv reads REDIS_ADDRS (comma-separated, default 127.0.0.1:6379),
-// REDIS_PASSWORD and REDIS_POOL_SIZE.
+// REDIS_MODE (standalone, cluster, sentinel; empty chooses by the number of
+// addresses), REDIS_USERNAME, REDIS_PASSWORD, REDIS_SENTINEL_MASTER,
+// REDIS_SENTINEL_PASSWORD, REDIS_POOL_SIZE, REDIS_TLS, REDIS_TLS_CA_FILE and
+// REDIS_TLS_SERVER_NAME.
 func FromEnv(r *envconf.Reader) Config {
 	return Config{
-		Addrs:    r.List("REDIS_ADDRS", []string{"127.0.0.1:6379"}),
-		Password: r.Secret("REDIS_PASSWORD"),
-		PoolSize: r.Int("REDIS_POOL_SIZE", 0),
+		Addrs:            r.List("REDIS_ADDRS", []string{"127.0.0.1:6379"}),
+		Mode:             r.String("REDIS_MODE", ModeAuto),
+		Username:         r.String("REDIS_USERNAME", ""),
+		Password:         r.Secret("REDIS_PASSWORD"),
+		SentinelMaster:   r.String("REDIS_SENTINEL_MASTER", ""),
+		SentinelPassword: r.Secret("REDIS_SENTINEL_PASSWORD"),
+		PoolSize:         r.Int("REDIS_POOL_SIZE", 0),
+		TLS:              r.Bool("REDIS_TLS", false),
+		TLSCAFile:        r.String("REDIS_TLS_CA_FILE", ""),
+		TLSServerName:    r.String("REDIS_TLS_SERVER_NAME", ""),
 	}
 }
 
@@ -38,21 +71,77 @@ func (c Config) Validate() error {
 	if c.PoolSize < 0 {
 		return errors.New("redis: pool size must not be negative")
 	}
+	switch c.Mode {
+	case ModeAuto, ModeCluster:
+	case ModeStandalone:
+		if len(c.Addrs) != 1 {
+			return fmt.Errorf("redis: mode standalone takes one address, got %d", len(c.Addrs))
+		}
+	case ModeSentinel:
+		if c.SentinelMaster == "" {
+			return errors.New("redis: mode sentinel needs REDIS_SENTINEL_MASTER, the primary's name")
+		}
+	default:
+		return fmt.Errorf("redis: mode %q is not standalone, cluster or sentinel", c.Mode)
+	}
+	if c.Mode != ModeSentinel && c.SentinelMaster != "" {
+		return errors.New("redis: REDIS_SENTINEL_MASTER is set but the mode is not sentinel")
+	}
+	if !c.TLS && (c.TLSCAFile != "" || c.TLSServerName != "") {
+		return errors.New("redis: TLS settings given but REDIS_TLS is not true")
+	}
+	if _, err := c.tlsConfig(); err != nil {
+		return err
+	}
 	return nil
 }
 
-// New returns a client: a cluster client when several addresses are given,
-// a single-node client otherwise. Every script the platform runs keeps its
-// keys in one hash slot, so both behave the same.
+func (c Config) tlsConfig() (*tls.Config, error) {
+	if !c.TLS {
+		return nil, nil
+	}
+	t := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.TLSServerName}
+	if c.TLSCAFile != "" {
+		pem, err := os.ReadFile(c.TLSCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("redis: reading the TLS CA file: %w", err)
+		}
+		t.RootCAs = x509.NewCertPool()
+		if !t.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("redis: %s holds no PEM certificate", c.TLSCAFile)
+		}
+	}
+	return t, nil
+}
+
+// New returns a client for the configured topology. Every script the
+// platform runs keeps its keys in one hash slot, so all behave the same.
 func New(c Config) redis.UniversalClient {
-	return redis.NewUniversalClient(&redis.UniversalOptions{
-		Addrs:        c.Addrs,
-		Password:     c.Password.Reveal(),
-		PoolSize:     c.PoolSize,
-		DialTimeout:  5 * time.Second,
-		ReadTimeout:  3 * time.Second,
-		WriteTimeout: 3 * time.Second,
-	})
+	tc, err := c.tlsConfig()
+	if err != nil {
+		// Validate reports this; a client that can trust no server fails
+		// closed rather than falling back to the system roots.
+		tc = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: x509.NewCertPool()}
+	}
+	o := &redis.UniversalOptions{
+		Addrs:         c.Addrs,
+		Username:      c.Username,
+		Password:      c.Password.Reveal(),
+		PoolSize:      c.PoolSize,
+		TLSConfig:     tc,
+		IsClusterMode: c.Mode == ModeCluster,
+		DialTimeout:   5 * time.Second,
+		ReadTimeout:   3 * time.Second,
+		WriteTimeout:  3 * time.Second,
+	}
+	if c.Mode == ModeSentinel {
+		o.MasterName = c.SentinelMaster
+		o.SentinelPassword = c.SentinelPassword.Reveal()
+	}
+	if c.Mode == ModeStandalone {
+		o.Addrs = c.Addrs[:1]
+	}
+	return redis.NewUniversalClient(o)
 }
 
 // Ping is the readiness probe.

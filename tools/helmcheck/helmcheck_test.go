@@ -1,0 +1,291 @@
+package helmcheck_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+
+	"github.com/pcourt/pcourt/tools/helmcheck"
+)
+
+const repo = "../.."
+
+var (
+	chart      = filepath.Join(repo, "deploy", "helm", "pcourt")
+	production = filepath.Join(chart, "values-production.yaml")
+	services   = []string{"readiness", "filings", "cases", "webhooks", "compat-edge"}
+)
+
+func helm(t *testing.T) string {
+	t.Helper()
+	h := helmcheck.FindHelm(repo)
+	if h == "" {
+		t.Skip("no helm binary (bin/helm, $HELM or PATH): run `make helm` to install it; the chart is not checked")
+	}
+	return h
+}
+
+// render runs helm lint --strict and helm template with the extra
+// arguments, and decodes the result strictly.
+func render(t *testing.T, h string, args ...string) *helmcheck.Manifests {
+	t.Helper()
+	_, err := helmcheck.Helm(h, append([]string{"lint", "--strict", "--kube-version", helmcheck.KubeVersion, chart}, args...)...)
+	require.NoError(t, err)
+	out, err := helmcheck.Helm(h, append([]string{"template", "pcourt", chart, "--namespace", "pcourt", "--kube-version", helmcheck.KubeVersion}, args...)...)
+	require.NoError(t, err)
+	m, err := helmcheck.Decode(out)
+	require.NoError(t, err, "every rendered manifest decodes strictly into its API type")
+	require.NoError(t, helmcheck.Check(m))
+	return m
+}
+
+// env returns a container's literal environment (not from a Secret or
+// the downward API).
+func env(c corev1.Container) map[string]string {
+	out := map[string]string{}
+	for _, e := range c.Env {
+		if e.ValueFrom == nil {
+			out[e.Name] = e.Value
+		}
+	}
+	return out
+}
+
+func TestDefaultValues(t *testing.T) {
+	m := render(t, helm(t))
+	// Per service: ServiceAccount, Deployment, Service, HPA, PDB; then the
+	// Ingress and the edge's Role and RoleBinding.
+	assert.Equal(t, 5*5+3, m.Count())
+	names := func(n int, name func(i int) string) []string {
+		var out []string
+		for i := range n {
+			out = append(out, strings.TrimPrefix(name(i), "pcourt-"))
+		}
+		slices.Sort(out)
+		return out
+	}
+	want := slices.Sorted(slices.Values(services))
+	assert.Equal(t, want, names(len(m.Deployments), func(i int) string { return m.Deployments[i].Name }))
+	assert.Equal(t, want, names(len(m.Services), func(i int) string { return m.Services[i].Name }))
+	assert.Equal(t, want, names(len(m.HPAs), func(i int) string { return m.HPAs[i].Name }))
+	assert.Equal(t, want, names(len(m.PDBs), func(i int) string { return m.PDBs[i].Name }))
+	assert.Empty(t, m.ServiceMonitors, "the ServiceMonitor is behind a value")
+
+	for _, d := range m.Deployments {
+		pod := d.Spec.Template
+		assert.Equal(t, "true", pod.Annotations["prometheus.io/scrape"], d.Name)
+		c := pod.Spec.Containers[0]
+		e := env(c)
+		port := c.Ports[0].ContainerPort
+		assert.Equal(t, port+1000, c.Ports[1].ContainerPort, "%s: the admin port is the public port + 1000", d.Name)
+		assert.Equal(t, pod.Annotations["prometheus.io/port"], strings.TrimPrefix(e["ADMIN_ADDR"], ":"), d.Name)
+		assert.Equal(t, "standalone", e["REDIS_MODE"])
+		// Only the edge's manager talks to the API server.
+		assert.Equal(t, d.Name == "pcourt-compat-edge", *pod.Spec.AutomountServiceAccountToken, d.Name)
+	}
+	ing := m.Ingresses[0]
+	assert.Equal(t, "pcourt-compat-edge", ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name)
+	for k := range ing.Annotations {
+		assert.Equal(t, "nginx.ingress.kubernetes.io/proxy-body-size", k, "only the annotations the responses need")
+	}
+
+	role := m.Roles[0]
+	allows := func(group, resource, verb string) bool {
+		return slices.ContainsFunc(role.Rules, func(r rbacv1.PolicyRule) bool {
+			return slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb)
+		})
+	}
+	for _, verb := range []string{"get", "list", "watch"} {
+		assert.True(t, allows("compat.pcourt.dev", "compatibilityfamilies", verb), verb)
+	}
+	for _, verb := range []string{"update", "patch"} {
+		assert.True(t, allows("compat.pcourt.dev", "compatibilityfamilies/status", verb), verb)
+		assert.False(t, allows("compat.pcourt.dev", "compatibilityfamilies", verb), "the edge writes status only, never spec")
+	}
+	assert.True(t, allows("coordination.k8s.io", "leases", "update"))
+	for _, r := range role.Rules {
+		assert.NotContains(t, r.Verbs, "*")
+		assert.NotContains(t, r.Resources, "*")
+		assert.NotContains(t, r.Resources, "secrets")
+	}
+}
+
+func TestProductionValues(t *testing.T) {
+	m := render(t, helm(t), "-f", production)
+	assert.Len(t, m.ServiceMonitors, 5)
+	for _, h := range m.HPAs {
+		assert.Equal(t, int32(3), *h.Spec.MinReplicas, h.Name)
+	}
+	for _, d := range m.Deployments {
+		pod := d.Spec.Template.Spec
+		assert.Empty(t, d.Spec.Template.Annotations, "the ServiceMonitor replaces the scrape annotations")
+		for _, tsc := range pod.TopologySpreadConstraints {
+			assert.Equal(t, corev1.DoNotSchedule, tsc.WhenUnsatisfiable)
+		}
+		c := pod.Containers[0]
+		e := env(c)
+		assert.Equal(t, "cluster", e["REDIS_MODE"], d.Name)
+		assert.Equal(t, "true", e["REDIS_TLS"], d.Name)
+		assert.Equal(t, "/etc/pcourt/redis-ca/ca.crt", e["REDIS_TLS_CA_FILE"], d.Name)
+		assert.Len(t, strings.Split(e["REDIS_ADDRS"], ","), 3)
+		assert.Len(t, strings.Split(e["KAFKA_BROKERS"], ","), 3)
+		assert.NotEmpty(t, e["OTEL_EXPORTER_OTLP_ENDPOINT"])
+		secrets := map[string]string{}
+		for _, ev := range c.Env {
+			if ev.ValueFrom != nil && ev.ValueFrom.SecretKeyRef != nil {
+				secrets[ev.Name] = ev.ValueFrom.SecretKeyRef.Name
+			}
+		}
+		assert.Equal(t, "pcourt-redis", secrets["REDIS_PASSWORD"], "the password comes from a Secret, never a value")
+		assert.NotContains(t, e, "REDIS_PASSWORD", "never a literal password")
+	}
+	for _, p := range m.PDBs {
+		assert.Equal(t, 2, p.Spec.MinAvailable.IntValue(), p.Name)
+		assert.Nil(t, p.Spec.MaxUnavailable, "a service's budget replaces the default whole")
+	}
+	assert.NotEmpty(t, m.Ingresses[0].Spec.TLS)
+}
+
+// Values that must not render: each is a mistake an operator can make.
+func TestRefusedValues(t *testing.T) {
+	h := helm(t)
+	for name, tc := range map[string]struct {
+		set  []string
+		want string
+	}{
+		"live readiness paying the public dev account": {[]string{"services.readiness.environment=live"}, "public development account"},
+		"webhooks without signing keys":                {[]string{"services.webhooks.signingKeysSecret="}, "signingKeysSecret"},
+		"sentinel without a master":                    {[]string{"redis.mode=sentinel"}, "sentinelMaster"},
+		"no Kafka":                                     {[]string{"kafka.brokers=null"}, "kafka.brokers"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			args := []string{"template", "pcourt", chart, "--kube-version", helmcheck.KubeVersion}
+			for _, s := range tc.set {
+				args = append(args, "--set", s)
+			}
+			_, err := helmcheck.Helm(h, args...)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+// The strict decoder is what catches a misspelt field: prove it does.
+func TestDecodeIsStrict(t *testing.T) {
+	_, err := helmcheck.Decode([]byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  replica: 2\n"))
+	require.ErrorContains(t, err, "replica")
+	_, err = helmcheck.Decode([]byte("apiVersion: v1\nkind: Service\nmetadata:\n  name: x\nspec:\n  ports:\n    - port: eighty\n"))
+	require.Error(t, err, "a wrong type fails")
+	_, err = helmcheck.Decode([]byte("apiVersion: v1\nkind: Secret\nmetadata:\n  name: x\n"))
+	require.ErrorContains(t, err, "not expected", "the chart renders no Secret")
+}
+
+func TestCheckFindsBrokenWiring(t *testing.T) {
+	m, err := helmcheck.Decode([]byte(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: a
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: a}
+  template:
+    metadata:
+      labels: {app: b}
+    spec:
+      containers:
+        - name: a
+          image: a
+          ports: [{name: http, containerPort: 8080}]
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: a
+spec:
+  selector: {app: b}
+  ports: [{name: http, port: 80, targetPort: web}]
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: a
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: missing}
+  maxReplicas: 3
+`))
+	require.NoError(t, err)
+	err = helmcheck.Check(m)
+	require.Error(t, err)
+	for _, want := range []string{
+		"selector does not select its own pods",
+		"maxUnavailable 0",
+		"no HTTP liveness probe",
+		"no HTTP readiness probe",
+		"resources must request",
+		"must run as non-root",
+		"read-only",
+		"targets web",
+		"not a Deployment of the chart",
+		"spread across nodes and zones",
+	} {
+		assert.ErrorContains(t, err, want)
+	}
+}
+
+// The CompatibilityFamily CRD: the names compat-edge's controller is
+// written against, a structural schema, and the shape of its fields.
+func TestCompatibilityFamilyCRD(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(chart, "crds", "compatibilityfamilies.yaml"))
+	require.NoError(t, err)
+	m, err := helmcheck.Decode(raw)
+	require.NoError(t, err)
+	require.Len(t, m.CRDs, 1)
+	crd := m.CRDs[0]
+	assert.Equal(t, "compatibilityfamilies.compat.pcourt.dev", crd.Name)
+	assert.Equal(t, "compat.pcourt.dev", crd.Spec.Group)
+	assert.Equal(t, "Namespaced", string(crd.Spec.Scope))
+	assert.Equal(t, "CompatibilityFamily", crd.Spec.Names.Kind)
+	assert.Equal(t, "compatibilityfamilies", crd.Spec.Names.Plural)
+	require.Len(t, crd.Spec.Versions, 1)
+	v := crd.Spec.Versions[0]
+	assert.Equal(t, "v1alpha1", v.Name)
+	assert.True(t, v.Served && v.Storage)
+	require.NotNil(t, v.Subresources)
+	assert.NotNil(t, v.Subresources.Status, "status is a subresource: the edge writes it alone")
+	var columns []string
+	for _, c := range v.AdditionalPrinterColumns {
+		columns = append(columns, c.JSONPath)
+	}
+	assert.Subset(t, columns, []string{".spec.family", ".spec.stage", ".spec.generalAvailabilityDate", ".status.windowEnd"})
+
+	require.NoError(t, helmcheck.CheckCRDSchema(crd))
+	root := v.Schema.OpenAPIV3Schema
+	prop := func(path ...string) string {
+		p := helmcheck.Property(root, path...)
+		require.NotNil(t, p, "%v", path)
+		return p.Type
+	}
+	assert.Equal(t, []string{"v2-cases", "v2-filings", "website-cases"}, helmcheck.Enum(helmcheck.Property(root, "spec", "family")))
+	assert.Equal(t, []string{"brownout", "retired", "warn"}, helmcheck.Enum(helmcheck.Property(root, "spec", "stage")))
+	assert.Equal(t, "string", prop("spec", "generalAvailabilityDate"))
+	assert.NotEmpty(t, helmcheck.Property(root, "spec", "generalAvailabilityDate").Pattern)
+	for _, f := range []string{"integration", "sunset", "approvedBy", "approvedAt"} {
+		assert.Equal(t, "string", prop("spec", "extensions", "[]", f), f)
+	}
+	assert.Equal(t, "date-time", helmcheck.Property(root, "spec", "extensions", "[]", "approvedAt").Format)
+	for _, f := range []string{"start", "end"} {
+		assert.Equal(t, "date-time", helmcheck.Property(root, "spec", "brownouts", "[]", f).Format, f)
+	}
+	assert.Equal(t, "string", prop("status", "windowEnd"))
+	assert.Equal(t, "string", prop("status", "nextMilestone"))
+	for _, f := range []string{"type", "status", "observedGeneration", "lastTransitionTime", "reason", "message"} {
+		prop("status", "conditions", "[]", f)
+	}
+}
