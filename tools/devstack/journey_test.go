@@ -90,11 +90,30 @@ func TestPartnerJourneyFromPaidReportToSignedCallback(t *testing.T) {
 			require.NotEmpty(t, d.Event.DeliveryID)
 			require.True(t, bytes.Contains(d.Body, []byte(d.Event.EventID)))
 
-			// 5. The delivery record says what happened.
+			// 5. The delivery record says what happened, attempt by
+			// attempt: the signed request as sent and the receiver's 2xx.
 			require.Eventually(t, func() bool {
 				r := p.do(t, "GET", "/api/v2/webhooks/deliveries?eventId="+d.Event.EventID, orch, "", nil)
 				return r.status == http.StatusOK && bytes.Contains(r.body, []byte(`"delivered"`))
 			}, 10*time.Second, 200*time.Millisecond)
+			record := p.do(t, "GET", "/api/webhooks/deliveries/"+d.Event.DeliveryID, orch, "", nil)
+			require.Equal(t, http.StatusOK, record.status, string(record.body))
+			var delivery struct {
+				Data struct {
+					Status   string `json:"status"`
+					Attempts []struct {
+						ResponseStatus int               `json:"responseStatus"`
+						KeyID          string            `json:"keyId"`
+						RequestHeaders map[string]string `json:"requestHeaders"`
+					} `json:"attempts"`
+				} `json:"data"`
+			}
+			require.NoError(t, json.Unmarshal(record.body, &delivery))
+			require.Equal(t, "delivered", delivery.Data.Status)
+			require.NotEmpty(t, delivery.Data.Attempts)
+			last := delivery.Data.Attempts[len(delivery.Data.Attempts)-1]
+			require.True(t, last.ResponseStatus >= 200 && last.ResponseStatus < 300, "the receiver's answer is recorded: %d", last.ResponseStatus)
+			require.Equal(t, d.KeyID, last.KeyID, "the record names the key that signed what the receiver verified")
 
 			// 6. The case, on every route family.
 			id := caseOf.Data.CaseID
