@@ -348,6 +348,10 @@ func (c Case) Validate() error {
 // validID reports whether s is 1 to 64 characters of A-Z a-z 0-9 . _ : -.
 func validID(s string) bool { return validToken(s, 64) }
 
+// ValidCaseID reports whether s can name a case: 1 to 64 characters of
+// A-Z a-z 0-9 . _ : -. A path that names anything else names no case.
+func ValidCaseID(s string) bool { return validID(s) }
+
 func validToken(s string, maxLen int) bool {
 	if s == "" || len(s) > maxLen {
 		return false

@@ -129,7 +129,7 @@ func (p *page) limitBody(c *gin.Context) {
 // caseIDOrEmpty keeps a path's case id for a page's links only when it is
 // a valid one.
 func caseIDOrEmpty(id string) string {
-	if validCaseID(id) {
+	if procedure.ValidCaseID(id) {
 		return id
 	}
 	return ""
@@ -143,7 +143,7 @@ func (p *page) pagePath(caseID string) string { return p.prefix + "/respond/" + 
 // token of the fragment, if there is one.
 func (p *page) show(c *gin.Context) {
 	id := c.Param("caseId")
-	if !validCaseID(id) {
+	if !procedure.ValidCaseID(id) {
 		p.refuse(c, refusalNotFound(id))
 		return
 	}
@@ -176,7 +176,7 @@ func (p *page) show(c *gin.Context) {
 // spending it and creating the session are one Redis step.
 func (p *page) exchange(c *gin.Context) {
 	id := c.Param("caseId")
-	if !validCaseID(id) {
+	if !procedure.ValidCaseID(id) {
 		p.refuse(c, refusalNotFound(id))
 		return
 	}
@@ -273,7 +273,7 @@ func (p *page) answer(c *gin.Context) {
 // answers the refusal itself.
 func (p *page) guard(c *gin.Context) (string, bool) {
 	id := c.Param("caseId")
-	if !validCaseID(id) {
+	if !procedure.ValidCaseID(id) {
 		p.refuse(c, refusalNotFound(id))
 		return "", false
 	}
@@ -425,19 +425,4 @@ func checkText(s string) error {
 		}
 	}
 	return nil
-}
-
-// validCaseID: 1 to 64 characters of A-Z a-z 0-9 . _ : -, as case ids are.
-func validCaseID(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == ':', r == '-':
-		default:
-			return false
-		}
-	}
-	return true
 }
