@@ -64,32 +64,47 @@ func StartCluster(tb testing.TB) *Cluster {
 		}
 		c.Addrs = append(c.Addrs, addr)
 	}
-	if err := c.form(); err != nil {
+	if err := FormCluster(context.Background(), c.Addrs); err != nil {
 		tb.Fatalf("forming the cluster: %v", err)
 	}
 	return c
 }
 
-// form introduces the nodes to each other and gives node i the i-th third
-// of the slots, then waits for every node to see the whole cluster ok.
-func (c *Cluster) form() error {
-	ctx := context.Background()
-	nodes := make([]*redis.Client, len(c.Addrs))
-	for i, addr := range c.Addrs {
+// FormCluster makes one cluster of fresh redis-server processes started
+// with --cluster-enabled yes: it introduces them to each other, gives
+// node i the i-th share of the 16384 slots, and waits until every node
+// sees the whole cluster ok. The dev stack (make run) forms its cluster
+// with it too.
+func FormCluster(ctx context.Context, addrs []string) error {
+	nodes := make([]*redis.Client, len(addrs))
+	for i, addr := range addrs {
 		nodes[i] = redis.NewClient(&redis.Options{Addr: addr})
 		defer nodes[i].Close()
 	}
+	known := fmt.Sprintf("cluster_known_nodes:%d", len(nodes))
+	formed := func() bool {
+		for _, n := range nodes {
+			info, err := n.ClusterInfo(ctx).Result()
+			if err != nil || !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, known) {
+				return false
+			}
+		}
+		return true
+	}
+	if formed() {
+		return nil // nodes that kept their nodes.conf from an earlier run
+	}
 	for i, n := range nodes {
-		first, last := i*16384/clusterSize, (i+1)*16384/clusterSize-1
+		first, last := i*16384/len(nodes), (i+1)*16384/len(nodes)-1
 		if err := n.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", first, last).Err(); err != nil {
-			return fmt.Errorf("assigning slots %d-%d to %s: %w", first, last, c.Addrs[i], err)
+			return fmt.Errorf("assigning slots %d-%d to %s: %w", first, last, addrs[i], err)
 		}
 		if i == 0 {
 			continue
 		}
-		host, port, _ := net.SplitHostPort(c.Addrs[0])
+		host, port, _ := net.SplitHostPort(addrs[0])
 		if err := n.ClusterMeet(ctx, host, port).Err(); err != nil {
-			return fmt.Errorf("introducing %s: %w", c.Addrs[i], err)
+			return fmt.Errorf("introducing %s: %w", addrs[i], err)
 		}
 	}
 	deadline := time.Now().Add(20 * time.Second)
@@ -97,7 +112,7 @@ func (c *Cluster) form() error {
 		ok := true
 		for _, n := range nodes {
 			info, err := n.ClusterInfo(ctx).Result()
-			if err != nil || !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, "cluster_known_nodes:3") {
+			if err != nil || !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, known) {
 				ok = false
 				break
 			}
@@ -108,7 +123,11 @@ func (c *Cluster) form() error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("cluster not ok after 20s")
 		}
-		time.Sleep(50 * time.Millisecond) // polling gossip between processes; nothing to wait on
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond): // polling gossip between processes; nothing to wait on
+		}
 	}
 }
 

@@ -12,7 +12,7 @@ func TestTheEdgeGetsTheCallersCompatibilitySettings(t *testing.T) {
 	compat := compatEnv([]string{"HOME=/root", "SERVICE_API_V2_CASES_GA=2026-01-15", "SERVICE_API_CANONICAL_ROUTES=true", "XSERVICE_API_Y=1"})
 	require.Equal(t, []string{"SERVICE_API_CANONICAL_ROUTES=true", "SERVICE_API_V2_CASES_GA=2026-01-15"}, compat)
 
-	services := stackServices(config{EdgePort: 18080, Compat: compat}, "127.0.0.1:6390", []string{"127.0.0.1:9092"}, "http://127.0.0.1:18085")
+	services := stackServices(config{EdgePort: 18080, Compat: compat}, &devRedis{addrs: []string{"127.0.0.1:6390"}, mode: "standalone"}, []string{"127.0.0.1:9092"}, "http://127.0.0.1:18085")
 	edge := services[len(services)-1]
 	require.Equal(t, "compat-edge", edge.name)
 	require.Subset(t, edge.env, compat)

@@ -23,13 +23,13 @@ const devFunding = 1000 * 1_000_000
 // it checks signatures for real and settles into a Redis ledger, not a chain.
 type localFacilitator struct {
 	url  string
-	rdb  *redis.Client
+	rdb  redis.UniversalClient
 	stop context.CancelFunc
 	done chan error
 }
 
-func startFacilitator(ctx context.Context, cfg config, redisAddr string) (*localFacilitator, error) {
-	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+func startFacilitator(ctx context.Context, cfg config, dev *devRedis) (*localFacilitator, error) {
+	rdb := dev.client()
 	ledger := localfacilitator.NewLedger(rdb)
 	if _, err := localfacilitator.FundDevAccounts(ctx, ledger, x402.KnownUSDC(), devFunding); err != nil {
 		rdb.Close()

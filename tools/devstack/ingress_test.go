@@ -9,6 +9,7 @@ import (
 	"net/http/httputil"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -89,23 +90,27 @@ func requireHeaderFits(t *testing.T, resp *http.Response) {
 // stackAddrs are the host:port addresses of a running stack.
 type stackAddrs struct {
 	edge  string
-	redis string
+	redis []string
 }
 
 // startStack runs the stack as `make run` does, on free ports, until the
-// test ends.
-func startStack(t *testing.T) stackAddrs {
+// test ends; flags go to the stack as well (-redis-cluster).
+func startStack(t *testing.T, flags ...string) stackAddrs {
 	t.Helper()
 	// The services' admin listeners take their port + 1000.
 	base := freeBlock(t, 6, 1000)
-	extra := freeBlock(t, 2)
+	extra := freeBlock(t, 4, 10000) // Kafka, then Redis (three ports for a cluster, whose bus takes each port + 10000)
+	redisAddrs := []string{"127.0.0.1:" + strconv.Itoa(extra+1)}
+	if slices.Contains(flags, "-redis-cluster") {
+		redisAddrs = append(redisAddrs, "127.0.0.1:"+strconv.Itoa(extra+2), "127.0.0.1:"+strconv.Itoa(extra+3))
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	out, w := io.Pipe()
 	var runErr error
 	finished := make(chan struct{})
 	go func() {
-		runErr = run(ctx, []string{"-dir", t.TempDir(), "-port", strconv.Itoa(base),
-			"-kafka-port", strconv.Itoa(extra), "-redis-port", strconv.Itoa(extra + 1)}, w)
+		runErr = run(ctx, append([]string{"-dir", t.TempDir(), "-port", strconv.Itoa(base),
+			"-kafka-port", strconv.Itoa(extra), "-redis-port", strconv.Itoa(extra + 1)}, flags...), w)
 		w.Close()
 		close(finished)
 	}()
@@ -124,7 +129,7 @@ func startStack(t *testing.T) stackAddrs {
 		printed = append(printed, lines.Text())
 		if strings.HasPrefix(lines.Text(), "pcourt dev stack is up") {
 			go func() { _, _ = io.Copy(io.Discard, out) }()
-			return stackAddrs{edge: "127.0.0.1:" + strconv.Itoa(base), redis: "127.0.0.1:" + strconv.Itoa(extra+1)}
+			return stackAddrs{edge: "127.0.0.1:" + strconv.Itoa(base), redis: redisAddrs}
 		}
 	}
 	<-finished

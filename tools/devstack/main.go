@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -36,7 +37,11 @@ type config struct {
 	EdgePort  int    // the public port; the services take the next four, the facilitator the fifth
 	KafkaPort int
 	RedisPort int
-	Verbose   bool // copy service logs to the terminal
+	// RedisCluster runs a three-primary Redis Cluster on RedisPort and the
+	// next two ports instead of one server: the topology production may
+	// use, which every service reaches through the same settings.
+	RedisCluster bool
+	Verbose      bool // copy service logs to the terminal
 	// Compat is the caller's SERVICE_API_* settings, handed to the edge:
 	// SERVICE_API_CANONICAL_ROUTES=true SERVICE_API_V2_CASES_GA=2026-01-15
 	// make run shows the compatibility headers on /api/v2/cases/….
@@ -54,6 +59,8 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.EdgePort, "port", 8080, "edge port; readiness, filings, cases, webhooks and the local x402 facilitator take the next five")
 	fs.IntVar(&cfg.KafkaPort, "kafka-port", 9092, "Kafka (kfake) port")
 	fs.IntVar(&cfg.RedisPort, "redis-port", 6390, "Redis port (not 6379, to stay clear of a system Redis)")
+	fs.BoolVar(&cfg.RedisCluster, "redis-cluster", os.Getenv("DEVSTACK_REDIS") == "cluster",
+		"run a three-primary Redis Cluster on the Redis port and the next two (default from DEVSTACK_REDIS=cluster)")
 	fs.BoolVar(&cfg.Verbose, "v", false, "copy every service's log to the terminal")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
@@ -89,16 +96,16 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer redis.stop()
-	fmt.Fprintf(stdout, "%s on %s\n", redis.kind, redis.addr)
+	fmt.Fprintf(stdout, "%s on %s\n", redis.kind, strings.Join(redis.addrs, ", "))
 
-	fac, err := startFacilitator(ctx, cfg, redis.addr)
+	fac, err := startFacilitator(ctx, cfg, redis)
 	if err != nil {
 		return err
 	}
 	defer fac.close()
 	fmt.Fprintf(stdout, "x402 facilitator (local, Redis ledger) on %s\n", fac.url)
 
-	services := stackServices(cfg, redis.addr, kafka.ListenAddrs(), fac.url)
+	services := stackServices(cfg, redis, kafka.ListenAddrs(), fac.url)
 	exited := make(chan error, len(services))
 	for _, s := range services {
 		if err := s.start(cfg, stdout, exited); err != nil {
@@ -111,7 +118,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 
-	creds, err := mintCredentials(ctx, redis.addr, cfg)
+	creds, err := mintCredentials(ctx, redis, cfg)
 	if err != nil {
 		return err
 	}

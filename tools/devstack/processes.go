@@ -33,9 +33,10 @@ type service struct {
 
 // stackServices lists the services, the edge last so it starts once its
 // upstreams are listening, and stops first.
-func stackServices(cfg config, redisAddr string, brokers []string, facilitatorURL string) []*service {
+func stackServices(cfg config, redis *devRedis, brokers []string, facilitatorURL string) []*service {
 	common := []string{
-		"REDIS_ADDRS=" + redisAddr,
+		"REDIS_ADDRS=" + strings.Join(redis.addrs, ","),
+		"REDIS_MODE=" + redis.mode,
 		"KAFKA_BROKERS=" + strings.Join(brokers, ","),
 		"LOG_LEVEL=info",
 	}

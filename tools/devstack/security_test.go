@@ -377,7 +377,7 @@ func readinessExample(t *testing.T) []byte {
 // probe talks to a running stack as partners do.
 type probe struct {
 	edge  string // http://host:port of the edge
-	rdb   *redis.Client
+	rdb   redis.UniversalClient
 	creds *auth.Store
 	// documented makes every exchange fail the test unless the OpenAPI
 	// document describes it (the journey); the probe sends what no
@@ -398,7 +398,7 @@ type reply struct {
 }
 
 func newProbe(t *testing.T, st stackAddrs) *probe {
-	rdb := redis.NewClient(&redis.Options{Addr: st.redis})
+	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: st.redis, IsClusterMode: len(st.redis) > 1})
 	t.Cleanup(func() { rdb.Close() })
 	return &probe{edge: "http://" + st.edge, rdb: rdb, creds: auth.NewStore(rdb, auth.DefaultStoreConfig())}
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/x402/localfacilitator"
@@ -27,8 +26,8 @@ type devCredential struct {
 
 // mintCredentials mints one sandbox credential per role for the dev tenant
 // and writes them to <dir>/credentials.env for scripts and the demos.
-func mintCredentials(ctx context.Context, redisAddr string, cfg config) ([]devCredential, error) {
-	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+func mintCredentials(ctx context.Context, dev *devRedis, cfg config) ([]devCredential, error) {
+	rdb := dev.client()
 	defer rdb.Close()
 	store := auth.NewStore(rdb, auth.DefaultStoreConfig())
 	wanted := []struct {
