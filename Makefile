@@ -7,6 +7,7 @@ GO      ?= go
 MODULES := api libs tools services/readiness services/filings services/cases services/webhooks services/compat-edge
 SERVICES := readiness filings cases webhooks compat-edge
 STATICCHECK_VERSION := v0.8.2
+CONTROLLER_GEN_VERSION := v0.23.0
 BIN     := $(CURDIR)/bin
 
 .DEFAULT_GOAL := help
@@ -33,6 +34,12 @@ lint: $(BIN)/staticcheck ## gofmt, go vet, staticcheck and the import rules over
 
 $(BIN)/staticcheck:
 	GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+.PHONY: generate
+generate: ## Regenerate compat-edge's CompatibilityFamily DeepCopy, CRD and RBAC role (controller-gen).
+	cd services/compat-edge && GOWORK=off $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION) \
+		object crd rbac:roleName=compat-edge paths=./api/... paths=./internal/controller/... \
+		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 
 .PHONY: bench
 bench: ## Run the benchmarks (compare ratios within one run; the machine is shared).

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pcourt/pcourt/libs/envconf"
 	"github.com/pcourt/pcourt/libs/service"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/controller"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/httpapi"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/legacyuse"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
@@ -25,6 +26,9 @@ type config struct {
 	// document's relative server.
 	PublicURL string
 	Compat    compatConfig
+	// Kubernetes is the CompatibilityFamily controller's part
+	// (EDGE_KUBERNETES, EDGE_KUBERNETES_NAMESPACE, EDGE_KUBERNETES_LEASE).
+	Kubernetes controller.Config
 }
 
 // compatConfig is the compatibility policy's part.
@@ -77,6 +81,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 	cfg.Compat.LegacyUse.Buffer = r.Int("EDGE_LEGACY_USE_BUFFER", cfg.Compat.LegacyUse.Buffer)
 	cfg.Compat.LegacyUse.FlushInterval = r.Duration("EDGE_LEGACY_USE_FLUSH_INTERVAL", cfg.Compat.LegacyUse.FlushInterval)
 	cfg.Compat.LegacyUse.MaxPending = r.Int("EDGE_LEGACY_USE_MAX_PENDING", cfg.Compat.LegacyUse.MaxPending)
+	cfg.Kubernetes = controller.DefaultConfig()
+	cfg.Kubernetes.Mode = controller.Mode(r.String("EDGE_KUBERNETES", string(cfg.Kubernetes.Mode)))
+	cfg.Kubernetes.Namespace = controller.Namespace(r.String("EDGE_KUBERNETES_NAMESPACE", ""), getenv)
+	cfg.Kubernetes.LeaseName = r.String("EDGE_KUBERNETES_LEASE", cfg.Kubernetes.LeaseName)
 	var errs []error
 	if cfg.PublicURL != "" {
 		if u, err := url.Parse(cfg.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -93,7 +101,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 		cfg.Upstreams[owner] = u
 	}
-	errs = append(errs, r.Err(), cfg.Service.Validate(), cfg.Compat.Validate())
+	errs = append(errs, r.Err(), cfg.Service.Validate(), cfg.Compat.Validate(), cfg.Kubernetes.Validate())
 	if err := errors.Join(errs...); err != nil {
 		return config{}, fmt.Errorf("configuration: %w", err)
 	}
