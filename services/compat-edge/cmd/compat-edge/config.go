@@ -12,6 +12,7 @@ import (
 	"github.com/pcourt/pcourt/services/compat-edge/internal/controller"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/httpapi"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/legacyuse"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/mail"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
 )
@@ -29,6 +30,12 @@ type config struct {
 	// Kubernetes is the CompatibilityFamily controller's part
 	// (EDGE_KUBERNETES, EDGE_KUBERNETES_NAMESPACE, EDGE_KUBERNETES_LEASE).
 	Kubernetes controller.Config
+	// Mail is the SMTP server of the milestone notices (EDGE_SMTP_*);
+	// without a host no notice is sent.
+	Mail mail.Config
+	// NoticeInterval is how often the notice scheduler passes
+	// (EDGE_NOTICE_INTERVAL).
+	NoticeInterval time.Duration
 }
 
 // compatConfig is the compatibility policy's part.
@@ -85,7 +92,19 @@ func loadConfig(getenv func(string) string) (config, error) {
 	cfg.Kubernetes.Mode = controller.Mode(r.String("EDGE_KUBERNETES", string(cfg.Kubernetes.Mode)))
 	cfg.Kubernetes.Namespace = controller.Namespace(r.String("EDGE_KUBERNETES_NAMESPACE", ""), getenv)
 	cfg.Kubernetes.LeaseName = r.String("EDGE_KUBERNETES_LEASE", cfg.Kubernetes.LeaseName)
+	cfg.Mail = mail.DefaultConfig()
+	cfg.Mail.Host = r.String("EDGE_SMTP_HOST", "")
+	cfg.Mail.Port = r.Int("EDGE_SMTP_PORT", cfg.Mail.Port)
+	cfg.Mail.From = r.String("EDGE_SMTP_FROM", cfg.Mail.From)
+	cfg.Mail.Username = r.String("EDGE_SMTP_USERNAME", "")
+	cfg.Mail.Password = r.Secret("EDGE_SMTP_PASSWORD")
+	cfg.Mail.TLS = mail.TLSMode(r.String("EDGE_SMTP_STARTTLS", string(cfg.Mail.TLS)))
+	cfg.Mail.Timeout = r.Duration("EDGE_SMTP_TIMEOUT", cfg.Mail.Timeout)
+	cfg.NoticeInterval = r.Duration("EDGE_NOTICE_INTERVAL", time.Minute)
 	var errs []error
+	if cfg.NoticeInterval <= 0 {
+		errs = append(errs, errors.New("EDGE_NOTICE_INTERVAL must be positive"))
+	}
 	if cfg.PublicURL != "" {
 		if u, err := url.Parse(cfg.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			errs = append(errs, fmt.Errorf("EDGE_PUBLIC_URL=%q is not an http(s) URL", cfg.PublicURL))
@@ -101,7 +120,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 		cfg.Upstreams[owner] = u
 	}
-	errs = append(errs, r.Err(), cfg.Service.Validate(), cfg.Compat.Validate(), cfg.Kubernetes.Validate())
+	errs = append(errs, r.Err(), cfg.Service.Validate(), cfg.Compat.Validate(), cfg.Kubernetes.Validate(), cfg.Mail.Validate())
 	if err := errors.Join(errs...); err != nil {
 		return config{}, fmt.Errorf("configuration: %w", err)
 	}

@@ -29,6 +29,8 @@ func TestLoadConfig(t *testing.T) {
 	require.Empty(t, cfg.PublicURL, "the served document keeps its relative server")
 	require.Equal(t, 10*time.Second, cfg.Compat.RefreshInterval)
 	require.Equal(t, legacyuse.DefaultConfig(), cfg.Compat.LegacyUse)
+	require.False(t, cfg.Mail.Enabled(), "no notices without an SMTP host")
+	require.Equal(t, time.Minute, cfg.NoticeInterval)
 	require.False(t, policy.Resolve(cfg.Compat.Env, nil).Enabled, "announcements are off by default")
 
 	for _, tc := range []struct {
@@ -43,6 +45,10 @@ func TestLoadConfig(t *testing.T) {
 		{"a malformed flush interval", map[string]string{"EDGE_LEGACY_USE_FLUSH_INTERVAL": "soon"}},
 		{"no legacy-use buffer", map[string]string{"EDGE_LEGACY_USE_BUFFER": "0"}},
 		{"no pending legacy use", map[string]string{"EDGE_LEGACY_USE_MAX_PENDING": "-1"}},
+		{"an SMTP sender that is not an address", map[string]string{"EDGE_SMTP_HOST": "smtp.example", "EDGE_SMTP_FROM": "edge"}},
+		{"an unknown STARTTLS mode", map[string]string{"EDGE_SMTP_STARTTLS": "maybe"}},
+		{"an SMTP user without password", map[string]string{"EDGE_SMTP_USERNAME": "edge"}},
+		{"a notice interval of zero", map[string]string{"EDGE_NOTICE_INTERVAL": "0s"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := loadConfig(func(k string) string { return tc.env[k] })

@@ -25,6 +25,8 @@ import (
 	"github.com/pcourt/pcourt/services/compat-edge/internal/httpapi"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/legacyuse"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/mail"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/notice"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/store"
@@ -113,14 +115,44 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		{Name: "legacy-use", Run: recorder.Run},
 		{Name: "compat-policy", Run: current.Run},
 	}
+	var notices func(context.Context) error
+	if cfg.Mail.Enabled() {
+		notices = (&notice.Scheduler{
+			Policy: current.Policy,
+			Store:  st,
+			Credentials: func(ctx context.Context, publicID string) (notice.Credential, error) {
+				cred, err := creds.Get(ctx, publicID)
+				if errors.Is(err, auth.ErrNotFound) {
+					return notice.Credential{}, notice.ErrUnknownCredential
+				}
+				if err != nil {
+					return notice.Credential{}, err
+				}
+				return notice.Credential{Partner: cred.PartnerID, Active: cred.Active()}, nil
+			},
+			Sender:   mail.New(cfg.Mail, time.Now),
+			Now:      time.Now,
+			GuideURL: cfg.PublicURL + httpapi.GuidePath,
+			Interval: cfg.NoticeInterval,
+			Logger:   base.Logger,
+		}).Run
+	} else {
+		base.Logger.Warn("compatibility notices off: EDGE_SMTP_HOST is not set, no milestone e-mail is sent")
+	}
 	mgr, err := kubernetesManager(cfg.Kubernetes, getenv, controller.Deps{
-		SetResources: current.SetResources, Now: time.Now, Logger: base.Logger,
+		SetResources: current.SetResources, Scheduler: notices, Now: time.Now, Logger: base.Logger,
 	}, base.Logger)
 	if err != nil {
 		return err
 	}
-	if mgr != nil {
+	switch {
+	case mgr != nil:
+		// The manager runs the scheduler on the replica holding the lease.
 		components = append(components, lifecycle.Component{Name: "kubernetes", Run: mgr.Start})
+	case notices != nil:
+		// Without a lease every replica passes; the atomic claim in Redis
+		// still sends each notice once.
+		components = append(components, lifecycle.Component{Name: "notices", Run: notices})
 	}
 	return lifecycle.Run(ctx, base.Logger, components...)
 }
