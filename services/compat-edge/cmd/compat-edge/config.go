@@ -36,6 +36,10 @@ type config struct {
 	// NoticeInterval is how often the notice scheduler passes
 	// (EDGE_NOTICE_INTERVAL).
 	NoticeInterval time.Duration
+	// AdminToken is the bearer of the compatibility admin API on the admin
+	// listener (EDGE_ADMIN_TOKEN, from a Secret); unset refuses every
+	// request.
+	AdminToken envconf.Secret
 }
 
 // compatConfig is the compatibility policy's part.
@@ -101,7 +105,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 	cfg.Mail.TLS = mail.TLSMode(r.String("EDGE_SMTP_STARTTLS", string(cfg.Mail.TLS)))
 	cfg.Mail.Timeout = r.Duration("EDGE_SMTP_TIMEOUT", cfg.Mail.Timeout)
 	cfg.NoticeInterval = r.Duration("EDGE_NOTICE_INTERVAL", time.Minute)
+	cfg.AdminToken = r.Secret("EDGE_ADMIN_TOKEN")
 	var errs []error
+	if t := cfg.AdminToken.Reveal(); t != "" && len(t) < 16 {
+		errs = append(errs, errors.New("EDGE_ADMIN_TOKEN must be at least 16 characters"))
+	}
 	if cfg.NoticeInterval <= 0 {
 		errs = append(errs, errors.New("EDGE_NOTICE_INTERVAL must be positive"))
 	}

@@ -31,6 +31,7 @@ func TestLoadConfig(t *testing.T) {
 	require.Equal(t, legacyuse.DefaultConfig(), cfg.Compat.LegacyUse)
 	require.False(t, cfg.Mail.Enabled(), "no notices without an SMTP host")
 	require.Equal(t, time.Minute, cfg.NoticeInterval)
+	require.Empty(t, cfg.AdminToken, "the admin API refuses everyone until a token is set")
 	require.False(t, policy.Resolve(cfg.Compat.Env, nil).Enabled, "announcements are off by default")
 
 	for _, tc := range []struct {
@@ -49,6 +50,7 @@ func TestLoadConfig(t *testing.T) {
 		{"an unknown STARTTLS mode", map[string]string{"EDGE_SMTP_STARTTLS": "maybe"}},
 		{"an SMTP user without password", map[string]string{"EDGE_SMTP_USERNAME": "edge"}},
 		{"a notice interval of zero", map[string]string{"EDGE_NOTICE_INTERVAL": "0s"}},
+		{"a short admin token", map[string]string{"EDGE_ADMIN_TOKEN": "secret"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := loadConfig(func(k string) string { return tc.env[k] })

@@ -107,6 +107,11 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	}
 	srv := base.Server(nil)
 	httpapi.Register(srv.Router(), httpapi.Config{MaxBodyBytes: cfg.Service.HTTP.MaxBodyBytes}, proxy, openAPI)
+	admin := &httpapi.Admin{Token: cfg.AdminToken, Store: st, Policy: current.Policy, Refresh: current.Refresh, Now: time.Now, Logger: base.Logger}
+	srv.HandleAdmin(httpapi.AdminPrefix, admin.Handler())
+	if cfg.AdminToken == "" {
+		base.Logger.Warn("compatibility admin API refuses every request: EDGE_ADMIN_TOKEN is not set")
+	}
 
 	// Stopped in this order: the server drains its requests, then the
 	// recorder writes what they left, then the policy stops refreshing.
