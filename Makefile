@@ -14,6 +14,7 @@ HELM_VERSION := v3.22.0
 KUBE_VERSION := 1.34.0
 REVISION := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 STATICCHECK_VERSION := v0.8.2
+CONTROLLER_GEN_VERSION := v0.23.0
 BIN     := $(CURDIR)/bin
 
 .DEFAULT_GOAL := help
@@ -40,6 +41,12 @@ lint: $(BIN)/staticcheck ## gofmt, go vet, staticcheck and the import rules over
 
 $(BIN)/staticcheck:
 	GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+.PHONY: generate
+generate: ## Regenerate compat-edge's CompatibilityFamily DeepCopy, CRD and RBAC role (controller-gen).
+	cd services/compat-edge && GOWORK=off $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION) \
+		object crd rbac:roleName=compat-edge paths=./api/... paths=./internal/controller/... \
+		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 
 .PHONY: bench
 bench: ## Run the benchmarks (compare ratios within one run; the machine is shared).

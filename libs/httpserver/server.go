@@ -152,7 +152,7 @@ type Server struct {
 	cfg      Config
 	logger   *slog.Logger
 	engine   *gin.Engine
-	admin    http.Handler
+	admin    *http.ServeMux
 	checks   []Check
 	draining atomic.Bool
 	listener net.Listener
@@ -222,6 +222,11 @@ func (s *Server) Router() *gin.Engine { return s.engine }
 
 // Admin returns the admin handler: metrics, profiling and the probes.
 func (s *Server) Admin() http.Handler { return s.admin }
+
+// HandleAdmin adds a service's own handler to the admin listener, never
+// the public port: operator APIs that must not be reachable from outside.
+// Call it before Run. The handler authenticates its callers itself.
+func (s *Server) HandleAdmin(pattern string, h http.Handler) { s.admin.Handle(pattern, h) }
 
 // Listen binds the public and admin addresses now, so a caller (or a test
 // using port 0) knows the ports before Run serves.

@@ -8,8 +8,12 @@
 //	pcadm grant --resource draft:dr_1 --side claimant (--credential cred_… | --principal org-acme)
 //	pcadm ungrant --resource draft:dr_1 (--credential cred_… | --principal org-acme)
 //	pcadm members --resource draft:dr_1
+//	pcadm compat policy|extend|brownout|contact|notices|audit …
 //
 // Redis is found through REDIS_ADDRS and REDIS_PASSWORD, as the services find it.
+// The compat commands call the edge's compatibility admin API instead
+// (EDGE_ADMIN_URL, EDGE_ADMIN_TOKEN), so that every change is validated and
+// audited by the edge.
 package main
 
 import (
@@ -40,11 +44,15 @@ func main() {
 }
 
 const usage = `usage: pcadm <command> [flags]
-commands: mint, list, revoke, grant, ungrant, members (pcadm <command> -h for flags)`
+commands: mint, list, revoke, grant, ungrant, members (pcadm <command> -h for flags),
+          compat (pcadm compat for its commands)`
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) == 0 {
 		return errors.New(usage)
+	}
+	if args[0] == "compat" {
+		return compat(ctx, args[1:], getenv, stdout)
 	}
 	env := envconf.New(getenv)
 	redisCfg := redisclient.FromEnv(env)

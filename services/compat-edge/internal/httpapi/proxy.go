@@ -41,7 +41,7 @@ type Forwarding struct {
 // Codes returns the edge's problem codes, the rows of owner compat-edge in
 // docs/problems.md.
 func Codes() []problem.Code {
-	return []problem.Code{UpstreamUnavailable, UpstreamTimeout, AliasRetired}
+	return []problem.Code{UpstreamUnavailable, UpstreamTimeout, AliasRetired, ExtensionShortened, InvalidCompatChange}
 }
 
 // Proxy forwards requests to the owning service.
@@ -49,9 +49,32 @@ type Proxy struct {
 	table      *routing.Table
 	upstreams  map[routing.Owner]*url.URL
 	forwarding Forwarding
-	transport  http.RoundTripper
+	transport  *http.Transport
 	propagator propagation.TextMapPropagator
 	compat     Compat
+	// proxies holds one reverse proxy per owner, built once: the
+	// per-request state travels in the request's context.
+	proxies map[routing.Owner]*httputil.ReverseProxy
+}
+
+// NewTransport is the edge's upstream transport. Partners send many small
+// requests: keep plenty of warm connections per service (the idle pool is
+// sized for the in-flight limit, so a burst does not dial and then close
+// its connections), bound every wait, and pass bodies through untouched
+// (no transparent gzip: the owner's encoding reaches the client as is).
+func NewTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:                 nil,
+		DialContext:           (&net.Dialer{Timeout: 2 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:          4096,
+		MaxIdleConnsPerHost:   1024,
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: 30 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		DisableCompression:    true,
+		WriteBufferSize:       16 << 10,
+		ReadBufferSize:        16 << 10,
+	}
 }
 
 // NewProxy returns a proxy over the table that applies the compatibility
@@ -62,24 +85,69 @@ func NewProxy(table *routing.Table, upstreams map[routing.Owner]*url.URL, fwd Fo
 			return nil, fmt.Errorf("no upstream URL for %s", o)
 		}
 	}
-	return &Proxy{
+	p := &Proxy{
 		table:      table,
 		upstreams:  upstreams,
 		forwarding: fwd,
 		propagator: propagator,
 		compat:     compat,
-		// Partners send many small requests: keep plenty of warm
-		// connections per service instead of dialling for each.
-		transport: &http.Transport{
-			Proxy:                 nil,
-			DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			MaxIdleConns:          1024,
-			MaxIdleConnsPerHost:   256,
-			IdleConnTimeout:       90 * time.Second,
-			ResponseHeaderTimeout: 30 * time.Second,
-			ExpectContinueTimeout: time.Second,
+		transport:  NewTransport(),
+		proxies:    map[routing.Owner]*httputil.ReverseProxy{},
+	}
+	for _, o := range routing.Owners {
+		p.proxies[o] = p.reverseProxy(o, upstreams[o])
+	}
+	return p, nil
+}
+
+// exchange is one request's state, which the shared reverse proxy's hooks
+// find in the request's context.
+type exchange struct {
+	c     *gin.Context
+	ann   *announcement
+	owner routing.Owner
+}
+
+type exchangeKey struct{}
+
+func (p *Proxy) reverseProxy(owner routing.Owner, target *url.URL) *httputil.ReverseProxy {
+	return &httputil.ReverseProxy{
+		Transport: p.transport,
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			x := pr.In.Context().Value(exchangeKey{}).(*exchange)
+			pr.SetURL(target)
+			p.setForwarded(pr, httpserver.ClientAddr(pr.In.Context()))
+			pr.Out.Host = pr.In.Host // owners build absolute URLs (x402 resource) from the public host
+			pr.Out.Header.Set(requestid.Header, requestid.Get(x.c))
+			p.propagator.Inject(pr.In.Context(), propagation.HeaderCarrier(pr.Out.Header))
 		},
-	}, nil
+		ModifyResponse: func(resp *http.Response) error {
+			resp.Header.Del(requestid.Header) // the edge already set the same id
+			x := resp.Request.Context().Value(exchangeKey{}).(*exchange)
+			if ann := x.ann; ann != nil {
+				if ann.decision.Announce {
+					ann.setHeaders(resp.Header)
+				}
+				if ann.route.Successor != "" && p.compat.Record != nil {
+					p.compat.Record(legacyuse.Hit{TokenHash: ann.tokenHash, Route: ann.route.Pattern, At: ann.at})
+				}
+			}
+			return nil
+		},
+		ErrorHandler: func(_ http.ResponseWriter, r *http.Request, err error) {
+			x := r.Context().Value(exchangeKey{}).(*exchange)
+			if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+				x.c.Abort() // the caller went away; nobody to answer
+				return
+			}
+			code := UpstreamUnavailable
+			if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
+				code = UpstreamTimeout
+			}
+			problem.Write(x.c, problem.Newf(code, "The %s service did not answer; retry shortly.", owner).
+				WithHeader("Retry-After", "1").Wrap(err))
+		},
+	}
 }
 
 // Handle proxies the request, or answers 404 when no service owns the path.
@@ -97,42 +165,9 @@ func (p *Proxy) Handle(c *gin.Context) {
 		ann.refuse(c) // not legacy use: nothing was served
 		return
 	}
-	target := p.upstreams[owner]
-	rp := &httputil.ReverseProxy{
-		Transport: p.transport,
-		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.SetURL(target)
-			p.setForwarded(pr, httpserver.ClientAddr(c.Request.Context()))
-			pr.Out.Host = pr.In.Host // owners build absolute URLs (x402 resource) from the public host
-			pr.Out.Header.Set(requestid.Header, requestid.Get(c))
-			p.propagator.Inject(pr.In.Context(), propagation.HeaderCarrier(pr.Out.Header))
-		},
-		ModifyResponse: func(resp *http.Response) error {
-			resp.Header.Del(requestid.Header) // the edge already set the same id
-			if ann != nil {
-				if ann.decision.Announce {
-					ann.setHeaders(resp.Header)
-				}
-				if ann.route.Successor != "" && p.compat.Record != nil {
-					p.compat.Record(legacyuse.Hit{TokenHash: ann.tokenHash, Route: ann.route.Pattern, At: ann.at})
-				}
-			}
-			return nil
-		},
-		ErrorHandler: func(_ http.ResponseWriter, r *http.Request, err error) {
-			if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
-				c.Abort() // the caller went away; nobody to answer
-				return
-			}
-			code := UpstreamUnavailable
-			if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
-				code = UpstreamTimeout
-			}
-			problem.Write(c, problem.Newf(code, "The %s service did not answer; retry shortly.", owner).
-				WithHeader("Retry-After", "1").Wrap(err))
-		},
-	}
-	rp.ServeHTTP(c.Writer, c.Request)
+	x := &exchange{c: c, ann: ann, owner: owner}
+	req := c.Request.WithContext(context.WithValue(c.Request.Context(), exchangeKey{}, x))
+	p.proxies[owner].ServeHTTP(c.Writer, req)
 }
 
 // setForwarded states, from the edge's own knowledge, who the client is,

@@ -5,23 +5,29 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
 )
 
-// Current is the policy in force: built from the environment and the
-// durable layer, rebuilt every interval, read by every request without a
-// lock. Load is the durable layer (the Redis store today); a controller
-// watching CompatibilityFamily resources can hand Current its own Load.
+// Current is the policy in force: built from the environment, the durable
+// store and, on Kubernetes, the CompatibilityFamily resources; read by
+// every request without a lock. The store is read every interval; the
+// resources are handed in by the controller whenever its cache changes
+// (SetResources), and take precedence over the store (Overlay).
 type Current struct {
 	env      Env
 	load     func(context.Context) (map[inventory.Family]Settings, error)
 	interval time.Duration
 	logger   *slog.Logger
 	p        atomic.Pointer[Policy]
-	durable  map[inventory.Family]Settings
+
+	mu        sync.Mutex // serialises rebuilds
+	durable   map[inventory.Family]Settings
+	resources map[inventory.Family]Settings
+	built     map[inventory.Family]Settings // the layer the policy in force was built from
 }
 
 // NewCurrent returns a Current that, until its first refresh, holds the
@@ -43,14 +49,38 @@ func (c *Current) Refresh(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("loading compatibility settings: %w", err)
 	}
-	if c.durable != nil && reflect.DeepEqual(durable, c.durable) {
-		return nil
+	if durable == nil {
+		durable = map[inventory.Family]Settings{}
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.durable = durable
-	p := Resolve(c.env, durable)
+	c.rebuild()
+	return nil
+}
+
+// SetResources replaces the CompatibilityFamily layer: the settings of
+// every valid resource, by family. nil removes the layer.
+func (c *Current) SetResources(resources map[inventory.Family]Settings) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if resources == nil {
+		resources = map[inventory.Family]Settings{}
+	}
+	c.resources = resources
+	c.rebuild()
+}
+
+// rebuild swaps the policy when the combined layer changed; c.mu held.
+func (c *Current) rebuild() {
+	layer := Overlay(c.resources, c.durable)
+	if c.built != nil && reflect.DeepEqual(layer, c.built) {
+		return
+	}
+	c.built = layer
+	p := Resolve(c.env, layer)
 	c.p.Store(p)
 	c.Log(p)
-	return nil
 }
 
 // Log writes the policy's windows, one line per family.

@@ -91,6 +91,10 @@ type Settings struct {
 	// Extensions are approved later deadlines, by integration: a
 	// credential's public id or a partner id.
 	Extensions map[string]Date
+	// Source names where the settings come from, for logs and the admin
+	// API ("CompatibilityFamily <namespace>/<name>"); "" is the durable
+	// store. It is not stored.
+	Source string
 }
 
 // MaxIntegrationBytes bounds an integration id.
@@ -208,6 +212,9 @@ func Resolve(env Env, durable map[inventory.Family]Settings) *Policy {
 		switch {
 		case !s.GA.IsZero():
 			w.GA, w.Source = s.GA, "store"
+			if s.Source != "" {
+				w.Source = s.Source
+			}
 		case env.FamilyGA[f] != "":
 			w.Source = EnvGA[f]
 			w.GA, w.Invalid = parseOrInvalid(env.FamilyGA[f])

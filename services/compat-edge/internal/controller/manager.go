@@ -1,0 +1,177 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/pcourt/pcourt/services/compat-edge/api/v1alpha1"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
+)
+
+// Mode is EDGE_KUBERNETES: whether the edge watches CompatibilityFamily
+// resources.
+type Mode string
+
+// The modes.
+const (
+	// Auto watches when the edge finds a cluster (KUBECONFIG, or the
+	// in-cluster service account), and otherwise serves from the durable
+	// store and the environment.
+	Auto Mode = "auto"
+	// On requires a cluster: the edge refuses to start without one.
+	On Mode = "on"
+	// Off never watches.
+	Off Mode = "off"
+)
+
+// Valid reports a known mode.
+func (m Mode) Valid() bool { return m == Auto || m == On || m == Off }
+
+// Config is the controller's part of the edge's configuration.
+type Config struct {
+	Mode Mode
+	// Namespace is where the edge watches resources and holds its lease
+	// (EDGE_KUBERNETES_NAMESPACE; POD_NAMESPACE, then the service
+	// account's namespace).
+	Namespace string
+	// LeaseName names the leader-election lease of the notice scheduler
+	// and the status reconciler.
+	LeaseName string
+}
+
+// DefaultConfig watches when a cluster is found.
+func DefaultConfig() Config { return Config{Mode: Auto, LeaseName: "compat-edge-notices"} }
+
+// Validate reports an unusable setting.
+func (c Config) Validate() error {
+	if !c.Mode.Valid() {
+		return fmt.Errorf("EDGE_KUBERNETES=%q is not auto, on or off", c.Mode)
+	}
+	if c.LeaseName == "" {
+		return errors.New("EDGE_KUBERNETES_LEASE must not be empty")
+	}
+	return nil
+}
+
+const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// ErrNoCluster is RESTConfig's answer when no cluster is configured.
+var ErrNoCluster = errors.New("not in a Kubernetes cluster: neither KUBECONFIG nor an in-cluster service account")
+
+// RESTConfig finds the cluster: the file KUBECONFIG names, or the pod's
+// service account. It never falls back to ~/.kube/config, so a developer's
+// laptop does not start watching whatever cluster was last used.
+func RESTConfig(getenv func(string) string) (*rest.Config, error) {
+	if path := getenv("KUBECONFIG"); path != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", path)
+		if err != nil {
+			return nil, fmt.Errorf("reading KUBECONFIG %s: %w", path, err)
+		}
+		return cfg, nil
+	}
+	cfg, err := rest.InClusterConfig()
+	if errors.Is(err, rest.ErrNotInCluster) {
+		return nil, ErrNoCluster
+	}
+	return cfg, err
+}
+
+// Namespace returns the namespace to watch: the configured one, else the
+// pod's (POD_NAMESPACE, then the service account's), else "default".
+func Namespace(configured string, getenv func(string) string) string {
+	if configured != "" {
+		return configured
+	}
+	if ns := getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	if b, err := os.ReadFile(serviceAccountNamespace); err == nil && strings.TrimSpace(string(b)) != "" {
+		return strings.TrimSpace(string(b))
+	}
+	return "default"
+}
+
+// Scheme returns a scheme with the built-in types and CompatibilityFamily.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Deps are what the manager drives.
+type Deps struct {
+	// SetResources receives the resource layer on every replica.
+	SetResources func(map[inventory.Family]policy.Settings)
+	// Scheduler runs on the elected replica only (nil: none).
+	Scheduler func(ctx context.Context) error
+	Now       func() time.Time
+	Logger    *slog.Logger
+}
+
+// NewManager builds the manager: a cache of the namespace's resources on
+// every replica feeding the policy, and, on the replica holding the
+// lease, the status reconciler and the notice scheduler. Its metrics and
+// probe listeners are off: the edge's admin listener has its own.
+func NewManager(restCfg *rest.Config, cfg Config, deps Deps) (manager.Manager, error) {
+	scheme, err := Scheme()
+	if err != nil {
+		return nil, err
+	}
+	log := logr.FromSlogHandler(deps.Logger.Handler())
+	ctrl.SetLogger(log)
+	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
+		Scheme:                        scheme,
+		Logger:                        log,
+		Cache:                         cache.Options{DefaultNamespaces: map[string]cache.Config{cfg.Namespace: {}}},
+		Metrics:                       metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:        "0",
+		LeaderElection:                true,
+		LeaderElectionID:              cfg.LeaseName,
+		LeaderElectionNamespace:       cfg.Namespace,
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("building the controller manager: %w", err)
+	}
+	err = ctrl.NewControllerManagedBy(mgr).For(&v1alpha1.CompatibilityFamily{}).Named("compatibilityfamily-status").
+		Complete(&StatusReconciler{Client: mgr.GetClient(), Now: deps.Now})
+	if err != nil {
+		return nil, fmt.Errorf("building the status reconciler: %w", err)
+	}
+	err = ctrl.NewControllerManagedBy(mgr).For(&v1alpha1.CompatibilityFamily{}).Named("compatibilityfamily-policy").
+		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
+		Complete(&PolicyFeeder{Reader: mgr.GetCache(), Namespace: cfg.Namespace, Set: deps.SetResources, Logger: deps.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("building the policy feeder: %w", err)
+	}
+	if deps.Scheduler != nil {
+		// A RunnableFunc needs the lease: only the elected replica sends.
+		if err := mgr.Add(manager.RunnableFunc(deps.Scheduler)); err != nil {
+			return nil, err
+		}
+	}
+	return mgr, nil
+}
