@@ -47,6 +47,7 @@ generate: ## Regenerate compat-edge's CompatibilityFamily DeepCopy, CRD and RBAC
 	cd services/compat-edge && GOWORK=off $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION) \
 		object crd rbac:roleName=compat-edge paths=./api/... paths=./internal/controller/... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	cp services/compat-edge/config/crd/bases/compat.pcourt.dev_compatibilityfamilies.yaml deploy/helm/pcourt/crds/compatibilityfamilies.yaml
 
 .PHONY: bench
 bench: ## Run the benchmarks (compare ratios within one run; the machine is shared).

@@ -284,7 +284,7 @@ func TestCompatibilityFamilyCRD(t *testing.T) {
 		assert.Equal(t, "date-time", helmcheck.Property(root, "spec", "brownouts", "[]", f).Format, f)
 	}
 	assert.Equal(t, "string", prop("status", "windowEnd"))
-	assert.Equal(t, "string", prop("status", "nextMilestone"))
+	assert.Equal(t, "object", prop("status", "nextMilestone"), "the next notice: its name and when it is due")
 	for _, f := range []string{"type", "status", "observedGeneration", "lastTransitionTime", "reason", "message"} {
 		prop("status", "conditions", "[]", f)
 	}

@@ -120,3 +120,13 @@ func enum(p apiextensionsv1.JSONSchemaProps) []string {
 	}
 	return out
 }
+
+// The Helm chart ships the generated CRD as it is (make generate copies
+// it): what the chart installs is what the edge's types say.
+func TestTheChartShipsTheGeneratedCRD(t *testing.T) {
+	generated, err := os.ReadFile(crdPath)
+	require.NoError(t, err)
+	shipped, err := os.ReadFile("../../../../deploy/helm/pcourt/crds/compatibilityfamilies.yaml")
+	require.NoError(t, err)
+	require.Equal(t, string(generated), string(shipped), "run make generate")
+}
