@@ -9,6 +9,7 @@ import (
 
 	"github.com/pcourt/pcourt/libs/envconf"
 	"github.com/pcourt/pcourt/libs/service"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/console"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/httpapi"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/legacyuse"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
@@ -25,6 +26,9 @@ type config struct {
 	// document's relative server.
 	PublicURL string
 	Compat    compatConfig
+	// Console is the partner console's part: its origin is the public URL
+	// (the development edge without one), its cookie Secure over https.
+	Console console.Config
 }
 
 // compatConfig is the compatibility policy's part.
@@ -77,6 +81,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 	cfg.Compat.LegacyUse.Buffer = r.Int("EDGE_LEGACY_USE_BUFFER", cfg.Compat.LegacyUse.Buffer)
 	cfg.Compat.LegacyUse.FlushInterval = r.Duration("EDGE_LEGACY_USE_FLUSH_INTERVAL", cfg.Compat.LegacyUse.FlushInterval)
 	cfg.Compat.LegacyUse.MaxPending = r.Int("EDGE_LEGACY_USE_MAX_PENDING", cfg.Compat.LegacyUse.MaxPending)
+	cfg.Console = console.DefaultConfig()
+	if cfg.PublicURL != "" {
+		cfg.Console.PublicBaseURL = cfg.PublicURL
+		cfg.Console.SecureCookie = strings.HasPrefix(cfg.PublicURL, "https:")
+	}
 	var errs []error
 	if cfg.PublicURL != "" {
 		if u, err := url.Parse(cfg.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -94,6 +103,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		cfg.Upstreams[owner] = u
 	}
 	errs = append(errs, r.Err(), cfg.Service.Validate(), cfg.Compat.Validate())
+	errs = append(errs, cfg.Console.Validate())
 	if err := errors.Join(errs...); err != nil {
 		return config{}, fmt.Errorf("configuration: %w", err)
 	}
