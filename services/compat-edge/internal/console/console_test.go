@@ -321,7 +321,7 @@ func TestCompatibilityFromTheLedger(t *testing.T) {
 	require.Contains(t, page, `data-route="/api/v2/cases/{caseId}"`)
 	require.Contains(t, page, "/api/cases/{id}")
 	require.Contains(t, page, "<td>7</td>")
-	require.Regexp(t, `fix by 20\d\d-\d\d-\d\d`, page)
+	require.Regexp(t, `(fix by|past its Sunset of) 20\d\d-\d\d-\d\d`, page)
 }
 
 func TestKeysAndVerifyPages(t *testing.T) {
