@@ -213,3 +213,34 @@ func TestAuthorizeSide(t *testing.T) {
 	require.NoError(t, store.RevokeMembership(ctx, draft, auth.CredentialSubject(member.PublicID)))
 	require.ErrorIs(t, store.AuthorizeSide(ctx, member, draft, auth.Claimant, ""), auth.ErrForbidden)
 }
+
+// A short-lived credential works until its expiry and is refused from then
+// on, on a replica that cached it too; its token's key expires with it.
+func TestShortLivedCredentialExpires(t *testing.T) {
+	rdb := redistest.NewClient(t)
+	ctx := context.Background()
+	store := auth.NewStore(rdb, auth.DefaultStoreConfig())
+	expires := time.Now().Add(1500 * time.Millisecond)
+	token, cred := authtest.Mint(t, store, auth.RolePlatformOrchestrator, func(m *auth.MintRequest) { m.ExpiresAt = expires })
+	require.Equal(t, expires.UTC().Truncate(time.Millisecond), cred.ExpiresAt)
+
+	got, err := store.Authenticate(ctx, token) // cached from here on
+	require.NoError(t, err)
+	require.Equal(t, cred, got)
+	ttl, err := rdb.PTTL(ctx, "pc:auth:token:"+auth.HashToken(token)).Result()
+	require.NoError(t, err)
+	require.Greater(t, ttl, time.Duration(0))
+	require.LessOrEqual(t, ttl, 1500*time.Millisecond)
+
+	require.Eventually(t, func() bool {
+		_, err := store.Authenticate(ctx, token)
+		return errors.Is(err, auth.ErrInvalidCredential)
+	}, 5*time.Second, 50*time.Millisecond)
+	stored, err := store.Get(ctx, cred.PublicID)
+	require.NoError(t, err)
+	require.False(t, stored.ActiveAt(time.Now()))
+
+	_, _, err = store.Mint(ctx, auth.MintRequest{Tenant: "t", Environment: auth.Sandbox, Role: auth.RolePlatformOrchestrator,
+		PartnerID: "p", ExpiresAt: time.Now().Add(-time.Second)})
+	require.Error(t, err, "an expiry in the past is refused")
+}

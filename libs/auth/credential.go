@@ -65,10 +65,18 @@ type Credential struct {
 	Label       string
 	CreatedAt   time.Time
 	RevokedAt   time.Time // zero while active
+	// ExpiresAt ends a short-lived credential (one minted for a console
+	// session); zero for a credential that lasts until revoked.
+	ExpiresAt time.Time
 }
 
 // Active reports whether the credential has not been revoked.
 func (c Credential) Active() bool { return c.RevokedAt.IsZero() }
+
+// ActiveAt reports whether the credential is neither revoked nor expired at now.
+func (c Credential) ActiveAt(now time.Time) bool {
+	return c.Active() && (c.ExpiresAt.IsZero() || now.Before(c.ExpiresAt))
+}
 
 // MintRequest describes a credential to create.
 type MintRequest struct {
@@ -78,6 +86,9 @@ type MintRequest struct {
 	PartnerID   string
 	AgentID     string
 	Label       string
+	// ExpiresAt, when set, makes the credential short-lived: it is refused
+	// from then on and its token's key expires with it.
+	ExpiresAt time.Time
 }
 
 // Validate reports the first missing or unknown field.
@@ -227,12 +238,19 @@ func (s *Store) Mint(ctx context.Context, req MintRequest) (string, Credential, 
 		Label:       req.Label,
 		CreatedAt:   s.now().UTC().Truncate(time.Millisecond),
 	}
+	var tokenTTL time.Duration // 0: the token key does not expire
+	if !req.ExpiresAt.IsZero() {
+		cred.ExpiresAt = req.ExpiresAt.UTC().Truncate(time.Millisecond)
+		if tokenTTL = cred.ExpiresAt.Sub(s.now()); tokenTTL <= 0 {
+			return "", Credential{}, errors.New("minting credential: expiry is not in the future")
+		}
+	}
 	// The credential record is written before the token that points at it, so
 	// a crash in between leaves an unusable record, never a dangling token.
 	if err := s.rdb.HSet(ctx, credentialKey(cred.PublicID), toRecord(cred)).Err(); err != nil {
 		return "", Credential{}, fmt.Errorf("storing credential: %w", err)
 	}
-	if err := s.rdb.Set(ctx, tokenKey(HashToken(token)), cred.PublicID, 0).Err(); err != nil {
+	if err := s.rdb.Set(ctx, tokenKey(HashToken(token)), cred.PublicID, tokenTTL).Err(); err != nil {
 		return "", Credential{}, fmt.Errorf("storing token hash: %w", err)
 	}
 	if err := s.rdb.SAdd(ctx, credentialIndexKey, cred.PublicID).Err(); err != nil {
@@ -254,7 +272,7 @@ func (s *Store) Authenticate(ctx context.Context, token string) (Credential, err
 func (s *Store) AuthenticateHash(ctx context.Context, hash string) (Credential, error) {
 	now := s.now()
 	s.mu.Lock()
-	if c, ok := s.cache[hash]; ok && now.Before(c.expires) {
+	if c, ok := s.cache[hash]; ok && now.Before(c.expires) && c.cred.ActiveAt(now) {
 		s.mu.Unlock()
 		return c.cred, nil
 	}
@@ -274,7 +292,7 @@ func (s *Store) AuthenticateHash(ctx context.Context, hash string) (Credential, 
 	if err != nil {
 		return Credential{}, err
 	}
-	if !cred.Active() {
+	if !cred.ActiveAt(now) {
 		s.forget(hash)
 		return Credential{}, ErrInvalidCredential
 	}
@@ -353,7 +371,7 @@ func (s *Store) List(ctx context.Context, tenant string) ([]Credential, error) {
 }
 
 func toRecord(c Credential) map[string]any {
-	return map[string]any{
+	rec := map[string]any{
 		"tenant":      c.Tenant,
 		"environment": string(c.Environment),
 		"role":        string(c.Role),
@@ -362,6 +380,10 @@ func toRecord(c Credential) map[string]any {
 		"label":       c.Label,
 		"created_at":  c.CreatedAt.Format(time.RFC3339Nano),
 	}
+	if !c.ExpiresAt.IsZero() {
+		rec["expires_at"] = c.ExpiresAt.Format(time.RFC3339Nano)
+	}
+	return rec
 }
 
 func fromRecord(publicID string, rec map[string]string) (Credential, error) {
@@ -377,6 +399,11 @@ func fromRecord(publicID string, rec map[string]string) (Credential, error) {
 	var err error
 	if c.CreatedAt, err = time.Parse(time.RFC3339Nano, rec["created_at"]); err != nil {
 		return Credential{}, fmt.Errorf("credential %s: bad created_at: %w", publicID, err)
+	}
+	if v := rec["expires_at"]; v != "" {
+		if c.ExpiresAt, err = time.Parse(time.RFC3339Nano, v); err != nil {
+			return Credential{}, fmt.Errorf("credential %s: bad expires_at: %w", publicID, err)
+		}
 	}
 	if v := rec["revoked_at"]; v != "" {
 		if c.RevokedAt, err = time.Parse(time.RFC3339Nano, v); err != nil {

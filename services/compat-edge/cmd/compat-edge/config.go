@@ -9,6 +9,7 @@ import (
 
 	"github.com/pcourt/pcourt/libs/envconf"
 	"github.com/pcourt/pcourt/libs/service"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/console"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/controller"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/httpapi"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/legacyuse"
@@ -40,6 +41,9 @@ type config struct {
 	// listener (EDGE_ADMIN_TOKEN, from a Secret); unset refuses every
 	// request.
 	AdminToken envconf.Secret
+	// Console is the partner console's part: its origin is the public URL
+	// (the development edge without one), its cookie Secure over https.
+	Console console.Config
 }
 
 // compatConfig is the compatibility policy's part.
@@ -106,6 +110,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 	cfg.Mail.Timeout = r.Duration("EDGE_SMTP_TIMEOUT", cfg.Mail.Timeout)
 	cfg.NoticeInterval = r.Duration("EDGE_NOTICE_INTERVAL", time.Minute)
 	cfg.AdminToken = r.Secret("EDGE_ADMIN_TOKEN")
+	cfg.Console = console.DefaultConfig()
+	if cfg.PublicURL != "" {
+		cfg.Console.PublicBaseURL = cfg.PublicURL
+		cfg.Console.SecureCookie = strings.HasPrefix(cfg.PublicURL, "https:")
+	}
 	var errs []error
 	if t := cfg.AdminToken.Reveal(); t != "" && len(t) < 16 {
 		errs = append(errs, errors.New("EDGE_ADMIN_TOKEN must be at least 16 characters"))
@@ -128,7 +137,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 		cfg.Upstreams[owner] = u
 	}
-	errs = append(errs, r.Err(), cfg.Service.Validate(), cfg.Compat.Validate(), cfg.Kubernetes.Validate(), cfg.Mail.Validate())
+	errs = append(errs, r.Err(), cfg.Service.Validate(), cfg.Compat.Validate(), cfg.Kubernetes.Validate(), cfg.Mail.Validate(), cfg.Console.Validate())
 	if err := errors.Join(errs...); err != nil {
 		return config{}, fmt.Errorf("configuration: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
@@ -21,6 +22,7 @@ import (
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/lifecycle"
 	"github.com/pcourt/pcourt/libs/service"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/console"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/controller"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/httpapi"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
@@ -105,7 +107,22 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
+	table := routing.NewTable(routing.Families)
+	cons, err := console.New(cfg.Console, console.Deps{
+		Store: console.NewStore(base.Redis), Credentials: creds, Logger: base.Logger,
+		Resolve: func(path string) (*url.URL, bool) {
+			owner, ok := table.Owner(path)
+			return cfg.Upstreams[owner], ok
+		},
+		Compat: console.Compat{Uses: st.Uses, Policy: current.Policy},
+	})
+	if err != nil {
+		return err
+	}
 	srv := base.Server(nil)
+	// The console's API paths come before the proxy's /api catch-all.
+	srv.Router().Use(cons.API)
+	cons.Register(srv.Router())
 	httpapi.Register(srv.Router(), httpapi.Config{MaxBodyBytes: cfg.Service.HTTP.MaxBodyBytes}, proxy, openAPI)
 	admin := &httpapi.Admin{Token: cfg.AdminToken, Store: st, Policy: current.Policy, Refresh: current.Refresh, Now: time.Now, Logger: base.Logger}
 	srv.HandleAdmin(httpapi.AdminPrefix, admin.Handler())

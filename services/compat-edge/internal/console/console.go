@@ -1,0 +1,471 @@
+// Package console is the partner console served by the edge under
+// /console/: server-rendered html/template pages and two small ES modules,
+// embedded, with no front-end build and no third-party assets.
+//
+// Access. A partner's backend mints a single-use link with its bearer
+// credential (POST /api/console/links). The token rides in the URL
+// fragment (/console/#link=<token>), which no request carries; the page's
+// module takes it out of the address bar and posts it once to
+// /console/session. There one Lua step spends the link and creates the
+// session, whose HttpOnly, SameSite=Strict cookie is scoped to /console.
+//
+// API parity. At the exchange the console mints, with libs/auth, a bearer
+// credential for the link's tenant, environment and partner that expires
+// with the link, and keeps its token sealed (AES-GCM) under a key derived
+// from the session cookie. Every page then calls the public API over HTTP,
+// through the edge's routing table to the owning service, with that
+// credential: the owners check it as they check a partner's own, so the
+// console reaches nothing a partner could not reach itself. Revoking the
+// link or signing out revokes the credential. The capabilities of the link
+// (view, manage_endpoints, replay) narrow what the pages offer and accept.
+//
+// Every form post must come from the console's own origin and carry the
+// session's CSRF token; every refusal is an HTML page with its 4xx status
+// that changed nothing.
+package console
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/pcourt/pcourt/libs/auth"
+	"github.com/pcourt/pcourt/libs/requestid"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/store"
+)
+
+// Config is the console's configuration.
+type Config struct {
+	// PublicBaseURL is the address browsers reach the edge at. Its origin
+	// is the only one whose form posts are accepted and the one links are
+	// minted for; its path prefixes the console's links and cookie.
+	PublicBaseURL string
+	// SecureCookie marks the session cookie Secure; required over https.
+	SecureCookie bool
+}
+
+// DefaultConfig is the development edge.
+func DefaultConfig() Config {
+	return Config{PublicBaseURL: "http://127.0.0.1:8080"}
+}
+
+// Validate reports an unusable setting.
+func (c Config) Validate() error {
+	u, err := url.Parse(c.PublicBaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("console: public base URL %q must be an absolute http(s) URL", c.PublicBaseURL)
+	}
+	if u.Scheme == "https" && !c.SecureCookie {
+		return errors.New("console: the session cookie must be Secure when the public base URL is https")
+	}
+	if c.SecureCookie && u.Scheme == "http" && !loopback(u.Hostname()) {
+		return errors.New("console: a Secure cookie needs an https public base URL")
+	}
+	return nil
+}
+
+// Compat is the edge's compatibility data the Compatibility page reads:
+// the legacy-use ledger by credential, and the policy in force.
+type Compat struct {
+	Uses   func(ctx context.Context, subject string) ([]store.Use, error)
+	Policy func() *policy.Policy
+}
+
+// Deps are what the console needs.
+type Deps struct {
+	Store       *Store
+	Credentials *auth.Store
+	// Resolve finds the owning service of a public path.
+	Resolve Resolver
+	// Transport carries the console's API calls; nil means a default one.
+	Transport http.RoundTripper
+	Compat    Compat
+	Logger    *slog.Logger
+	Now       func() time.Time // nil: time.Now
+}
+
+// Console serves the console's pages and API.
+type Console struct {
+	cfg    Config
+	origin string
+	prefix string
+	store  *Store
+	creds  *auth.Store
+	api    *gin.Engine
+	client *client
+	compat Compat
+	logger *slog.Logger
+	now    func() time.Time
+}
+
+// New returns the console.
+func New(cfg Config, d Deps) (*Console, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if d.Store == nil || d.Credentials == nil || d.Resolve == nil || d.Logger == nil {
+		return nil, errors.New("console: store, credentials, resolver and logger are required")
+	}
+	u, _ := url.Parse(cfg.PublicBaseURL)
+	host := strings.TrimSuffix(strings.ToLower(u.Host), map[string]string{"http": ":80", "https": ":443"}[u.Scheme])
+	cs := &Console{cfg: cfg, origin: u.Scheme + "://" + host, prefix: strings.TrimRight(u.EscapedPath(), "/"),
+		store: d.Store, creds: d.Credentials, compat: d.Compat, logger: d.Logger, now: d.Now}
+	if cs.now == nil {
+		cs.now = time.Now
+	}
+	tr := d.Transport
+	if tr == nil {
+		tr = &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second, ResponseHeaderTimeout: 15 * time.Second}
+	}
+	cs.client = &client{resolve: d.Resolve, hc: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}}
+	cs.api = cs.newAPI()
+	return cs, nil
+}
+
+// CookieName names the session cookie.
+const CookieName = "pc_console_session"
+
+// cookiePrefix begins every session cookie value: pccs_<link id>.<secret>.
+const cookiePrefix = "pccs_"
+
+// MaxFormBytes bounds a console form post.
+const MaxFormBytes = 64 << 10
+
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
+	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// Register adds the console's pages under /console/. The API routes come
+// through Console.API, a middleware the edge installs before its proxy.
+func (cs *Console) Register(r gin.IRouter) {
+	g := r.Group("/console", pageHeaders, cs.limitBody)
+	g.GET("/static/:file", serveStatic)
+	g.GET("/", cs.home)
+	g.POST("/session", cs.exchange)
+	g.POST("/signout", cs.guard(CapView, cs.signOut))
+	g.GET("/deliveries", cs.page(cs.deliveries))
+	g.GET("/deliveries/:id", cs.page(cs.deliveryDetail))
+	g.POST("/deliveries/:id/replay", cs.guard(CapReplay, cs.replay))
+	g.GET("/endpoints", cs.page(cs.endpoints))
+	g.POST("/endpoints", cs.guard(CapManageEndpoints, cs.createEndpoint))
+	g.POST("/endpoints/:id/enable", cs.guard(CapManageEndpoints, cs.setEnabled(true)))
+	g.POST("/endpoints/:id/disable", cs.guard(CapManageEndpoints, cs.setEnabled(false)))
+	g.GET("/endpoints/:id/recover", cs.page(cs.recoverPreview))
+	g.POST("/endpoints/:id/recover", cs.guard(CapReplay, cs.recover))
+	g.GET("/keys", cs.page(cs.keys))
+	g.GET("/verify", cs.page(cs.verify))
+	g.GET("/compatibility", cs.page(cs.compatibility))
+	g.GET("/audit", cs.page(cs.auditPage))
+}
+
+// pageHeaders sets the policy headers on every console response.
+func pageHeaders(c *gin.Context) {
+	h := c.Writer.Header()
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "private, no-store")
+	c.Next()
+}
+
+func (cs *Console) limitBody(c *gin.Context) {
+	if c.Request.ContentLength > MaxFormBytes {
+		cs.refuse(c, nil, refusal{Status: http.StatusRequestEntityTooLarge, Code: "too_large",
+			Title: "The form is too large", Detail: fmt.Sprintf("A console form holds at most %d KiB. Nothing was changed.", MaxFormBytes>>10)})
+		c.Abort()
+		return
+	}
+	if c.Request.Body != nil {
+		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, MaxFormBytes)
+	}
+	c.Next()
+}
+
+// session is a signed-in request: the stored session and the bearer token
+// its cookie unseals.
+type session struct {
+	Session
+	bearer string
+}
+
+func (s *session) can(cp Capability) bool { return slices.Contains(s.Link.Capabilities, cp) }
+
+// session returns the request's session, if its cookie names a live one.
+func (cs *Console) session(c *gin.Context) (*session, bool, error) {
+	ck, err := c.Request.Cookie(CookieName)
+	if err != nil {
+		return nil, false, nil
+	}
+	linkID, ok := splitToken(ck.Value, cookiePrefix)
+	if !ok {
+		return nil, false, nil
+	}
+	s, ok, err := cs.store.Session(c.Request.Context(), linkID, auth.HashToken(ck.Value))
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	if !cs.now().Before(s.Link.ExpiresAt) {
+		return nil, false, nil
+	}
+	bearer, err := unseal(ck.Value, linkID, s.sealed)
+	if err != nil {
+		return nil, false, err
+	}
+	return &session{Session: s, bearer: bearer}, true, nil
+}
+
+// home is where a link leads: the sign-in page, whose module exchanges the
+// fragment's token, or, signed in already, the deliveries.
+func (cs *Console) home(c *gin.Context) {
+	_, ok, err := cs.session(c)
+	if err != nil {
+		cs.fail(c, nil, err)
+		return
+	}
+	if ok {
+		// The fragment survives the redirect: a new link opened in a
+		// signed-in browser is still exchanged (and refused when spent).
+		c.Redirect(http.StatusSeeOther, cs.path("/deliveries"))
+		return
+	}
+	cs.render(c, http.StatusOK, "signin", cs.frame(c, nil, "signin", nil))
+}
+
+// exchange spends a link's token for a session. Only a same-origin post is
+// heard: a cross-site form could otherwise sign a browser into a partner's
+// console of the attacker's choosing.
+func (cs *Console) exchange(c *gin.Context) {
+	if !cs.sameOrigin(c.Request) {
+		cs.refuse(c, nil, refusalCrossOrigin())
+		return
+	}
+	if err := c.Request.ParseForm(); err != nil {
+		cs.refuse(c, nil, refusalBadForm(err))
+		return
+	}
+	token := c.Request.PostForm.Get("link")
+	linkID, ok := splitToken(token, linkTokenPrefix)
+	if !ok {
+		cs.refuse(c, nil, refusalLinkInvalid())
+		return
+	}
+	ctx := c.Request.Context()
+	l, err := cs.store.GetLink(ctx, linkID)
+	if errors.Is(err, ErrLinkNotFound) {
+		cs.refuse(c, nil, refusalLinkInvalid())
+		return
+	}
+	if err != nil {
+		cs.fail(c, nil, err)
+		return
+	}
+	tokenHash := auth.HashToken(token)
+	if !equalHash(tokenHash, cs.storedTokenHash(ctx, linkID)) {
+		cs.refuse(c, nil, refusalLinkInvalid())
+		return
+	}
+	now := cs.now()
+	if r, refused := cs.unusable(c, l, now); refused {
+		cs.refuse(c, nil, r)
+		return
+	}
+	// The session's credential: the link's partner, expiring with it.
+	bearer, cred, err := cs.creds.Mint(ctx, auth.MintRequest{Tenant: l.Scope.Tenant, Environment: auth.Environment(l.Scope.Environment),
+		Role: auth.RolePlatformOrchestrator, PartnerID: l.Scope.PartnerID, Label: "console session " + l.ID, ExpiresAt: l.ExpiresAt})
+	if err != nil {
+		cs.fail(c, nil, err)
+		return
+	}
+	cookie := cookiePrefix + l.ID + "." + auth.NewToken("")
+	sealed, err := seal(cookie, l.ID, bearer)
+	if err == nil {
+		err = cs.store.Exchange(ctx, l.ID, tokenHash, auth.HashToken(cookie), auth.NewToken(""), cred.PublicID, sealed, now)
+	}
+	if err != nil {
+		// Spent or revoked meanwhile: the credential is never used.
+		_ = cs.creds.Revoke(context.WithoutCancel(ctx), cred.PublicID)
+		if r, refused := cs.unusable(c, Link{ID: l.ID, State: stateOf(err), ExpiresAt: l.ExpiresAt, ReturnURL: l.ReturnURL, Scope: l.Scope}, now); refused {
+			cs.refuse(c, nil, r)
+			return
+		}
+		cs.fail(c, nil, err)
+		return
+	}
+	http.SetCookie(c.Writer, &http.Cookie{Name: CookieName, Value: cookie, Path: cs.prefix + "/console",
+		MaxAge: int(l.ExpiresAt.Sub(now) / time.Second), HttpOnly: true, Secure: cs.cfg.SecureCookie, SameSite: http.SameSiteStrictMode})
+	cs.audit(c, l.Scope, AuditEntry{Action: "link_exchanged", Actor: l.ID, Link: l.ID,
+		Detail: "session credential " + cred.PublicID + " until " + l.ExpiresAt.Format(time.RFC3339)})
+	c.Redirect(http.StatusSeeOther, cs.path("/deliveries"))
+}
+
+func (cs *Console) storedTokenHash(ctx context.Context, linkID string) string {
+	h, _ := cs.store.rdb.HGet(ctx, linkKey(linkID), "token").Result()
+	return h
+}
+
+func stateOf(err error) string {
+	switch {
+	case errors.Is(err, ErrLinkSpent):
+		return LinkSpent
+	case errors.Is(err, ErrLinkRevoked):
+		return LinkRevoked
+	case errors.Is(err, ErrLinkExpired):
+		return "expired"
+	}
+	return ""
+}
+
+// unusable is the refusal of a link that is spent, revoked or expired. A
+// spent link's refusal is audited: someone opened it again.
+func (cs *Console) unusable(c *gin.Context, l Link, now time.Time) (refusal, bool) {
+	switch {
+	case l.State == LinkSpent:
+		cs.audit(c, l.Scope, AuditEntry{Action: "link_reuse_refused", Actor: l.ID, Link: l.ID, Detail: "the link was opened again"})
+		return refusal{Status: http.StatusGone, Code: "link_used", Title: "This link was used",
+			Detail: "A console link works once, and this one has been used. Ask your application for a new one; if that was not you, tell your administrator."}, true
+	case l.State == LinkRevoked:
+		return refusal{Status: http.StatusGone, Code: "link_revoked", Title: "This link was revoked",
+			Detail: "Your application revoked this console link. Ask it for a new one."}, true
+	case l.State == "expired" || !now.Before(l.ExpiresAt):
+		return refusal{Status: http.StatusGone, Code: "link_expired", Title: "This link has expired",
+			Detail: "Console links last a limited time, and this one has ended. Return to your application for a new one.", Return: l.ReturnURL}, true
+	}
+	return refusal{}, false
+}
+
+// page runs a GET handler for a signed-in session; a request without one
+// is refused with a page that says how to get in.
+func (cs *Console) page(h func(*gin.Context, *session)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		s, ok, err := cs.session(c)
+		if err != nil {
+			cs.fail(c, nil, err)
+			return
+		}
+		if !ok {
+			cs.refuse(c, nil, refusalNoSession())
+			return
+		}
+		h(c, s)
+	}
+}
+
+// guard admits a form post: the console's own origin, a session, its CSRF
+// token and the capability, in that order.
+func (cs *Console) guard(cp Capability, h func(*gin.Context, *session)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if !cs.sameOrigin(c.Request) {
+			cs.refuse(c, nil, refusalCrossOrigin())
+			return
+		}
+		if err := c.Request.ParseForm(); err != nil {
+			cs.refuse(c, nil, refusalBadForm(err))
+			return
+		}
+		s, ok, err := cs.session(c)
+		if err != nil {
+			cs.fail(c, nil, err)
+			return
+		}
+		if !ok {
+			cs.refuse(c, nil, refusalNoSession())
+			return
+		}
+		if !equalHash(c.Request.PostForm.Get("csrf"), s.CSRF) {
+			cs.refuse(c, s, refusal{Status: http.StatusForbidden, Code: "csrf_mismatch", Back: cs.path("/deliveries"),
+				Title: "The form has expired", Detail: "The form was not one this console gave your session. Nothing was changed: reload the page and try again."})
+			return
+		}
+		if !s.can(cp) {
+			cs.refuse(c, s, refusal{Status: http.StatusForbidden, Code: "capability_missing", Back: cs.path("/deliveries"),
+				Title: "Not allowed by this link", Detail: fmt.Sprintf("This console session was opened without the %s capability. Nothing was changed.", cp)})
+			return
+		}
+		h(c, s)
+	}
+}
+
+// sameOrigin admits a post from the configured origin. Under no-referrer a
+// browser sends "Origin: null" for the page's own posts; then
+// Sec-Fetch-Site, which no script can set, must say same-origin.
+func (cs *Console) sameOrigin(r *http.Request) bool {
+	if o := r.Header.Get("Origin"); o != "" && o != "null" {
+		return o == cs.origin
+	}
+	return r.Header.Get("Sec-Fetch-Site") == "same-origin"
+}
+
+// signOut ends the session and revokes its credential; the link stays spent.
+func (cs *Console) signOut(c *gin.Context, s *session) {
+	ctx := c.Request.Context()
+	if err := cs.store.EndSession(ctx, s.Link.ID); err != nil {
+		cs.fail(c, s, err)
+		return
+	}
+	if err := cs.creds.Revoke(ctx, s.Credential); err != nil && !errors.Is(err, auth.ErrNotFound) {
+		cs.fail(c, s, err)
+		return
+	}
+	http.SetCookie(c.Writer, &http.Cookie{Name: CookieName, Value: "", Path: cs.prefix + "/console", MaxAge: -1, HttpOnly: true,
+		Secure: cs.cfg.SecureCookie, SameSite: http.SameSiteStrictMode})
+	cs.audit(c, s.Link.Scope, AuditEntry{Action: "session_ended", Actor: s.Link.ID, Link: s.Link.ID, Detail: "signed out"})
+	cs.refuse(c, nil, refusal{Status: http.StatusOK, Code: "signed_out", Title: "Signed out",
+		Detail: "The console session ended and its credential was revoked. Open a new link from your application to come back.", Return: s.Link.ReturnURL})
+}
+
+// audit appends to the partner's trail; a failure is logged, never shown:
+// the change it records has happened.
+func (cs *Console) audit(c *gin.Context, scope Scope, e AuditEntry) {
+	e.At = cs.now().UTC()
+	if err := cs.store.Audit(context.WithoutCancel(c.Request.Context()), scope, e); err != nil {
+		cs.logger.ErrorContext(c.Request.Context(), "console audit not written", "action", e.Action, "link", e.Link,
+			"request_id", requestid.Get(c), "err", err)
+	}
+}
+
+func (cs *Console) path(p string) string { return cs.prefix + "/console" + p }
+
+// newFormKey is the Idempotency-Key a rendered form sends with its change:
+// a form posted twice is one change.
+func newFormKey() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return "console-" + hex.EncodeToString(b)
+}
+
+func validFormKey(k string) bool {
+	if len(k) < 8 || len(k) > 200 {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x21 || k[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// validID admits resource ids from a URL: 1 to 64 of A-Z a-z 0-9 _ -.
+func validID(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}

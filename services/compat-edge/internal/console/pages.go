@@ -1,0 +1,589 @@
+package console
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/pcourt/pcourt/api"
+	"github.com/pcourt/pcourt/libs/auth"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
+)
+
+const webhooksAPI = "/api/webhooks"
+
+// MaxResponseBody is how much of a receiver's answer body an attempt shows.
+const MaxResponseBody = 4 << 10
+
+var deliveryStatuses = []string{"scheduled", "delivered", "failed", "cancelled"}
+
+type deliveriesView struct {
+	Filter     url.Values
+	Status     string
+	EndpointID string
+	EventID    string
+	Statuses   []string
+	Endpoints  []endpoint
+	Items      []delivery
+	Next       string
+	First      bool
+}
+
+// deliveries lists the partner's deliveries with the API's filters and
+// cursor; every filter and page has its own URL.
+func (cs *Console) deliveries(c *gin.Context, s *session) {
+	q := url.Values{}
+	v := deliveriesView{Statuses: deliveryStatuses}
+	for _, name := range []string{"status", "endpointId", "eventId", "cursor"} {
+		if val := strings.TrimSpace(c.Query(name)); val != "" {
+			q.Set(name, val)
+		}
+	}
+	v.Status, v.EndpointID, v.EventID, v.First = q.Get("status"), q.Get("endpointId"), q.Get("eventId"), q.Get("cursor") == ""
+	q.Set("limit", "25")
+	var list struct {
+		Data       []delivery `json:"data"`
+		NextCursor string     `json:"nextCursor"`
+	}
+	ctx := c.Request.Context()
+	if err := cs.client.call(ctx, s.bearer, http.MethodGet, webhooksAPI+"/deliveries", q, nil, "", &list); err != nil {
+		cs.apiRefusal(c, s, err, cs.path("/deliveries"))
+		return
+	}
+	var eps struct {
+		Data []endpoint `json:"data"`
+	}
+	if err := cs.client.call(ctx, s.bearer, http.MethodGet, webhooksAPI+"/endpoints", nil, nil, "", &eps); err != nil {
+		cs.apiRefusal(c, s, err, cs.path("/deliveries"))
+		return
+	}
+	v.Items, v.Endpoints = list.Data, eps.Data
+	if list.NextCursor != "" {
+		next := url.Values{}
+		for _, k := range []string{"status", "endpointId", "eventId"} {
+			if q.Get(k) != "" {
+				next.Set(k, q.Get(k))
+			}
+		}
+		next.Set("cursor", list.NextCursor)
+		v.Next = cs.path("/deliveries") + "?" + next.Encode()
+	}
+	cs.render(c, http.StatusOK, "deliveries", cs.frame(c, s, "deliveries", v))
+}
+
+type deliveryDetailView struct {
+	D        delivery
+	Attempts []attemptRow
+}
+
+type attemptRow struct {
+	attempt
+	RequestHeaders  []header
+	ResponseHeaders []header
+	BodyShown       string
+	BodyClipped     bool
+}
+
+type header struct{ Name, Value string }
+
+func sortedHeaders(m map[string]string) []header {
+	out := make([]header, 0, len(m))
+	for k, v := range m {
+		out = append(out, header{k, v})
+	}
+	sort.Slice(out, func(i, j int) bool { return strings.ToLower(out[i].Name) < strings.ToLower(out[j].Name) })
+	return out
+}
+
+// deliveryDetail shows one delivery with every attempt, at a stable URL.
+func (cs *Console) deliveryDetail(c *gin.Context, s *session) {
+	id := c.Param("id")
+	if !validID(id) {
+		cs.refuse(c, s, refusal{Status: http.StatusNotFound, Code: "not_found", Title: "No such delivery", Detail: "That is not a delivery id.", Back: cs.path("/deliveries")})
+		return
+	}
+	var got struct {
+		Data delivery `json:"data"`
+	}
+	if err := cs.client.call(c.Request.Context(), s.bearer, http.MethodGet, webhooksAPI+"/deliveries/"+id, nil, nil, "", &got); err != nil {
+		cs.apiRefusal(c, s, err, cs.path("/deliveries"))
+		return
+	}
+	v := deliveryDetailView{D: got.Data}
+	for _, a := range got.Data.Attempts {
+		r := attemptRow{attempt: a, RequestHeaders: sortedHeaders(a.RequestHeaders), ResponseHeaders: sortedHeaders(a.ResponseHeaders), BodyShown: a.ResponseBody}
+		if len(r.BodyShown) > MaxResponseBody {
+			r.BodyShown, r.BodyClipped = r.BodyShown[:MaxResponseBody], true
+		}
+		v.Attempts = append(v.Attempts, r)
+	}
+	cs.render(c, http.StatusOK, "delivery", cs.frame(c, s, "deliveries", v))
+}
+
+// replay sends a delivery's event again through POST .../replay.
+func (cs *Console) replay(c *gin.Context, s *session) {
+	id := c.Param("id")
+	key := c.Request.PostForm.Get("key")
+	if !validID(id) || !validFormKey(key) {
+		cs.refuse(c, s, refusalBadForm(fmt.Errorf("bad id or key")))
+		return
+	}
+	var got struct {
+		Data delivery `json:"data"`
+	}
+	err := cs.client.call(c.Request.Context(), s.bearer, http.MethodPost, webhooksAPI+"/deliveries/"+id+"/replay", nil, struct{}{}, key, &got)
+	if err != nil {
+		cs.apiRefusal(c, s, err, cs.path("/deliveries/"+id))
+		return
+	}
+	cs.audit(c, s.Link.Scope, AuditEntry{Action: "delivery_replayed", Actor: s.Link.ID, Link: s.Link.ID, Detail: "delivery " + id + " replayed as " + got.Data.ID})
+	c.Redirect(http.StatusSeeOther, cs.path("/deliveries/"+got.Data.ID))
+}
+
+type endpointRow struct {
+	endpoint
+	RecentFailures []delivery
+}
+
+type endpointsView struct {
+	Endpoints  []endpointRow
+	EventTypes []string
+}
+
+// endpoints lists the endpoints with their recent failed deliveries, and
+// the form that registers one.
+func (cs *Console) endpoints(c *gin.Context, s *session) {
+	ctx := c.Request.Context()
+	var eps struct {
+		Data []endpoint `json:"data"`
+	}
+	if err := cs.client.call(ctx, s.bearer, http.MethodGet, webhooksAPI+"/endpoints", nil, nil, "", &eps); err != nil {
+		cs.apiRefusal(c, s, err, cs.path("/endpoints"))
+		return
+	}
+	v := endpointsView{EventTypes: eventTypes}
+	for _, e := range eps.Data {
+		var failed struct {
+			Data []delivery `json:"data"`
+		}
+		q := url.Values{"endpointId": {e.ID}, "status": {"failed"}, "limit": {"5"}}
+		if err := cs.client.call(ctx, s.bearer, http.MethodGet, webhooksAPI+"/deliveries", q, nil, "", &failed); err != nil {
+			cs.apiRefusal(c, s, err, cs.path("/endpoints"))
+			return
+		}
+		v.Endpoints = append(v.Endpoints, endpointRow{endpoint: e, RecentFailures: failed.Data})
+	}
+	cs.render(c, http.StatusOK, "endpoints", cs.frame(c, s, "endpoints", v))
+}
+
+// createEndpoint registers an endpoint through POST /api/webhooks/endpoints.
+// An empty choice of event types subscribes to every type, which the page
+// warns about and the form must confirm.
+func (cs *Console) createEndpoint(c *gin.Context, s *session) {
+	f := c.Request.PostForm
+	key := f.Get("key")
+	if !validFormKey(key) {
+		cs.refuse(c, s, refusalBadForm(fmt.Errorf("bad key")))
+		return
+	}
+	types := f["eventTypes"]
+	for _, t := range types {
+		if !contains(eventTypes, t) {
+			cs.refuse(c, s, refusal{Status: http.StatusBadRequest, Code: "unknown_event_type", Back: cs.path("/endpoints"),
+				Title: "Unknown event type", Detail: fmt.Sprintf("%q is not a case event type. Nothing was created.", t)})
+			return
+		}
+	}
+	if len(types) == 0 && f.Get("allTypes") != "yes" {
+		cs.refuse(c, s, refusal{Status: http.StatusBadRequest, Code: "all_types_unconfirmed", Back: cs.path("/endpoints"),
+			Title: "Choose event types", Detail: "No event type was chosen, which subscribes the endpoint to every type, now and future. Tick the confirmation to do that, or choose types. Nothing was created."})
+		return
+	}
+	body := map[string]any{"url": strings.TrimSpace(f.Get("url")), "description": f.Get("description")}
+	if len(types) > 0 {
+		body["eventTypes"] = types
+	}
+	var got struct {
+		Data endpoint `json:"data"`
+	}
+	if err := cs.client.call(c.Request.Context(), s.bearer, http.MethodPost, webhooksAPI+"/endpoints", nil, body, key, &got); err != nil {
+		cs.apiRefusal(c, s, err, cs.path("/endpoints"))
+		return
+	}
+	cs.audit(c, s.Link.Scope, AuditEntry{Action: "endpoint_created", Actor: s.Link.ID, Link: s.Link.ID, Detail: got.Data.ID + " " + got.Data.URL})
+	c.Redirect(http.StatusSeeOther, cs.path("/endpoints")+"#"+got.Data.ID)
+}
+
+func (cs *Console) setEnabled(enable bool) func(*gin.Context, *session) {
+	verb := map[bool]string{true: "enable", false: "disable"}[enable]
+	return func(c *gin.Context, s *session) {
+		id := c.Param("id")
+		if !validID(id) {
+			cs.refuse(c, s, refusalBadForm(fmt.Errorf("bad id")))
+			return
+		}
+		if err := cs.client.call(c.Request.Context(), s.bearer, http.MethodPost, webhooksAPI+"/endpoints/"+id+"/"+verb, nil, struct{}{}, "", nil); err != nil {
+			cs.apiRefusal(c, s, err, cs.path("/endpoints"))
+			return
+		}
+		cs.audit(c, s.Link.Scope, AuditEntry{Action: "endpoint_" + verb + "d", Actor: s.Link.ID, Link: s.Link.ID, Detail: id})
+		c.Redirect(http.StatusSeeOther, cs.path("/endpoints")+"#"+id)
+	}
+}
+
+type recoverView struct {
+	Endpoint endpoint
+	Since    string
+	Until    string
+	Counted  bool
+	Count    int
+	AtLeast  bool
+	Error    string
+}
+
+// windowLayout is how the recovery form's datetime-local inputs spell a
+// moment, read as UTC.
+const windowLayout = "2006-01-02T15:04:05"
+
+func parseWindow(s string) (time.Time, bool) {
+	for _, layout := range []string{windowLayout, "2006-01-02T15:04"} {
+		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// maxCount bounds the count shown before a recovery: past it the page says
+// "at least".
+const maxCount = 1000
+
+// recoverPreview shows the recovery form and, for a window, the number of
+// deliveries it would replay (those that ended without a 2xx: failed and
+// cancelled), counted through the deliveries API before anything starts.
+func (cs *Console) recoverPreview(c *gin.Context, s *session) {
+	id := c.Param("id")
+	if !validID(id) {
+		cs.refuse(c, s, refusal{Status: http.StatusNotFound, Code: "not_found", Title: "No such endpoint", Detail: "That is not an endpoint id.", Back: cs.path("/endpoints")})
+		return
+	}
+	ctx := c.Request.Context()
+	var ep struct {
+		Data endpoint `json:"data"`
+	}
+	if err := cs.client.call(ctx, s.bearer, http.MethodGet, webhooksAPI+"/endpoints/"+id, nil, nil, "", &ep); err != nil {
+		cs.apiRefusal(c, s, err, cs.path("/endpoints"))
+		return
+	}
+	v := recoverView{Endpoint: ep.Data, Since: c.Query("since"), Until: c.Query("until")}
+	if v.Since != "" || v.Until != "" {
+		since, ok1 := parseWindow(v.Since)
+		until, ok2 := parseWindow(v.Until)
+		switch {
+		case !ok1 || !ok2:
+			v.Error = "Give both times as YYYY-MM-DDTHH:MM:SS in UTC."
+		case !since.Before(until):
+			v.Error = "The start must be before the end."
+		default:
+			n, more, err := cs.countRecoverable(c, s, id, since, until)
+			if err != nil {
+				cs.apiRefusal(c, s, err, cs.path("/endpoints"))
+				return
+			}
+			v.Counted, v.Count, v.AtLeast = true, n, more
+		}
+	}
+	cs.render(c, http.StatusOK, "recover", cs.frame(c, s, "endpoints", v))
+}
+
+func (cs *Console) countRecoverable(c *gin.Context, s *session, endpointID string, since, until time.Time) (int, bool, error) {
+	n := 0
+	for _, status := range []string{"failed", "cancelled"} {
+		cursor := ""
+		for {
+			q := url.Values{"endpointId": {endpointID}, "status": {status}, "limit": {"100"},
+				"since": {since.Format(time.RFC3339)}, "until": {until.Format(time.RFC3339)}}
+			if cursor != "" {
+				q.Set("cursor", cursor)
+			}
+			var page struct {
+				Data       []delivery `json:"data"`
+				NextCursor string     `json:"nextCursor"`
+			}
+			if err := cs.client.call(c.Request.Context(), s.bearer, http.MethodGet, webhooksAPI+"/deliveries", q, nil, "", &page); err != nil {
+				return 0, false, err
+			}
+			n += len(page.Data)
+			if n >= maxCount {
+				return n, true, nil
+			}
+			if page.NextCursor == "" {
+				break
+			}
+			cursor = page.NextCursor
+		}
+	}
+	return n, false, nil
+}
+
+// recover starts the recovery through POST .../recover.
+func (cs *Console) recover(c *gin.Context, s *session) {
+	id := c.Param("id")
+	f := c.Request.PostForm
+	since, ok1 := parseWindow(f.Get("since"))
+	until, ok2 := parseWindow(f.Get("until"))
+	if !validID(id) || !ok1 || !ok2 || !validFormKey(f.Get("key")) {
+		cs.refuse(c, s, refusalBadForm(fmt.Errorf("bad recovery form")))
+		return
+	}
+	var got struct {
+		Data recovery `json:"data"`
+	}
+	body := map[string]string{"since": since.Format(time.RFC3339), "until": until.Format(time.RFC3339)}
+	if err := cs.client.call(c.Request.Context(), s.bearer, http.MethodPost, webhooksAPI+"/endpoints/"+id+"/recover", nil, body, f.Get("key"), &got); err != nil {
+		cs.apiRefusal(c, s, err, cs.path("/endpoints/"+id+"/recover"))
+		return
+	}
+	cs.audit(c, s.Link.Scope, AuditEntry{Action: "recovery_started", Actor: s.Link.ID, Link: s.Link.ID,
+		Detail: fmt.Sprintf("%s on %s from %s to %s", got.Data.ID, id, body["since"], body["until"])})
+	c.Redirect(http.StatusSeeOther, cs.path("/deliveries")+"?"+url.Values{"endpointId": {id}}.Encode())
+}
+
+type keyRow struct {
+	jwk
+	Created  string
+	SignsNow bool
+}
+
+type keysView struct {
+	Keys        []keyRow
+	LatestKey   string
+	LatestAt    *time.Time
+	LatestID    string
+	JWKS        map[string]any
+	Environment string
+}
+
+// keys lists the JWKS of the session's environment by kid. Which key signs
+// now is what the newest attempt to this partner was signed with; the JWKS
+// itself carries no state.
+func (cs *Console) keys(c *gin.Context, s *session) {
+	v, err := cs.loadKeys(c, s)
+	if err != nil {
+		cs.apiRefusal(c, s, err, cs.path("/keys"))
+		return
+	}
+	cs.render(c, http.StatusOK, "keys", cs.frame(c, s, "keys", v))
+}
+
+func (cs *Console) loadKeys(c *gin.Context, s *session) (keysView, error) {
+	ctx := c.Request.Context()
+	v := keysView{Environment: s.Link.Scope.Environment}
+	var set struct {
+		Keys []jwk `json:"keys"`
+	}
+	if err := cs.client.call(ctx, "", http.MethodGet, webhooksAPI+"/keys", url.Values{"environment": {v.Environment}}, nil, "", &set); err != nil {
+		return v, err
+	}
+	var recent struct {
+		Data []delivery `json:"data"`
+	}
+	if err := cs.client.call(ctx, s.bearer, http.MethodGet, webhooksAPI+"/deliveries", url.Values{"limit": {"10"}}, nil, "", &recent); err != nil {
+		return v, err
+	}
+	for _, d := range recent.Data {
+		if d.AttemptCount == 0 {
+			continue
+		}
+		var got struct {
+			Data delivery `json:"data"`
+		}
+		if err := cs.client.call(ctx, s.bearer, http.MethodGet, webhooksAPI+"/deliveries/"+d.ID, nil, nil, "", &got); err != nil {
+			return v, err
+		}
+		if n := len(got.Data.Attempts); n > 0 {
+			last := got.Data.Attempts[n-1]
+			v.LatestKey, v.LatestAt, v.LatestID = last.KeyID, &last.StartedAt, d.ID
+		}
+		break
+	}
+	for _, k := range set.Keys {
+		row := keyRow{jwk: k, SignsNow: k.Kid != "" && k.Kid == v.LatestKey}
+		if parts := strings.Split(k.Kid, "_"); len(parts) == 4 {
+			row.Created = parts[2]
+		}
+		v.Keys = append(v.Keys, row)
+	}
+	sort.Slice(v.Keys, func(i, j int) bool { return v.Keys[i].Kid > v.Keys[j].Kid })
+	if set.Keys == nil {
+		set.Keys = []jwk{}
+	}
+	v.JWKS = map[string]any{"keys": set.Keys}
+	return v, nil
+}
+
+// verify is the in-browser verification page: its module checks a pasted
+// delivery against the published keys, embedded in the page as data.
+func (cs *Console) verify(c *gin.Context, s *session) {
+	v, err := cs.loadKeys(c, s)
+	if err != nil {
+		cs.apiRefusal(c, s, err, cs.path("/verify"))
+		return
+	}
+	cs.render(c, http.StatusOK, "verify", cs.frame(c, s, "verify", v))
+}
+
+type compatRow struct {
+	Route       string
+	Family      string
+	Successor   string
+	First, Last time.Time
+	Count       int64
+	Credentials []string
+	Sunset      time.Time
+	Status      string
+}
+
+type compatView struct {
+	Rows      []compatRow
+	Enabled   bool
+	Missing   string
+	Announced bool
+}
+
+// compatibility lists the deprecated routes this partner's credentials
+// called, from the edge's legacy-use ledger, with the successor and the
+// Sunset the policy gives this partner.
+func (cs *Console) compatibility(c *gin.Context, s *session) {
+	v := compatView{}
+	if cs.compat.Uses == nil || cs.compat.Policy == nil {
+		v.Missing = "This edge has no legacy-use ledger configured, so no data can be shown."
+		cs.render(c, http.StatusOK, "compatibility", cs.frame(c, s, "compatibility", v))
+		return
+	}
+	ctx := c.Request.Context()
+	creds, err := cs.creds.List(ctx, s.Link.Scope.Tenant)
+	if err != nil {
+		cs.fail(c, s, err)
+		return
+	}
+	pol := cs.compat.Policy()
+	v.Enabled = pol.Enabled
+	byRoute := map[string]*compatRow{}
+	for _, cr := range creds {
+		if string(cr.Environment) != s.Link.Scope.Environment || cr.PartnerID != s.Link.Scope.PartnerID {
+			continue
+		}
+		uses, err := cs.compat.Uses(ctx, cr.PublicID)
+		if err != nil {
+			cs.fail(c, s, err)
+			return
+		}
+		for _, u := range uses {
+			r := byRoute[u.Route]
+			if r == nil {
+				r = &compatRow{Route: u.Route, First: u.First, Last: u.Last}
+				byRoute[u.Route] = r
+			}
+			if u.First.Before(r.First) {
+				r.First = u.First
+			}
+			if u.Last.After(r.Last) {
+				r.Last = u.Last
+			}
+			r.Count += u.Count
+			r.Credentials = append(r.Credentials, credLabel(cr))
+		}
+	}
+	for _, r := range byRoute {
+		route := findRoute(r.Route)
+		r.Status = "fine: no retirement date is announced for this route"
+		if route != nil {
+			r.Family, r.Successor = string(route.Family), route.Successor
+			if w := pol.Window(route.Family); pol.Enabled && route.Eligible && w != nil && !w.GA.IsZero() {
+				r.Sunset = w.End(append(credIDs(creds, s.Link.Scope), s.Link.Scope.PartnerID))
+				r.Status = "fix by " + r.Sunset.UTC().Format(time.DateOnly)
+				if !cs.now().Before(r.Sunset) {
+					r.Status = "past its Sunset of " + r.Sunset.UTC().Format(time.DateOnly) + ": calls may be refused with 410; fix now"
+				}
+				v.Announced = true
+			}
+		}
+		v.Rows = append(v.Rows, *r)
+	}
+	sort.Slice(v.Rows, func(i, j int) bool { return v.Rows[i].Last.After(v.Rows[j].Last) })
+	cs.render(c, http.StatusOK, "compatibility", cs.frame(c, s, "compatibility", v))
+}
+
+func credLabel(c auth.Credential) string {
+	if c.Label != "" {
+		return c.PublicID + " (" + c.Label + ")"
+	}
+	return c.PublicID
+}
+
+func credIDs(creds []auth.Credential, scope Scope) []string {
+	var ids []string
+	for _, c := range creds {
+		if string(c.Environment) == scope.Environment && c.PartnerID == scope.PartnerID {
+			ids = append(ids, c.PublicID)
+		}
+	}
+	return ids
+}
+
+func findRoute(pattern string) *inventory.Route {
+	for i := range inventory.Routes {
+		if inventory.Routes[i].Pattern == pattern {
+			return &inventory.Routes[i]
+		}
+	}
+	return nil
+}
+
+// auditPage shows the partner's console trail, newest first.
+func (cs *Console) auditPage(c *gin.Context, s *session) {
+	entries, err := cs.store.AuditTrail(c.Request.Context(), s.Link.Scope, 200)
+	if err != nil {
+		cs.fail(c, s, err)
+		return
+	}
+	cs.render(c, http.StatusOK, "audit", cs.frame(c, s, "audit", entries))
+}
+
+// eventTypes are the case event types of api/events' case-event-v2 schema:
+// the endpoint form's picker.
+var eventTypes = mustEventTypes()
+
+func mustEventTypes() []string {
+	raw, err := api.EventSchema("case-event-v2.schema.json")
+	if err != nil {
+		panic(err)
+	}
+	var doc struct {
+		Defs struct {
+			Type struct {
+				Enum []string `json:"enum"`
+			} `json:"type"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil || len(doc.Defs.Type.Enum) == 0 {
+		panic(fmt.Sprintf("case-event-v2 schema has no type enum: %v", err))
+	}
+	return doc.Defs.Type.Enum
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,159 @@
+package console
+
+import (
+	"embed"
+	"html/template"
+	"mime"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/pcourt/pcourt/libs/requestid"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+var templates = template.Must(template.New("").Funcs(template.FuncMap{
+	"when": func(t any) string {
+		switch v := t.(type) {
+		case time.Time:
+			if v.IsZero() {
+				return "—"
+			}
+			return v.UTC().Format("2006-01-02 15:04:05Z")
+		case *time.Time:
+			if v == nil || v.IsZero() {
+				return "—"
+			}
+			return v.UTC().Format("2006-01-02 15:04:05Z")
+		}
+		return "—"
+	},
+	"day": func(t time.Time) string {
+		if t.IsZero() {
+			return "—"
+		}
+		return t.UTC().Format(time.DateOnly)
+	},
+}).ParseFS(templateFS, "templates/*.html"))
+
+// frame is what every page's layout needs.
+type frame struct {
+	Static    string
+	Base      string
+	Page      string
+	Signed    bool
+	Partner   string
+	Env       string
+	Tenant    string
+	Caps      string
+	ExpiresAt time.Time
+	CSRF      string
+	FormKey   string
+	CanManage bool
+	CanReplay bool
+	RequestID string
+	Data      any
+}
+
+func (cs *Console) frame(c *gin.Context, s *session, page string, data any) frame {
+	f := frame{Static: cs.path("/static/"), Base: cs.path(""), Page: page, RequestID: requestid.Get(c), Data: data, FormKey: newFormKey()}
+	if s != nil {
+		f.Signed = true
+		f.Partner, f.Env, f.Tenant = s.Link.Scope.PartnerID, s.Link.Scope.Environment, s.Link.Scope.Tenant
+		f.Caps, f.ExpiresAt, f.CSRF = joinCaps(s.Link.Capabilities), s.Link.ExpiresAt, s.CSRF
+		f.CanManage, f.CanReplay = s.can(CapManageEndpoints), s.can(CapReplay)
+	}
+	return f
+}
+
+func (cs *Console) render(c *gin.Context, status int, name string, f frame) {
+	var b strings.Builder
+	if err := templates.ExecuteTemplate(&b, name, f); err != nil {
+		cs.logger.ErrorContext(c.Request.Context(), "console page not rendered", "page", name, "request_id", requestid.Get(c), "err", err)
+		c.Data(http.StatusInternalServerError, "text/plain; charset=utf-8", []byte("The page could not be shown."))
+		return
+	}
+	c.Data(status, "text/html; charset=utf-8", []byte(b.String()))
+}
+
+// refusal is a page that says what was refused and why; nothing changed.
+type refusal struct {
+	Status int
+	Code   string
+	Title  string
+	Detail string
+	Back   string
+	Return string // the partner's return URL (expired link, signed out)
+}
+
+func (cs *Console) refuse(c *gin.Context, s *session, r refusal) {
+	cs.render(c, r.Status, "refusal", cs.frame(c, s, "refusal", r))
+	c.Abort()
+}
+
+// fail answers an error that is not the caller's: a generic page, the
+// detail in the log.
+func (cs *Console) fail(c *gin.Context, s *session, err error) {
+	cs.logger.ErrorContext(c.Request.Context(), "console request failed", "path", c.Request.URL.Path, "request_id", requestid.Get(c), "err", err)
+	status, title, detail := http.StatusInternalServerError, "Something went wrong", "Nothing was changed. Try again in a moment."
+	if e, ok := apiError(err); ok && e.Status >= 500 {
+		status, title, detail = http.StatusBadGateway, "The service did not answer", "The API answered "+e.Code+". Nothing was changed; try again in a moment."
+	}
+	cs.refuse(c, s, refusal{Status: status, Code: "internal", Title: title, Detail: detail})
+}
+
+// apiRefusal shows a 4xx answer of the public API as it came: the
+// console adds no rules of its own to what the API accepts.
+func (cs *Console) apiRefusal(c *gin.Context, s *session, err error, back string) {
+	if e, ok := apiError(err); ok && e.Status < 500 {
+		cs.refuse(c, s, refusal{Status: e.Status, Code: e.Code, Title: e.Title, Detail: e.Detail, Back: back})
+		return
+	}
+	cs.fail(c, s, err)
+}
+
+func refusalCrossOrigin() refusal {
+	return refusal{Status: http.StatusForbidden, Code: "cross_origin", Title: "Refused: not sent from the console",
+		Detail: "The form did not come from this console's own pages. Nothing was changed."}
+}
+
+func refusalBadForm(err error) refusal {
+	if strings.Contains(err.Error(), "too large") {
+		return refusal{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Title: "The form is too large", Detail: "Nothing was changed."}
+	}
+	return refusal{Status: http.StatusBadRequest, Code: "bad_form", Title: "The form could not be read", Detail: "Nothing was changed."}
+}
+
+func refusalLinkInvalid() refusal {
+	return refusal{Status: http.StatusForbidden, Code: "link_invalid", Title: "This link is not valid",
+		Detail: "The console link is not one that was issued. Check that you opened the whole link your application gave you."}
+}
+
+func refusalNoSession() refusal {
+	return refusal{Status: http.StatusUnauthorized, Code: "no_session", Title: "You are not signed in",
+		Detail: "This browser holds no console session, or it ended. Open a console link from your application: it ends in #link= followed by a one-time token."}
+}
+
+// serveStatic serves the embedded stylesheet and modules.
+func serveStatic(c *gin.Context) {
+	name := path.Base(c.Param("file"))
+	b, err := staticFS.ReadFile("static/" + name)
+	if err != nil {
+		c.Data(http.StatusNotFound, "text/plain; charset=utf-8", []byte("not found"))
+		return
+	}
+	ct := mime.TypeByExtension(path.Ext(name))
+	if strings.HasSuffix(name, ".js") {
+		ct = "text/javascript; charset=utf-8"
+	}
+	c.Header("Cache-Control", "private, max-age=300")
+	c.Data(http.StatusOK, ct, b)
+}
