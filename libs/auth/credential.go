@@ -270,13 +270,10 @@ func (s *Store) Authenticate(ctx context.Context, token string) (Credential, err
 // credentials after the fact: it never has to hold the secret. It shares
 // Authenticate's cache.
 func (s *Store) AuthenticateHash(ctx context.Context, hash string) (Credential, error) {
-	now := s.now()
-	s.mu.Lock()
-	if c, ok := s.cache[hash]; ok && now.Before(c.expires) && c.cred.ActiveAt(now) {
-		s.mu.Unlock()
-		return c.cred, nil
+	if cred, ok := s.verified(hash); ok {
+		return cred, nil
 	}
-	s.mu.Unlock()
+	now := s.now()
 
 	publicID, err := s.rdb.Get(ctx, tokenKey(hash)).Result()
 	if errors.Is(err, redis.Nil) {
@@ -298,6 +295,18 @@ func (s *Store) AuthenticateHash(ctx context.Context, hash string) (Credential, 
 	}
 	s.remember(hash, cred, now)
 	return cred, nil
+}
+
+// verified returns the credential behind hash when this replica looked it
+// up within the cache's lifetime and it is still active: no round trip.
+func (s *Store) verified(hash string) (Credential, bool) {
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.cache[hash]; ok && now.Before(c.expires) && c.cred.ActiveAt(now) {
+		return c.cred, true
+	}
+	return Credential{}, false
 }
 
 func (s *Store) remember(hash string, cred Credential, now time.Time) {

@@ -98,7 +98,8 @@ func TestFailedAuthenticationIsThrottledPerAddress(t *testing.T) {
 	require.Equal(t, "rate_limited", code)
 	require.NotEmpty(t, h.Get("Retry-After"))
 
-	// Even a valid credential waits: the check comes before the lookup.
+	// A credential this replica has not verified waits too: the check
+	// comes before the lookup, so a guess cannot pass for one.
 	status, _, _ = call(t, url, "198.51.100.9", "Bearer "+good)
 	require.Equal(t, 429, status)
 	// Another address is unaffected, and successes do not count.
@@ -106,6 +107,13 @@ func TestFailedAuthenticationIsThrottledPerAddress(t *testing.T) {
 		status, _, _ = call(t, url, "198.51.100.10", "Bearer "+good)
 		require.Equal(t, 200, status)
 	}
+	// Once verified, the credential is no guess: it is served from the
+	// throttled address too (a partner sharing a NAT with a guesser),
+	// while guesses from there are still refused before any lookup.
+	status, _, _ = call(t, url, "198.51.100.9", "Bearer "+good)
+	require.Equal(t, 200, status)
+	status, _, _ = call(t, url, "198.51.100.9", "Bearer pc_sbx_guess2")
+	require.Equal(t, 429, status)
 }
 
 func TestRequestsArePacedPerCredential(t *testing.T) {

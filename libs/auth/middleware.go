@@ -36,7 +36,10 @@ func CredentialFrom(ctx context.Context) (Credential, bool) {
 //     one counts would depend on the parser;
 //   - a missing or malformed bearer is 401;
 //   - a client address past its budget of failed lookups is 429, before the
-//     lookup;
+//     lookup, unless this replica verified the credential already: the
+//     budget stops guessing, and a verified credential is not a guess (a
+//     partner behind an address it shares with a guesser keeps working,
+//     and the common request pays no Redis round trip for the check);
 //   - an unknown or revoked credential is 401 and counts as a failure of
 //     the address;
 //   - a credential past its request rate is 429;
@@ -57,11 +60,16 @@ func Middleware(store *Store) gin.HandlerFunc {
 			return
 		}
 		failures := "authfail:" + clientAddr(c)
-		if d, err := store.limiter.Peek(ctx, failures, store.cfg.FailedAuth); err == nil && !d.Allowed {
-			problem.Write(c, httpserver.RateLimited(d, "Too many failed authentications from this address; retry after the time in Retry-After."))
-			return
+		hash := HashToken(token)
+		cred, verified := store.verified(hash)
+		var err error
+		if !verified {
+			if d, err := store.limiter.Peek(ctx, failures, store.cfg.FailedAuth); err == nil && !d.Allowed {
+				problem.Write(c, httpserver.RateLimited(d, "Too many failed authentications from this address; retry after the time in Retry-After."))
+				return
+			}
+			cred, err = store.AuthenticateHash(ctx, hash)
 		}
-		cred, err := store.Authenticate(ctx, token)
 		if errors.Is(err, ErrInvalidCredential) {
 			_, _ = store.limiter.Allow(ctx, failures, store.cfg.FailedAuth)
 			problem.Write(c, problem.New(problem.InvalidCredential, "The bearer credential is unknown or revoked.").
