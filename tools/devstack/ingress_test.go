@@ -104,12 +104,16 @@ func startStack(t *testing.T, flags ...string) stackAddrs {
 	if slices.Contains(flags, "-redis-cluster") {
 		redisAddrs = append(redisAddrs, "127.0.0.1:"+strconv.Itoa(extra+2), "127.0.0.1:"+strconv.Itoa(extra+3))
 	}
+	// The state directory is made before the stack's cleanup is registered,
+	// so it is removed after the stack stopped writing to it (cleanups run
+	// last first).
+	dir := t.TempDir()
 	ctx, stop := context.WithCancel(context.Background())
 	out, w := io.Pipe()
 	var runErr error
 	finished := make(chan struct{})
 	go func() {
-		runErr = run(ctx, append([]string{"-dir", t.TempDir(), "-port", strconv.Itoa(base),
+		runErr = run(ctx, append([]string{"-dir", dir, "-port", strconv.Itoa(base),
 			"-kafka-port", strconv.Itoa(extra), "-redis-port", strconv.Itoa(extra + 1)}, flags...), w)
 		w.Close()
 		close(finished)

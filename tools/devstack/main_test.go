@@ -69,12 +69,13 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 	}
 	base := freeBlock(t, 6, 1000)
 	extra := freeBlock(t, 2)
+	dir := t.TempDir()
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	out, w := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"-dir", t.TempDir(), "-port", strconv.Itoa(base),
+		done <- run(ctx, []string{"-dir", dir, "-port", strconv.Itoa(base),
 			"-kafka-port", strconv.Itoa(extra), "-redis-port", strconv.Itoa(extra + 1)}, w)
 		w.Close()
 	}()
