@@ -85,6 +85,7 @@ func skipUnlessE2E(t *testing.T) {
 type replica struct {
 	name      string // the container's role and index, e.g. "cases-1"
 	service   string // the service it runs, e.g. "cases"
+	index     int    // 1 or 2
 	adminPort string // "9083/tcp", where /readyz answers
 	c         *testcontainers.DockerContainer
 }
@@ -265,11 +266,22 @@ func (s *stack) edgeAddr(i int) netip.Addr {
 // sizes (one 4 KiB page for a response's header block, as ingress-nginx),
 // and nginx's default proxy_next_upstream (error timeout: a request that
 // could not be sent to one edge goes to the other).
-func (s *stack) nginxConfig() string {
+//
+// down names an edge (1 or 2) taken out of rotation, as the ingress
+// controller takes out a terminating pod's endpoint; 0 is none.
+func (s *stack) nginxConfig(down ...int) string {
+	servers := ""
+	for i := 1; i <= replicas; i++ {
+		mark := ""
+		for _, d := range down {
+			if d == i {
+				mark = " down"
+			}
+		}
+		servers += fmt.Sprintf("    server %s:%d%s;\n", s.edgeAddr(i), edgePort, mark)
+	}
 	return fmt.Sprintf(`upstream edge {
-    server %s:%d;
-    server %s:%d;
-    keepalive 32;
+%s    keepalive 32;
 }
 server {
     listen 8080 default_server;
@@ -286,7 +298,21 @@ server {
         proxy_set_header X-Forwarded-Proto $scheme;
     }
 }
-`, s.edgeAddr(1), edgePort, s.edgeAddr(2), edgePort)
+`, servers)
+}
+
+// reconfigureIngress writes nginx's configuration with the given edges
+// out of rotation and reloads it: new workers take the new upstream set,
+// the old ones finish their requests.
+func (s *stack) reconfigureIngress(ctx context.Context, down ...int) {
+	s.t.Helper()
+	require.NoError(s.t, s.nginx.CopyToContainer(ctx, []byte(s.nginxConfig(down...)), "/etc/nginx/conf.d/default.conf", 0o644))
+	code, out, err := s.nginx.Exec(ctx, []string{"nginx", "-s", "reload"})
+	require.NoError(s.t, err)
+	if code != 0 {
+		b, _ := io.ReadAll(out)
+		s.t.Fatalf("nginx -s reload: exit %d: %s", code, b)
+	}
 }
 
 // addReplica starts replica i of a service; a valid addr fixes its address.
@@ -307,7 +333,7 @@ func (s *stack) addReplica(ctx context.Context, service string, i int, image str
 		}
 	}
 	c := s.runWith(ctx, name, image, []string{alias, name}, env, port, readyz(adminPort), nil, fixed, files...)
-	s.services[service] = append(s.services[service], &replica{name: name, service: service, adminPort: port, c: c})
+	s.services[service] = append(s.services[service], &replica{name: name, service: service, index: i, adminPort: port, c: c})
 }
 
 func (s *stack) run(ctx context.Context, name, image string, aliases []string, env map[string]string, port string, waitFor wait.Strategy, cmd []string, files ...testcontainers.ContainerFile) *testcontainers.DockerContainer {
@@ -330,6 +356,10 @@ func (s *stack) runWith(ctx context.Context, name, image string, aliases []strin
 			// Published on loopback only: the load goes to this machine's
 			// own addresses and nowhere else.
 			hc.PortBindings = network.PortMap{network.MustParsePort(port): {{HostIP: netip.MustParseAddr("127.0.0.1")}}}
+			// A process that exits on its own is started again, as the
+			// kubelet restarts a Deployment's container; a `docker kill` or
+			// `docker stop` of the test is never undone by the engine.
+			hc.RestartPolicy = container.RestartPolicy{Name: container.RestartPolicyOnFailure}
 		},
 		EndpointSettingsModifier: endpoint,
 	}
