@@ -76,6 +76,11 @@ images: build images-deps ## Build every image with no registry: pcourt/<service
 	    --label org.opencontainers.image.revision=$(REVISION) -t pcourt/$$s:dev $$ctx >/dev/null; \
 	done
 
+.PHONY: e2e
+e2e: images ## The whole system in containers (tools/e2e, testcontainers-go, local images only): the journey through nginx, then faults under load.
+	cd tools && E2E=1 TESTCONTAINERS_RYUK_DISABLED=true TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1 \
+	  GOWORK=off $(GO) test -count=1 -timeout 20m -v ./e2e
+
 .PHONY: images-deps
 images-deps: ## Build pcourt/redis:dev and pcourt/nginx:dev from Debian packages on a debootstrapped root (cached in .cache/ and as pcourt/debian-base).
 	REVISION=$(REVISION) deploy/docker/debian/build.sh
