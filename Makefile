@@ -16,6 +16,8 @@ REVISION := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 STATICCHECK_VERSION := v0.8.2
 CONTROLLER_GEN_VERSION := v0.23.0
 BIN     := $(CURDIR)/bin
+# The container end-to-end tests make e2e runs (a go test -run pattern).
+E2E_RUN ?= .
 
 .DEFAULT_GOAL := help
 
@@ -77,9 +79,9 @@ images: build images-deps ## Build every image with no registry: pcourt/<service
 	done
 
 .PHONY: e2e
-e2e: images ## The whole system in containers (tools/e2e, testcontainers-go, local images only): the journey through nginx, then faults under load.
+e2e: images ## The whole system in containers (tools/e2e, testcontainers-go, local images only): the journey through nginx, then faults under load (E2E_RUN selects tests).
 	cd tools && E2E=1 TESTCONTAINERS_RYUK_DISABLED=true TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1 \
-	  GOWORK=off $(GO) test -count=1 -timeout 20m -v ./e2e
+	  GOWORK=off $(GO) test -count=1 -timeout 20m -v -run '$(E2E_RUN)' ./e2e
 
 .PHONY: images-deps
 images-deps: ## Build pcourt/redis:dev and pcourt/nginx:dev from Debian packages on a debootstrapped root (cached in .cache/ and as pcourt/debian-base).
