@@ -57,3 +57,16 @@ func serve(b *testing.B, h http.Handler) {
 		}
 	}
 }
+
+// BenchmarkDecodeStrict is the strict decoding of a request body of the
+// readiness report's shape: the duplicate-member scan and the decode.
+func BenchmarkDecodeStrict(b *testing.B) {
+	body := []byte(`{"caseTrack":"ai_standard","claimantType":"human","respondentType":"organization","amountInDisputeUsd":40000,"remedy":"money_obligation","settlementRail":"none","fastTrackClaimClass":null,"mutualConsentReported":true,"authorityToBindReported":true,"claimantEvidenceReady":true,"respondentEvidenceReady":true,"microClaimsTierConsentReported":false,"remedialJurisdictionOptInReported":true,"corpusAmountUsd":null}`)
+	var dst map[string]any
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := httpserver.DecodeStrict(body, &dst); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

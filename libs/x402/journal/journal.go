@@ -218,7 +218,13 @@ func (j *Journal) Pay(ctx context.Context, p Purchase) (Outcome, error) {
 		j.logger.WarnContext(ctx, "settlement outcome unknown", "payment", id, "err", err)
 		return Outcome{}, ErrAwaitingReconciliation
 	}
-	if err := j.record(context.WithoutCancel(ctx), id, settlement, false); err != nil {
+	// The record as the steps above left it, known here without reading
+	// it back: the event is built from it.
+	settling := Record{
+		ID: id, Owner: j.cfg.Owner, Resource: p.Resource, Fingerprint: p.Fingerprint, Ref: p.Ref,
+		State: Settling, Payer: p.Payment.Payload.Authorization.From, Offer: p.Offer, Payment: p.Payment, Receipt: receipt,
+	}
+	if err := j.record(context.WithoutCancel(ctx), settling, settlement, false); err != nil {
 		return Outcome{}, err
 	}
 	if !settlement.Success {
@@ -239,9 +245,10 @@ func replay(r Record) (Outcome, error) {
 	return Outcome{}, ErrAwaitingReconciliation
 }
 
-// record stores the facilitator's settle answer: a settlement with its
-// event, or a refusal.
-func (j *Journal) record(ctx context.Context, id string, s x402.SettleResponse, reconciled bool) error {
+// record stores the facilitator's settle answer for r, a payment settling
+// or pending: a settlement with its event, or a refusal.
+func (j *Journal) record(ctx context.Context, r Record, s x402.SettleResponse, reconciled bool) error {
+	id := r.ID
 	raw, err := json.Marshal(s)
 	if err != nil {
 		return fmt.Errorf("encoding settlement: %w", err)
@@ -251,11 +258,7 @@ func (j *Journal) record(ctx context.Context, id string, s x402.SettleResponse, 
 	}
 	var event []any
 	if j.cfg.Event != nil {
-		rec, err := j.Get(ctx, id)
-		if err != nil {
-			return err
-		}
-		ev, err := j.cfg.Event(rec, s, reconciled)
+		ev, err := j.cfg.Event(r, s, reconciled)
 		if err != nil {
 			return fmt.Errorf("building the settlement event of %s: %w", id, err)
 		}

@@ -37,7 +37,7 @@ func (j *Journal) finish(ctx context.Context, r Record, fulfil func(context.Cont
 		if err != nil {
 			return err
 		}
-		if err := j.record(ctx, r.ID, s, true); err != nil {
+		if err := j.record(ctx, r, s, true); err != nil {
 			return err
 		}
 		j.logger.InfoContext(ctx, "payment reconciled", "payment", r.ID, "ref", r.Ref, "success", s.Success, "reason", s.ErrorReason)
