@@ -37,6 +37,10 @@ func TestDecodeStrictRefusesDuplicateMembers(t *testing.T) {
 		{"in a map", `{"tags":{"a":1,"b":2,"a":3}}`, "tags.a"},
 		{"after nested values", `{"items":[[1,[2]],{"x":{}}],"claim":{},"claim":{}}`, "claim"},
 		{"escaped spelling of the same name", `{"note":"a","n\u006fte":"b"}`, "note"},
+		{"behind invalid UTF-8, which encoding/json accepts", "{\"note\":\"\xff\",\"note\":\"b\"}", "note"},
+		{"a name a JSON pointer escapes", `{"tags":{"a/b~c":1,"a/b~c":2}}`, "tags.a/b~c"},
+		{"in nested arrays", `{"items":[[{"sku":"a","sku":"b"}]]}`, "items[0][0].sku"},
+		{"a numeric name in a map", `{"tags":{"0":1,"0":2}}`, "tags.0"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

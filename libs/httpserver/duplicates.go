@@ -2,97 +2,47 @@ package httpserver
 
 import (
 	"bytes"
-	"encoding/json"
+	"errors"
 	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
-// duplicateMember walks body token by token and returns the path of the
-// first member name that repeats within one object, such as
-// "claim.amountInDisputeMinor" or "items[2].sku". A body that is not valid
-// JSON reports no duplicate; the decoder then says what is wrong with it.
+// duplicateMember returns the path of the first member name that repeats
+// within one object, such as "claim.amountInDisputeMinor" or "items[2].sku".
+// A body that is not valid JSON reports no duplicate; the decoder then says
+// what is wrong with it.
+//
+// jsontext (encoding/json/v2's token layer, stable in the standard library
+// from Go 1.27) refuses duplicate names itself while it skips the value,
+// without building a token per member: the scan used to cost more than
+// decoding the body. Invalid UTF-8 is let through here as encoding/json lets
+// it through, so that it cannot hide a duplicate behind a syntax error this
+// pass would stop at.
 func duplicateMember(body []byte) (string, bool) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber() // numbers stay text; nothing is converted on this pass
-	type frame struct {
-		object bool
-		names  map[string]struct{}
-		path   string // path of this container
-		index  int    // next element index, in an array
-		key    string // member name whose value comes next, in an object
+	dec := jsontext.NewDecoder(bytes.NewReader(body), jsontext.AllowInvalidUTF8(true))
+	var syntactic *jsontext.SyntacticError
+	if err := dec.SkipValue(); !errors.As(err, &syntactic) || !errors.Is(syntactic.Err, jsontext.ErrDuplicateName) {
+		return "", false
 	}
-	var stack []*frame
-	// child returns the path of the value about to be read in the top frame.
-	child := func() string {
-		if len(stack) == 0 {
-			return ""
-		}
-		f := stack[len(stack)-1]
-		if f.object {
-			if f.path == "" {
-				return f.key
-			}
-			return f.path + "." + f.key
-		}
-		p := f.path + "[" + strconv.Itoa(f.index) + "]"
-		f.index++
-		return p
-	}
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return "", false
-		}
-		top := (*frame)(nil)
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		// Inside an object, Token alternates names and values; a name is a
-		// string read where a name is expected.
-		if top != nil && top.object && top.key == "" {
-			if d, ok := tok.(json.Delim); ok && d == '}' {
-				stack = stack[:len(stack)-1]
-				if len(stack) == 0 {
-					return "", false
-				}
+	// The pointer names one token per level; the decoder's stack, where it
+	// stopped, says which levels are arrays (an index) and which objects.
+	var path strings.Builder
+	level := 1
+	for tok := range syntactic.JSONPointer.Tokens() {
+		kind, _ := dec.StackIndex(level)
+		level++
+		if kind == '[' {
+			if _, err := strconv.Atoi(tok); err == nil {
+				path.WriteString("[" + tok + "]")
 				continue
 			}
-			name, _ := tok.(string)
-			if _, seen := top.names[name]; seen {
-				top.key = name
-				return child(), true
-			}
-			top.names[name] = struct{}{}
-			top.key = name
-			continue
 		}
-		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, &frame{object: true, names: map[string]struct{}{}, path: child()})
-			if top != nil && top.object {
-				top.key = ""
-			}
-			continue
-		case json.Delim('['):
-			stack = append(stack, &frame{path: child()})
-			if top != nil && top.object {
-				top.key = ""
-			}
-			continue
-		case json.Delim(']'):
-			stack = stack[:len(stack)-1]
-			if len(stack) == 0 {
-				return "", false
-			}
-			continue
+		if path.Len() > 0 {
+			path.WriteByte('.')
 		}
-		// A scalar value.
-		if top == nil {
-			return "", false
-		}
-		if top.object {
-			top.key = ""
-		} else {
-			top.index++
-		}
+		path.WriteString(tok)
 	}
+	return path.String(), true
 }
