@@ -262,14 +262,75 @@ return 1
 // schedule when its status is final. ErrLeaseLost means another sender
 // holds it now; nothing changed.
 func (s *Deliveries) Complete(ctx context.Context, token string, d Delivery, a *Attempt) error {
+	return s.CompleteAll(ctx, token, []Completion{{Delivery: d, Attempt: a}})[0]
+}
+
+// Completion is one delivery's new state and the attempt that led to it
+// (nil for none), as Complete takes them.
+type Completion struct {
+	Delivery Delivery
+	Attempt  *Attempt
+}
+
+// CompleteAll completes each of cs as Complete does, in one round trip:
+// every completion is its own atomic step under its own lease check, sent
+// together in a pipeline. It returns one error per completion, nil for
+// those that were recorded.
+func (s *Deliveries) CompleteAll(ctx context.Context, token string, cs []Completion) []error {
+	errs := make([]error, len(cs))
+	type queued struct {
+		i    int
+		keys []string
+		args []any
+	}
+	steps := make([]queued, 0, len(cs))
+	for i, c := range cs {
+		keys, args, err := s.completeStep(token, c)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		steps = append(steps, queued{i: i, keys: keys, args: args})
+	}
+	if len(steps) == 0 {
+		return errs
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.Cmd, len(steps))
+	for j, st := range steps {
+		cmds[j] = completeScript.EvalSha(ctx, pipe, st.keys, st.args...)
+	}
+	_, _ = pipe.Exec(ctx) // each command carries its own error
+	for j, st := range steps {
+		cmd := cmds[j]
+		if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+			// The server lost its script cache (a restart): Run loads it.
+			cmd = completeScript.Run(ctx, s.rdb, st.keys, st.args...)
+		}
+		id := cs[st.i].Delivery.ID
+		res, err := cmd.Int()
+		switch {
+		case err != nil:
+			errs[st.i] = fmt.Errorf("completing delivery %s: %w", id, err)
+		case res == 0:
+			errs[st.i] = ErrLeaseLost
+		}
+	}
+	return errs
+}
+
+// completeStep encodes one completion as the keys and arguments of
+// completeScript.
+func (s *Deliveries) completeStep(token string, c Completion) ([]string, []any, error) {
+	d := c.Delivery
 	b, err := json.Marshal(d)
 	if err != nil {
-		return fmt.Errorf("encoding delivery %s: %w", d.ID, err)
+		return nil, nil, fmt.Errorf("encoding delivery %s: %w", d.ID, err)
 	}
 	var ab []byte
-	if a != nil {
-		if ab, err = json.Marshal(a); err != nil {
-			return fmt.Errorf("encoding attempt of %s: %w", d.ID, err)
+	if c.Attempt != nil {
+		if ab, err = json.Marshal(c.Attempt); err != nil {
+			return nil, nil, fmt.Errorf("encoding attempt of %s: %w", d.ID, err)
 		}
 	}
 	next := ""
@@ -277,15 +338,8 @@ func (s *Deliveries) Complete(ctx context.Context, token string, d Delivery, a *
 		next = strconv.FormatInt(d.NextAttemptAt.UnixMilli(), 10)
 	}
 	n := s.shardOf(d.ID)
-	res, err := completeScript.Run(ctx, s.rdb, []string{deliveryKey(n, d.ID), attemptsKey(n, d.ID), dueKey(n)},
-		token, b, string(ab), next, d.ID, s.cfg.Retention.Milliseconds()).Int()
-	if err != nil {
-		return fmt.Errorf("completing delivery %s: %w", d.ID, err)
-	}
-	if res == 0 {
-		return ErrLeaseLost
-	}
-	return nil
+	return []string{deliveryKey(n, d.ID), attemptsKey(n, d.ID), dueKey(n)},
+		[]any{token, b, string(ab), next, d.ID, s.cfg.Retention.Milliseconds()}, nil
 }
 
 // Filter narrows a listing. Zero fields match everything.
