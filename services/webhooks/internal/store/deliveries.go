@@ -128,27 +128,63 @@ return 1
 
 // Create stores a delivery and schedules its first attempt at its
 // NextAttemptAt. It is idempotent by id: a second call changes nothing and
-// reports created false. The partner index is written after, also
-// idempotently, so a crash between the two is repaired by the retry.
+// reports created false. The partner index is written too, also
+// idempotently, so a failure between the two is repaired by the retry.
 func (s *Deliveries) Create(ctx context.Context, d Delivery) (created bool, err error) {
-	b, err := json.Marshal(d)
+	all, err := s.CreateAll(ctx, []Delivery{d})
 	if err != nil {
-		return false, fmt.Errorf("encoding delivery %s: %w", d.ID, err)
+		return false, err
 	}
-	n := s.shardOf(d.ID)
-	res, err := createDeliveryScript.Run(ctx, s.rdb, []string{deliveryKey(n, d.ID), dueKey(n)},
-		b, d.NextAttemptAt.UnixMilli(), d.ID, s.cfg.Retention.Milliseconds()).Int()
-	if err != nil {
-		return false, fmt.Errorf("creating delivery %s: %w", d.ID, err)
+	return all[0], nil
+}
+
+// CreateAll creates each of ds as Create does, in one round trip: each
+// delivery's record and schedule entry in one Lua step, its partner index
+// entry beside it in the same pipeline. It reports which were new. An
+// error means some may not be stored or indexed: calling it again with the
+// same deliveries completes them and changes nothing else.
+func (s *Deliveries) CreateAll(ctx context.Context, ds []Delivery) ([]bool, error) {
+	type step struct {
+		keys []string
+		args []any
+		cmd  *redis.Cmd
 	}
-	idx := partnerDeliveriesKey(d.Scope())
-	pipe := s.rdb.TxPipeline()
-	pipe.ZAddNX(ctx, idx, redis.Z{Score: float64(d.CreatedAt.UnixMilli()), Member: d.ID})
-	pipe.ZRemRangeByScore(ctx, idx, "-inf", strconv.FormatInt(d.CreatedAt.Add(-s.cfg.Retention).UnixMilli(), 10))
-	if _, err := pipe.Exec(ctx); err != nil {
-		return false, fmt.Errorf("indexing delivery %s: %w", d.ID, err)
+	steps := make([]step, len(ds))
+	pipe := s.rdb.Pipeline()
+	for i, d := range ds {
+		b, err := json.Marshal(d)
+		if err != nil {
+			return nil, fmt.Errorf("encoding delivery %s: %w", d.ID, err)
+		}
+		n := s.shardOf(d.ID)
+		st := step{keys: []string{deliveryKey(n, d.ID), dueKey(n)},
+			args: []any{b, d.NextAttemptAt.UnixMilli(), d.ID, s.cfg.Retention.Milliseconds()}}
+		st.cmd = createDeliveryScript.EvalSha(ctx, pipe, st.keys, st.args...)
+		steps[i] = st
+		idx := partnerDeliveriesKey(d.Scope())
+		pipe.ZAddNX(ctx, idx, redis.Z{Score: float64(d.CreatedAt.UnixMilli()), Member: d.ID})
+		pipe.ZRemRangeByScore(ctx, idx, "-inf", strconv.FormatInt(d.CreatedAt.Add(-s.cfg.Retention).UnixMilli(), 10))
 	}
-	return res == 1, nil
+	cmds, _ := pipe.Exec(ctx) // each command carries its own error
+	for _, c := range cmds {
+		if c.Err() != nil && !redis.HasErrorPrefix(c.Err(), "NOSCRIPT") {
+			return nil, fmt.Errorf("creating deliveries: %w", c.Err())
+		}
+	}
+	created := make([]bool, len(ds))
+	for i, st := range steps {
+		cmd := st.cmd
+		if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+			// The server lost its script cache (a restart): Run loads it.
+			cmd = createDeliveryScript.Run(ctx, s.rdb, st.keys, st.args...)
+		}
+		res, err := cmd.Int()
+		if err != nil {
+			return nil, fmt.Errorf("creating delivery %s: %w", ds[i].ID, err)
+		}
+		created[i] = res == 1
+	}
+	return created, nil
 }
 
 // Get loads a delivery by id within scope; another scope's delivery is

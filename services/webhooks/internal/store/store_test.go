@@ -232,3 +232,37 @@ func TestCompleteAllChecksEachLeaseAndSurvivesAScriptFlush(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{retry.ID, taken.ID}, ids, "the retry comes due; the delivered one left the schedule; the other sender's lease lapsed")
 }
+
+// CreateAll stores and schedules a record's deliveries in one round trip,
+// idempotently by id, indexed for the partner, and after a script flush.
+func TestCreateAllIsIdempotentAndIndexes(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.NewClient(t)
+	s := store.NewDeliveries(rdb, store.DeliveriesConfig{Shards: 4, Retention: time.Hour})
+	_, err := s.Create(ctx, newDelivery("dlv_b", "we_2", store.StatusScheduled, t0))
+	require.NoError(t, err)
+	require.NoError(t, rdb.ScriptFlush(ctx).Err())
+
+	created, err := s.CreateAll(ctx, []store.Delivery{
+		newDelivery("dlv_a", "we_1", store.StatusScheduled, t0),
+		newDelivery("dlv_b", "we_2", store.StatusScheduled, t0),
+		newDelivery("dlv_c", "we_3", store.StatusScheduled, t0.Add(time.Millisecond)),
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []bool{true, false, true}, created)
+
+	listed, _, err := s.List(ctx, acme, store.Filter{}, nil, 10)
+	require.NoError(t, err)
+	ids := []string{}
+	for _, d := range listed {
+		ids = append(ids, d.ID)
+	}
+	assert.ElementsMatch(t, []string{"dlv_a", "dlv_b", "dlv_c"}, ids)
+	due := 0
+	for n := range s.Shards() {
+		got, err := s.Claim(ctx, n, t0.Add(time.Second), time.Minute, 10, "tok")
+		require.NoError(t, err)
+		due += len(got)
+	}
+	assert.Equal(t, 3, due, "each scheduled once")
+}
