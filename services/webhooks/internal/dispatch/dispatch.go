@@ -167,20 +167,20 @@ func New(cfg Config, deliveries *store.Deliveries, eps *store.Endpoints, signers
 var cryptoRead = crand.Read
 
 // Run claims and sends until ctx ends, then waits for sends in flight.
-// While a poll fills every free slot there is likely more due work: Run
-// polls again as soon as a batch's worth of slots is free instead of at
-// the next tick, so a backlog drains at the speed of the sends, not at one
-// batch per poll interval.
+// While polls find full batches there is likely more due work: Run claims
+// again at once while slots are free, and otherwise as soon as sends end
+// (awaitSlots), instead of at the next tick, so a backlog drains at the
+// speed of the sends, not at one batch per poll interval.
 func (s *Sender) Run(ctx context.Context) error {
 	defer s.wg.Wait()
 	t := time.NewTicker(s.cfg.Poll)
 	defer t.Stop()
 	for {
 		if s.Poll(ctx) {
-			if !s.awaitFreeSlots(ctx, min(s.cfg.Batch, cap(s.slots))) {
-				return nil
+			if cap(s.slots) > len(s.slots) || s.awaitSlots(ctx, t.C) {
+				continue
 			}
-			continue
+			return nil
 		}
 		select {
 		case <-ctx.Done():
@@ -191,13 +191,34 @@ func (s *Sender) Run(ctx context.Context) error {
 	}
 }
 
-// awaitFreeSlots waits until n send slots are free, or ctx ends (false).
-func (s *Sender) awaitFreeSlots(ctx context.Context, n int) bool {
-	for cap(s.slots)-len(s.slots) < n {
+// claimWindow is how long awaitSlots waits, after a first send ends, for
+// more to end before Run claims what is free.
+const claimWindow = 5 * time.Millisecond
+
+// awaitSlots waits, after a poll that filled every slot, until half a batch
+// of slots is free, or claimWindow after the first send ended, or a tick
+// or nudge: claims stay batched (one round trip per shard and poll), and
+// sends that hang and hold most slots delay the next claim by claimWindow
+// at most. It reports false when ctx ended.
+func (s *Sender) awaitSlots(ctx context.Context, tick <-chan time.Time) bool {
+	want := max(1, min(s.cfg.Batch, cap(s.slots))/2)
+	var window <-chan time.Time
+	for cap(s.slots)-len(s.slots) < want {
 		select {
 		case <-ctx.Done():
 			return false
+		case <-tick:
+			return true
+		case <-s.wake:
+			return true
+		case <-window:
+			return true
 		case <-s.freed:
+			if window == nil {
+				timer := time.NewTimer(claimWindow)
+				defer timer.Stop()
+				window = timer.C
+			}
 		}
 	}
 	return true

@@ -333,3 +333,47 @@ func scheduleEvent(t *testing.T, f *fixture, eventID, endpointID string) string 
 	require.NoError(t, err)
 	return id
 }
+
+// Sends held by a hanging endpoint do not stop the backlog from draining:
+// Run claims again whenever any slot is free, whatever the others hold
+// (here the hanging endpoint holds three of five slots, more than the
+// batch leaves free, for the whole 10 s timeout).
+func TestABacklogDrainsBesideAHangingEndpoint(t *testing.T) {
+	cfg := dispatch.DefaultConfig()
+	cfg.Poll = time.Hour
+	cfg.Concurrency, cfg.Batch, cfg.PerEndpointInFlight = 5, 4, 3
+	cfg.Rate = delivery.Rate{PerSecond: 1e6, Burst: 1e6}
+	f := newFixture(t, cfg)
+	release := make(chan struct{})
+	hanging := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(hanging.Close)
+	t.Cleanup(func() { close(release) })
+	var received atomic.Int64
+	fast := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		received.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(fast.Close)
+	require.NoError(t, f.eps.Create(f.ctx, endpoints.New("we_hang", acme, endpoints.Registration{URL: hanging.URL}, time.Now())))
+	require.NoError(t, f.eps.Create(f.ctx, endpoints.New("we_fast", acme, endpoints.Registration{URL: fast.URL}, time.Now())))
+	for i := range 3 {
+		scheduleEvent(t, f, fmt.Sprintf("evt_h%d", i), "we_hang")
+	}
+	time.Sleep(2 * time.Millisecond) // the hanging endpoint's deliveries are due first
+	const backlog = 20
+	for i := range backlog {
+		scheduleEvent(t, f, fmt.Sprintf("evt_f%d", i), "we_fast")
+	}
+	ctx, cancel := context.WithCancel(f.ctx)
+	running := make(chan error, 1)
+	go func() { running <- f.sender.Run(ctx) }()
+	require.Eventually(t, func() bool { return received.Load() == backlog }, 3*time.Second, 5*time.Millisecond,
+		"the backlog waited for the hanging endpoint's sends")
+	cancel()
+	require.NoError(t, <-running)
+}
