@@ -60,7 +60,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if len(policy.Allow) > 0 {
 		logger.Warn("egress allowlist opens internal addresses to deliveries", "cidrs", fmt.Sprint(policy.Allow))
 	}
-	client := egress.NewClient(egress.NewDialer(policy, nil, cfg.Dispatch.Timeout), cfg.Dispatch.Timeout)
+	client := egress.NewClient(egress.NewDialer(policy, nil, cfg.Dispatch.Timeout), cfg.Dispatch.Timeout, cfg.Dispatch.Concurrency)
 	eps := store.NewEndpoints(rdb)
 	deliveries := store.NewDeliveries(rdb, cfg.Deliveries)
 	recoveries := store.NewRecoveries(rdb, cfg.Deliveries.Retention)

@@ -288,7 +288,7 @@ func newClockedFixture(t testing.TB, cfg dispatch.Config, now func() time.Time, 
 	require.NoError(t, err)
 	f := &fixture{ctx: context.Background(), eps: store.NewEndpoints(rdb), dlv: store.NewDeliveries(rdb, store.DeliveriesConfig{Shards: 2, Retention: time.Hour}), ring: ring}
 	policy := egress.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
-	client := egress.NewClient(egress.NewDialer(policy, nil, time.Second), cfg.Timeout)
+	client := egress.NewClient(egress.NewDialer(policy, nil, time.Second), cfg.Timeout, cfg.Concurrency)
 	f.sender = dispatch.New(cfg, f.dlv, f.eps, ring, client, slog.New(slog.NewTextHandler(io.Discard, nil)), now, jitter)
 	return f
 }

@@ -7,9 +7,13 @@
 // Endpoints are isolated from each other: every send runs in its own
 // goroutine under a global concurrency bound and a small per-endpoint
 // in-flight bound, and each endpoint has its own token bucket and circuit
-// breaker. A delivery whose endpoint is throttled, open or busy is put back
-// on the schedule without spending an attempt, so one hanging endpoint
-// holds at most its own in-flight slots and never delays the others.
+// breaker. A delivery whose endpoint is throttled or open is put back on
+// the schedule without spending an attempt. One whose endpoint is busy (its
+// in-flight bound reached) waits on this replica, holding no send slot, for
+// the next of that endpoint's sends to end, which sends it next; only when
+// that short queue is full too is it put back on the schedule. So one
+// hanging endpoint holds at most its own in-flight slots and never delays
+// the others, and a busy healthy one is not made to wait a second.
 // Buckets and breakers are per replica (in memory); their limits are per
 // replica accordingly.
 package dispatch
@@ -25,6 +29,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -107,6 +112,10 @@ type Sender struct {
 
 	// wake asks Run to poll now; Nudge fills it.
 	wake chan struct{}
+	// freed tells Run that a send ended and its slot is free.
+	freed chan struct{}
+	// recorder writes the sends' completions in shared round trips.
+	recorder *recorder
 
 	mu    sync.Mutex
 	gates map[string]*gate
@@ -119,11 +128,25 @@ type gate struct {
 	bucket   delivery.Bucket
 	breaker  delivery.Breaker
 	inFlight int
+	// waiting are deliveries claimed while the endpoint was busy, sent in
+	// turn as its sends end; at most PerEndpointInFlight of them.
+	waiting []claimed
 	// endpoint is the endpoint as last read or written by this replica,
 	// at readAt.
 	endpoint *endpoints.Endpoint
 	readAt   time.Time
 }
+
+// claimed is a delivery this replica holds the lease of, until leasedUntil.
+type claimed struct {
+	delivery    store.Delivery
+	leasedUntil time.Time
+}
+
+// recordMargin is the time a lease must still have after a send's timeout
+// to record the attempt; a waiting delivery with less is put back on the
+// schedule instead of sent, so no other replica can claim it mid-send.
+const recordMargin = time.Second
 
 // New returns a sender. now and jitter may be nil (time.Now, rand.Float64).
 func New(cfg Config, deliveries *store.Deliveries, eps *store.Endpoints, signers Signers, client *http.Client, logger *slog.Logger, now func() time.Time, jitter delivery.Jitter) *Sender {
@@ -135,19 +158,30 @@ func New(cfg Config, deliveries *store.Deliveries, eps *store.Endpoints, signers
 	}
 	b := make([]byte, 8)
 	_, _ = cryptoRead(b)
+	token := hex.EncodeToString(b)
 	return &Sender{cfg: cfg, deliveries: deliveries, endpoints: eps, signers: signers, client: client, logger: logger,
-		now: now, jitter: jitter, token: hex.EncodeToString(b), gates: map[string]*gate{}, slots: make(chan struct{}, cfg.Concurrency), wake: make(chan struct{}, 1)}
+		now: now, jitter: jitter, token: token, gates: map[string]*gate{}, slots: make(chan struct{}, cfg.Concurrency),
+		wake: make(chan struct{}, 1), freed: make(chan struct{}, 1), recorder: &recorder{deliveries: deliveries, token: token}}
 }
 
 var cryptoRead = crand.Read
 
 // Run claims and sends until ctx ends, then waits for sends in flight.
+// While polls find full batches there is likely more due work: Run claims
+// again at once while slots are free, and otherwise as soon as sends end
+// (awaitSlots), instead of at the next tick, so a backlog drains at the
+// speed of the sends, not at one batch per poll interval.
 func (s *Sender) Run(ctx context.Context) error {
 	defer s.wg.Wait()
 	t := time.NewTicker(s.cfg.Poll)
 	defer t.Stop()
 	for {
-		s.Poll(ctx)
+		if s.Poll(ctx) {
+			if cap(s.slots) > len(s.slots) || s.awaitSlots(ctx, t.C) {
+				continue
+			}
+			return nil
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -155,6 +189,39 @@ func (s *Sender) Run(ctx context.Context) error {
 		case <-s.wake:
 		}
 	}
+}
+
+// claimWindow is how long awaitSlots waits, after a first send ends, for
+// more to end before Run claims what is free.
+const claimWindow = 5 * time.Millisecond
+
+// awaitSlots waits, after a poll that filled every slot, until half a batch
+// of slots is free, or claimWindow after the first send ended, or a tick
+// or nudge: claims stay batched (one round trip per shard and poll), and
+// sends that hang and hold most slots delay the next claim by claimWindow
+// at most. It reports false when ctx ended.
+func (s *Sender) awaitSlots(ctx context.Context, tick <-chan time.Time) bool {
+	want := max(1, min(s.cfg.Batch, cap(s.slots))/2)
+	var window <-chan time.Time
+	for cap(s.slots)-len(s.slots) < want {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick:
+			return true
+		case <-s.wake:
+			return true
+		case <-window:
+			return true
+		case <-s.freed:
+			if window == nil {
+				timer := time.NewTimer(claimWindow)
+				defer timer.Stop()
+				window = timer.C
+			}
+		}
+	}
+	return true
 }
 
 // Nudge makes Run poll now rather than at its next tick: the fan-out of
@@ -168,36 +235,67 @@ func (s *Sender) Nudge() {
 	}
 }
 
-// Poll claims due work from every shard once and starts its sends. Tests
-// call it directly, then Wait.
-func (s *Sender) Poll(ctx context.Context) {
+// Poll claims due work from every shard once and starts its sends. It
+// reports whether it stopped for want of free slots or claimed a full
+// batch somewhere: more work is likely due. Tests call it directly, then
+// Wait.
+func (s *Sender) Poll(ctx context.Context) (more bool) {
 	for n := range s.deliveries.Shards() {
 		free := cap(s.slots) - len(s.slots)
-		if free == 0 || ctx.Err() != nil {
-			return
+		if free == 0 {
+			return true
 		}
-		claimed, err := s.deliveries.Claim(ctx, n, s.now(), s.cfg.Lease, min(free, s.cfg.Batch), s.token)
+		if ctx.Err() != nil {
+			return false
+		}
+		limit := min(free, s.cfg.Batch)
+		now := s.now()
+		due, err := s.deliveries.Claim(ctx, n, now, s.cfg.Lease, limit, s.token)
 		if err != nil {
 			s.logger.ErrorContext(ctx, "claiming deliveries failed", "shard", n, "err", err)
 			continue
 		}
-		for _, d := range claimed {
+		if len(due) == limit {
+			more = true
+		}
+		for _, d := range due {
 			s.slots <- struct{}{}
 			s.wg.Add(1)
 			go func() {
-				defer func() { <-s.slots; s.wg.Done() }()
+				defer func() {
+					<-s.slots
+					s.wg.Done()
+					select {
+					case s.freed <- struct{}{}:
+					default: // Run has a wake-up pending already
+					}
+				}()
 				// Sends finish even while shutting down: the lease covers them.
-				s.handle(context.WithoutCancel(ctx), d)
+				s.run(context.WithoutCancel(ctx), claimed{delivery: d, leasedUntil: now.Add(s.cfg.Lease)})
 			}()
 		}
 	}
+	return more
 }
 
 // Wait waits for the sends Poll started.
 func (s *Sender) Wait() { s.wg.Wait() }
 
-func (s *Sender) handle(ctx context.Context, d store.Delivery) {
-	log := s.logger.With("delivery", d.ID, "event", d.EventID, "endpoint", d.EndpointID)
+// run handles c, then, on the same send slot, the deliveries that wait for
+// its endpoint while it has a free in-flight slot.
+func (s *Sender) run(ctx context.Context, c claimed) {
+	for ok := true; ok; c, ok = s.nextWaiting(c.delivery.EndpointID) {
+		s.handle(ctx, c)
+	}
+}
+
+func (s *Sender) handle(ctx context.Context, c claimed) {
+	d := c.delivery
+	// The delivery's logger is made when something is logged: building it
+	// for every delivery cost more than some of the sends' own steps.
+	log := func() *slog.Logger {
+		return s.logger.With("delivery", d.ID, "event", d.EventID, "endpoint", d.EndpointID)
+	}
 	ep, err := s.endpoint(ctx, d)
 	if errors.Is(err, endpoints.ErrNotFound) || (err == nil && ep.Status != endpoints.Enabled) {
 		d.Status = store.StatusCancelled
@@ -205,16 +303,25 @@ func (s *Sender) handle(ctx context.Context, d store.Delivery) {
 		return
 	}
 	if err != nil {
-		log.ErrorContext(ctx, "loading endpoint failed", "err", err)
+		log().ErrorContext(ctx, "loading endpoint failed", "err", err)
 		return // the lease lapses and the delivery comes due again
 	}
-	if wait, ok := s.admit(ep.ID); !ok {
+	if s.now().Add(s.cfg.Timeout + recordMargin).After(c.leasedUntil) {
+		// It waited for its endpoint too long to be sent under this lease.
+		d.NextAttemptAt = s.now()
+		s.complete(ctx, log, d, nil)
+		return
+	}
+	switch wait, admitted := s.admit(c); admitted {
+	case queued:
+		return // the endpoint's next send to end sends it
+	case held:
 		d.NextAttemptAt = s.now().Add(wait)
 		s.complete(ctx, log, d, nil)
 		return
 	}
 	attempt, result := s.send(ctx, d, ep)
-	s.release(ep.ID, result.Kind)
+	s.release(d.EndpointID, result.Kind)
 
 	d.Attempts++
 	d.LastAttemptAt = attempt.StartedAt
@@ -244,7 +351,7 @@ func (s *Sender) handle(ctx context.Context, d store.Delivery) {
 		next, changed := endpoints.RecordAttempt(e, s.cfg.Health, result.Kind, s.now())
 		if changed {
 			ev := next.Events[len(next.Events)-1]
-			log.WarnContext(ctx, "endpoint disabled", "reason", ev.Reason, "failingSince", ev.FailingSince, "failures", ev.Failures,
+			log().WarnContext(ctx, "endpoint disabled", "reason", ev.Reason, "failingSince", ev.FailingSince, "failures", ev.Failures,
 				"partner", ep.Scope.PartnerID, "environment", ep.Scope.Environment)
 		}
 		return next, nil
@@ -253,7 +360,7 @@ func (s *Sender) handle(ctx context.Context, d store.Delivery) {
 	case err == nil:
 		s.remember(updated)
 	case !errors.Is(err, endpoints.ErrNotFound):
-		log.ErrorContext(ctx, "recording endpoint health failed", "err", err)
+		log().ErrorContext(ctx, "recording endpoint health failed", "err", err)
 	}
 }
 
@@ -286,34 +393,63 @@ func (s *Sender) remember(ep endpoints.Endpoint) {
 	g.endpoint, g.readAt = &ep, s.now()
 }
 
-func (s *Sender) complete(ctx context.Context, log *slog.Logger, d store.Delivery, a *store.Attempt) {
-	if err := s.deliveries.Complete(ctx, s.token, d, a); err != nil {
-		log.ErrorContext(ctx, "recording delivery failed", "err", err)
+func (s *Sender) complete(ctx context.Context, log func() *slog.Logger, d store.Delivery, a *store.Attempt) {
+	if err := s.recorder.record(ctx, store.Completion{Delivery: d, Attempt: a}); err != nil {
+		log().ErrorContext(ctx, "recording delivery failed", "err", err)
 	}
 }
 
-// admit takes the endpoint's breaker, in-flight slot and token, or says how
-// long to wait.
-func (s *Sender) admit(endpointID string) (time.Duration, bool) {
+// admission is what admit decided for a delivery.
+type admission int
+
+const (
+	sent   admission = iota // it took an in-flight slot and a token: send it
+	queued                  // the endpoint is busy; it waits in the gate
+	held                    // put it back on the schedule for the wait given
+)
+
+// admit takes the endpoint's breaker, in-flight slot and token, or queues
+// c behind the endpoint's sends in flight, or says how long to wait.
+func (s *Sender) admit(c claimed) (time.Duration, admission) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	g := s.gateOf(endpointID)
+	g := s.gateOf(c.delivery.EndpointID)
 	now := s.now()
 	if g.inFlight >= s.cfg.PerEndpointInFlight {
-		return time.Second, false
+		if len(g.waiting) < s.cfg.PerEndpointInFlight {
+			g.waiting = append(g.waiting, c)
+			return 0, queued
+		}
+		return time.Second, held
 	}
 	br, ok, wait := s.cfg.Breaker.Allow(g.breaker, now)
 	if !ok {
-		return wait, false
+		return wait, held
 	}
 	b, wait := s.cfg.Rate.Take(g.bucket, now)
 	g.bucket = b
 	if wait > 0 {
-		return wait, false
+		return wait, held
 	}
 	g.breaker = br
 	g.inFlight++
-	return 0, true
+	return 0, sent
+}
+
+// nextWaiting takes the endpoint's oldest waiting delivery if it has a
+// free in-flight slot. A waiting delivery always has a send of its
+// endpoint in flight when it is queued, and every send that ends calls
+// this, so none waits for nothing.
+func (s *Sender) nextWaiting(endpointID string) (claimed, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.gates[endpointID]
+	if g == nil || len(g.waiting) == 0 || g.inFlight >= s.cfg.PerEndpointInFlight {
+		return claimed{}, false
+	}
+	c := g.waiting[0]
+	g.waiting = slices.Delete(g.waiting, 0, 1)
+	return c, true
 }
 
 // gateOf returns the endpoint's gate, made on first use; s.mu is held.

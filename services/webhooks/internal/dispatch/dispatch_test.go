@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -33,6 +35,7 @@ const event = `{"schemaVersion":"case-event-v2","eventId":"evt_1","sequence":1,"
 
 type fixture struct {
 	ctx    context.Context
+	rdb    *redis.Client
 	eps    *store.Endpoints
 	dlv    *store.Deliveries
 	ring   *keys.Ring
@@ -46,9 +49,9 @@ func newFixture(t testing.TB, cfg dispatch.Config) *fixture {
 	require.NoError(t, err)
 	ring, err := keys.New(keys.DefaultConfig(dispatch.DefaultConfig().RetryHorizon()), ks...)
 	require.NoError(t, err)
-	f := &fixture{ctx: context.Background(), eps: store.NewEndpoints(rdb), dlv: store.NewDeliveries(rdb, store.DeliveriesConfig{Shards: 2, Retention: time.Hour}), ring: ring}
+	f := &fixture{ctx: context.Background(), rdb: rdb, eps: store.NewEndpoints(rdb), dlv: store.NewDeliveries(rdb, store.DeliveriesConfig{Shards: 2, Retention: time.Hour}), ring: ring}
 	policy := egress.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
-	client := egress.NewClient(egress.NewDialer(policy, nil, time.Second), cfg.Timeout)
+	client := egress.NewClient(egress.NewDialer(policy, nil, time.Second), cfg.Timeout, cfg.Concurrency)
 	f.sender = dispatch.New(cfg, f.dlv, f.eps, ring, client, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, delivery.NoJitter)
 	return f
 }
@@ -236,6 +239,141 @@ func TestNudgeSendsWithoutWaitingForThePoll(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a nudged sender did not send within 5 s")
 	}
+	cancel()
+	require.NoError(t, <-running)
+}
+
+// A backlog larger than the sender's concurrency drains at the speed of
+// the sends: Run claims again as soon as a batch of slots is free, not at
+// its next poll (here an hour away).
+func TestRunDrainsABacklogWithoutWaitingForThePoll(t *testing.T) {
+	cfg := dispatch.DefaultConfig()
+	cfg.Poll = time.Hour
+	cfg.Concurrency, cfg.Batch = 4, 2
+	cfg.Rate = delivery.Rate{PerSecond: 1e6, Burst: 1e6}
+	f := newFixture(t, cfg)
+	var received atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		received.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	const endpointCount, perEndpoint = 5, 6
+	for i := range endpointCount {
+		id := fmt.Sprintf("we_%d", i)
+		require.NoError(t, f.eps.Create(f.ctx, endpoints.New(id, acme, endpoints.Registration{URL: srv.URL + "/hook"}, time.Now())))
+		for j := range perEndpoint {
+			scheduleEvent(t, f, fmt.Sprintf("evt_%d_%d", i, j), id)
+		}
+	}
+	ctx, cancel := context.WithCancel(f.ctx)
+	running := make(chan error, 1)
+	go func() { running <- f.sender.Run(ctx) }()
+	require.Eventually(t, func() bool { return received.Load() == endpointCount*perEndpoint }, 10*time.Second, 5*time.Millisecond)
+	cancel()
+	require.NoError(t, <-running)
+}
+
+// A delivery whose endpoint has its in-flight bound reached waits on the
+// replica for the endpoint's next send to end; it is sent then, on its
+// first attempt, not put back on the schedule for a second and left to
+// the next poll (here an hour away).
+func TestABusyEndpointsDeliveriesWaitForItsSendsInsteadOfTheSchedule(t *testing.T) {
+	cfg := dispatch.DefaultConfig()
+	cfg.Poll = time.Hour
+	cfg.PerEndpointInFlight = 2
+	cfg.Rate = delivery.Rate{PerSecond: 1e6, Burst: 1e6}
+	f := newFixture(t, cfg)
+	var inFlight, most atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		n := inFlight.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		time.Sleep(50 * time.Millisecond) // a slow endpoint, so the others queue
+		inFlight.Add(-1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	require.NoError(t, f.eps.Create(f.ctx, endpoints.New("we_slow", acme, endpoints.Registration{URL: srv.URL + "/hook"}, time.Now())))
+	ids := []string{}
+	for i := range 4 { // two in flight, two waiting
+		ids = append(ids, scheduleEvent(t, f, fmt.Sprintf("evt_%d", i), "we_slow"))
+	}
+	ctx, cancel := context.WithCancel(f.ctx)
+	running := make(chan error, 1)
+	go func() { running <- f.sender.Run(ctx) }()
+	require.Eventually(t, func() bool {
+		for _, id := range ids {
+			if d, err := f.dlv.Get(f.ctx, acme, id); err != nil || d.Status != store.StatusDelivered {
+				return false
+			}
+		}
+		return true
+	}, 5*time.Second, 5*time.Millisecond, "the waiting deliveries were sent when the first two ended")
+	cancel()
+	require.NoError(t, <-running)
+	assert.Equal(t, int64(2), most.Load(), "never more than the in-flight bound at once")
+	for _, id := range ids {
+		atts, err := f.dlv.Attempts(f.ctx, id)
+		require.NoError(t, err)
+		assert.Len(t, atts, 1, "one attempt, one POST")
+	}
+}
+
+// scheduleEvent schedules eventID's delivery to endpointID, due now, and
+// returns its id.
+func scheduleEvent(t *testing.T, f *fixture, eventID, endpointID string) string {
+	t.Helper()
+	now := time.Now()
+	ev := fmt.Sprintf(`{"schemaVersion":"case-event-v2","eventId":%q,"sequence":1,"type":"case.opened","occurredAt":"2026-11-23T12:00:00.000Z","caseId":"case_1","externalCaseId":"ext-1","actionRequired":false}`, eventID)
+	id := events.DeliveryID(eventID, endpointID)
+	_, err := f.dlv.Create(f.ctx, store.Delivery{ID: id, EventID: eventID, EventType: "case.opened", EndpointID: endpointID,
+		Tenant: acme.Tenant, Environment: acme.Environment, PartnerID: acme.PartnerID, Status: store.StatusScheduled, Trigger: store.TriggerScheduled,
+		CreatedAt: now, NextAttemptAt: now, Event: json.RawMessage(ev)})
+	require.NoError(t, err)
+	return id
+}
+
+// Sends held by a hanging endpoint do not stop the backlog from draining:
+// Run claims again whenever any slot is free, whatever the others hold
+// (here the hanging endpoint holds three of five slots, more than the
+// batch leaves free, for the whole 10 s timeout).
+func TestABacklogDrainsBesideAHangingEndpoint(t *testing.T) {
+	cfg := dispatch.DefaultConfig()
+	cfg.Poll = time.Hour
+	cfg.Concurrency, cfg.Batch, cfg.PerEndpointInFlight = 5, 4, 3
+	cfg.Rate = delivery.Rate{PerSecond: 1e6, Burst: 1e6}
+	f := newFixture(t, cfg)
+	release := make(chan struct{})
+	hanging := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(hanging.Close)
+	t.Cleanup(func() { close(release) })
+	var received atomic.Int64
+	fast := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		received.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(fast.Close)
+	require.NoError(t, f.eps.Create(f.ctx, endpoints.New("we_hang", acme, endpoints.Registration{URL: hanging.URL}, time.Now())))
+	require.NoError(t, f.eps.Create(f.ctx, endpoints.New("we_fast", acme, endpoints.Registration{URL: fast.URL}, time.Now())))
+	for i := range 3 {
+		scheduleEvent(t, f, fmt.Sprintf("evt_h%d", i), "we_hang")
+	}
+	time.Sleep(2 * time.Millisecond) // the hanging endpoint's deliveries are due first
+	const backlog = 20
+	for i := range backlog {
+		scheduleEvent(t, f, fmt.Sprintf("evt_f%d", i), "we_fast")
+	}
+	ctx, cancel := context.WithCancel(f.ctx)
+	running := make(chan error, 1)
+	go func() { running <- f.sender.Run(ctx) }()
+	require.Eventually(t, func() bool { return received.Load() == backlog }, 3*time.Second, 5*time.Millisecond,
+		"the backlog waited for the hanging endpoint's sends")
 	cancel()
 	require.NoError(t, <-running)
 }

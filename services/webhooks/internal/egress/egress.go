@@ -223,7 +223,12 @@ func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.
 // NewClient returns the client deliveries are sent with: the guarded
 // dialer, no proxy (a proxy would dial on our behalf, past the guard), no
 // redirects (a 3xx is returned as the response), and timeout per request.
-func NewClient(d *Dialer, timeout time.Duration) *http.Client {
+// It keeps up to idlePerHost connections to each host alive between sends:
+// the sender's concurrency, since every send in flight may go to one host
+// (many endpoints of a partner share it). Fewer makes a busy host's
+// connections close and open again with every burst: a dial, and a TLS
+// handshake, per delivery.
+func NewClient(d *Dialer, timeout time.Duration, idlePerHost int) *http.Client {
 	return &http.Client{
 		Timeout: timeout,
 		Transport: &http.Transport{
@@ -232,7 +237,8 @@ func NewClient(d *Dialer, timeout time.Duration) *http.Client {
 			ForceAttemptHTTP2:     true,
 			TLSHandshakeTimeout:   timeout,
 			ResponseHeaderTimeout: timeout,
-			MaxIdleConnsPerHost:   4,
+			MaxIdleConns:          max(100, idlePerHost),
+			MaxIdleConnsPerHost:   idlePerHost,
 			IdleConnTimeout:       90 * time.Second,
 		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },

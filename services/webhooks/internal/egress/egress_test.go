@@ -115,7 +115,7 @@ func partner(t *testing.T) (port string, hits *int) {
 func TestClientRefusesAHostnameResolvingToLoopbackAtDialTime(t *testing.T) {
 	port, hits := partner(t)
 	resolver := fakeResolver{"hooks.partner.test": {netip.MustParseAddr("127.0.0.1")}}
-	client := egress.NewClient(egress.NewDialer(egress.Policy{}, resolver, time.Second), 2*time.Second)
+	client := egress.NewClient(egress.NewDialer(egress.Policy{}, resolver, time.Second), 2*time.Second, 4)
 
 	_, err := client.Post("http://hooks.partner.test:"+port+"/hook", "application/json", nil)
 	require.Error(t, err)
@@ -136,7 +136,7 @@ func TestClientDialsAllowlistedAndNeverFollowsRedirects(t *testing.T) {
 	port, hits := partner(t)
 	resolver := fakeResolver{"hooks.partner.test": {netip.MustParseAddr("127.0.0.1")}}
 	policy := egress.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
-	client := egress.NewClient(egress.NewDialer(policy, resolver, time.Second), 2*time.Second)
+	client := egress.NewClient(egress.NewDialer(policy, resolver, time.Second), 2*time.Second, 4)
 
 	resp, err := client.Post("http://hooks.partner.test:"+port+"/hook", "application/json", nil)
 	require.NoError(t, err)

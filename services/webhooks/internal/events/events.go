@@ -123,9 +123,10 @@ type EndpointLister interface {
 	List(ctx context.Context, scope endpoints.Scope) ([]endpoints.Endpoint, error)
 }
 
-// DeliveryCreator stores and schedules deliveries, idempotently by id.
+// DeliveryCreator stores and schedules deliveries, idempotently by id, and
+// reports which were new.
 type DeliveryCreator interface {
-	Create(ctx context.Context, d store.Delivery) (bool, error)
+	CreateAll(ctx context.Context, ds []store.Delivery) ([]bool, error)
 }
 
 // Fanout turns consumed case events into scheduled deliveries.
@@ -167,7 +168,7 @@ func (f *Fanout) Handle(ctx context.Context, msg kafka.Message) error {
 		return fmt.Errorf("%w: %w", ErrInvalidEvent, err)
 	}
 	now := f.Now()
-	created := 0
+	var ds []store.Delivery
 	for _, r := range env.Recipients {
 		scope := endpoints.Scope{Tenant: r.Tenant, Environment: r.Environment, PartnerID: r.PartnerID}
 		eps, err := f.Endpoints.List(ctx, scope)
@@ -178,17 +179,23 @@ func (f *Fanout) Handle(ctx context.Context, msg kafka.Message) error {
 			if !e.Wants(body.Type) {
 				continue
 			}
-			d := store.Delivery{
+			ds = append(ds, store.Delivery{
 				ID: DeliveryID(body.EventID, e.ID), EventID: body.EventID, EventType: body.Type, EndpointID: e.ID,
 				Tenant: r.Tenant, Environment: r.Environment, PartnerID: r.PartnerID,
 				Status: store.StatusScheduled, Trigger: store.TriggerScheduled,
 				CreatedAt: now, NextAttemptAt: now, Event: json.RawMessage(compact.Bytes()),
-			}
-			isNew, err := f.Deliveries.Create(ctx, d)
-			if err != nil {
-				return fmt.Errorf("fanning out event %s: %w", body.EventID, err)
-			}
-			if isNew {
+			})
+		}
+	}
+	created := 0
+	if len(ds) > 0 {
+		// One round trip for all of the record's deliveries.
+		isNew, err := f.Deliveries.CreateAll(ctx, ds)
+		if err != nil {
+			return fmt.Errorf("fanning out event %s: %w", body.EventID, err)
+		}
+		for _, n := range isNew {
+			if n {
 				created++
 			}
 		}

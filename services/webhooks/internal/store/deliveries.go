@@ -128,27 +128,63 @@ return 1
 
 // Create stores a delivery and schedules its first attempt at its
 // NextAttemptAt. It is idempotent by id: a second call changes nothing and
-// reports created false. The partner index is written after, also
-// idempotently, so a crash between the two is repaired by the retry.
+// reports created false. The partner index is written too, also
+// idempotently, so a failure between the two is repaired by the retry.
 func (s *Deliveries) Create(ctx context.Context, d Delivery) (created bool, err error) {
-	b, err := json.Marshal(d)
+	all, err := s.CreateAll(ctx, []Delivery{d})
 	if err != nil {
-		return false, fmt.Errorf("encoding delivery %s: %w", d.ID, err)
+		return false, err
 	}
-	n := s.shardOf(d.ID)
-	res, err := createDeliveryScript.Run(ctx, s.rdb, []string{deliveryKey(n, d.ID), dueKey(n)},
-		b, d.NextAttemptAt.UnixMilli(), d.ID, s.cfg.Retention.Milliseconds()).Int()
-	if err != nil {
-		return false, fmt.Errorf("creating delivery %s: %w", d.ID, err)
+	return all[0], nil
+}
+
+// CreateAll creates each of ds as Create does, in one round trip: each
+// delivery's record and schedule entry in one Lua step, its partner index
+// entry beside it in the same pipeline. It reports which were new. An
+// error means some may not be stored or indexed: calling it again with the
+// same deliveries completes them and changes nothing else.
+func (s *Deliveries) CreateAll(ctx context.Context, ds []Delivery) ([]bool, error) {
+	type step struct {
+		keys []string
+		args []any
+		cmd  *redis.Cmd
 	}
-	idx := partnerDeliveriesKey(d.Scope())
-	pipe := s.rdb.TxPipeline()
-	pipe.ZAddNX(ctx, idx, redis.Z{Score: float64(d.CreatedAt.UnixMilli()), Member: d.ID})
-	pipe.ZRemRangeByScore(ctx, idx, "-inf", strconv.FormatInt(d.CreatedAt.Add(-s.cfg.Retention).UnixMilli(), 10))
-	if _, err := pipe.Exec(ctx); err != nil {
-		return false, fmt.Errorf("indexing delivery %s: %w", d.ID, err)
+	steps := make([]step, len(ds))
+	pipe := s.rdb.Pipeline()
+	for i, d := range ds {
+		b, err := json.Marshal(d)
+		if err != nil {
+			return nil, fmt.Errorf("encoding delivery %s: %w", d.ID, err)
+		}
+		n := s.shardOf(d.ID)
+		st := step{keys: []string{deliveryKey(n, d.ID), dueKey(n)},
+			args: []any{b, d.NextAttemptAt.UnixMilli(), d.ID, s.cfg.Retention.Milliseconds()}}
+		st.cmd = createDeliveryScript.EvalSha(ctx, pipe, st.keys, st.args...)
+		steps[i] = st
+		idx := partnerDeliveriesKey(d.Scope())
+		pipe.ZAddNX(ctx, idx, redis.Z{Score: float64(d.CreatedAt.UnixMilli()), Member: d.ID})
+		pipe.ZRemRangeByScore(ctx, idx, "-inf", strconv.FormatInt(d.CreatedAt.Add(-s.cfg.Retention).UnixMilli(), 10))
 	}
-	return res == 1, nil
+	cmds, _ := pipe.Exec(ctx) // each command carries its own error
+	for _, c := range cmds {
+		if c.Err() != nil && !redis.HasErrorPrefix(c.Err(), "NOSCRIPT") {
+			return nil, fmt.Errorf("creating deliveries: %w", c.Err())
+		}
+	}
+	created := make([]bool, len(ds))
+	for i, st := range steps {
+		cmd := st.cmd
+		if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+			// The server lost its script cache (a restart): Run loads it.
+			cmd = createDeliveryScript.Run(ctx, s.rdb, st.keys, st.args...)
+		}
+		res, err := cmd.Int()
+		if err != nil {
+			return nil, fmt.Errorf("creating delivery %s: %w", ds[i].ID, err)
+		}
+		created[i] = res == 1
+	}
+	return created, nil
 }
 
 // Get loads a delivery by id within scope; another scope's delivery is
@@ -262,14 +298,75 @@ return 1
 // schedule when its status is final. ErrLeaseLost means another sender
 // holds it now; nothing changed.
 func (s *Deliveries) Complete(ctx context.Context, token string, d Delivery, a *Attempt) error {
+	return s.CompleteAll(ctx, token, []Completion{{Delivery: d, Attempt: a}})[0]
+}
+
+// Completion is one delivery's new state and the attempt that led to it
+// (nil for none), as Complete takes them.
+type Completion struct {
+	Delivery Delivery
+	Attempt  *Attempt
+}
+
+// CompleteAll completes each of cs as Complete does, in one round trip:
+// every completion is its own atomic step under its own lease check, sent
+// together in a pipeline. It returns one error per completion, nil for
+// those that were recorded.
+func (s *Deliveries) CompleteAll(ctx context.Context, token string, cs []Completion) []error {
+	errs := make([]error, len(cs))
+	type queued struct {
+		i    int
+		keys []string
+		args []any
+	}
+	steps := make([]queued, 0, len(cs))
+	for i, c := range cs {
+		keys, args, err := s.completeStep(token, c)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		steps = append(steps, queued{i: i, keys: keys, args: args})
+	}
+	if len(steps) == 0 {
+		return errs
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.Cmd, len(steps))
+	for j, st := range steps {
+		cmds[j] = completeScript.EvalSha(ctx, pipe, st.keys, st.args...)
+	}
+	_, _ = pipe.Exec(ctx) // each command carries its own error
+	for j, st := range steps {
+		cmd := cmds[j]
+		if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+			// The server lost its script cache (a restart): Run loads it.
+			cmd = completeScript.Run(ctx, s.rdb, st.keys, st.args...)
+		}
+		id := cs[st.i].Delivery.ID
+		res, err := cmd.Int()
+		switch {
+		case err != nil:
+			errs[st.i] = fmt.Errorf("completing delivery %s: %w", id, err)
+		case res == 0:
+			errs[st.i] = ErrLeaseLost
+		}
+	}
+	return errs
+}
+
+// completeStep encodes one completion as the keys and arguments of
+// completeScript.
+func (s *Deliveries) completeStep(token string, c Completion) ([]string, []any, error) {
+	d := c.Delivery
 	b, err := json.Marshal(d)
 	if err != nil {
-		return fmt.Errorf("encoding delivery %s: %w", d.ID, err)
+		return nil, nil, fmt.Errorf("encoding delivery %s: %w", d.ID, err)
 	}
 	var ab []byte
-	if a != nil {
-		if ab, err = json.Marshal(a); err != nil {
-			return fmt.Errorf("encoding attempt of %s: %w", d.ID, err)
+	if c.Attempt != nil {
+		if ab, err = json.Marshal(c.Attempt); err != nil {
+			return nil, nil, fmt.Errorf("encoding attempt of %s: %w", d.ID, err)
 		}
 	}
 	next := ""
@@ -277,15 +374,8 @@ func (s *Deliveries) Complete(ctx context.Context, token string, d Delivery, a *
 		next = strconv.FormatInt(d.NextAttemptAt.UnixMilli(), 10)
 	}
 	n := s.shardOf(d.ID)
-	res, err := completeScript.Run(ctx, s.rdb, []string{deliveryKey(n, d.ID), attemptsKey(n, d.ID), dueKey(n)},
-		token, b, string(ab), next, d.ID, s.cfg.Retention.Milliseconds()).Int()
-	if err != nil {
-		return fmt.Errorf("completing delivery %s: %w", d.ID, err)
-	}
-	if res == 0 {
-		return ErrLeaseLost
-	}
-	return nil
+	return []string{deliveryKey(n, d.ID), attemptsKey(n, d.ID), dueKey(n)},
+		[]any{token, b, string(ab), next, d.ID, s.cfg.Retention.Milliseconds()}, nil
 }
 
 // Filter narrows a listing. Zero fields match everything.

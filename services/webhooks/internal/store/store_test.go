@@ -179,3 +179,90 @@ func TestDeliveryListFiltersAndPages(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, page)
 }
+
+// CompleteAll writes a group of completions in one round trip, each under
+// its own lease: one whose lease was taken changes nothing, the others are
+// recorded. A server that lost its scripts (a restart) is answered too.
+func TestCompleteAllChecksEachLeaseAndSurvivesAScriptFlush(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.NewClient(t)
+	s := store.NewDeliveries(rdb, store.DeliveriesConfig{Shards: 1, Retention: time.Hour})
+	for _, id := range []string{"dlv_a", "dlv_b", "dlv_c"} {
+		_, err := s.Create(ctx, newDelivery(id, "we_1", store.StatusScheduled, t0))
+		require.NoError(t, err)
+	}
+	mine, err := s.Claim(ctx, 0, t0, time.Minute, 2, "mine")
+	require.NoError(t, err)
+	require.Len(t, mine, 2)
+	theirs, err := s.Claim(ctx, 0, t0, time.Minute, 1, "theirs")
+	require.NoError(t, err)
+	require.Len(t, theirs, 1)
+	require.NoError(t, rdb.ScriptFlush(ctx).Err())
+
+	done, retry, taken := mine[0], mine[1], theirs[0]
+	done.Attempts, done.Status = 1, store.StatusDelivered
+	retry.Attempts, retry.NextAttemptAt = 1, t0.Add(2*time.Minute)
+	taken.Attempts, taken.Status = 1, store.StatusDelivered
+	errs := s.CompleteAll(ctx, "mine", []store.Completion{
+		{Delivery: done, Attempt: &store.Attempt{Number: 1, Status: 204, Outcome: "success"}},
+		{Delivery: taken, Attempt: &store.Attempt{Number: 1, Status: 204, Outcome: "success"}},
+		{Delivery: retry, Attempt: &store.Attempt{Number: 1, Status: 503, Outcome: "failure"}},
+	})
+	require.Len(t, errs, 3)
+	assert.NoError(t, errs[0])
+	assert.ErrorIs(t, errs[1], store.ErrLeaseLost)
+	assert.NoError(t, errs[2])
+
+	for id, want := range map[string]struct {
+		status   string
+		attempts int
+	}{done.ID: {store.StatusDelivered, 1}, retry.ID: {store.StatusScheduled, 1}, taken.ID: {store.StatusScheduled, 0}} {
+		d, err := s.Get(ctx, acme, id)
+		require.NoError(t, err)
+		assert.Equal(t, want.status, d.Status, id)
+		atts, err := s.Attempts(ctx, id)
+		require.NoError(t, err)
+		assert.Len(t, atts, want.attempts, id)
+	}
+	got, err := s.Claim(ctx, 0, t0.Add(2*time.Minute), time.Minute, 10, "later")
+	require.NoError(t, err)
+	ids := []string{}
+	for _, d := range got {
+		ids = append(ids, d.ID)
+	}
+	assert.ElementsMatch(t, []string{retry.ID, taken.ID}, ids, "the retry comes due; the delivered one left the schedule; the other sender's lease lapsed")
+}
+
+// CreateAll stores and schedules a record's deliveries in one round trip,
+// idempotently by id, indexed for the partner, and after a script flush.
+func TestCreateAllIsIdempotentAndIndexes(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.NewClient(t)
+	s := store.NewDeliveries(rdb, store.DeliveriesConfig{Shards: 4, Retention: time.Hour})
+	_, err := s.Create(ctx, newDelivery("dlv_b", "we_2", store.StatusScheduled, t0))
+	require.NoError(t, err)
+	require.NoError(t, rdb.ScriptFlush(ctx).Err())
+
+	created, err := s.CreateAll(ctx, []store.Delivery{
+		newDelivery("dlv_a", "we_1", store.StatusScheduled, t0),
+		newDelivery("dlv_b", "we_2", store.StatusScheduled, t0),
+		newDelivery("dlv_c", "we_3", store.StatusScheduled, t0.Add(time.Millisecond)),
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []bool{true, false, true}, created)
+
+	listed, _, err := s.List(ctx, acme, store.Filter{}, nil, 10)
+	require.NoError(t, err)
+	ids := []string{}
+	for _, d := range listed {
+		ids = append(ids, d.ID)
+	}
+	assert.ElementsMatch(t, []string{"dlv_a", "dlv_b", "dlv_c"}, ids)
+	due := 0
+	for n := range s.Shards() {
+		got, err := s.Claim(ctx, n, t0.Add(time.Second), time.Minute, 10, "tok")
+		require.NoError(t, err)
+		due += len(got)
+	}
+	assert.Equal(t, 3, due, "each scheduled once")
+}
