@@ -36,12 +36,19 @@ type Option func(*config)
 type config struct {
 	location []string
 	http     []string
+	workers  int
 }
 
 // LocationDirective adds a directive to the proxying location, such as
 // "proxy_read_timeout 5s;". Without any, nginx proxies with its defaults.
 func LocationDirective(d string) Option {
 	return func(c *config) { c.location = append(c.location, d) }
+}
+
+// Workers runs n worker processes instead of one, as a deployment sized
+// for its cores would (benchmarks comparing proxies on the same machine).
+func Workers(n int) Option {
+	return func(c *config) { c.workers = n }
 }
 
 // HTTPDirective adds a directive to the http block, such as a log format.
@@ -73,7 +80,7 @@ func Start(tb testing.TB, upstream string, opts ...Option) *Server {
 	if bin == "" {
 		tb.Skip("nginx is not installed (Debian: apt-get install nginx-light); skipping the test behind a real ingress")
 	}
-	var c config
+	c := config{workers: 1}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -130,7 +137,7 @@ func (s *Server) render(upstream string, port int, c config) string {
 	}
 	fmt.Fprintf(&b, `daemon off;
 master_process on;
-worker_processes 1;
+worker_processes %[6]d;
 pid %[1]s/nginx.pid;
 error_log %[1]s/error.log warn;
 events { worker_connections 512; }
@@ -159,7 +166,7 @@ http {
         }
     }
 }
-`, s.Dir, upstream, port, indent(c.http, "    "), indent(c.location, "            "))
+`, s.Dir, upstream, port, indent(c.http, "    "), indent(c.location, "            "), c.workers)
 	return b.String()
 }
 

@@ -507,7 +507,7 @@ func (cs *Console) compatibility(c *gin.Context, s *session) {
 		if route != nil {
 			r.Family, r.Successor = string(route.Family), route.Successor
 			if w := pol.Window(route.Family); pol.Enabled && route.Eligible && w != nil && !w.GA.IsZero() {
-				r.Sunset = w.End(append(credIDs(creds, s.Link.Scope), s.Link.Scope.PartnerID))
+				r.Sunset = w.RouteEnd(route, append(credIDs(creds, s.Link.Scope), s.Link.Scope.PartnerID))
 				r.Status = "fix by " + r.Sunset.UTC().Format(time.DateOnly)
 				if !cs.now().Before(r.Sunset) {
 					r.Status = "past its Sunset of " + r.Sunset.UTC().Format(time.DateOnly) + ": calls may be refused with 410; fix now"

@@ -10,6 +10,7 @@ package inventory
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
 )
@@ -55,6 +56,12 @@ type Route struct {
 	Owner    routing.Owner
 	// Why explains a row that is not eligible although it has a successor.
 	Why string
+	// Since is the day (YYYY-MM-DD, UTC) the route joined its family, when
+	// that was after the family's general availability: the route's window
+	// then starts on that day, not at GA, so a capability added later gets
+	// a whole window of its own instead of inheriting what has elapsed of
+	// its family's. "" (every row so far) means since the family's GA.
+	Since string
 }
 
 // Listed reports whether the row covers method.
@@ -96,66 +103,67 @@ var (
 // Routes is the inventory. The first part is the spec's "Route inventory
 // (existing route to canonical replacement)", one row per earlier path and
 // method set; the second its "Existing routes with no canonical
-// equivalent".
+// equivalent". The columns are Route's fields in order; the last, Since,
+// is "" for every route present at its family's general availability.
 var Routes = []Route{
-	{"/api/disputes/{id}", get, WebsiteCases, "/api/cases/{id}", true, routing.Cases, ""},
-	{"/api/v2/cases/{caseId}", get, V2Cases, "/api/cases/{id}", true, routing.Cases, ""},
-	{"/api/disputes/{id}/ai-configuration-challenges", post, WebsiteCases, "/api/cases/{id}/ai-configuration-challenges", true, routing.Cases, ""},
-	{"/api/disputes/{id}/answer", post, WebsiteCases, "/api/cases/{id}/answer", true, routing.Cases, ""},
-	{"/api/v2/cases/{caseId}/answer", post, V2Cases, "/api/cases/{id}/answer", true, routing.Cases, ""},
-	{"/api/disputes/{id}/appeal", getPost, WebsiteCases, "/api/cases/{id}/appeals", true, routing.Cases, ""},
-	{"/api/disputes/{id}/appeal/answer", post, WebsiteCases, "/api/cases/{id}/appeals/{appealId}/answers", false, routing.Cases, whyAppealID},
-	{"/api/disputes/{id}/decision", get, WebsiteCases, "/api/cases/{id}/award", true, routing.Cases, ""},
-	{"/api/v2/cases/{caseId}/award", get, V2Cases, "/api/cases/{id}/award", true, routing.Cases, ""},
-	{"/api/v2/cases/{caseId}/award/artifacts/json/attestation", get, V2Cases, "/api/cases/{id}/award/artifacts/json/attestation", true, routing.Cases, ""},
-	{"/api/v2/cases/{caseId}/award/artifacts/{kind}", get, V2Cases, "/api/cases/{id}/award/artifacts/{kind}", true, routing.Cases, ""},
-	{"/api/disputes/{id}/evidence-processing", get, WebsiteCases, "/api/cases/{id}/evidence-processing", true, routing.Cases, ""},
-	{"/api/disputes/{id}/evidence-processing/{sourceId}/defects", post, WebsiteCases, "/api/cases/{id}/evidence-processing/{sourceId}/defects", true, routing.Cases, ""},
-	{"/api/disputes/{id}/evidence/{evidenceId}/challenge", getPost, WebsiteCases, "/api/cases/{id}/evidence/{evidenceId}/authenticity-challenges", true, routing.Cases, ""},
-	{"/api/v2/cases/{caseId}/evidence/{evidenceId}/authenticity-challenges", getPost, V2Cases, "/api/cases/{id}/evidence/{evidenceId}/authenticity-challenges", true, routing.Cases, ""},
-	{"/api/disputes/{id}/invite", post, WebsiteCases, "/api/cases/{id}/invitations", true, routing.Cases, ""},
-	{"/api/v2/cases/{caseId}/respondent-handoff", post, V2Cases, "/api/cases/{id}/invitations", true, routing.Cases, ""},
-	{"/api/disputes/{id}/messages", messaging, WebsiteCases, "/api/cases/{id}/messages", true, routing.Cases, ""},
-	{"/api/v2/cases/{caseId}/messages", messaging, V2Cases, "/api/cases/{id}/messages", true, routing.Cases, ""},
-	{"/api/disputes/{id}/post-award-request", post, WebsiteCases, "/api/cases/{id}/post-award-requests", true, routing.Cases, ""},
-	{"/api/disputes/{id}/record-bundle", get, WebsiteCases, "/api/cases/{id}/record-bundle", true, routing.Cases, ""},
-	{"/api/v2/cases/{caseId}/record-bundle", get, V2Cases, "/api/cases/{id}/record-bundle", true, routing.Cases, ""},
-	{"/api/disputes/{id}/representatives", messaging, WebsiteCases, "/api/cases/{id}/representatives", true, routing.Cases, ""},
-	{"/api/disputes/{id}/restatement", get, WebsiteCases, "/api/cases/{id}/record-summary", true, routing.Cases, ""},
-	{"/api/disputes/{id}/restatement", post, WebsiteCases, "", false, routing.Cases, whyBodyAction},
-	{"/api/disputes/{id}/submissions", getPost, WebsiteCases, "/api/cases/{id}/submissions", true, routing.Cases, ""},
-	{"/api/disputes/{id}/submissions", patch, WebsiteCases, "/api/cases/{id}/submissions/{submissionId}", false, routing.Cases, whySubmissionID},
-	{"/api/v2/cases/{caseId}/submissions", getPost, V2Cases, "/api/cases/{id}/submissions", true, routing.Cases, ""},
-	{"/api/v2/cases/{caseId}/submissions", patch, V2Cases, "/api/cases/{id}/submissions/{submissionId}", false, routing.Cases, whySubmissionID},
-	{"/api/v2/authorizations/authority-grants", grants, V2Filings, "/api/authorizations/authority-grants", true, routing.Filings, ""},
-	{"/api/v2/authorizations/consents", post, V2Filings, "/api/authorizations/consents", true, routing.Filings, ""},
-	{"/api/v2/case-drafts", post, V2Filings, "/api/filings", true, routing.Filings, ""},
-	{"/api/v2/case-drafts/{draftId}", get, V2Filings, "/api/filings/{id}", true, routing.Filings, ""},
-	{"/api/v2/case-drafts/{draftId}/confirmations", post, V2Filings, "/api/filings/{id}/confirmations", true, routing.Filings, ""},
-	{"/api/v2/cases/{caseId}/docket", get, V2Cases, "/api/cases/{id}/events", true, routing.Cases, ""},
-	{"/api/v2/cases/{caseId}/evaluation", get, V2Cases, "/api/cases/{id}/evaluation", true, routing.Cases, ""},
-	{"/api/v2/cases/{caseId}/evaluation/accept", post, V2Cases, "/api/cases/{id}/evaluation/accept", true, routing.Cases, ""},
-	{"/api/v2/cases/{caseId}/evidence-candidates", get, V2Cases, "/api/cases/{id}/evidence", true, routing.Cases, ""},
-	{"/api/v2/cases/{caseId}/participants", get, V2Cases, "/api/cases/{id}/participants", true, routing.Cases, ""},
-	{"/api/v2/cases/{caseId}/record-confirmations", post, V2Cases, "/api/cases/{id}/record-summary/confirmations", true, routing.Cases, ""},
-	{"/api/v2/cases/{caseId}/record-confirmations", get, V2Cases, "/api/cases/{id}/record-summary", true, routing.Cases, ""},
-	{"/api/v2/cases/{caseId}/settlement-binding", getPost, V2Cases, "/api/cases/{id}/settlement-binding", true, routing.Cases, ""},
-	{"/api/v2/cases/{caseId}/settlement-executions", nil, V2Cases, "/api/cases/{id}/settlement-executions", false, routing.Cases, whyExecutions},
+	{"/api/disputes/{id}", get, WebsiteCases, "/api/cases/{id}", true, routing.Cases, "", ""},
+	{"/api/v2/cases/{caseId}", get, V2Cases, "/api/cases/{id}", true, routing.Cases, "", ""},
+	{"/api/disputes/{id}/ai-configuration-challenges", post, WebsiteCases, "/api/cases/{id}/ai-configuration-challenges", true, routing.Cases, "", ""},
+	{"/api/disputes/{id}/answer", post, WebsiteCases, "/api/cases/{id}/answer", true, routing.Cases, "", ""},
+	{"/api/v2/cases/{caseId}/answer", post, V2Cases, "/api/cases/{id}/answer", true, routing.Cases, "", ""},
+	{"/api/disputes/{id}/appeal", getPost, WebsiteCases, "/api/cases/{id}/appeals", true, routing.Cases, "", ""},
+	{"/api/disputes/{id}/appeal/answer", post, WebsiteCases, "/api/cases/{id}/appeals/{appealId}/answers", false, routing.Cases, whyAppealID, ""},
+	{"/api/disputes/{id}/decision", get, WebsiteCases, "/api/cases/{id}/award", true, routing.Cases, "", ""},
+	{"/api/v2/cases/{caseId}/award", get, V2Cases, "/api/cases/{id}/award", true, routing.Cases, "", ""},
+	{"/api/v2/cases/{caseId}/award/artifacts/json/attestation", get, V2Cases, "/api/cases/{id}/award/artifacts/json/attestation", true, routing.Cases, "", ""},
+	{"/api/v2/cases/{caseId}/award/artifacts/{kind}", get, V2Cases, "/api/cases/{id}/award/artifacts/{kind}", true, routing.Cases, "", ""},
+	{"/api/disputes/{id}/evidence-processing", get, WebsiteCases, "/api/cases/{id}/evidence-processing", true, routing.Cases, "", ""},
+	{"/api/disputes/{id}/evidence-processing/{sourceId}/defects", post, WebsiteCases, "/api/cases/{id}/evidence-processing/{sourceId}/defects", true, routing.Cases, "", ""},
+	{"/api/disputes/{id}/evidence/{evidenceId}/challenge", getPost, WebsiteCases, "/api/cases/{id}/evidence/{evidenceId}/authenticity-challenges", true, routing.Cases, "", ""},
+	{"/api/v2/cases/{caseId}/evidence/{evidenceId}/authenticity-challenges", getPost, V2Cases, "/api/cases/{id}/evidence/{evidenceId}/authenticity-challenges", true, routing.Cases, "", ""},
+	{"/api/disputes/{id}/invite", post, WebsiteCases, "/api/cases/{id}/invitations", true, routing.Cases, "", ""},
+	{"/api/v2/cases/{caseId}/respondent-handoff", post, V2Cases, "/api/cases/{id}/invitations", true, routing.Cases, "", ""},
+	{"/api/disputes/{id}/messages", messaging, WebsiteCases, "/api/cases/{id}/messages", true, routing.Cases, "", ""},
+	{"/api/v2/cases/{caseId}/messages", messaging, V2Cases, "/api/cases/{id}/messages", true, routing.Cases, "", ""},
+	{"/api/disputes/{id}/post-award-request", post, WebsiteCases, "/api/cases/{id}/post-award-requests", true, routing.Cases, "", ""},
+	{"/api/disputes/{id}/record-bundle", get, WebsiteCases, "/api/cases/{id}/record-bundle", true, routing.Cases, "", ""},
+	{"/api/v2/cases/{caseId}/record-bundle", get, V2Cases, "/api/cases/{id}/record-bundle", true, routing.Cases, "", ""},
+	{"/api/disputes/{id}/representatives", messaging, WebsiteCases, "/api/cases/{id}/representatives", true, routing.Cases, "", ""},
+	{"/api/disputes/{id}/restatement", get, WebsiteCases, "/api/cases/{id}/record-summary", true, routing.Cases, "", ""},
+	{"/api/disputes/{id}/restatement", post, WebsiteCases, "", false, routing.Cases, whyBodyAction, ""},
+	{"/api/disputes/{id}/submissions", getPost, WebsiteCases, "/api/cases/{id}/submissions", true, routing.Cases, "", ""},
+	{"/api/disputes/{id}/submissions", patch, WebsiteCases, "/api/cases/{id}/submissions/{submissionId}", false, routing.Cases, whySubmissionID, ""},
+	{"/api/v2/cases/{caseId}/submissions", getPost, V2Cases, "/api/cases/{id}/submissions", true, routing.Cases, "", ""},
+	{"/api/v2/cases/{caseId}/submissions", patch, V2Cases, "/api/cases/{id}/submissions/{submissionId}", false, routing.Cases, whySubmissionID, ""},
+	{"/api/v2/authorizations/authority-grants", grants, V2Filings, "/api/authorizations/authority-grants", true, routing.Filings, "", ""},
+	{"/api/v2/authorizations/consents", post, V2Filings, "/api/authorizations/consents", true, routing.Filings, "", ""},
+	{"/api/v2/case-drafts", post, V2Filings, "/api/filings", true, routing.Filings, "", ""},
+	{"/api/v2/case-drafts/{draftId}", get, V2Filings, "/api/filings/{id}", true, routing.Filings, "", ""},
+	{"/api/v2/case-drafts/{draftId}/confirmations", post, V2Filings, "/api/filings/{id}/confirmations", true, routing.Filings, "", ""},
+	{"/api/v2/cases/{caseId}/docket", get, V2Cases, "/api/cases/{id}/events", true, routing.Cases, "", ""},
+	{"/api/v2/cases/{caseId}/evaluation", get, V2Cases, "/api/cases/{id}/evaluation", true, routing.Cases, "", ""},
+	{"/api/v2/cases/{caseId}/evaluation/accept", post, V2Cases, "/api/cases/{id}/evaluation/accept", true, routing.Cases, "", ""},
+	{"/api/v2/cases/{caseId}/evidence-candidates", get, V2Cases, "/api/cases/{id}/evidence", true, routing.Cases, "", ""},
+	{"/api/v2/cases/{caseId}/participants", get, V2Cases, "/api/cases/{id}/participants", true, routing.Cases, "", ""},
+	{"/api/v2/cases/{caseId}/record-confirmations", post, V2Cases, "/api/cases/{id}/record-summary/confirmations", true, routing.Cases, "", ""},
+	{"/api/v2/cases/{caseId}/record-confirmations", get, V2Cases, "/api/cases/{id}/record-summary", true, routing.Cases, "", ""},
+	{"/api/v2/cases/{caseId}/settlement-binding", getPost, V2Cases, "/api/cases/{id}/settlement-binding", true, routing.Cases, "", ""},
+	{"/api/v2/cases/{caseId}/settlement-executions", nil, V2Cases, "/api/cases/{id}/settlement-executions", false, routing.Cases, whyExecutions, ""},
 	// The spec names the website one only as "/api/disputes settlement
 	// executions"; the website's routes hang off the dispute id.
-	{"/api/disputes/{id}/settlement-executions", nil, WebsiteCases, "/api/cases/{id}/settlement-executions", false, routing.Cases, whyExecutions},
-	{"/api/v2/cases/{caseId}/termination-requests", post, V2Cases, "/api/cases/{id}/termination-requests", true, routing.Cases, ""},
-	{"/api/v2/cases/{caseId}/termination-requests/{requestId}/confirmations", post, V2Cases, "/api/cases/{id}/termination-requests/{requestId}/confirmations", true, routing.Cases, ""},
-	{"/api/v2/rules/current", get, V2Cases, "/api/rules/current", true, routing.Cases, ""},
-	{"/api/v2/webhooks/deliveries", get, V2Cases, "/api/webhooks/deliveries", true, routing.Webhooks, ""},
-	{"/api/v2/webhooks/deliveries/{deliveryId}", get, V2Cases, "/api/webhooks/deliveries/{id}", true, routing.Webhooks, ""},
-	{"/api/v2/webhooks/deliveries/{deliveryId}/replay", post, V2Cases, "/api/webhooks/deliveries/{id}/replay", true, routing.Webhooks, ""},
-	{"/api/v2/webhooks/endpoints", getPost, V2Cases, "/api/webhooks/endpoints", true, routing.Webhooks, ""},
-	{"/api/v2/fees/processor/checkout", post, V2Filings, "/api/fees/{feeId}/checkout", false, routing.Filings, whyFeeID},
+	{"/api/disputes/{id}/settlement-executions", nil, WebsiteCases, "/api/cases/{id}/settlement-executions", false, routing.Cases, whyExecutions, ""},
+	{"/api/v2/cases/{caseId}/termination-requests", post, V2Cases, "/api/cases/{id}/termination-requests", true, routing.Cases, "", ""},
+	{"/api/v2/cases/{caseId}/termination-requests/{requestId}/confirmations", post, V2Cases, "/api/cases/{id}/termination-requests/{requestId}/confirmations", true, routing.Cases, "", ""},
+	{"/api/v2/rules/current", get, V2Cases, "/api/rules/current", true, routing.Cases, "", ""},
+	{"/api/v2/webhooks/deliveries", get, V2Cases, "/api/webhooks/deliveries", true, routing.Webhooks, "", ""},
+	{"/api/v2/webhooks/deliveries/{deliveryId}", get, V2Cases, "/api/webhooks/deliveries/{id}", true, routing.Webhooks, "", ""},
+	{"/api/v2/webhooks/deliveries/{deliveryId}/replay", post, V2Cases, "/api/webhooks/deliveries/{id}/replay", true, routing.Webhooks, "", ""},
+	{"/api/v2/webhooks/endpoints", getPost, V2Cases, "/api/webhooks/endpoints", true, routing.Webhooks, "", ""},
+	{"/api/v2/fees/processor/checkout", post, V2Filings, "/api/fees/{feeId}/checkout", false, routing.Filings, whyFeeID, ""},
 
 	// Existing routes with no canonical equivalent: they stay on their
 	// URLs, never announced.
-	{"/api/disputes", nil, WebsiteCases, "", false, routing.Cases, whyNone},
+	{"/api/disputes", nil, WebsiteCases, "", false, routing.Cases, whyNone, ""},
 	website("additional-award"),
 	website("adjudicate"),
 	website("appeal/close-briefing"),
@@ -195,25 +203,25 @@ var Routes = []Route{
 	website("synthesize-opinion"),
 	website("termination"),
 	website("testimony-session"),
-	{"/api/partner-cases/{caseId}/respondent", nil, V2Cases, "", false, routing.Cases, whyNone},
-	{"/api/v2/ap2/resolution-requests", nil, V2Cases, "", false, routing.Cases, whyNone},
-	{"/api/v2/ap2/resolution-results/{caseId}", nil, V2Cases, "", false, routing.Cases, whyNone},
-	{"/api/v2/ucp/resolution-requests", nil, V2Cases, "", false, routing.Cases, whyNone},
-	{"/api/v2/ucp/resolution-results/{caseId}", nil, V2Cases, "", false, routing.Cases, whyNone},
-	{"/api/v2/cases/{caseId}/decision-status", nil, V2Cases, "", false, routing.Cases, whyNone},
-	{"/api/v2/cases/{caseId}/restatement", nil, V2Cases, "", false, routing.Cases, whyNone},
-	{"/api/v2/evidence-exports/notifications", nil, V2Cases, "", false, routing.Cases, whyNone},
-	{"/api/v2/evidence-exports/receipts/{eventId}", nil, V2Cases, "", false, routing.Cases, whyNone},
-	{"/api/v2/fee-referrals", nil, V2Filings, "", false, routing.Filings, whyNone},
-	{"/api/v2/fees/quote", nil, V2Filings, "", false, routing.Filings, whyNone},
-	{"/api/v2/filings/prepare", nil, V2Filings, "", false, routing.Filings, whyNone},
-	{"/api/v2/filings/{draftId}/confirm", nil, V2Filings, "", false, routing.Filings, whyNone},
-	{"/api/v2/integration", nil, V2Filings, "", false, routing.Filings, whyNone},
-	{"/api/v2/sponsorship-referrals", nil, V2Filings, "", false, routing.Filings, whyNone},
+	{"/api/partner-cases/{caseId}/respondent", nil, V2Cases, "", false, routing.Cases, whyNone, ""},
+	{"/api/v2/ap2/resolution-requests", nil, V2Cases, "", false, routing.Cases, whyNone, ""},
+	{"/api/v2/ap2/resolution-results/{caseId}", nil, V2Cases, "", false, routing.Cases, whyNone, ""},
+	{"/api/v2/ucp/resolution-requests", nil, V2Cases, "", false, routing.Cases, whyNone, ""},
+	{"/api/v2/ucp/resolution-results/{caseId}", nil, V2Cases, "", false, routing.Cases, whyNone, ""},
+	{"/api/v2/cases/{caseId}/decision-status", nil, V2Cases, "", false, routing.Cases, whyNone, ""},
+	{"/api/v2/cases/{caseId}/restatement", nil, V2Cases, "", false, routing.Cases, whyNone, ""},
+	{"/api/v2/evidence-exports/notifications", nil, V2Cases, "", false, routing.Cases, whyNone, ""},
+	{"/api/v2/evidence-exports/receipts/{eventId}", nil, V2Cases, "", false, routing.Cases, whyNone, ""},
+	{"/api/v2/fee-referrals", nil, V2Filings, "", false, routing.Filings, whyNone, ""},
+	{"/api/v2/fees/quote", nil, V2Filings, "", false, routing.Filings, whyNone, ""},
+	{"/api/v2/filings/prepare", nil, V2Filings, "", false, routing.Filings, whyNone, ""},
+	{"/api/v2/filings/{draftId}/confirm", nil, V2Filings, "", false, routing.Filings, whyNone, ""},
+	{"/api/v2/integration", nil, V2Filings, "", false, routing.Filings, whyNone, ""},
+	{"/api/v2/sponsorship-referrals", nil, V2Filings, "", false, routing.Filings, whyNone, ""},
 }
 
 func website(suffix string) Route {
-	return Route{"/api/disputes/{id}/" + suffix, nil, WebsiteCases, "", false, routing.Cases, whyNone}
+	return Route{"/api/disputes/{id}/" + suffix, nil, WebsiteCases, "", false, routing.Cases, whyNone, ""}
 }
 
 // MaxParamBytes bounds a path parameter the inventory matches. The
@@ -277,7 +285,8 @@ type node struct {
 }
 
 // NewIndex returns an index over routes. It fails on a row that cannot be
-// matched (a malformed pattern, an unknown family) and on two rows that
+// matched (a malformed pattern, an unknown family), on a since-date that
+// is not a YYYY-MM-DD day, and on two rows that
 // claim the same pattern and method.
 func NewIndex(routes []Route) (*Index, error) {
 	idx := &Index{root: &node{}}
@@ -288,6 +297,11 @@ func NewIndex(routes []Route) (*Index, error) {
 		}
 		if !r.Family.Valid() {
 			return nil, fmt.Errorf("inventory: %s: unknown family %q", r.Pattern, r.Family)
+		}
+		if r.Since != "" {
+			if d, err := time.Parse(time.DateOnly, r.Since); err != nil || d.Format(time.DateOnly) != r.Since {
+				return nil, fmt.Errorf("inventory: %s: since %q is not a YYYY-MM-DD day", r.Pattern, r.Since)
+			}
 		}
 		if r.Eligible {
 			if _, ok := (Match{Route: r, params: paramNames(r.Pattern)}).Successor(); !ok {

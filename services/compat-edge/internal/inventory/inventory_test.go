@@ -103,6 +103,10 @@ func TestNewIndexRefusesBadRows(t *testing.T) {
 		"an unknown family": {{Pattern: "/api/v2/cases", Family: "v3", Owner: routing.Cases}},
 		"eligible without a fillable successor": {{Pattern: "/api/v2/fees/processor/checkout", Methods: []string{"POST"},
 			Family: inventory.V2Filings, Successor: "/api/fees/{feeId}/checkout", Eligible: true, Owner: routing.Filings}},
+		"a since that is no day": {{Pattern: "/api/v2/cases/{caseId}/timeline", Methods: []string{"GET"},
+			Family: inventory.V2Cases, Successor: "/api/cases/{id}/events", Eligible: true, Owner: routing.Cases, Since: "2026-02-30"}},
+		"a since not in YYYY-MM-DD": {{Pattern: "/api/v2/cases/{caseId}/timeline", Methods: []string{"GET"},
+			Family: inventory.V2Cases, Successor: "/api/cases/{id}/events", Eligible: true, Owner: routing.Cases, Since: "2026-5-1"}},
 		"one method twice": {
 			{Pattern: "/api/v2/cases/{caseId}", Methods: []string{"GET"}, Family: inventory.V2Cases, Owner: routing.Cases},
 			{Pattern: "/api/v2/cases/{id}", Methods: []string{"GET", "POST"}, Family: inventory.V2Cases, Owner: routing.Cases},

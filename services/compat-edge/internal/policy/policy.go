@@ -178,9 +178,35 @@ type Window struct {
 
 // End is the window's end for an integration known by ids (its
 // credential's public id, its partner id): the base end, or the latest
-// approved extension among ids when later.
+// approved extension among ids when later. It is the end for the routes
+// present at general availability; RouteEnd is a route's own.
 func (w *Window) End(ids []string) time.Time {
-	end := w.GA.Time().Add(BaseWindow)
+	return w.endFrom(w.GA.Time(), ids)
+}
+
+// Start is when route's window starts: the family's general availability,
+// or the route's own since-date when the route joined the family later. A
+// capability added later does not inherit an elapsed window: it gets the
+// whole of its own.
+func (w *Window) Start(route *inventory.Route) time.Time {
+	start := w.GA.Time()
+	if route != nil && route.Since != "" {
+		if since, err := ParseDate(route.Since); err == nil && since.Time().After(start) {
+			start = since.Time() // inventory.NewIndex refuses a since that is no day
+		}
+	}
+	return start
+}
+
+// RouteEnd is the end of route's window for an integration known by ids:
+// its own start plus the base window, or the latest approved extension
+// among ids when later.
+func (w *Window) RouteEnd(route *inventory.Route, ids []string) time.Time {
+	return w.endFrom(w.Start(route), ids)
+}
+
+func (w *Window) endFrom(start time.Time, ids []string) time.Time {
+	end := start.Add(BaseWindow)
 	for _, id := range ids {
 		if d, ok := w.Extensions[id]; ok && d.Time().After(end) {
 			end = d.Time()
@@ -259,7 +285,10 @@ type Decision struct {
 	Brownout bool
 }
 
-// Decide returns what to do with a request to route at now. integrations
+// Decide returns what to do with a request to route at now, by the route's
+// own window (Start, RouteEnd): a route added after its family's general
+// availability is announced from its since-date, and neither a brownout
+// nor the retired stage refuses it before its own window ends. integrations
 // is asked only when the family has extensions, for the ids the request's
 // integration is known by; it is where the caller spends a credential
 // lookup. When it fails the request is announced with the base window but
@@ -278,9 +307,9 @@ func (p *Policy) Decide(route *inventory.Route, now time.Time, integrations func
 	if len(w.Extensions) > 0 && integrations != nil {
 		ids, unknown = integrations()
 	}
-	d := Decision{Announce: true, Deprecation: w.GA.Time(), Sunset: w.End(ids)}
+	d := Decision{Announce: true, Deprecation: w.Start(route), Sunset: w.RouteEnd(route, ids)}
 	if now.Before(d.Sunset) || unknown != nil {
-		return d // inside the window nothing is refused, whatever the stage
+		return d // inside the route's window nothing is refused, whatever the stage
 	}
 	switch w.Stage {
 	case Retired:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
 )
 
 func date(t *testing.T, s string) policy.Date {
@@ -171,6 +172,62 @@ func TestDecideNeverRefusesAnIntegrationItCannotRead(t *testing.T) {
 	require.Equal(t, policy.Decision{Announce: true, Deprecation: ga.Time(), Sunset: base}, got)
 	got = p.Decide(answer, base.Add(time.Hour), func() ([]string, error) { return []string{"cred_other"}, nil })
 	require.True(t, got.Refuse, "an integration read and without extension is refused")
+}
+
+// A capability added to the inventory after its family's window began does
+// not inherit the elapsed part: its window starts on its own since-date and
+// lasts the whole 180 days; it is neither browned out nor retired with the
+// routes present at general availability.
+func TestARouteAddedLaterGetsAWholeWindowOfItsOwn(t *testing.T) {
+	ga := date(t, "2026-01-15")
+	familyEnd := ga.Time().Add(policy.BaseWindow) // 2026-07-14
+	since := ga.Time().AddDate(0, 0, 100)         // 2026-04-25
+	ownEnd := since.Add(policy.BaseWindow)        // 2026-10-22
+	rows := []inventory.Route{
+		{Pattern: "/api/v2/cases/{caseId}", Methods: []string{"GET"}, Family: inventory.V2Cases,
+			Successor: "/api/cases/{id}", Eligible: true, Owner: routing.Cases},
+		{Pattern: "/api/v2/cases/{caseId}/timeline", Methods: []string{"GET"}, Family: inventory.V2Cases,
+			Successor: "/api/cases/{id}/events", Eligible: true, Owner: routing.Cases, Since: since.Format(time.DateOnly)},
+		{Pattern: "/api/v2/cases/{caseId}/history", Methods: []string{"GET"}, Family: inventory.V2Cases,
+			Successor: "/api/cases/{id}/events", Eligible: true, Owner: routing.Cases, Since: "2025-12-01"},
+	}
+	_, err := inventory.NewIndex(rows)
+	require.NoError(t, err)
+	original, added, older := &rows[0], &rows[1], &rows[2]
+	brownout := policy.Span{Start: familyEnd.Add(24 * time.Hour), End: familyEnd.Add(25 * time.Hour)}
+	resolve := func(stage policy.Stage, spans ...policy.Span) *policy.Policy {
+		return policy.Resolve(policy.Env{CanonicalRoutes: "true"}, map[inventory.Family]policy.Settings{inventory.V2Cases: {
+			GA: ga, Stage: stage, Brownouts: spans, Extensions: map[string]policy.Date{"cred_ext": date(t, "2026-08-01")},
+		}})
+	}
+	noIDs := func() ([]string, error) { return nil, nil }
+
+	got := resolve(policy.Warn).Decide(added, since, noIDs)
+	require.Equal(t, policy.Decision{Announce: true, Deprecation: since, Sunset: ownEnd}, got,
+		"announced with Sunset = since + 180 days, not GA + 180 days")
+	require.Equal(t, policy.Decision{Announce: true, Deprecation: ga.Time(), Sunset: familyEnd}, resolve(policy.Warn).Decide(original, since, noIDs))
+	require.Equal(t, policy.Decision{Announce: true, Deprecation: ga.Time(), Sunset: familyEnd}, resolve(policy.Warn).Decide(older, since, noIDs),
+		"a since-date before GA changes nothing")
+
+	retired := resolve(policy.Retired)
+	require.True(t, retired.Decide(original, familyEnd, noIDs).Refuse, "the family's routes retire at GA + 180 days")
+	require.Equal(t, policy.Decision{Announce: true, Deprecation: since, Sunset: ownEnd}, retired.Decide(added, familyEnd, noIDs),
+		"the route added later is not retired with them")
+	require.Equal(t, policy.Decision{Announce: true, Deprecation: since, Sunset: ownEnd, Refuse: true}, retired.Decide(added, ownEnd, noIDs),
+		"it retires at the end of its own window")
+
+	browning := resolve(policy.Brownout, brownout)
+	require.True(t, browning.Decide(original, brownout.Start, noIDs).Refuse)
+	require.False(t, browning.Decide(added, brownout.Start, noIDs).Refuse, "a brownout after the family's window is inside the added route's")
+
+	withExt := func() ([]string, error) { return []string{"cred_ext"}, nil }
+	require.Equal(t, ownEnd, retired.Decide(added, since, withExt).Sunset, "an extension earlier than the route's own end extends nothing")
+
+	w := retired.Window(inventory.V2Cases)
+	require.Equal(t, since, w.Start(added))
+	require.Equal(t, ga.Time(), w.Start(original))
+	require.Equal(t, ownEnd, w.RouteEnd(added, nil))
+	require.Equal(t, familyEnd, w.End(nil), "the family's own end is unchanged")
 }
 
 func TestSettingsValidate(t *testing.T) {

@@ -1,0 +1,191 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pcourt/pcourt/services/compat-edge/internal/httpapi"
+)
+
+// countingOwner is an owner that counts the connections the edge opens to it.
+type countingOwner struct {
+	*httptest.Server
+	conns atomic.Int64
+}
+
+func newCountingOwner(t *testing.T, h http.HandlerFunc) *countingOwner {
+	t.Helper()
+	o := &countingOwner{}
+	o.Server = httptest.NewUnstartedServer(h)
+	o.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			o.conns.Add(1)
+		}
+	}
+	o.Start()
+	t.Cleanup(o.Close)
+	return o
+}
+
+func exchange(t *testing.T, tr http.RoundTripper, method, url string, body []byte) (int, string) {
+	t.Helper()
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, r)
+	require.NoError(t, err)
+	resp, err := tr.RoundTrip(req)
+	require.NoError(t, err)
+	got, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	return resp.StatusCode, string(got)
+}
+
+func echoPath(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	_, _ = io.WriteString(w, r.Method+" "+r.URL.Path)
+}
+
+func TestTransportReusesOneConnectionForSequentialRequests(t *testing.T) {
+	owner := newCountingOwner(t, echoPath)
+	tr := httpapi.NewTransport()
+	for i := range 20 {
+		status, body := exchange(t, tr, http.MethodGet, owner.URL+"/api/cases/cs_1", nil)
+		require.Equal(t, http.StatusOK, status, "request %d", i)
+		require.Equal(t, "GET /api/cases/cs_1", body)
+	}
+	status, body := exchange(t, tr, http.MethodPost, owner.URL+"/api/cases", []byte(`{"a":1}`))
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, "POST /api/cases", body)
+	require.EqualValues(t, 1, owner.conns.Load(), "every exchange reused the first connection")
+}
+
+func TestTransportOpensNoMoreConnectionsThanRequestsInFlight(t *testing.T) {
+	owner := newCountingOwner(t, echoPath)
+	tr := httpapi.NewTransport()
+	const callers = 8
+	var wg sync.WaitGroup
+	for range callers {
+		wg.Go(func() {
+			for range 25 {
+				status, _ := exchange(t, tr, http.MethodGet, owner.URL+"/api/x", nil)
+				require.Equal(t, http.StatusOK, status)
+			}
+		})
+	}
+	wg.Wait()
+	require.LessOrEqual(t, owner.conns.Load(), int64(callers))
+}
+
+func TestTransportResendsAGetWhenTheOwnerClosedItsIdleConnection(t *testing.T) {
+	owner := newCountingOwner(t, echoPath)
+	tr := httpapi.NewTransport()
+	status, _ := exchange(t, tr, http.MethodGet, owner.URL+"/api/a", nil)
+	require.Equal(t, http.StatusOK, status)
+	owner.CloseClientConnections() // as an owner does when it restarts
+
+	status, body := exchange(t, tr, http.MethodGet, owner.URL+"/api/b", nil)
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, "GET /api/b", body)
+	require.EqualValues(t, 2, owner.conns.Load())
+}
+
+func TestTransportSendsABodyOnceAndOnlyOnALiveConnection(t *testing.T) {
+	var posts atomic.Int64
+	owner := newCountingOwner(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			posts.Add(1)
+		}
+		echoPath(w, r)
+	})
+	tr := httpapi.NewTransport()
+	status, _ := exchange(t, tr, http.MethodGet, owner.URL+"/api/a", nil)
+	require.Equal(t, http.StatusOK, status)
+	owner.CloseClientConnections()
+	time.Sleep(50 * time.Millisecond) // the close reaching the edge's socket, which nothing signals
+
+	status, body := exchange(t, tr, http.MethodPost, owner.URL+"/api/filings", []byte(`{"amount":1}`))
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, "POST /api/filings", body)
+	require.EqualValues(t, 1, posts.Load())
+}
+
+func TestTransportPassesOnAnOwnersEarlyRefusalOfALargeBody(t *testing.T) {
+	owner := newCountingOwner(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > 1<<10 {
+			w.WriteHeader(http.StatusRequestEntityTooLarge) // refused unread, as libs/httpserver does
+			return
+		}
+		echoPath(w, r)
+	})
+	tr := httpapi.NewTransport()
+	status, _ := exchange(t, tr, http.MethodPost, owner.URL+"/api/evidence", bytes.Repeat([]byte("a"), 8<<20))
+	require.Equal(t, http.StatusRequestEntityTooLarge, status)
+	status, body := exchange(t, tr, http.MethodPost, owner.URL+"/api/evidence", []byte("small"))
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, "POST /api/evidence", body)
+}
+
+func TestTransportClosesAConnectionWhoseBodyWasNotReadToTheEnd(t *testing.T) {
+	owner := newCountingOwner(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/big" {
+			_, _ = io.WriteString(w, strings.Repeat("x", 1<<20))
+			return
+		}
+		echoPath(w, r)
+	})
+	tr := httpapi.NewTransport()
+	req, _ := http.NewRequest(http.MethodGet, owner.URL+"/big", nil)
+	resp, err := tr.RoundTrip(req)
+	require.NoError(t, err)
+	_, err = resp.Body.Read(make([]byte, 10))
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close()) // the rest is never read: that connection cannot carry another exchange
+
+	status, body := exchange(t, tr, http.MethodGet, owner.URL+"/small", nil)
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, "GET /small", body)
+	require.EqualValues(t, 2, owner.conns.Load())
+}
+
+func TestTransportBoundsTheWaitForResponseHeaders(t *testing.T) {
+	release := make(chan struct{})
+	owner := newCountingOwner(t, func(w http.ResponseWriter, r *http.Request) {
+		<-release
+	})
+	defer close(release)
+	tr := httpapi.NewTransport()
+	tr.ResponseHeaderTimeout = 100 * time.Millisecond
+	req, _ := http.NewRequest(http.MethodGet, owner.URL+"/slow", nil)
+	_, err := tr.RoundTrip(req)
+	var ne net.Error
+	require.True(t, errors.As(err, &ne) && ne.Timeout(), "a timeout, got %v", err)
+}
+
+func TestTransportStopsWhenTheCallerGoesAway(t *testing.T) {
+	release := make(chan struct{})
+	owner := newCountingOwner(t, func(w http.ResponseWriter, r *http.Request) {
+		<-release
+	})
+	defer close(release)
+	tr := httpapi.NewTransport()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, owner.URL+"/slow", nil)
+	time.AfterFunc(100*time.Millisecond, cancel)
+	_, err := tr.RoundTrip(req)
+	require.ErrorIs(t, err, context.Canceled)
+}
