@@ -27,6 +27,7 @@ const (
 	TriggerScheduled = "scheduled"
 	TriggerManual    = "manual"
 	TriggerRecovery  = "recovery" // a replay made by a bulk recovery of an endpoint
+	TriggerTest      = "test"     // a test event the partner asked for
 )
 
 // Delivery is one event's delivery to one endpoint, as stored.
@@ -39,7 +40,7 @@ type Delivery struct {
 	Environment   string          `json:"environment"`
 	PartnerID     string          `json:"partnerId"`
 	Status        string          `json:"status"`
-	Trigger       string          `json:"trigger"`              // what created it: scheduled (an event), manual (a replay) or recovery
+	Trigger       string          `json:"trigger"`              // what created it: scheduled (an event), manual (a replay), recovery or test
 	ReplayOf      string          `json:"replayOf,omitempty"`   // the delivery a replay repeats
 	RecoveryID    string          `json:"recoveryId,omitempty"` // the recovery that made this replay
 	Attempts      int             `json:"attempts"`
@@ -260,7 +261,8 @@ return 1
 // the attempt (nil for none, when the delivery ends or waits without
 // sending) and reschedules it at d.NextAttemptAt, or drops it from the
 // schedule when its status is final. ErrLeaseLost means another sender
-// holds it now; nothing changed.
+// holds it now; nothing changed. A recorded attempt is also counted in its
+// endpoint's hourly health figures (EndpointFigures).
 func (s *Deliveries) Complete(ctx context.Context, token string, d Delivery, a *Attempt) error {
 	b, err := json.Marshal(d)
 	if err != nil {
@@ -284,6 +286,11 @@ func (s *Deliveries) Complete(ctx context.Context, token string, d Delivery, a *
 	}
 	if res == 0 {
 		return ErrLeaseLost
+	}
+	if a != nil {
+		// After the record: a lost count costs a health figure, never an
+		// attempt. The dispatcher logs the error.
+		return s.recordStats(ctx, d, *a)
 	}
 	return nil
 }

@@ -1,0 +1,197 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pcourt/pcourt/libs/webhook/signature"
+	"github.com/pcourt/pcourt/services/webhooks/internal/dispatch"
+	"github.com/pcourt/pcourt/services/webhooks/internal/egress"
+)
+
+// receiver is a partner's HTTP receiver that answers status and keeps
+// what it was sent.
+type receiver struct {
+	url    string
+	status atomic.Int32
+	mu     sync.Mutex
+	got    []received
+}
+
+type received struct {
+	header http.Header
+	body   []byte
+}
+
+func newReceiver(t testing.TB, status int) *receiver {
+	r := &receiver{}
+	r.status.Store(int32(status))
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		b, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		r.got = append(r.got, received{req.Header.Clone(), b})
+		r.mu.Unlock()
+		w.WriteHeader(int(r.status.Load()))
+	}))
+	t.Cleanup(ts.Close)
+	r.url = ts.URL + "/hook"
+	return r
+}
+
+// send runs one pass of a real sender over the stack's schedule.
+func (s *stack) send(t testing.TB) {
+	t.Helper()
+	policy := egress.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+	cfg := dispatch.DefaultConfig()
+	client := egress.NewClient(egress.NewDialer(policy, nil, time.Second), cfg.Timeout)
+	sender := dispatch.New(cfg, s.deliveries, s.endpoints, s.ring, client, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, nil)
+	sender.Poll(context.Background())
+	sender.Wait()
+}
+
+func TestTestEventsAreSignedDeliveriesCountedInTheHealth(t *testing.T) {
+	s := newStack(t)
+	rcv := newReceiver(t, http.StatusInternalServerError)
+	r := s.do(t, "POST", "/api/webhooks/endpoints", s.partner, map[string]any{"url": rcv.url, "eventTypes": []string{"opened"}}, idem()...)
+	require.Equal(t, http.StatusCreated, r.status, string(r.raw))
+	ep := r.data()["id"].(string)
+
+	r = s.do(t, "GET", "/api/webhooks/endpoints/"+ep+"/health", s.partner, nil)
+	require.Equal(t, http.StatusOK, r.status, string(r.raw))
+	h := r.data()
+	assert.EqualValues(t, 0, h["attempts"])
+	assert.Nil(t, h["successRate"], "no attempts, no rate")
+	assert.EqualValues(t, 0, h["consecutiveFailures"])
+	assert.NotContains(t, h, "disableAt")
+	assert.Equal(t, "private, no-store", r.header.Get("Cache-Control"))
+
+	// A test event of a type the endpoint does not subscribe to is still
+	// sent: the partner asked for it, to this endpoint.
+	r = s.do(t, "POST", "/api/webhooks/endpoints/"+ep+"/test", s.partner, map[string]any{"type": "answer_filed"}, idem()...)
+	require.Equal(t, http.StatusAccepted, r.status, string(r.raw))
+	d := r.data()
+	assert.Equal(t, "test", d["trigger"])
+	assert.Equal(t, "answer_filed", d["eventType"])
+	assert.Regexp(t, `^evt_test_[0-9a-f]{24}$`, d["eventId"])
+	assert.Equal(t, "/api/webhooks/deliveries/"+d["id"].(string), r.header.Get("Location"))
+
+	s.send(t)
+	require.Len(t, rcv.got, 1)
+	var body map[string]any
+	require.NoError(t, json.Unmarshal(rcv.got[0].body, &body))
+	assert.Equal(t, "case_test", body["caseId"])
+	assert.Equal(t, d["eventId"], body["eventId"])
+	assert.Equal(t, d["id"], body["deliveryId"])
+	jwks := s.do(t, "GET", "/api/webhooks/keys?environment=sandbox", "", nil)
+	set, err := signature.ParseJWKS(jwks.raw)
+	require.NoError(t, err)
+	_, err = signature.Verify(rcv.got[0].header, rcv.got[0].body, set.Lookup, time.Now(), 5*time.Minute)
+	require.NoError(t, err, "signed with a published key, as every delivery")
+
+	before := time.Now()
+	r = s.do(t, "GET", "/api/v2/webhooks/endpoints/"+ep+"/health", s.partner, nil)
+	require.Equal(t, http.StatusOK, r.status, string(r.raw))
+	h = r.data()
+	assert.EqualValues(t, 1, h["attempts"])
+	assert.EqualValues(t, 0, h["successes"])
+	assert.EqualValues(t, 0, h["successRate"])
+	assert.EqualValues(t, 1, h["consecutiveFailures"])
+	assert.EqualValues(t, 10, h["disableMinFailures"])
+	failingSince, err := time.Parse(time.RFC3339Nano, h["failingSince"].(string))
+	require.NoError(t, err)
+	disableAt, err := time.Parse(time.RFC3339Nano, h["disableAt"].(string))
+	require.NoError(t, err)
+	assert.Equal(t, 5*24*time.Hour, disableAt.Sub(failingSince), "the streak disables after five days of failures")
+	assert.WithinDuration(t, before, failingSince, 10*time.Second)
+	since, err := time.Parse(time.RFC3339Nano, h["since"].(string))
+	require.NoError(t, err)
+	assert.WithinDuration(t, before.Add(-23*time.Hour), since, time.Hour, "the last 24 clock hours")
+
+	rcv.status.Store(http.StatusNoContent)
+	r = s.do(t, "POST", "/api/webhooks/endpoints/"+ep+"/test", s.partner, map[string]any{}, idem()...)
+	require.Equal(t, http.StatusAccepted, r.status, string(r.raw))
+	assert.Equal(t, "opened", r.data()["eventType"], "no type: the catalogue's first")
+	s.send(t)
+	r = s.do(t, "GET", "/api/webhooks/endpoints/"+ep+"/health", s.partner, nil)
+	h = r.data()
+	assert.EqualValues(t, 2, h["attempts"])
+	assert.EqualValues(t, 1, h["successes"])
+	assert.EqualValues(t, 0.5, h["successRate"])
+	assert.EqualValues(t, 1, h["consecutiveFailures"], "one success does not end a streak; three in a row do")
+	assert.Positive(t, h["latencyP95Ms"])
+}
+
+func TestTestEventAndHealthRefusals(t *testing.T) {
+	s := newStack(t)
+	r := s.do(t, "POST", "/api/webhooks/endpoints", s.partner, map[string]any{"url": "https://hooks.partner.example/"}, idem()...)
+	require.Equal(t, http.StatusCreated, r.status)
+	ep := r.data()["id"].(string)
+
+	for _, tc := range []struct {
+		name, method, path, token string
+		body                      any
+		status                    int
+		code                      string
+	}{
+		{"another partner's health", "GET", "/health", s.other, nil, 404, "endpoint_not_found"},
+		{"the other environment's health", "GET", "/health", s.live, nil, 404, "endpoint_not_found"},
+		{"another partner's test", "POST", "/test", s.other, map[string]any{}, 404, "endpoint_not_found"},
+		{"unknown type", "POST", "/test", s.partner, map[string]any{"type": "case.exploded"}, 400, "invalid_test_event"},
+		{"unknown member", "POST", "/test", s.partner, map[string]any{"type": "opened", "caseId": "c1"}, 400, "unknown_field"},
+		{"no body", "POST", "/test", s.partner, nil, 400, "empty_body"},
+		{"claimant agent", "POST", "/test", s.claimant, map[string]any{}, 403, "forbidden"},
+		{"no credential", "GET", "/health", "", nil, 401, "unauthenticated"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := s.do(t, tc.method, "/api/webhooks/endpoints/"+ep+tc.path, tc.token, tc.body, idem()...)
+			assert.Equal(t, tc.status, r.status, string(r.raw))
+			assert.Equal(t, tc.code, r.body["code"])
+			assert.Equal(t, "application/problem+json", r.header.Get("Content-Type"))
+		})
+	}
+	r = s.do(t, "POST", "/api/webhooks/endpoints/"+ep+"/test", s.partner, map[string]any{})
+	assert.Equal(t, "idempotency_key_missing", r.body["code"])
+
+	s.do(t, "POST", "/api/webhooks/endpoints/"+ep+"/disable", s.partner, nil)
+	r = s.do(t, "POST", "/api/webhooks/endpoints/"+ep+"/test", s.partner, map[string]any{}, idem()...)
+	assert.Equal(t, http.StatusConflict, r.status)
+	assert.Equal(t, "endpoint_disabled", r.body["code"])
+
+	r = s.do(t, "GET", "/api/webhooks/deliveries", s.partner, nil)
+	assert.Empty(t, r.body["data"], "no refusal scheduled anything")
+}
+
+// "Re-enable and replay what failed" is one request: enable: true turns a
+// disabled endpoint on before the recovery starts.
+func TestRecoverCanEnableTheEndpointFirst(t *testing.T) {
+	s := newStack(t)
+	r := s.do(t, "POST", "/api/webhooks/endpoints", s.partner, map[string]any{"url": "https://hooks.partner.example/"}, idem()...)
+	require.Equal(t, http.StatusCreated, r.status)
+	ep := r.data()["id"].(string)
+	s.do(t, "POST", "/api/webhooks/endpoints/"+ep+"/disable", s.partner, nil)
+	since := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+
+	r = s.do(t, "POST", "/api/webhooks/endpoints/"+ep+"/recover", s.other, map[string]any{"since": since, "enable": true}, idem()...)
+	assert.Equal(t, http.StatusNotFound, r.status, "another partner's endpoint")
+	r = s.do(t, "POST", "/api/webhooks/endpoints/"+ep+"/recover", s.partner, map[string]any{"since": "soon", "enable": true}, idem()...)
+	assert.Equal(t, http.StatusBadRequest, r.status)
+	r = s.do(t, "GET", "/api/webhooks/endpoints/"+ep, s.partner, nil)
+	assert.Equal(t, "disabled_by_partner", r.data()["status"], "a refused recovery enables nothing")
+
+	r = s.do(t, "POST", "/api/webhooks/endpoints/"+ep+"/recover", s.partner, map[string]any{"since": since, "enable": true}, idem()...)
+	require.Equal(t, http.StatusAccepted, r.status, string(r.raw))
+	r = s.do(t, "GET", "/api/webhooks/endpoints/"+ep, s.partner, nil)
+	assert.Equal(t, "enabled", r.data()["status"])
+}
