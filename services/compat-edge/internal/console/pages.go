@@ -148,7 +148,11 @@ func (cs *Console) replay(c *gin.Context, s *session) {
 
 type endpointRow struct {
 	endpoint
+	Health         endpointHealth
 	RecentFailures []delivery
+	// RecoverSince is the start of the failed window the one-step
+	// recovery offers: the failing streak's first failure.
+	RecoverSince string
 }
 
 type endpointsView struct {
@@ -156,8 +160,8 @@ type endpointsView struct {
 	EventTypes []string
 }
 
-// endpoints lists the endpoints with their recent failed deliveries, and
-// the form that registers one.
+// endpoints lists the endpoints with their health and recent failed
+// deliveries, and the form that registers one.
 func (cs *Console) endpoints(c *gin.Context, s *session) {
 	ctx := c.Request.Context()
 	var eps struct {
@@ -169,6 +173,15 @@ func (cs *Console) endpoints(c *gin.Context, s *session) {
 	}
 	v := endpointsView{EventTypes: eventTypes}
 	for _, e := range eps.Data {
+		row := endpointRow{endpoint: e}
+		var health struct {
+			Data endpointHealth `json:"data"`
+		}
+		if err := cs.client.call(ctx, s.bearer, http.MethodGet, webhooksAPI+"/endpoints/"+e.ID+"/health", nil, nil, "", &health); err != nil {
+			cs.apiRefusal(c, s, err, cs.path("/endpoints"))
+			return
+		}
+		row.Health = health.Data
 		var failed struct {
 			Data []delivery `json:"data"`
 		}
@@ -177,9 +190,63 @@ func (cs *Console) endpoints(c *gin.Context, s *session) {
 			cs.apiRefusal(c, s, err, cs.path("/endpoints"))
 			return
 		}
-		v.Endpoints = append(v.Endpoints, endpointRow{endpoint: e, RecentFailures: failed.Data})
+		row.RecentFailures = failed.Data
+		if since, ok := failedWindowStart(e, row.Health, failed.Data, cs.now()); ok {
+			row.RecoverSince = since.Format(windowLayout)
+		}
+		v.Endpoints = append(v.Endpoints, row)
 	}
 	cs.render(c, http.StatusOK, "endpoints", cs.frame(c, s, "endpoints", v))
+}
+
+// failedWindowStart is where the failed window of an endpoint begins: the
+// first failure of its current streak, else of the streak that disabled it,
+// else its oldest recent failed delivery; false when nothing failed. It is
+// kept within the API's 7-day recovery window.
+func failedWindowStart(e endpoint, h endpointHealth, failed []delivery, now time.Time) (time.Time, bool) {
+	var since time.Time
+	switch {
+	case h.FailingSince != nil:
+		since = *h.FailingSince
+	case len(e.OperationalEvents) > 0 && e.Status != "enabled":
+		ev := e.OperationalEvents[len(e.OperationalEvents)-1]
+		since = ev.At
+		if ev.FailingSince != nil {
+			since = *ev.FailingSince
+		}
+	case len(failed) > 0:
+		since = failed[len(failed)-1].CreatedAt
+	default:
+		return time.Time{}, false
+	}
+	// The window is [since, until) to the second: start a second early so
+	// the first failure's own delivery is inside it.
+	since = since.UTC().Truncate(time.Second).Add(-time.Second)
+	if oldest := now.Add(-maxRecoveryWindow + time.Minute).UTC().Truncate(time.Second); since.Before(oldest) {
+		since = oldest
+	}
+	return since, true
+}
+
+// maxRecoveryWindow is the webhooks API's longest recovery window.
+const maxRecoveryWindow = 7 * 24 * time.Hour
+
+// chosenEventTypes reads the event-type picker of a form: the types chosen,
+// or every type when none is and the "every type" box is ticked. ok is
+// false, with the refusal, otherwise.
+func (cs *Console) chosenEventTypes(f url.Values, back string) ([]string, *refusal) {
+	types := f["eventTypes"]
+	for _, t := range types {
+		if !contains(eventTypes, t) {
+			return nil, &refusal{Status: http.StatusBadRequest, Code: "unknown_event_type", Back: back,
+				Title: "Unknown event type", Detail: fmt.Sprintf("%q is not a case event type. Nothing was changed.", t)}
+		}
+	}
+	if len(types) == 0 && f.Get("allTypes") != "yes" {
+		return nil, &refusal{Status: http.StatusBadRequest, Code: "all_types_unconfirmed", Back: back,
+			Title: "Choose event types", Detail: "No event type was chosen, which subscribes the endpoint to every type, now and future. Tick the confirmation to do that, or choose types. Nothing was changed."}
+	}
+	return types, nil
 }
 
 // createEndpoint registers an endpoint through POST /api/webhooks/endpoints.
@@ -192,17 +259,9 @@ func (cs *Console) createEndpoint(c *gin.Context, s *session) {
 		cs.refuse(c, s, refusalBadForm(fmt.Errorf("bad key")))
 		return
 	}
-	types := f["eventTypes"]
-	for _, t := range types {
-		if !contains(eventTypes, t) {
-			cs.refuse(c, s, refusal{Status: http.StatusBadRequest, Code: "unknown_event_type", Back: cs.path("/endpoints"),
-				Title: "Unknown event type", Detail: fmt.Sprintf("%q is not a case event type. Nothing was created.", t)})
-			return
-		}
-	}
-	if len(types) == 0 && f.Get("allTypes") != "yes" {
-		cs.refuse(c, s, refusal{Status: http.StatusBadRequest, Code: "all_types_unconfirmed", Back: cs.path("/endpoints"),
-			Title: "Choose event types", Detail: "No event type was chosen, which subscribes the endpoint to every type, now and future. Tick the confirmation to do that, or choose types. Nothing was created."})
+	types, bad := cs.chosenEventTypes(f, cs.path("/endpoints"))
+	if bad != nil {
+		cs.refuse(c, s, *bad)
 		return
 	}
 	body := map[string]any{"url": strings.TrimSpace(f.Get("url")), "description": f.Get("description")}
@@ -237,14 +296,102 @@ func (cs *Console) setEnabled(enable bool) func(*gin.Context, *session) {
 	}
 }
 
+type editView struct {
+	Endpoint   endpoint
+	EventTypes []string
+	Chosen     map[string]bool
+}
+
+// editEndpoint shows an endpoint's form: URL, description and the event
+// types, the current ones ticked.
+func (cs *Console) editEndpoint(c *gin.Context, s *session) {
+	id := c.Param("id")
+	if !validID(id) {
+		cs.refuse(c, s, refusal{Status: http.StatusNotFound, Code: "not_found", Title: "No such endpoint", Detail: "That is not an endpoint id.", Back: cs.path("/endpoints")})
+		return
+	}
+	var ep struct {
+		Data endpoint `json:"data"`
+	}
+	if err := cs.client.call(c.Request.Context(), s.bearer, http.MethodGet, webhooksAPI+"/endpoints/"+id, nil, nil, "", &ep); err != nil {
+		cs.apiRefusal(c, s, err, cs.path("/endpoints"))
+		return
+	}
+	v := editView{Endpoint: ep.Data, EventTypes: eventTypes, Chosen: map[string]bool{}}
+	for _, t := range ep.Data.EventTypes {
+		v.Chosen[t] = true
+	}
+	cs.render(c, http.StatusOK, "edit", cs.frame(c, s, "endpoints", v))
+}
+
+// updateEndpoint changes an endpoint through PATCH /api/webhooks/endpoints/{id}:
+// the URL, the description and the event types (every type, [], only when
+// the form confirms it).
+func (cs *Console) updateEndpoint(c *gin.Context, s *session) {
+	id := c.Param("id")
+	if !validID(id) {
+		cs.refuse(c, s, refusalBadForm(fmt.Errorf("bad id")))
+		return
+	}
+	f := c.Request.PostForm
+	back := cs.path("/endpoints/" + id + "/edit")
+	types, bad := cs.chosenEventTypes(f, back)
+	if bad != nil {
+		cs.refuse(c, s, *bad)
+		return
+	}
+	if types == nil {
+		types = []string{}
+	}
+	body := map[string]any{"url": strings.TrimSpace(f.Get("url")), "description": f.Get("description"), "eventTypes": types}
+	var got struct {
+		Data endpoint `json:"data"`
+	}
+	if err := cs.client.call(c.Request.Context(), s.bearer, http.MethodPatch, webhooksAPI+"/endpoints/"+id, nil, body, "", &got); err != nil {
+		cs.apiRefusal(c, s, err, back)
+		return
+	}
+	detail := got.Data.ID + " " + got.Data.URL + " types: all"
+	if len(got.Data.EventTypes) > 0 {
+		detail = got.Data.ID + " " + got.Data.URL + " types: " + strings.Join(got.Data.EventTypes, ", ")
+	}
+	cs.audit(c, s.Link.Scope, AuditEntry{Action: "endpoint_updated", Actor: s.Link.ID, Link: s.Link.ID, Detail: detail})
+	c.Redirect(http.StatusSeeOther, cs.path("/endpoints")+"#"+id)
+}
+
+// sendTestEvent sends a test event of the chosen type through
+// POST /api/webhooks/endpoints/{id}/test and shows its delivery.
+func (cs *Console) sendTestEvent(c *gin.Context, s *session) {
+	id := c.Param("id")
+	f := c.Request.PostForm
+	key, typ := f.Get("key"), f.Get("type")
+	if !validID(id) || !validFormKey(key) {
+		cs.refuse(c, s, refusalBadForm(fmt.Errorf("bad id or key")))
+		return
+	}
+	var got struct {
+		Data delivery `json:"data"`
+	}
+	if err := cs.client.call(c.Request.Context(), s.bearer, http.MethodPost, webhooksAPI+"/endpoints/"+id+"/test", nil, map[string]string{"type": typ}, key, &got); err != nil {
+		cs.apiRefusal(c, s, err, cs.path("/endpoints"))
+		return
+	}
+	cs.audit(c, s.Link.Scope, AuditEntry{Action: "test_event_sent", Actor: s.Link.ID, Link: s.Link.ID,
+		Detail: fmt.Sprintf("%s to %s as %s", got.Data.EventType, id, got.Data.ID)})
+	c.Redirect(http.StatusSeeOther, cs.path("/deliveries/"+got.Data.ID))
+}
+
 type recoverView struct {
 	Endpoint endpoint
-	Since    string
-	Until    string
-	Counted  bool
-	Count    int
-	AtLeast  bool
-	Error    string
+	// Enable: the endpoint is disabled and the session may enable it, so
+	// the confirmation re-enables it and replays in one request.
+	Enable  bool
+	Since   string
+	Until   string
+	Counted bool
+	Count   int
+	AtLeast bool
+	Error   string
 }
 
 // windowLayout is how the recovery form's datetime-local inputs spell a
@@ -281,7 +428,10 @@ func (cs *Console) recoverPreview(c *gin.Context, s *session) {
 		cs.apiRefusal(c, s, err, cs.path("/endpoints"))
 		return
 	}
-	v := recoverView{Endpoint: ep.Data, Since: c.Query("since"), Until: c.Query("until")}
+	v := recoverView{Endpoint: ep.Data, Since: c.Query("since"), Until: c.Query("until"), Enable: ep.Data.Status != "enabled" && s.can(CapManageEndpoints)}
+	if v.Since != "" && v.Until == "" {
+		v.Until = cs.now().UTC().Format(windowLayout) // "until now", the one-step recovery's window
+	}
 	if v.Since != "" || v.Until != "" {
 		since, ok1 := parseWindow(v.Since)
 		until, ok2 := parseWindow(v.Until)
@@ -345,10 +495,23 @@ func (cs *Console) recover(c *gin.Context, s *session) {
 	var got struct {
 		Data recovery `json:"data"`
 	}
-	body := map[string]string{"since": since.Format(time.RFC3339), "until": until.Format(time.RFC3339)}
+	body := map[string]any{"since": since.Format(time.RFC3339), "until": until.Format(time.RFC3339)}
+	enable := f.Get("enable") == "yes"
+	if enable {
+		// Turning the endpoint on is an endpoint change: the session must
+		// be allowed to make it.
+		if !s.can(CapManageEndpoints) {
+			cs.refuse(c, s, cs.refusalCapability(CapManageEndpoints))
+			return
+		}
+		body["enable"] = true
+	}
 	if err := cs.client.call(c.Request.Context(), s.bearer, http.MethodPost, webhooksAPI+"/endpoints/"+id+"/recover", nil, body, f.Get("key"), &got); err != nil {
 		cs.apiRefusal(c, s, err, cs.path("/endpoints/"+id+"/recover"))
 		return
+	}
+	if enable {
+		cs.audit(c, s.Link.Scope, AuditEntry{Action: "endpoint_enabled", Actor: s.Link.ID, Link: s.Link.ID, Detail: id + " (to recover its failures)"})
 	}
 	cs.audit(c, s.Link.Scope, AuditEntry{Action: "recovery_started", Actor: s.Link.ID, Link: s.Link.ID,
 		Detail: fmt.Sprintf("%s on %s from %s to %s", got.Data.ID, id, body["since"], body["until"])})
