@@ -282,6 +282,14 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 		require.Equal(t, want, verdicts[vec.Name], vec.Name)
 	}
 
+	// The event catalogue: every type with a signed example request.
+	require.NoError(t, chromedp.Do(browser, chromedp.Click(`nav a[href$="/events"]`), chromedp.WaitVisible(`#event-types`)))
+	examples, err := chromedp.Run(browser, chromedp.Evaluate[int](`document.querySelectorAll('section.example pre.request').length`))
+	require.NoError(t, err)
+	require.Equal(t, 16, examples)
+	labelled("events")
+	screenshot(t, browser, "events")
+
 	// Keys: the key that signed the newest attempt signs now.
 	require.NoError(t, chromedp.Do(browser, chromedp.Click(`nav a[href$="/keys"]`), chromedp.WaitVisible(`#keys`)))
 	signsNow, err := chromedp.Run(browser, chromedp.Evaluate[string](`document.querySelector('.signs-now').closest('tr').dataset.kid`))

@@ -167,6 +167,7 @@ func (cs *Console) Register(r gin.IRouter) {
 	g.POST("/endpoints/:id/test", cs.guard(CapManageEndpoints, cs.sendTestEvent))
 	g.GET("/endpoints/:id/recover", cs.page(cs.recoverPreview))
 	g.POST("/endpoints/:id/recover", cs.guard(CapReplay, cs.recover))
+	g.GET("/events", cs.page(cs.catalogue))
 	g.GET("/keys", cs.page(cs.keys))
 	g.GET("/verify", cs.page(cs.verify))
 	g.GET("/compatibility", cs.page(cs.compatibility))

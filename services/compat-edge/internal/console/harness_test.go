@@ -443,3 +443,5 @@ func (s *stack) recordUse(t testing.TB, cred auth.Credential, route string, firs
 func policyEnv(ga string) policy.Env {
 	return policy.Env{CanonicalRoutes: "true", CompatibilityStart: ga, FamilyGA: map[inventory.Family]string{}}
 }
+
+func jsonOf(v any) ([]byte, error) { return json.Marshal(v) }
