@@ -3,11 +3,13 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,6 +21,7 @@ import (
 	"github.com/pcourt/pcourt/libs/webhook/signature"
 	"github.com/pcourt/pcourt/services/webhooks/internal/dispatch"
 	"github.com/pcourt/pcourt/services/webhooks/internal/egress"
+	"github.com/pcourt/pcourt/services/webhooks/internal/store"
 )
 
 // receiver is a partner's HTTP receiver that answers status and keeps
@@ -48,6 +51,12 @@ func newReceiver(t testing.TB, status int) *receiver {
 	t.Cleanup(ts.Close)
 	r.url = ts.URL + "/hook"
 	return r
+}
+
+func (r *receiver) received() []received {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]received(nil), r.got...)
 }
 
 // send runs one pass of a real sender over the stack's schedule.
@@ -194,4 +203,68 @@ func TestRecoverCanEnableTheEndpointFirst(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, r.status, string(r.raw))
 	r = s.do(t, "GET", "/api/webhooks/endpoints/"+ep, s.partner, nil)
 	assert.Equal(t, "enabled", r.data()["status"])
+}
+
+// Deliveries filter by event type, case id and the last answer's HTTP
+// status; the single read carries the exact body the attempts sent.
+func TestDeliveryFiltersAndTheExactRequestBody(t *testing.T) {
+	s := newStack(t)
+	rcv := newReceiver(t, http.StatusNoContent)
+	r := s.do(t, "POST", "/api/webhooks/endpoints", s.partner, map[string]any{"url": rcv.url}, idem()...)
+	require.Equal(t, http.StatusCreated, r.status)
+	ep := r.data()["id"].(string)
+	failing := newReceiver(t, http.StatusServiceUnavailable)
+	r = s.do(t, "POST", "/api/webhooks/endpoints", s.partner, map[string]any{"url": failing.url}, idem()...)
+	require.Equal(t, http.StatusCreated, r.status)
+	down := r.data()["id"].(string)
+
+	now := time.Now()
+	for i, tc := range []struct{ endpoint, typ, caseID string }{
+		{ep, "opened", "case_1"}, {ep, "answer_filed", "case_1"}, {ep, "opened", "case_2"}, {down, "opened", "case_2"},
+	} {
+		ev := fmt.Sprintf(`{"schemaVersion":"case-event-v2","eventId":"evt_f%d","sequence":%d,"type":"%s","occurredAt":"2026-11-23T12:00:00.000Z","caseId":"%s","externalCaseId":"x","actionRequired":false}`,
+			i, i+1, tc.typ, tc.caseID)
+		_, err := s.deliveries.Create(context.Background(), store.Delivery{ID: fmt.Sprintf("dlv_f%d", i), EventID: fmt.Sprintf("evt_f%d", i), EventType: tc.typ,
+			EndpointID: tc.endpoint, Tenant: "tenant-test", Environment: "sandbox", PartnerID: "partner-test", Status: store.StatusScheduled,
+			Trigger: store.TriggerScheduled, CreatedAt: now.Add(time.Duration(i) * time.Millisecond), NextAttemptAt: now, Event: json.RawMessage(ev)})
+		require.NoError(t, err)
+	}
+	s.send(t)
+
+	ids := func(query, token string) []string {
+		t.Helper()
+		r := s.do(t, "GET", "/api/webhooks/deliveries?"+query, token, nil)
+		require.Equal(t, http.StatusOK, r.status, string(r.raw))
+		out := []string{}
+		for _, d := range r.body["data"].([]any) {
+			out = append(out, d.(map[string]any)["id"].(string))
+		}
+		return out
+	}
+	assert.Equal(t, []string{"dlv_f3", "dlv_f2", "dlv_f0"}, ids("eventType=opened", s.partner))
+	assert.Equal(t, []string{"dlv_f1", "dlv_f0"}, ids("caseId=case_1", s.partner))
+	assert.Equal(t, []string{"dlv_f3"}, ids("responseStatus=503", s.partner))
+	assert.Equal(t, []string{"dlv_f2"}, ids("caseId=case_2&responseStatus=204&eventType=opened", s.partner))
+	assert.Empty(t, ids("caseId=case_1", s.other), "another partner's filters see nothing of it")
+
+	r = s.do(t, "GET", "/api/webhooks/deliveries?responseStatus=503", s.partner, nil)
+	assert.EqualValues(t, 503, r.body["data"].([]any)[0].(map[string]any)["lastResponseStatus"])
+	for _, q := range []string{"eventType=case.exploded", "responseStatus=99", "responseStatus=abc", "caseId=" + strings.Repeat("c", 161)} {
+		r = s.do(t, "GET", "/api/webhooks/deliveries?"+q, s.partner, nil)
+		assert.Equal(t, http.StatusBadRequest, r.status, q)
+		assert.Equal(t, "invalid_query", r.body["code"], q)
+	}
+
+	r = s.do(t, "GET", "/api/webhooks/deliveries/dlv_f1", s.partner, nil)
+	require.Equal(t, http.StatusOK, r.status)
+	var sent []byte
+	for _, got := range rcv.received() {
+		if strings.Contains(string(got.body), `"dlv_f1"`) {
+			sent = got.body
+		}
+	}
+	require.NotEmpty(t, sent)
+	assert.Equal(t, string(sent), r.data()["requestBody"], "the exact bytes the receiver got")
+	r = s.do(t, "GET", "/api/webhooks/deliveries", s.partner, nil)
+	assert.NotContains(t, r.body["data"].([]any)[0], "requestBody", "only on the single read")
 }

@@ -32,22 +32,25 @@ const (
 
 // Delivery is one event's delivery to one endpoint, as stored.
 type Delivery struct {
-	ID            string          `json:"id"`
-	EventID       string          `json:"eventId"`
-	EventType     string          `json:"eventType"`
-	EndpointID    string          `json:"endpointId"`
-	Tenant        string          `json:"tenant"`
-	Environment   string          `json:"environment"`
-	PartnerID     string          `json:"partnerId"`
-	Status        string          `json:"status"`
-	Trigger       string          `json:"trigger"`              // what created it: scheduled (an event), manual (a replay), recovery or test
-	ReplayOf      string          `json:"replayOf,omitempty"`   // the delivery a replay repeats
-	RecoveryID    string          `json:"recoveryId,omitempty"` // the recovery that made this replay
-	Attempts      int             `json:"attempts"`
-	CreatedAt     time.Time       `json:"createdAt"`
-	NextAttemptAt time.Time       `json:"nextAttemptAt,omitzero"`
-	LastAttemptAt time.Time       `json:"lastAttemptAt,omitzero"`
-	Event         json.RawMessage `json:"event"` // the case-event-v2 body without deliveryId
+	ID            string    `json:"id"`
+	EventID       string    `json:"eventId"`
+	EventType     string    `json:"eventType"`
+	EndpointID    string    `json:"endpointId"`
+	Tenant        string    `json:"tenant"`
+	Environment   string    `json:"environment"`
+	PartnerID     string    `json:"partnerId"`
+	Status        string    `json:"status"`
+	Trigger       string    `json:"trigger"`              // what created it: scheduled (an event), manual (a replay), recovery or test
+	ReplayOf      string    `json:"replayOf,omitempty"`   // the delivery a replay repeats
+	RecoveryID    string    `json:"recoveryId,omitempty"` // the recovery that made this replay
+	Attempts      int       `json:"attempts"`
+	CreatedAt     time.Time `json:"createdAt"`
+	NextAttemptAt time.Time `json:"nextAttemptAt,omitzero"`
+	LastAttemptAt time.Time `json:"lastAttemptAt,omitzero"`
+	// LastStatus is the HTTP status of the last attempt's answer; 0 before
+	// any attempt and when no answer came (timeout, DNS, TLS, refused).
+	LastStatus int             `json:"lastStatus,omitempty"`
+	Event      json.RawMessage `json:"event"` // the case-event-v2 body without deliveryId
 }
 
 // Scope is the partner the delivery belongs to.
@@ -297,17 +300,32 @@ func (s *Deliveries) Complete(ctx context.Context, token string, d Delivery, a *
 
 // Filter narrows a listing. Zero fields match everything.
 type Filter struct {
-	EventID    string
-	EndpointID string
-	Status     string
-	Since      time.Time // created at or after
-	Until      time.Time // created before
+	EventID        string
+	EndpointID     string
+	Status         string
+	EventType      string
+	CaseID         string
+	ResponseStatus int       // the last attempt's HTTP status
+	Since          time.Time // created at or after
+	Until          time.Time // created before
 }
 
 func (f Filter) match(d Delivery) bool {
 	return (f.EventID == "" || d.EventID == f.EventID) &&
 		(f.EndpointID == "" || d.EndpointID == f.EndpointID) &&
-		(f.Status == "" || d.Status == f.Status)
+		(f.Status == "" || d.Status == f.Status) &&
+		(f.EventType == "" || d.EventType == f.EventType) &&
+		(f.ResponseStatus == 0 || d.LastStatus == f.ResponseStatus) &&
+		(f.CaseID == "" || caseIDOf(d.Event) == f.CaseID)
+}
+
+// caseIDOf reads the caseId of a stored event body.
+func caseIDOf(event json.RawMessage) string {
+	var ev struct {
+		CaseID string `json:"caseId"`
+	}
+	_ = json.Unmarshal(event, &ev)
+	return ev.CaseID
 }
 
 // Cursor is where a listing page ends: the creation time and id of its
