@@ -146,6 +146,8 @@ type (
 		CreatedAt     time.Time  `json:"createdAt"`
 		NextAttemptAt *time.Time `json:"nextAttemptAt"`
 		LastAttemptAt *time.Time `json:"lastAttemptAt"`
+		LastStatus    int        `json:"lastResponseStatus"`
+		RequestBody   string     `json:"requestBody"`
 		Attempts      []attempt  `json:"attempts"`
 	}
 	attempt struct {

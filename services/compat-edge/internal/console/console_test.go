@@ -264,10 +264,40 @@ func TestDeliveriesReplayAndRecovery(t *testing.T) {
 	_, page = b.get("/console/deliveries?status=failed")
 	require.Equal(t, 10, strings.Count(page, `data-status="failed"`))
 	require.NotContains(t, page, `data-status="delivered"`)
+	require.Equal(t, 10, strings.Count(page, `<td class="http">500</td>`))
+
+	// The next page keeps the filters; the two pages hold the 30 once each.
+	_, page = b.get("/console/deliveries?eventType=message_posted&caseId=case_a")
+	require.Equal(t, 25, strings.Count(page, `<tr data-status=`))
+	next := regexp.MustCompile(`id="next-page" href="([^"]+)"`).FindStringSubmatch(page)
+	require.NotNil(t, next)
+	nextURL := html.UnescapeString(next[1])
+	require.Contains(t, nextURL, "eventType=message_posted")
+	require.Contains(t, nextURL, "caseId=case_a")
+	_, page = b.get(nextURL)
+	require.Equal(t, 5, strings.Count(page, `<tr data-status=`))
+	for _, q := range []string{"eventType=answer_filed", "caseId=case_b", "responseStatus=404", "until=" + start.Format("2006-01-02T15:04:05")} {
+		_, page = b.get("/console/deliveries?" + q)
+		require.Contains(t, page, `id="no-deliveries"`, q)
+	}
+	resp, page := b.get("/console/deliveries?since=yesterday")
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	require.Contains(t, page, `data-refusal="invalid_query"`)
+	resp, page = b.get("/console/deliveries?responseStatus=99")
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "the API's refusal")
+	require.Contains(t, page, `data-refusal="invalid_query"`)
 
 	failed := s.deliveries(t, bearer, "status=failed")[0]["id"].(string)
-	resp, page := b.get("/console/deliveries/" + failed)
+	resp, page = b.get("/console/deliveries/" + failed)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var sent string
+	for _, r := range rcv.received() {
+		if strings.Contains(string(r.Body), failed) {
+			sent = string(r.Body)
+		}
+	}
+	require.NotEmpty(t, sent)
+	require.Contains(t, page, `<span class="b">`+html.EscapeString(sent)+`</span>`, "the exact signed body")
 	kid := rcv.keyID(t)
 	require.Contains(t, page, `<dd class="key-id">`+kid+`</dd>`)
 	require.Contains(t, page, "http_5xx")

@@ -24,28 +24,59 @@ const MaxResponseBody = 4 << 10
 var deliveryStatuses = []string{"scheduled", "delivered", "failed", "cancelled"}
 
 type deliveriesView struct {
-	Filter     url.Values
-	Status     string
-	EndpointID string
-	EventID    string
-	Statuses   []string
-	Endpoints  []endpoint
-	Items      []delivery
-	Next       string
-	First      bool
+	Status         string
+	EndpointID     string
+	EventID        string
+	EventType      string
+	CaseID         string
+	ResponseStatus string
+	Since, Until   string // as the form's datetime-local inputs spell them, UTC
+	Statuses       []string
+	EventTypes     []string
+	Endpoints      []endpoint
+	Items          []delivery
+	Next           string
+	First          bool
 }
+
+// deliveryFilters are the query parameters the page passes to the list API
+// as they are; since and until are translated from the form's UTC
+// datetime-local spelling.
+var deliveryFilters = []string{"status", "endpointId", "eventId", "eventType", "caseId", "responseStatus"}
 
 // deliveries lists the partner's deliveries with the API's filters and
 // cursor; every filter and page has its own URL.
 func (cs *Console) deliveries(c *gin.Context, s *session) {
 	q := url.Values{}
-	v := deliveriesView{Statuses: deliveryStatuses}
-	for _, name := range []string{"status", "endpointId", "eventId", "cursor"} {
+	page := url.Values{} // this page's own query, for the next page's link
+	v := deliveriesView{Statuses: deliveryStatuses, EventTypes: eventTypes}
+	for _, name := range deliveryFilters {
 		if val := strings.TrimSpace(c.Query(name)); val != "" {
 			q.Set(name, val)
+			page.Set(name, val)
 		}
 	}
-	v.Status, v.EndpointID, v.EventID, v.First = q.Get("status"), q.Get("endpointId"), q.Get("eventId"), q.Get("cursor") == ""
+	for name, dst := range map[string]*string{"since": &v.Since, "until": &v.Until} {
+		val := strings.TrimSpace(c.Query(name))
+		if val == "" {
+			continue
+		}
+		at, ok := parseWindow(val)
+		if !ok {
+			cs.refuse(c, s, refusal{Status: http.StatusBadRequest, Code: "invalid_query", Back: cs.path("/deliveries"),
+				Title: "Invalid time", Detail: name + " must be a UTC time as YYYY-MM-DDTHH:MM(:SS)."})
+			return
+		}
+		*dst = val
+		q.Set(name, at.Format(time.RFC3339))
+		page.Set(name, val)
+	}
+	v.Status, v.EndpointID, v.EventID = q.Get("status"), q.Get("endpointId"), q.Get("eventId")
+	v.EventType, v.CaseID, v.ResponseStatus = q.Get("eventType"), q.Get("caseId"), q.Get("responseStatus")
+	if cursor := strings.TrimSpace(c.Query("cursor")); cursor != "" {
+		q.Set("cursor", cursor)
+	}
+	v.First = q.Get("cursor") == ""
 	q.Set("limit", "25")
 	var list struct {
 		Data       []delivery `json:"data"`
@@ -65,14 +96,8 @@ func (cs *Console) deliveries(c *gin.Context, s *session) {
 	}
 	v.Items, v.Endpoints = list.Data, eps.Data
 	if list.NextCursor != "" {
-		next := url.Values{}
-		for _, k := range []string{"status", "endpointId", "eventId"} {
-			if q.Get(k) != "" {
-				next.Set(k, q.Get(k))
-			}
-		}
-		next.Set("cursor", list.NextCursor)
-		v.Next = cs.path("/deliveries") + "?" + next.Encode()
+		page.Set("cursor", list.NextCursor)
+		v.Next = cs.path("/deliveries") + "?" + page.Encode()
 	}
 	cs.render(c, http.StatusOK, "deliveries", cs.frame(c, s, "deliveries", v))
 }
