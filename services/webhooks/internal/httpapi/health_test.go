@@ -2,6 +2,8 @@ package httpapi_test
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,6 +23,7 @@ import (
 	"github.com/pcourt/pcourt/libs/webhook/signature"
 	"github.com/pcourt/pcourt/services/webhooks/internal/dispatch"
 	"github.com/pcourt/pcourt/services/webhooks/internal/egress"
+	"github.com/pcourt/pcourt/services/webhooks/internal/keys"
 	"github.com/pcourt/pcourt/services/webhooks/internal/store"
 )
 
@@ -267,4 +270,65 @@ func TestDeliveryFiltersAndTheExactRequestBody(t *testing.T) {
 	assert.Equal(t, string(sent), r.data()["requestBody"], "the exact bytes the receiver got")
 	r = s.do(t, "GET", "/api/webhooks/deliveries", s.partner, nil)
 	assert.NotContains(t, r.body["data"].([]any)[0], "requestBody", "only on the single read")
+}
+
+// GET /api/webhooks/keys/status states each published key's rotation:
+// next, active (the one that signs now) or retired, with its dates, and no
+// key material.
+func TestKeyStatusStatesTheRotation(t *testing.T) {
+	now := time.Now().UTC()
+	day := func(d int) time.Time { return now.AddDate(0, 0, d).Truncate(24 * time.Hour) }
+	cfg := keys.DefaultConfig(dispatch.DefaultConfig().RetryHorizon())
+	var ks []keys.Key
+	var pems [][]byte
+	for _, created := range []time.Time{day(-30), day(-12), day(-5), day(0)} {
+		pub, priv, err := ed25519.GenerateKey(rand.Reader)
+		require.NoError(t, err)
+		id, err := signature.NewKeyID(signature.Sandbox, created, pub)
+		require.NoError(t, err)
+		k, err := keys.FromSeed(cfg, id, priv.Seed())
+		require.NoError(t, err)
+		ks = append(ks, k)
+		p, err := keys.MarshalPEM(priv)
+		require.NoError(t, err)
+		pems = append(pems, p)
+	}
+	ring, err := keys.New(cfg, ks...)
+	require.NoError(t, err)
+	s := newStack(t, ring)
+
+	r := s.do(t, "GET", "/api/webhooks/keys/status?environment=sandbox", "", nil)
+	require.Equal(t, http.StatusOK, r.status, string(r.raw))
+	assert.Equal(t, "public, max-age=60", r.header.Get("Cache-Control"))
+	list := r.body["data"].([]any)
+	require.Len(t, list, 3, "the key superseded ten days ago is past its grace: unpublished, not listed")
+	states := map[string]map[string]any{}
+	for _, k := range list {
+		m := k.(map[string]any)
+		states[m["state"].(string)] = m
+		assert.Equal(t, "sandbox", m["environment"])
+		assert.NotContains(t, m, "d")
+		assert.NotContains(t, m, "x")
+	}
+	require.Contains(t, states, "retired")
+	require.Contains(t, states, "active")
+	require.Contains(t, states, "next")
+	assert.Equal(t, ks[1].ID, states["retired"]["kid"])
+	assert.Equal(t, ks[2].ID, states["active"]["kid"])
+	assert.Equal(t, true, states["active"]["signsNow"])
+	assert.Equal(t, false, states["retired"]["signsNow"])
+	assert.Equal(t, ks[3].ID, states["next"]["kid"])
+	assert.Equal(t, states["active"]["retiresAt"], states["next"]["activatesAt"], "the active key retires when the next activates")
+	assert.Equal(t, ks[3].ActivatesAt.UTC().Format(time.RFC3339), states["next"]["activatesAt"])
+	assert.NotContains(t, states["next"], "retiresAt")
+	assert.NotEmpty(t, states["retired"]["unpublishedAt"])
+	for _, p := range pems {
+		assert.NotContains(t, string(r.raw), string(p[30:60]), "no private key")
+	}
+
+	r = s.do(t, "GET", "/api/webhooks/keys/status", "", nil)
+	assert.Len(t, r.body["data"], 3, "live has none in this ring")
+	r = s.do(t, "GET", "/api/webhooks/keys/status?environment=prod", "", nil)
+	assert.Equal(t, http.StatusBadRequest, r.status)
+	assert.Equal(t, "invalid_query", r.body["code"])
 }

@@ -62,6 +62,7 @@ func Register(r *gin.Engine, d Deps) {
 	partner := auth.RequireRole(auth.RolePlatformOrchestrator)
 
 	r.GET("/api/webhooks/keys", h.keys)
+	r.GET("/api/webhooks/keys/status", h.keyStatus)
 	for _, base := range []string{"/api/webhooks", "/api/v2/webhooks"} {
 		g := r.Group(base, authenticated, partner, requirePartner)
 		g.GET("/endpoints", private, h.listEndpoints)
