@@ -295,6 +295,10 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	signsNow, err := chromedp.Run(browser, chromedp.Evaluate[string](`document.querySelector('.signs-now').closest('tr').dataset.kid`))
 	require.NoError(t, err)
 	require.Equal(t, rcv.keyID(t), signsNow)
+	state, err := chromedp.Run(browser, chromedp.Text(`tr[data-kid="`+signsNow+`"] .state`))
+	require.NoError(t, err)
+	require.Equal(t, "active", state)
+	labelled("keys")
 	screenshot(t, browser, "keys")
 
 	// The partner's backend calls a deprecated alias through the edge; the
@@ -322,7 +326,7 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	require.NoError(t, chromedp.Do(browser, chromedp.Click(`nav a[href$="/audit"]`), chromedp.WaitVisible(`#audit`)))
 	actions, err := chromedp.Run(browser, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#audit tbody tr')].map(r => r.dataset.action)`))
 	require.NoError(t, err)
-	require.Equal(t, []string{"test_event_sent", "recovery_started", "endpoint_created", "link_exchanged", "link_minted"}, actions)
+	require.Equal(t, []string{"keys_viewed", "test_event_sent", "recovery_started", "endpoint_created", "link_exchanged", "link_minted"}, actions)
 	screenshot(t, browser, "audit")
 
 	// The spent link, in a new tab of this browser: refused.

@@ -545,8 +545,24 @@ func (cs *Console) recover(c *gin.Context, s *session) {
 
 type keyRow struct {
 	jwk
-	Created  string
-	SignsNow bool
+	Created string
+	// The rotation facts of GET /api/webhooks/keys/status.
+	State         string
+	ActivatesAt   *time.Time
+	RetiresAt     *time.Time
+	UnpublishedAt *time.Time
+	SignsNow      bool
+	// SignedNewest: this key signed the newest attempt to this partner.
+	SignedNewest bool
+}
+
+type keyStatus struct {
+	Kid           string     `json:"kid"`
+	State         string     `json:"state"`
+	ActivatesAt   *time.Time `json:"activatesAt"`
+	RetiresAt     *time.Time `json:"retiresAt"`
+	UnpublishedAt *time.Time `json:"unpublishedAt"`
+	SignsNow      bool       `json:"signsNow"`
 }
 
 type keysView struct {
@@ -558,15 +574,35 @@ type keysView struct {
 	Environment string
 }
 
-// keys lists the JWKS of the session's environment by kid. Which key signs
-// now is what the newest attempt to this partner was signed with; the JWKS
-// itself carries no state.
+// keys lists the JWKS of the session's environment by kid with each key's
+// rotation state and dates, and which key signs now. Viewing the keys is
+// audited.
 func (cs *Console) keys(c *gin.Context, s *session) {
 	v, err := cs.loadKeys(c, s)
 	if err != nil {
 		cs.apiRefusal(c, s, err, cs.path("/keys"))
 		return
 	}
+	var status struct {
+		Data []keyStatus `json:"data"`
+	}
+	if err := cs.client.call(c.Request.Context(), "", http.MethodGet, webhooksAPI+"/keys/status", url.Values{"environment": {v.Environment}}, nil, "", &status); err != nil {
+		cs.apiRefusal(c, s, err, cs.path("/keys"))
+		return
+	}
+	for i, k := range v.Keys {
+		for _, st := range status.Data {
+			if st.Kid == k.Kid {
+				v.Keys[i].State, v.Keys[i].ActivatesAt, v.Keys[i].RetiresAt, v.Keys[i].UnpublishedAt, v.Keys[i].SignsNow =
+					st.State, st.ActivatesAt, st.RetiresAt, st.UnpublishedAt, st.SignsNow
+			}
+		}
+	}
+	kids := make([]string, 0, len(v.Keys))
+	for _, k := range v.Keys {
+		kids = append(kids, k.Kid)
+	}
+	cs.audit(c, s.Link.Scope, AuditEntry{Action: "keys_viewed", Actor: s.Link.ID, Link: s.Link.ID, Detail: v.Environment + ": " + strings.Join(kids, ", ")})
 	cs.render(c, http.StatusOK, "keys", cs.frame(c, s, "keys", v))
 }
 
@@ -602,7 +638,7 @@ func (cs *Console) loadKeys(c *gin.Context, s *session) (keysView, error) {
 		break
 	}
 	for _, k := range set.Keys {
-		row := keyRow{jwk: k, SignsNow: k.Kid != "" && k.Kid == v.LatestKey}
+		row := keyRow{jwk: k, SignedNewest: k.Kid != "" && k.Kid == v.LatestKey}
 		if parts := strings.Split(k.Kid, "_"); len(parts) == 4 {
 			row.Created = parts[2]
 		}
