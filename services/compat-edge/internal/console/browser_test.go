@@ -321,6 +321,11 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	row, err := chromedp.Run(browser, chromedp.Text(`tr[data-route="/api/v2/webhooks/deliveries"]`))
 	require.NoError(t, err)
 	require.Contains(t, row, "fix by "+sunset)
+	for cell, want := range map[string]string{".last-24h": "1", ".last-30d": "1", ".sample": resp.Header.Get("X-Request-Id")} {
+		got, err := chromedp.Run(browser, chromedp.Text(`tr[data-route="/api/v2/webhooks/deliveries"] `+cell))
+		require.NoError(t, err)
+		require.Equal(t, want, got, cell)
+	}
 	screenshot(t, browser, "compatibility")
 
 	require.NoError(t, chromedp.Do(browser, chromedp.Click(`nav a[href$="/audit"]`), chromedp.WaitVisible(`#audit`)))

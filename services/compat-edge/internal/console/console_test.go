@@ -18,6 +18,8 @@ import (
 	"github.com/pcourt/pcourt/libs/auth/authtest"
 	"github.com/pcourt/pcourt/libs/problem/problemtest"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/console"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
 )
 
 // The console's problem codes are the rows of owner console in docs/problems.md.
@@ -403,14 +405,37 @@ func TestCompatibilityFromTheLedger(t *testing.T) {
 	_, page := b.get("/console/compatibility")
 	require.Contains(t, page, `id="compat-none"`)
 
-	first := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
-	s.recordUse(t, cred, "/api/v2/cases/{caseId}", first, first.Add(48*time.Hour), 7)
+	// Seven calls within the last hour, five a month and a half ago.
+	now := time.Now().UTC()
+	s.recordUse(t, cred, "/api/v2/cases/{caseId}", now.AddDate(0, 0, -46), now.AddDate(0, 0, -45), 5, "req_old")
+	s.recordUse(t, cred, "/api/v2/cases/{caseId}", now.Add(-time.Hour), now, 7, "req_sample_7")
 	s.setEnv(policyEnv("2026-03-01"))
 	_, page = b.get("/console/compatibility")
 	require.Contains(t, page, `data-route="/api/v2/cases/{caseId}"`)
 	require.Contains(t, page, "/api/cases/{id}")
-	require.Contains(t, page, "<td>7</td>")
+	require.Contains(t, page, `<td class="last-24h">7</td><td class="last-30d">7</td><td class="count">12</td>`)
+	require.Contains(t, page, `<td class="sample"><code>req_sample_7</code></td>`)
+	require.Contains(t, page, `<td class="extension">none</td>`)
+	require.Contains(t, page, `none scheduled`)
 	require.Regexp(t, `(fix by|past its Sunset of) 20\d\d-\d\d-\d\d`, page)
+
+	// An approved extension for this partner moves its Sunset and status;
+	// the brownout calendar is listed.
+	extension := now.AddDate(1, 0, 0).Truncate(24 * time.Hour)
+	ext, err := policy.ParseDate(extension.Format(time.DateOnly))
+	require.NoError(t, err)
+	brownout := policy.Span{Start: now.AddDate(0, 2, 0).Truncate(time.Hour), End: now.AddDate(0, 2, 0).Truncate(time.Hour).Add(2 * time.Hour)}
+	s.setDurable(map[inventory.Family]policy.Settings{inventory.V2Cases: {Extensions: map[string]policy.Date{"acme": ext}, Brownouts: []policy.Span{brownout}}})
+	_, page = b.get("/console/compatibility")
+	require.Contains(t, page, `<td class="extension">approved to `+extension.Format(time.DateOnly)+`</td>`)
+	require.Contains(t, page, `<td class="sunset">`+extension.Format(time.DateOnly)+`</td>`)
+	require.Contains(t, page, `<td class="status">fix by `+extension.Format(time.DateOnly)+`</td>`)
+	require.Contains(t, page, "<li>"+brownout.Start.Format("2006-01-02 15:04:05Z")+" – "+brownout.End.Format("2006-01-02 15:04:05Z")+"</li>")
+
+	// Another partner's extension changes nothing here.
+	s.setDurable(map[inventory.Family]policy.Settings{inventory.V2Cases: {Extensions: map[string]policy.Date{"globex": ext}}})
+	_, page = b.get("/console/compatibility")
+	require.Contains(t, page, `<td class="extension">none</td>`)
 }
 
 func TestKeysAndVerifyPages(t *testing.T) {

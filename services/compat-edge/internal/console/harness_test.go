@@ -80,14 +80,23 @@ type stack struct {
 	clock  *clock
 	mu     sync.Mutex
 	env    policy.Env // the compatibility environment; setEnv changes it
+	// durable is the administrators' settings (extensions, brownouts);
+	// setDurable changes them.
+	durable map[inventory.Family]policy.Settings
 }
 
 func (s *stack) setEnv(e policy.Env) { s.mu.Lock(); s.env = e; s.mu.Unlock() }
 
+func (s *stack) setDurable(d map[inventory.Family]policy.Settings) {
+	s.mu.Lock()
+	s.durable = d
+	s.mu.Unlock()
+}
+
 func (s *stack) policy() *policy.Policy {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return policy.Resolve(s.env, nil)
+	return policy.Resolve(s.env, s.durable)
 }
 
 type clock struct {
@@ -433,11 +442,12 @@ func (s *stack) sessionCredential(t testing.TB, partner auth.Credential) auth.Cr
 	return newest
 }
 
-// recordUse puts a legacy use in the edge's ledger for a credential.
-func (s *stack) recordUse(t testing.TB, cred auth.Credential, route string, first, last time.Time, n int64) {
+// recordUse puts n calls of route by cred in the edge's ledger, from first
+// to last, all counted in last's hour, the latest with request id sample.
+func (s *stack) recordUse(t testing.TB, cred auth.Credential, route string, first, last time.Time, n int64, sample string) {
 	t.Helper()
-	require.NoError(t, s.ledger.AddUses(context.Background(), []store.Use{{Subject: cred.PublicID, Route: route, First: first, Last: last, Count: n}}))
-	_ = inventory.Routes
+	require.NoError(t, s.ledger.AddUses(context.Background(), []store.Use{{Subject: cred.PublicID, Route: route, First: first, Last: last, Count: n,
+		Sample: sample, Hours: map[int64]int64{last.Unix() / 3600: n}}}))
 }
 
 func policyEnv(ga string) policy.Env {

@@ -14,6 +14,7 @@ import (
 	"github.com/pcourt/pcourt/api"
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
 )
 
 const webhooksAPI = "/api/webhooks"
@@ -664,14 +665,20 @@ func (cs *Console) verify(c *gin.Context, s *session) {
 }
 
 type compatRow struct {
-	Route       string
-	Family      string
-	Successor   string
-	First, Last time.Time
-	Count       int64
-	Credentials []string
-	Sunset      time.Time
-	Status      string
+	Route            string
+	Family           string
+	Successor        string
+	First, Last      time.Time
+	Count            int64
+	Last24h, Last30d int64
+	Sample           string    // the request id of the latest call
+	sampleAt         time.Time // when that call was
+	Credentials      []string
+	Sunset           time.Time
+	Extension        time.Time // an approved later deadline for this partner; zero: none
+	Brownouts        []policy.Span
+	Stage            string // warn, brownout or retired
+	Status           string
 }
 
 type compatView struct {
@@ -721,7 +728,12 @@ func (cs *Console) compatibility(c *gin.Context, s *session) {
 			if u.Last.After(r.Last) {
 				r.Last = u.Last
 			}
+			if u.Sample != "" && !u.Last.Before(r.sampleAt) {
+				r.Sample, r.sampleAt = u.Sample, u.Last
+			}
 			r.Count += u.Count
+			r.Last24h += u.Last24h
+			r.Last30d += u.Last30d
 			r.Credentials = append(r.Credentials, credLabel(cr))
 		}
 	}
@@ -731,7 +743,14 @@ func (cs *Console) compatibility(c *gin.Context, s *session) {
 		if route != nil {
 			r.Family, r.Successor = string(route.Family), route.Successor
 			if w := pol.Window(route.Family); pol.Enabled && route.Eligible && w != nil && !w.GA.IsZero() {
-				r.Sunset = w.End(append(credIDs(creds, s.Link.Scope), s.Link.Scope.PartnerID))
+				ids := append(credIDs(creds, s.Link.Scope), s.Link.Scope.PartnerID)
+				r.Sunset = w.End(ids)
+				for _, id := range ids {
+					if d, ok := w.Extensions[id]; ok && d.Time().After(r.Extension) {
+						r.Extension = d.Time()
+					}
+				}
+				r.Brownouts, r.Stage = w.Brownouts, string(w.Stage)
 				r.Status = "fix by " + r.Sunset.UTC().Format(time.DateOnly)
 				if !cs.now().Before(r.Sunset) {
 					r.Status = "past its Sunset of " + r.Sunset.UTC().Format(time.DateOnly) + ": calls may be refused with 410; fix now"
