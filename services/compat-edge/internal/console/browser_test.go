@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
 )
 
@@ -189,6 +190,27 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	require.Regexp(t, `Disabled on \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ if failures go on`, health)
 	screenshot(t, browser, "endpoints")
 
+	// The edit form, with the keyboard: the picker shows the current types.
+	require.NoError(t, chromedp.Do(browser,
+		chromedp.Click(`tr[data-endpoint="`+ep+`"] a[href$="/edit"]`),
+		chromedp.WaitVisible(`#edit-endpoint`),
+	))
+	ticked, err := chromedp.Run(browser, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#edit-endpoint input[name=eventTypes]:checked')].map(e => e.value)`))
+	require.NoError(t, err)
+	require.Equal(t, []string{"opened", "answer_filed"}, ticked)
+	labelled("edit")
+	require.NoError(t, chromedp.Do(browser,
+		chromedp.Focus(`#ed-description`),
+		chromedp.KeyEvent(kb.End),
+		chromedp.KeyEvent(" and refunds"),
+		chromedp.Focus(`#edit-endpoint button[type="submit"]`),
+		chromedp.KeyEvent("\r"),
+		chromedp.WaitVisible(`tr[data-endpoint="`+ep+`"]`),
+	))
+	described, err := chromedp.Run(browser, chromedp.Text(`tr[data-endpoint="`+ep+`"] td small`))
+	require.NoError(t, err)
+	require.Contains(t, described, "orders and refunds")
+
 	// The receiver is fixed; the failed window is recovered in one
 	// confirmation, after the count.
 	rcv.status.Store(http.StatusNoContent)
@@ -321,6 +343,7 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	row, err := chromedp.Run(browser, chromedp.Text(`tr[data-route="/api/v2/webhooks/deliveries"]`))
 	require.NoError(t, err)
 	require.Contains(t, row, "fix by "+sunset)
+	labelled("compatibility")
 	for cell, want := range map[string]string{".last-24h": "1", ".last-30d": "1", ".sample": resp.Header.Get("X-Request-Id")} {
 		got, err := chromedp.Run(browser, chromedp.Text(`tr[data-route="/api/v2/webhooks/deliveries"] `+cell))
 		require.NoError(t, err)
@@ -331,7 +354,8 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	require.NoError(t, chromedp.Do(browser, chromedp.Click(`nav a[href$="/audit"]`), chromedp.WaitVisible(`#audit`)))
 	actions, err := chromedp.Run(browser, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#audit tbody tr')].map(r => r.dataset.action)`))
 	require.NoError(t, err)
-	require.Equal(t, []string{"keys_viewed", "test_event_sent", "recovery_started", "endpoint_created", "link_exchanged", "link_minted"}, actions)
+	require.Equal(t, []string{"keys_viewed", "test_event_sent", "recovery_started", "endpoint_updated", "endpoint_created", "link_exchanged", "link_minted"}, actions)
+	labelled("audit")
 	screenshot(t, browser, "audit")
 
 	// The spent link, in a new tab of this browser: refused.
