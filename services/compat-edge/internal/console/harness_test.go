@@ -450,8 +450,11 @@ func (s *stack) recordUse(t testing.TB, cred auth.Credential, route string, firs
 		Sample: sample, Hours: map[int64]int64{last.Unix() / 3600: n}}}))
 }
 
-func policyEnv(ga string) policy.Env {
-	return policy.Env{CanonicalRoutes: "true", CompatibilityStart: ga, FamilyGA: map[inventory.Family]string{}}
+// policyEnv is the compatibility environment the edge reads from
+// SERVICE_API_CANONICAL_ROUTES=true and SERVICE_API_COMPATIBILITY_START=start.
+func policyEnv(start string) policy.Env {
+	vars := map[string]string{policy.EnvCanonicalRoutes: "true", policy.EnvCompatibilityStart: start}
+	return policy.EnvFrom(func(name string) string { return vars[name] })
 }
 
 func jsonOf(v any) ([]byte, error) { return json.Marshal(v) }
