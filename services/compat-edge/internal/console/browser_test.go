@@ -183,6 +183,8 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	// The endpoints page: no success, four failures, and the date the
 	// endpoint will be disabled if they go on.
 	require.NoError(t, chromedp.Do(browser, chromedp.Click(`nav a[href$="/endpoints"]`), chromedp.WaitVisible(`tr[data-endpoint="`+ep+`"] .health`)))
+	// The sender records the health just after each delivery's record.
+	reloadUntil("the health of all four attempts", `document.querySelector('tr[data-endpoint="`+ep+`"] .health').textContent.includes('4 consecutive failures')`)
 	health, err := chromedp.Run(browser, chromedp.Text(`tr[data-endpoint="`+ep+`"] .health`))
 	require.NoError(t, err)
 	require.Contains(t, health, "0.0 % of 4 attempts succeeded")

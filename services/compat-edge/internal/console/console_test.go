@@ -448,7 +448,7 @@ func TestKeysAndVerifyPages(t *testing.T) {
 	rcv := newReceiver(t, http.StatusNoContent)
 	s.endpoint(t, bearer, rcv.url)
 	s.openCase(t, cred, "case_a")
-	waitFor(t, "the delivery", func() bool { return len(rcv.received()) == 1 })
+	waitFor(t, "the delivery recorded", func() bool { return len(s.deliveries(t, bearer, "status=delivered")) == 1 })
 	kid := rcv.keyID(t)
 	b := s.browser(t)
 	b.open(s.mint(t, bearer).Data.URL)
@@ -478,6 +478,12 @@ func TestEndpointHealthEditTestEventAndOneStepRecovery(t *testing.T) {
 	s.openCase(t, cred, "case_a")
 	waitFor(t, "the failed delivery", func() bool { return len(s.deliveries(t, bearer, "status=failed")) == 1 })
 	original := s.deliveries(t, bearer, "status=failed")[0]["id"].(string)
+	// The sender records the endpoint's health just after the delivery.
+	waitFor(t, "the health of both attempts", func() bool {
+		_, h := s.hookAPI(t, http.MethodGet, "/api/webhooks/endpoints/"+ep+"/health", bearer, nil)
+		d := h["data"].(map[string]any)
+		return d["attempts"] == float64(2) && d["consecutiveFailures"] == float64(2)
+	})
 
 	b := s.browser(t)
 	b.open(s.mint(t, bearer).Data.URL)
