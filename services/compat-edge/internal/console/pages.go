@@ -1,7 +1,6 @@
 package console
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -805,21 +804,11 @@ func (cs *Console) auditPage(c *gin.Context, s *session) {
 var eventTypes = mustEventTypes()
 
 func mustEventTypes() []string {
-	raw, err := api.EventSchema("case-event-v2.schema.json")
+	types, err := api.CaseEventTypes()
 	if err != nil {
 		panic(err)
 	}
-	var doc struct {
-		Defs struct {
-			Type struct {
-				Enum []string `json:"enum"`
-			} `json:"type"`
-		} `json:"$defs"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil || len(doc.Defs.Type.Enum) == 0 {
-		panic(fmt.Sprintf("case-event-v2 schema has no type enum: %v", err))
-	}
-	return doc.Defs.Type.Enum
+	return types
 }
 
 func contains(list []string, s string) bool {

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"slices"
 
@@ -25,21 +24,11 @@ type testEventRequest struct {
 var EventTypes = mustEventTypes()
 
 func mustEventTypes() []string {
-	raw, err := api.EventSchema(events.BodySchema + ".schema.json")
+	types, err := api.CaseEventTypes()
 	if err != nil {
 		panic(err)
 	}
-	var doc struct {
-		Defs struct {
-			Type struct {
-				Enum []string `json:"enum"`
-			} `json:"type"`
-		} `json:"$defs"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil || len(doc.Defs.Type.Enum) == 0 {
-		panic(fmt.Sprintf("the case-event-v2 schema has no type enum: %v", err))
-	}
-	return doc.Defs.Type.Enum
+	return types
 }
 
 // TestCaseID is the caseId of every test event: it names no case, so a
