@@ -20,6 +20,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pcourt/pcourt/services/compat-edge/internal/console"
 )
 
 // chromium finds a Chromium to drive, or skips the test saying how to get
@@ -313,6 +315,27 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	require.Equal(t, 16, examples)
 	labelled("events")
 	screenshot(t, browser, "events")
+
+	// An example pasted into Verify verifies with the conformance key set
+	// at its signing time, and is refused at the key id step by the
+	// deployment's keys: it can never pass for a delivery.
+	exHeaders, err := chromedp.Run(browser, chromedp.Evaluate[string](`[...document.querySelectorAll('#ex-opened .h')].map(e => e.textContent).join('\n')`))
+	require.NoError(t, err)
+	exBody, err := chromedp.Run(browser, chromedp.Evaluate[string](`document.querySelector('#ex-opened .b').textContent`))
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(browser,
+		chromedp.Click(`nav a[href$="/verify"]`),
+		chromedp.WaitVisible(`#verify-form`),
+		chromedp.SetValue(`#v-headers`, exHeaders),
+		chromedp.SetValue(`#v-body`, exBody),
+		chromedp.SetValue(`#v-keyset`, "jwks-conformance"),
+		chromedp.SendKeys(`#v-now`, console.ExampleSignedAt.Format("2006-01-02T15:04:05.000Z")),
+		chromedp.Click(`#verify-form button`),
+		chromedp.WaitVisible(`#v-result[data-reason="ok"]`),
+		chromedp.SetValue(`#v-keyset`, "jwks"),
+		chromedp.Click(`#verify-form button`),
+		chromedp.WaitVisible(`#v-result[data-reason="unknown_key"]`),
+	))
 
 	// Keys: the key that signed the newest attempt signs now.
 	require.NoError(t, chromedp.Do(browser, chromedp.Click(`nav a[href$="/keys"]`), chromedp.WaitVisible(`#keys`)))

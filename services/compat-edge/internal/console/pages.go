@@ -1,6 +1,7 @@
 package console
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -566,6 +567,9 @@ type keyStatus struct {
 }
 
 type keysView struct {
+	// Conformance is the key set of the published conformance vectors'
+	// key A, which signs the Events page's examples (Verify only).
+	Conformance map[string]any
 	Keys        []keyRow
 	LatestKey   string
 	LatestAt    *time.Time
@@ -658,6 +662,14 @@ func (cs *Console) verify(c *gin.Context, s *session) {
 	v, err := cs.loadKeys(c, s)
 	if err != nil {
 		cs.apiRefusal(c, s, err, cs.path("/verify"))
+		return
+	}
+	examples, err := exampleCatalogue()
+	if err == nil {
+		err = json.Unmarshal([]byte(examples.Published), &v.Conformance)
+	}
+	if err != nil {
+		cs.fail(c, s, err)
 		return
 	}
 	cs.render(c, http.StatusOK, "verify", cs.frame(c, s, "verify", v))
