@@ -32,3 +32,11 @@ func TestJSONIsTheSameDocument(t *testing.T) {
 	require.Equal(t, "3.1.0", doc["openapi"])
 	require.Contains(t, doc["paths"], "/api/v2/integration")
 }
+
+func TestCaseEventTypesAreTheSchemasEnum(t *testing.T) {
+	types, err := api.CaseEventTypes()
+	require.NoError(t, err)
+	require.Len(t, types, 16)
+	require.Equal(t, "opened", types[0])
+	require.Contains(t, types, "deadline_missed")
+}

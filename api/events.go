@@ -2,6 +2,7 @@ package api
 
 import (
 	"embed"
+	"encoding/json"
 	"fmt"
 )
 
@@ -19,4 +20,27 @@ func EventSchema(name string) ([]byte, error) {
 		return nil, fmt.Errorf("no event schema %q: %w", name, err)
 	}
 	return b, nil
+}
+
+// CaseEventTypes returns the case event types the case-event-v2 schema
+// enumerates, in its order: the catalogue partners subscribe to.
+func CaseEventTypes() ([]string, error) {
+	raw, err := EventSchema("case-event-v2.schema.json")
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Defs struct {
+			Type struct {
+				Enum []string `json:"enum"`
+			} `json:"type"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("reading case-event-v2: %w", err)
+	}
+	if len(doc.Defs.Type.Enum) == 0 {
+		return nil, fmt.Errorf("case-event-v2 enumerates no event type")
+	}
+	return doc.Defs.Type.Enum, nil
 }

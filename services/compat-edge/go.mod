@@ -8,6 +8,7 @@ require (
 	github.com/go-logr/logr v1.4.4
 	github.com/pcourt/pcourt/api v0.0.0
 	github.com/pcourt/pcourt/libs v0.0.0
+	github.com/pcourt/pcourt/services/webhooks v0.0.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.47.0
@@ -133,4 +134,5 @@ require (
 replace (
 	github.com/pcourt/pcourt/api => ../../api
 	github.com/pcourt/pcourt/libs => ../../libs
+	github.com/pcourt/pcourt/services/webhooks => ../webhooks
 )

@@ -8,15 +8,20 @@ import (
 	"image/color/palette"
 	"image/draw"
 	"image/png"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pcourt/pcourt/services/compat-edge/internal/console"
 )
 
 // chromium finds a Chromium to drive, or skips the test saying how to get
@@ -65,27 +70,35 @@ func smallPNG(t *testing.T, b []byte) []byte {
 const unlabelled = `[...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
   .filter(e => !e.labels || e.labels.length === 0).map(e => e.id || e.name)`
 
-// A partner's engineer walks the console in headless Chromium: the link
-// minted through the API opens a session, an endpoint is registered, the
-// failed deliveries and one delivery's attempts are read, a pasted
-// delivery verifies in the browser and a tampered body is refused at the
-// digest step (and the page's module agrees with every conformance
-// vector), the spent link is refused, and another partner's console shows
-// none of it.
+// A partner's engineer walks the console in headless Chromium, against
+// the real webhooks service and the edge's own proxy: the link minted
+// through the API opens a session; an endpoint is registered pointing at a
+// failing receiver; a case opens and its events flow; the attempts fail
+// and the endpoints page shows the health and the date failures would
+// disable it; the receiver is fixed and the failed window recovered in one
+// confirmation; the replays succeed; a test event arrives; a delivery the
+// receiver got verifies in the browser and a tampered body is refused at
+// the digest step (and the page's module agrees with every conformance
+// vector); a deprecated alias called through the edge with
+// SERVICE_API_CANONICAL_ROUTES=true shows on the compatibility page with
+// its Sunset date; the spent link is refused, and another partner's
+// console shows none of it.
 func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	bin := chromium(t)
 	s := newStack(t)
 	v := loadVectors(t)
 	acme, acmeCred := s.partner(t, "acme")
-	s.owner.addEndpoint(scopeKey(acmeCred), "we_a", "https://acme.example/hook")
-	s.owner.addDelivery(t, scopeKey(acmeCred), "dlv_acme_ok", "we_a", "delivered", v, "accept_rotated_key")
-	s.owner.addDelivery(t, scopeKey(acmeCred), "dlv_acme_failed", "we_a", "failed", v, "accept_basic")
-	first := time.Date(2026, 9, 2, 8, 30, 0, 0, time.UTC)
-	s.recordUse(t, acmeCred, "/api/v2/cases/{caseId}", first, first.Add(72*time.Hour), 41)
-	s.env = policyEnv("2026-03-01")
+	// Retirement announcements on, the compatibility window starting
+	// today: the alias is announced with a Sunset in the future.
+	s.setEnv(policyEnv(time.Now().UTC().Format(time.DateOnly)))
+	rcv := newReceiver(t, http.StatusInternalServerError)
 	link := s.mint(t, acme).Data.URL
 
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	limit := 120 * time.Second
+	if os.Getenv("PC_CONSOLE_SCREENSHOTS") == "1" {
+		limit = 5 * time.Minute // re-encoding each picture takes seconds under -race
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	t.Cleanup(cancel)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
 		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
@@ -97,6 +110,28 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	browser, cancelBrowser := chromedp.NewContext(alloc)
 	t.Cleanup(cancelBrowser)
 	require.NoError(t, chromedp.Do(browser, chromedp.EmulateViewport(1100, 760)))
+	labelled := func(page string) {
+		t.Helper()
+		labels, err := chromedp.Run(browser, chromedp.Evaluate[[]string](unlabelled))
+		require.NoError(t, err)
+		require.Empty(t, labels, "every control of the %s page is labelled", page)
+	}
+	// reloadUntil reloads the current page until the script holds.
+	reloadUntil := func(what, script string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			ok, err := chromedp.Run(browser, chromedp.Evaluate[bool](script))
+			require.NoError(t, err)
+			if ok {
+				return
+			}
+			require.True(t, time.Now().Before(deadline), "waited 30 s for %s", what)
+			time.Sleep(200 * time.Millisecond)
+			require.NoError(t, chromedp.Do(browser, chromedp.Reload(), chromedp.WaitReady(`main`)))
+		}
+	}
+	statuses := `[...document.querySelectorAll('#deliveries tbody tr')].map(r => r.dataset.status)`
 
 	// Open the link: the module posts the token, the browser lands on the
 	// deliveries with the fragment gone and a cookie no script reads.
@@ -107,72 +142,138 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	cookies, err := chromedp.Run(browser, chromedp.Evaluate[string](`document.cookie`))
 	require.NoError(t, err)
 	require.Empty(t, cookies)
-	rows, err := chromedp.Run(browser, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#deliveries tbody tr')].map(r => r.dataset.status)`))
-	require.NoError(t, err)
-	require.Equal(t, []string{"failed", "delivered"}, rows)
-	labels, err := chromedp.Run(browser, chromedp.Evaluate[[]string](unlabelled))
-	require.NoError(t, err)
-	require.Empty(t, labels, "every control of the deliveries page is labelled")
-	screenshot(t, browser, "deliveries")
+	require.NoError(t, chromedp.Do(browser, chromedp.WaitVisible(`#no-deliveries`)))
+	labelled("deliveries")
 
-	// Register an endpoint for two event types.
+	// Register an endpoint at the (failing) receiver for two event types,
+	// with the keyboard.
 	require.NoError(t, chromedp.Do(browser,
 		chromedp.Click(`nav a[href$="/endpoints"]`),
 		chromedp.WaitVisible(`#create-endpoint`),
-		chromedp.SendKeys(`#ep-url`, "https://acme.example/new-hook"),
+		chromedp.SendKeys(`#ep-url`, rcv.url),
 		chromedp.SendKeys(`#ep-description`, "orders"),
-		chromedp.Click(`input[name="eventTypes"][value="opened"]`),
-		chromedp.Click(`input[name="eventTypes"][value="answer_filed"]`),
-		chromedp.Click(`#create-endpoint button[type="submit"]`),
-		chromedp.WaitVisible(`tr[data-endpoint="we_1"]`),
+		chromedp.Focus(`input[name="eventTypes"][value="opened"]`),
+		chromedp.KeyEvent(" "),
+		chromedp.Focus(`input[name="eventTypes"][value="answer_filed"]`),
+		chromedp.KeyEvent(" "),
+		chromedp.Focus(`#create-endpoint button[type="submit"]`),
+		chromedp.KeyEvent("\r"),
+		chromedp.WaitVisible(`tr[data-endpoint]`),
 	))
-	labels, err = chromedp.Run(browser, chromedp.Evaluate[[]string](unlabelled))
+	ep, err := chromedp.Run(browser, chromedp.Evaluate[string](`document.querySelector('tr[data-endpoint]').dataset.endpoint`))
 	require.NoError(t, err)
-	require.Empty(t, labels, "every control of the endpoints page is labelled")
-	screenshot(t, browser, "endpoints")
+	labelled("endpoints")
 
-	// Failed deliveries, then one delivery's attempts.
+	// A case opens: its events flow to the endpoint and fail.
+	s.openCase(t, acmeCred, "case_walk", "opened", "answer_filed")
+	require.NoError(t, chromedp.Do(browser, chromedp.Navigate(s.url+"/console/deliveries?status=failed"), chromedp.WaitReady(`main`)))
+	reloadUntil("two failed deliveries", statuses+`.length === 2`)
+	screenshot(t, browser, "deliveries")
 	require.NoError(t, chromedp.Do(browser,
-		chromedp.Click(`nav a[href$="/deliveries"]`),
-		chromedp.WaitVisible(`#f-status`),
-		chromedp.SetValue(`#f-status`, "failed"),
-		chromedp.Click(`form.filters button`),
-		chromedp.WaitReady(`#f-status option[value="failed"][selected]`),
-	))
-	rows, err = chromedp.Run(browser, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#deliveries tbody tr')].map(r => r.dataset.status)`))
-	require.NoError(t, err)
-	require.Equal(t, []string{"failed"}, rows)
-	require.NoError(t, chromedp.Do(browser,
-		chromedp.Click(`a[href$="/deliveries/dlv_acme_failed"]`),
+		chromedp.Click(`#deliveries tbody tr a`),
 		chromedp.WaitVisible(`main[data-page="delivery"]`),
 		chromedp.Click(`section.attempt details summary`),
 	))
+	attempts, err := chromedp.Run(browser, chromedp.Evaluate[[]string](`[...document.querySelectorAll('section.attempt h3')].map(h => h.textContent)`))
+	require.NoError(t, err)
+	require.Equal(t, []string{"Attempt 1: failure · HTTP 500", "Attempt 2: failure · HTTP 500"}, attempts)
 	keyID, err := chromedp.Run(browser, chromedp.Text(`.key-id`))
 	require.NoError(t, err)
-	require.Equal(t, "pcwh_sandbox_2026-11-23_73b7bc42a572", keyID)
+	require.Equal(t, rcv.keyID(t), keyID, "the key the receiver was told")
 	screenshot(t, browser, "delivery")
 
-	// Verify a pasted delivery, then the same with a tampered body.
-	vec := v.Vectors[0]
-	require.Equal(t, "accept_basic", vec.Name)
+	// The endpoints page: no success, four failures, and the date the
+	// endpoint will be disabled if they go on.
+	require.NoError(t, chromedp.Do(browser, chromedp.Click(`nav a[href$="/endpoints"]`), chromedp.WaitVisible(`tr[data-endpoint="`+ep+`"] .health`)))
+	// The sender records the health just after each delivery's record.
+	reloadUntil("the health of all four attempts", `document.querySelector('tr[data-endpoint="`+ep+`"] .health').textContent.includes('4 consecutive failures')`)
+	health, err := chromedp.Run(browser, chromedp.Text(`tr[data-endpoint="`+ep+`"] .health`))
+	require.NoError(t, err)
+	require.Contains(t, health, "0.0 % of 4 attempts succeeded")
+	require.Contains(t, health, "4 consecutive failures")
+	require.Regexp(t, `Disabled on \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ if failures go on`, health)
+	screenshot(t, browser, "endpoints")
+
+	// The edit form, with the keyboard: the picker shows the current types.
+	require.NoError(t, chromedp.Do(browser,
+		chromedp.Click(`tr[data-endpoint="`+ep+`"] a[href$="/edit"]`),
+		chromedp.WaitVisible(`#edit-endpoint`),
+	))
+	ticked, err := chromedp.Run(browser, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#edit-endpoint input[name=eventTypes]:checked')].map(e => e.value)`))
+	require.NoError(t, err)
+	require.Equal(t, []string{"opened", "answer_filed"}, ticked)
+	labelled("edit")
+	require.NoError(t, chromedp.Do(browser,
+		chromedp.Focus(`#ed-description`),
+		chromedp.KeyEvent(kb.End),
+		chromedp.KeyEvent(" and refunds"),
+		chromedp.Focus(`#edit-endpoint button[type="submit"]`),
+		chromedp.KeyEvent("\r"),
+		chromedp.WaitVisible(`tr[data-endpoint="`+ep+`"]`),
+	))
+	described, err := chromedp.Run(browser, chromedp.Text(`tr[data-endpoint="`+ep+`"] td small`))
+	require.NoError(t, err)
+	require.Contains(t, described, "orders and refunds")
+
+	// The receiver is fixed; the failed window is recovered in one
+	// confirmation, after the count.
+	rcv.status.Store(http.StatusNoContent)
+	time.Sleep(time.Second) // "until now" ends a whole second after the failures
+	require.NoError(t, chromedp.Do(browser,
+		chromedp.Click(`tr[data-endpoint="`+ep+`"] a.recover-window`),
+		chromedp.WaitVisible(`#recover-count`),
+	))
+	count, err := chromedp.Run(browser, chromedp.Text(`#recover-count`))
+	require.NoError(t, err)
+	require.Equal(t, "2 deliveries would be replayed.", count)
+	labelled("recover")
+	screenshot(t, browser, "recover")
+	require.NoError(t, chromedp.Do(browser, chromedp.Click(`#recover button`), chromedp.WaitVisible(`main[data-page="deliveries"]`)))
+	reloadUntil("the two replays delivered", `[...document.querySelectorAll('#deliveries tbody tr')].filter(r => r.dataset.status === 'delivered' && r.querySelector('small a')).length === 2`)
+	replayed, err := chromedp.Run(browser, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#deliveries tbody tr small a')].map(a => a.textContent).sort()`))
+	require.NoError(t, err)
+	var originals []string
+	for _, d := range s.deliveries(t, acme, "status=failed") {
+		originals = append(originals, d["id"].(string))
+	}
+	sort.Strings(originals)
+	require.Equal(t, originals, replayed, "each replay links to its original")
+
+	// A test event from the endpoints page reaches the receiver.
+	require.NoError(t, chromedp.Do(browser,
+		chromedp.Click(`nav a[href$="/endpoints"]`),
+		chromedp.WaitVisible(`#test-type-`+ep),
+		chromedp.SetValue(`#test-type-`+ep, "deadline_approaching"),
+		chromedp.Click(`tr[data-endpoint="`+ep+`"] form.test-event button`),
+		chromedp.WaitVisible(`main[data-page="delivery"]`),
+	))
+	reloadUntil("the test event delivered", `document.getElementById('delivery-status').textContent === 'delivered'`)
+
+	// Verify a delivery the receiver got, pasted as it arrived, then the
+	// same with a tampered body.
+	var got receivedRequest
+	for _, r := range rcv.received() {
+		if strings.Contains(string(r.Body), `"type":"opened"`) && r.Header.Get("X-Pc-Key-Id") != "" {
+			got = r
+		}
+	}
+	require.NotEmpty(t, got.Body)
 	var headerText strings.Builder
-	for _, h := range vec.Headers {
-		headerText.WriteString(h[0] + ": " + h[1] + "\n")
+	for _, name := range []string{"Content-Digest", "X-Pc-Event-Id", "X-Pc-Event-Timestamp", "X-Pc-Key-Id", "X-Pc-Schema-Version", "X-Pc-Signature-Version", "X-Pc-Signature"} {
+		require.NotEmpty(t, got.Header.Get(name), name)
+		headerText.WriteString(strings.ToLower(name) + ": " + got.Header.Get(name) + "\n")
 	}
 	require.NoError(t, chromedp.Do(browser,
 		chromedp.Click(`nav a[href$="/verify"]`),
 		chromedp.WaitVisible(`#verify-form`),
 		chromedp.SetValue(`#v-headers`, headerText.String()),
-		chromedp.SetValue(`#v-body`, vec.Body),
-		chromedp.SendKeys(`#v-now`, vec.Now),
+		chromedp.SetValue(`#v-body`, string(got.Body)),
 		chromedp.Click(`#verify-form button`),
 		chromedp.WaitVisible(`#v-result[data-reason="ok"]`),
 	))
-	labels, err = chromedp.Run(browser, chromedp.Evaluate[[]string](unlabelled))
-	require.NoError(t, err)
-	require.Empty(t, labels, "every control of the verify page is labelled")
-	tampered := strings.Replace(vec.Body, "partner-order-4411", "partner-order-4412", 1)
-	require.NotEqual(t, vec.Body, tampered)
+	labelled("verify")
+	tampered := strings.Replace(string(got.Body), `"case_walk"`, `"case_walk2"`, 1)
+	require.NotEqual(t, string(got.Body), tampered)
 	require.NoError(t, chromedp.Do(browser,
 		chromedp.SetValue(`#v-body`, tampered),
 		chromedp.Click(`#verify-form button`),
@@ -207,21 +308,79 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 		require.Equal(t, want, verdicts[vec.Name], vec.Name)
 	}
 
-	// Keys, compatibility and the audit trail.
+	// The event catalogue: every type with a signed example request.
+	require.NoError(t, chromedp.Do(browser, chromedp.Click(`nav a[href$="/events"]`), chromedp.WaitVisible(`#event-types`)))
+	examples, err := chromedp.Run(browser, chromedp.Evaluate[int](`document.querySelectorAll('section.example pre.request').length`))
+	require.NoError(t, err)
+	require.Equal(t, 16, examples)
+	labelled("events")
+	screenshot(t, browser, "events")
+
+	// An example pasted into Verify verifies with the conformance key set
+	// at its signing time, and is refused at the key id step by the
+	// deployment's keys: it can never pass for a delivery.
+	exHeaders, err := chromedp.Run(browser, chromedp.Evaluate[string](`[...document.querySelectorAll('#ex-opened .h')].map(e => e.textContent).join('\n')`))
+	require.NoError(t, err)
+	exBody, err := chromedp.Run(browser, chromedp.Evaluate[string](`document.querySelector('#ex-opened .b').textContent`))
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(browser,
+		chromedp.Click(`nav a[href$="/verify"]`),
+		chromedp.WaitVisible(`#verify-form`),
+		chromedp.SetValue(`#v-headers`, exHeaders),
+		chromedp.SetValue(`#v-body`, exBody),
+		chromedp.SetValue(`#v-keyset`, "jwks-conformance"),
+		chromedp.SendKeys(`#v-now`, console.ExampleSignedAt.Format("2006-01-02T15:04:05.000Z")),
+		chromedp.Click(`#verify-form button`),
+		chromedp.WaitVisible(`#v-result[data-reason="ok"]`),
+		chromedp.SetValue(`#v-keyset`, "jwks"),
+		chromedp.Click(`#verify-form button`),
+		chromedp.WaitVisible(`#v-result[data-reason="unknown_key"]`),
+	))
+
+	// Keys: the key that signed the newest attempt signs now.
 	require.NoError(t, chromedp.Do(browser, chromedp.Click(`nav a[href$="/keys"]`), chromedp.WaitVisible(`#keys`)))
 	signsNow, err := chromedp.Run(browser, chromedp.Evaluate[string](`document.querySelector('.signs-now').closest('tr').dataset.kid`))
 	require.NoError(t, err)
-	require.Equal(t, "pcwh_sandbox_2026-11-23_73b7bc42a572", signsNow, "the key of the newest attempt (dlv_acme_failed)")
-	screenshot(t, browser, "keys")
-	require.NoError(t, chromedp.Do(browser, chromedp.Click(`nav a[href$="/compatibility"]`), chromedp.WaitVisible(`#compat`)))
-	sunset, err := chromedp.Run(browser, chromedp.Text(`tr[data-route="/api/v2/cases/{caseId}"] .sunset`))
+	require.Equal(t, rcv.keyID(t), signsNow)
+	state, err := chromedp.Run(browser, chromedp.Text(`tr[data-kid="`+signsNow+`"] .state`))
 	require.NoError(t, err)
-	require.Regexp(t, `^20\d\d-\d\d-\d\d$`, sunset)
+	require.Equal(t, "active", state)
+	labelled("keys")
+	screenshot(t, browser, "keys")
+
+	// The partner's backend calls a deprecated alias through the edge; the
+	// compatibility page shows it with its Sunset date and "fix by".
+	req, err := http.NewRequest(http.MethodGet, s.url+"/api/v2/webhooks/deliveries?limit=1", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+acme)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, "the alias is still served")
+	require.NotEmpty(t, resp.Header.Get("Sunset"), "and announced")
+	require.NoError(t, chromedp.Do(browser, chromedp.Click(`nav a[href$="/compatibility"]`), chromedp.WaitReady(`main[data-page="compatibility"]`)))
+	reloadUntil("the alias on the compatibility page", `!!document.querySelector('tr[data-route="/api/v2/webhooks/deliveries"]')`)
+	sunset, err := chromedp.Run(browser, chromedp.Text(`tr[data-route="/api/v2/webhooks/deliveries"] .sunset`))
+	require.NoError(t, err)
+	sunsetAt, err := time.Parse(time.RFC1123, resp.Header.Get("Sunset"))
+	require.NoError(t, err)
+	require.Equal(t, sunsetAt.UTC().Format(time.DateOnly), sunset, "the Sunset the edge announced")
+	row, err := chromedp.Run(browser, chromedp.Text(`tr[data-route="/api/v2/webhooks/deliveries"]`))
+	require.NoError(t, err)
+	require.Contains(t, row, "fix by "+sunset)
+	labelled("compatibility")
+	for cell, want := range map[string]string{".last-24h": "1", ".last-30d": "1", ".sample": resp.Header.Get("X-Request-Id")} {
+		got, err := chromedp.Run(browser, chromedp.Text(`tr[data-route="/api/v2/webhooks/deliveries"] `+cell))
+		require.NoError(t, err)
+		require.Equal(t, want, got, cell)
+	}
 	screenshot(t, browser, "compatibility")
+
 	require.NoError(t, chromedp.Do(browser, chromedp.Click(`nav a[href$="/audit"]`), chromedp.WaitVisible(`#audit`)))
 	actions, err := chromedp.Run(browser, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#audit tbody tr')].map(r => r.dataset.action)`))
 	require.NoError(t, err)
-	require.Equal(t, []string{"endpoint_created", "link_exchanged", "link_minted"}, actions)
+	require.Equal(t, []string{"keys_viewed", "test_event_sent", "recovery_started", "endpoint_updated", "endpoint_created", "link_exchanged", "link_minted"}, actions)
+	labelled("audit")
 	screenshot(t, browser, "audit")
 
 	// The spent link, in a new tab of this browser: refused.
@@ -238,11 +397,12 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 		require.NoError(t, chromedp.Do(other, chromedp.Navigate(s.url+"/console/"+page), chromedp.WaitVisible(`main[data-page="`+page+`"]`)))
 		body, err := chromedp.Run(other, chromedp.Text(`body`))
 		require.NoError(t, err)
-		for _, acmes := range []string{"dlv_acme", "acme.example", "/api/v2/cases/{caseId}", "endpoint_created"} {
+		for _, acmes := range append([]string{ep, rcv.url, "/api/v2/webhooks/deliveries", "endpoint_created"}, originals...) {
 			require.NotContains(t, body, acmes, page)
 		}
 	}
-	require.NoError(t, chromedp.Do(other, chromedp.Navigate(s.url+"/console/deliveries/dlv_acme_failed"), chromedp.WaitVisible(`main[data-refusal="delivery_not_found"]`)))
+	require.NoError(t, chromedp.Do(other, chromedp.Navigate(s.url+"/console/deliveries/"+originals[0]), chromedp.WaitVisible(`main[data-refusal="delivery_not_found"]`)))
+	require.NoError(t, chromedp.Do(other, chromedp.Navigate(s.url+"/console/endpoints/"+ep+"/recover"), chromedp.WaitVisible(`main[data-refusal="endpoint_not_found"]`)))
 }
 
 func jsInt(n int) string { b, _ := json.Marshal(n); return string(b) }

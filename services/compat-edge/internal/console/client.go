@@ -127,10 +127,11 @@ type (
 		DisabledReason    string    `json:"disabledReason"`
 		CreatedAt         time.Time `json:"createdAt"`
 		OperationalEvents []struct {
-			Type     string    `json:"type"`
-			At       time.Time `json:"at"`
-			Reason   string    `json:"reason"`
-			Failures int       `json:"failures"`
+			Type         string     `json:"type"`
+			At           time.Time  `json:"at"`
+			Reason       string     `json:"reason"`
+			FailingSince *time.Time `json:"failingSince"`
+			Failures     int        `json:"failures"`
 		} `json:"operationalEvents"`
 	}
 	delivery struct {
@@ -145,6 +146,8 @@ type (
 		CreatedAt     time.Time  `json:"createdAt"`
 		NextAttemptAt *time.Time `json:"nextAttemptAt"`
 		LastAttemptAt *time.Time `json:"lastAttemptAt"`
+		LastStatus    int        `json:"lastResponseStatus"`
+		RequestBody   string     `json:"requestBody"`
 		Attempts      []attempt  `json:"attempts"`
 	}
 	attempt struct {
@@ -162,6 +165,19 @@ type (
 		ErrorClass      string            `json:"errorClass"`
 		Error           string            `json:"error"`
 		NextAttemptAt   *time.Time        `json:"nextAttemptAt"`
+	}
+	endpointHealth struct {
+		Status              string     `json:"status"`
+		Since               time.Time  `json:"since"`
+		Attempts            int64      `json:"attempts"`
+		Successes           int64      `json:"successes"`
+		SuccessRate         *float64   `json:"successRate"`
+		LatencyAvgMs        int64      `json:"latencyAvgMs"`
+		LatencyP95Ms        int64      `json:"latencyP95Ms"`
+		FailingSince        *time.Time `json:"failingSince"`
+		ConsecutiveFailures int        `json:"consecutiveFailures"`
+		DisableAt           *time.Time `json:"disableAt"`
+		DisableMinFailures  int        `json:"disableMinFailures"`
 	}
 	recovery struct {
 		ID    string `json:"id"`

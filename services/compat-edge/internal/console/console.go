@@ -162,8 +162,12 @@ func (cs *Console) Register(r gin.IRouter) {
 	g.POST("/endpoints", cs.guard(CapManageEndpoints, cs.createEndpoint))
 	g.POST("/endpoints/:id/enable", cs.guard(CapManageEndpoints, cs.setEnabled(true)))
 	g.POST("/endpoints/:id/disable", cs.guard(CapManageEndpoints, cs.setEnabled(false)))
+	g.GET("/endpoints/:id/edit", cs.page(cs.editEndpoint))
+	g.POST("/endpoints/:id", cs.guard(CapManageEndpoints, cs.updateEndpoint))
+	g.POST("/endpoints/:id/test", cs.guard(CapManageEndpoints, cs.sendTestEvent))
 	g.GET("/endpoints/:id/recover", cs.page(cs.recoverPreview))
 	g.POST("/endpoints/:id/recover", cs.guard(CapReplay, cs.recover))
+	g.GET("/events", cs.page(cs.catalogue))
 	g.GET("/keys", cs.page(cs.keys))
 	g.GET("/verify", cs.page(cs.verify))
 	g.GET("/compatibility", cs.page(cs.compatibility))
@@ -389,8 +393,7 @@ func (cs *Console) guard(cp Capability, h func(*gin.Context, *session)) gin.Hand
 			return
 		}
 		if !s.can(cp) {
-			cs.refuse(c, s, refusal{Status: http.StatusForbidden, Code: "capability_missing", Back: cs.path("/deliveries"),
-				Title: "Not allowed by this link", Detail: fmt.Sprintf("This console session was opened without the %s capability. Nothing was changed.", cp)})
+			cs.refuse(c, s, cs.refusalCapability(cp))
 			return
 		}
 		h(c, s)

@@ -3,8 +3,11 @@ package console_test
 import (
 	"context"
 	"encoding/json"
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +18,8 @@ import (
 	"github.com/pcourt/pcourt/libs/auth/authtest"
 	"github.com/pcourt/pcourt/libs/problem/problemtest"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/console"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
 )
 
 // The console's problem codes are the rows of owner console in docs/problems.md.
@@ -78,9 +83,11 @@ func TestMintingALink(t *testing.T) {
 func TestOpeningALink(t *testing.T) {
 	s := newStack(t)
 	bearer, cred := s.partner(t, "acme")
-	s.owner.addEndpoint(scopeKey(cred), "we_a", "https://acme.example/hook")
-	v := loadVectors(t)
-	s.owner.addDelivery(t, scopeKey(cred), "dlv_a1", "we_a", "failed", v, "accept_basic")
+	rcv := newReceiver(t, http.StatusNoContent)
+	s.endpoint(t, bearer, rcv.url)
+	s.openCase(t, cred, "case_a")
+	waitFor(t, "the delivery", func() bool { return len(rcv.received()) == 1 })
+	dlv := s.deliveries(t, bearer, "")[0]["id"].(string)
 	a := s.mint(t, bearer)
 
 	b := s.browser(t)
@@ -95,15 +102,13 @@ func TestOpeningALink(t *testing.T) {
 
 	resp, page := b.get("/console/deliveries")
 	require.Equal(t, http.StatusOK, resp.StatusCode, page)
-	require.Contains(t, page, "dlv_a1")
+	require.Contains(t, page, dlv)
 	require.Contains(t, resp.Header.Get("Content-Security-Policy"), "script-src 'self'")
 	require.Equal(t, "private, no-store", resp.Header.Get("Cache-Control"))
 
 	// The console acted with its own short-lived credential of the
 	// partner, never the minting one.
-	s.owner.mu.Lock()
-	seen := s.owner.bearers[len(s.owner.bearers)-1]
-	s.owner.mu.Unlock()
+	seen := s.sessionCredential(t, cred)
 	require.NotEqual(t, cred.PublicID, seen.PublicID)
 	require.Equal(t, "acme", seen.PartnerID)
 	require.Equal(t, cred.Tenant, seen.Tenant)
@@ -115,7 +120,7 @@ func TestOpeningALink(t *testing.T) {
 	require.Contains(t, body, `data-refusal="link_used"`)
 	resp, body = s.browser(t).open(a.Data.URL)
 	require.Equal(t, http.StatusGone, resp.StatusCode)
-	require.NotContains(t, body, "dlv_a1")
+	require.NotContains(t, body, dlv)
 
 	// Forged: right link id, wrong secret; and no link at all.
 	forged := a.Data.URL[:len(a.Data.URL)-5] + "AAAAA"
@@ -137,7 +142,7 @@ func TestOpeningALink(t *testing.T) {
 	// Without a session no page shows anything.
 	resp, body = s.browser(t).get("/console/deliveries")
 	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
-	require.NotContains(t, body, "dlv_a1")
+	require.NotContains(t, body, dlv)
 
 	actions := auditActions(t, s, cred)
 	require.Contains(t, actions, "link_exchanged")
@@ -169,9 +174,15 @@ func TestAnExpiredLinkLeadsBack(t *testing.T) {
 func TestChangesNeedTheSessionsTokenAndCapability(t *testing.T) {
 	s := newStack(t)
 	bearer, cred := s.partner(t, "acme")
-	v := loadVectors(t)
-	s.owner.addEndpoint(scopeKey(cred), "we_a", "https://acme.example/hook")
-	s.owner.addDelivery(t, scopeKey(cred), "dlv_a1", "we_a", "failed", v, "accept_basic")
+	rcv := newReceiver(t, http.StatusInternalServerError)
+	first := s.endpoint(t, bearer, rcv.url)
+	s.openCase(t, cred, "case_a")
+	waitFor(t, "the failed delivery", func() bool { return len(s.deliveries(t, bearer, "status=failed")) == 1 })
+	dlv := s.deliveries(t, bearer, "")[0]["id"].(string)
+	countEndpoints := func() int {
+		_, out := s.hookAPI(t, http.MethodGet, "/api/webhooks/endpoints", bearer, nil)
+		return len(out["data"].([]any))
+	}
 	b := s.browser(t)
 	resp, _ := b.open(s.mint(t, bearer, "view", "manage_endpoints").Data.URL)
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
@@ -182,13 +193,17 @@ func TestChangesNeedTheSessionsTokenAndCapability(t *testing.T) {
 	resp, body := b.post("/console/endpoints", form, s.url)
 	require.Equal(t, http.StatusForbidden, resp.StatusCode)
 	require.Contains(t, body, `data-refusal="csrf_mismatch"`)
-	form.Set("csrf", "x"+csrf[1:])
+	forged := "x" + csrf[1:]
+	if csrf[0] == 'x' { // one token in 64 starts with x
+		forged = "y" + csrf[1:]
+	}
+	form.Set("csrf", forged)
 	resp, _ = b.post("/console/endpoints", form, s.url)
 	require.Equal(t, http.StatusForbidden, resp.StatusCode)
 	form.Set("csrf", csrf)
 	resp, _ = b.post("/console/endpoints", form, "https://evil.example")
 	require.Equal(t, http.StatusForbidden, resp.StatusCode)
-	require.Len(t, s.owner.eps[scopeKey(cred)], 1, "nothing was created")
+	require.Equal(t, 1, countEndpoints(), "nothing was created")
 
 	// All types needs the confirmation.
 	resp, body = b.post("/console/endpoints", url.Values{"url": {"https://acme.example/all"}, "key": {key}, "csrf": {csrf}}, s.url)
@@ -199,21 +214,25 @@ func TestChangesNeedTheSessionsTokenAndCapability(t *testing.T) {
 
 	resp, _ = b.post("/console/endpoints", form, s.url)
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	require.Len(t, s.owner.eps[scopeKey(cred)], 2)
+	require.Equal(t, 2, countEndpoints())
 	// The API's own refusals show as they came.
-	form.Set("url", "http://acme.example/plain")
+	form.Set("url", "https://169.254.169.254/latest")
+	form.Set("key", formValue(t, page, "key")+"2")
 	resp, body = b.post("/console/endpoints", form, s.url)
-	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
-	require.Contains(t, body, "invalid_endpoint_url")
+	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, body)
+	require.Contains(t, body, "endpoint_url_forbidden")
+	require.Equal(t, 2, countEndpoints())
 
-	resp, _ = b.post("/console/endpoints/we_a/disable", url.Values{"csrf": {csrf}}, s.url)
+	resp, _ = b.post("/console/endpoints/"+first+"/disable", url.Values{"csrf": {csrf}}, s.url)
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	require.Equal(t, "disabled", s.owner.eps[scopeKey(cred)][0]["status"])
+	_, ep := s.hookAPI(t, http.MethodGet, "/api/webhooks/endpoints/"+first, bearer, nil)
+	require.Equal(t, "disabled_by_partner", ep["data"].(map[string]any)["status"])
 
 	// Replay is not a capability of this link.
-	resp, body = b.post("/console/deliveries/dlv_a1/replay", url.Values{"csrf": {csrf}, "key": {key}}, s.url)
+	resp, body = b.post("/console/deliveries/"+dlv+"/replay", url.Values{"csrf": {csrf}, "key": {key}}, s.url)
 	require.Equal(t, http.StatusForbidden, resp.StatusCode)
 	require.Contains(t, body, `data-refusal="capability_missing"`)
+	require.Len(t, s.deliveries(t, bearer, ""), 1, "nothing was replayed")
 
 	require.Contains(t, auditActions(t, s, cred), "endpoint_created")
 	require.Contains(t, auditActions(t, s, cred), "endpoint_disabled")
@@ -224,11 +243,24 @@ func TestChangesNeedTheSessionsTokenAndCapability(t *testing.T) {
 func TestDeliveriesReplayAndRecovery(t *testing.T) {
 	s := newStack(t)
 	bearer, cred := s.partner(t, "acme")
-	v := loadVectors(t)
-	s.owner.addEndpoint(scopeKey(cred), "we_a", "https://acme.example/hook")
-	for i := range 30 {
-		s.owner.addDelivery(t, scopeKey(cred), "dlv_"+string(rune('a'+i%26))+string(rune('a'+i/26)), "we_a", map[bool]string{true: "failed", false: "delivered"}[i%3 == 0], v, "accept_basic")
+	// Every third event of the case fails, with a 5000-byte answer.
+	rcv := newReceiver(t, http.StatusNoContent)
+	rcv.fail = func(body []byte) bool {
+		var ev struct{ Sequence int }
+		_ = json.Unmarshal(body, &ev)
+		return ev.Sequence%3 == 1
 	}
+	rcv.failBody = strings.Repeat("x", 5000)
+	ep := s.endpoint(t, bearer, rcv.url)
+	types := make([]string, 30)
+	for i := range types {
+		types[i] = "message_posted"
+	}
+	start := time.Now().UTC().Add(-2 * time.Second)
+	s.openCase(t, cred, "case_a", types...)
+	waitFor(t, "30 finished deliveries", func() bool {
+		return len(s.deliveries(t, bearer, "status=failed"))+len(s.deliveries(t, bearer, "status=delivered")) == 30
+	})
 	b := s.browser(t)
 	b.open(s.mint(t, bearer).Data.URL)
 
@@ -238,28 +270,77 @@ func TestDeliveriesReplayAndRecovery(t *testing.T) {
 	_, page = b.get("/console/deliveries?status=failed")
 	require.Equal(t, 10, strings.Count(page, `data-status="failed"`))
 	require.NotContains(t, page, `data-status="delivered"`)
+	require.Equal(t, 10, strings.Count(page, `<td class="http">500</td>`))
 
-	resp, page := b.get("/console/deliveries/dlv_aa")
+	// The next page keeps the filters; the two pages hold the 30 once each.
+	_, page = b.get("/console/deliveries?eventType=message_posted&caseId=case_a")
+	require.Equal(t, 25, strings.Count(page, `<tr data-status=`))
+	next := regexp.MustCompile(`id="next-page" href="([^"]+)"`).FindStringSubmatch(page)
+	require.NotNil(t, next)
+	nextURL := html.UnescapeString(next[1])
+	require.Contains(t, nextURL, "eventType=message_posted")
+	require.Contains(t, nextURL, "caseId=case_a")
+	_, page = b.get(nextURL)
+	require.Equal(t, 5, strings.Count(page, `<tr data-status=`))
+	for _, q := range []string{"eventType=answer_filed", "caseId=case_b", "responseStatus=404", "until=" + start.Format("2006-01-02T15:04:05")} {
+		_, page = b.get("/console/deliveries?" + q)
+		require.Contains(t, page, `id="no-deliveries"`, q)
+	}
+	resp, page := b.get("/console/deliveries?since=yesterday")
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	require.Contains(t, page, `data-refusal="invalid_query"`)
+	resp, page = b.get("/console/deliveries?responseStatus=99")
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "the API's refusal")
+	require.Contains(t, page, `data-refusal="invalid_query"`)
+
+	failed := s.deliveries(t, bearer, "status=failed")[0]["id"].(string)
+	resp, page = b.get("/console/deliveries/" + failed)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	require.Contains(t, page, "pcwh_sandbox_2026-11-23_73b7bc42a572")
-	require.Contains(t, page, "http_status")
-	require.Contains(t, page, "first 4 KiB shown")
-	require.Contains(t, page, strings.Repeat("x", 4096)+"</pre>")
+	var sent string
+	for _, r := range rcv.received() {
+		if strings.Contains(string(r.Body), failed) {
+			sent = string(r.Body)
+		}
+	}
+	require.NotEmpty(t, sent)
+	require.Contains(t, page, `<span class="b">`+html.EscapeString(sent)+`</span>`, "the exact signed body")
+	kid := rcv.keyID(t)
+	require.Contains(t, page, `<dd class="key-id">`+kid+`</dd>`)
+	require.Contains(t, page, "http_5xx")
+	require.Contains(t, page, "HTTP 500")
+	require.Contains(t, page, strings.Repeat("x", 4096)+"</pre>", "the first 4 KiB of the answer")
+	require.NotContains(t, page, strings.Repeat("x", 4097))
 
-	csrf, key := formValue(t, page, "csrf"), formValue(t, page, "key")
-	resp, _ = b.post("/console/deliveries/dlv_aa/replay", url.Values{"csrf": {csrf}, "key": {key}}, s.url)
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	require.Contains(t, resp.Header.Get("Location"), "/console/deliveries/dlv_replay")
+	csrf := formValue(t, page, "csrf")
 
 	// The count comes before the confirmation.
-	window := url.Values{"since": {"2026-11-23T00:00:00"}, "until": {"2026-11-24T00:00:00"}}
-	_, page = b.get("/console/endpoints/we_a/recover?" + window.Encode())
+	time.Sleep(time.Second) // the window ends at a whole second, after the last delivery
+	window := url.Values{"since": {start.Format("2006-01-02T15:04:05")}, "until": {time.Now().UTC().Format("2006-01-02T15:04:05")}}
+	_, page = b.get("/console/endpoints/" + ep + "/recover?" + window.Encode())
 	require.Contains(t, page, `<strong>10</strong> deliveries would be replayed`)
 	window.Set("csrf", csrf)
 	window.Set("key", formValue(t, page, "key"))
-	resp, _ = b.post("/console/endpoints/we_a/recover", window, s.url)
+	resp, _ = b.post("/console/endpoints/"+ep+"/recover", window, s.url)
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	require.Contains(t, auditActions(t, s, cred), "recovery_started")
+	waitFor(t, "ten recovery replays", func() bool {
+		n := 0
+		for _, d := range s.deliveries(t, bearer, "endpointId="+ep) {
+			if d["trigger"] == "recovery" && d["replayOf"] != nil {
+				n++
+			}
+		}
+		return n == 10
+	})
+
+	// One replay, linked to its original.
+	_, page = b.get("/console/deliveries/" + failed)
+	resp, _ = b.post("/console/deliveries/"+failed+"/replay", url.Values{"csrf": {csrf}, "key": {formValue(t, page, "key")}}, s.url)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Regexp(t, `^/console/deliveries/dlv_[0-9a-f]{24}$`, resp.Header.Get("Location"))
+	_, page = b.get(resp.Header.Get("Location"))
+	require.Contains(t, page, "replay of <a href=\"/console/deliveries/"+failed+"\">")
+	require.Contains(t, auditActions(t, s, cred), "delivery_replayed")
 
 	// Another partner's ids in the URL read as absent.
 	resp, _ = b.get("/console/deliveries/dlv_other")
@@ -270,38 +351,52 @@ func TestPartnersSeeOnlyTheirOwn(t *testing.T) {
 	s := newStack(t)
 	acme, acmeCred := s.partner(t, "acme")
 	globex, globexCred := s.partner(t, "globex")
-	v := loadVectors(t)
-	s.owner.addEndpoint(scopeKey(acmeCred), "we_a", "https://acme.example/hook")
-	s.owner.addDelivery(t, scopeKey(acmeCred), "dlv_acme", "we_a", "failed", v, "accept_basic")
+	rcv := newReceiver(t, http.StatusInternalServerError)
+	ep := s.endpoint(t, acme, rcv.url)
+	s.openCase(t, acmeCred, "case_a")
+	waitFor(t, "acme's delivery", func() bool { return len(s.deliveries(t, acme, "")) == 1 })
+	dlv := s.deliveries(t, acme, "")[0]["id"].(string)
 	b := s.browser(t)
 	b.open(s.mint(t, globex).Data.URL)
 	for _, p := range []string{"/console/deliveries", "/console/endpoints", "/console/audit", "/console/compatibility"} {
 		_, page := b.get(p)
-		require.NotContains(t, page, "dlv_acme", p)
-		require.NotContains(t, page, "acme.example", p)
+		require.NotContains(t, page, dlv, p)
+		require.NotContains(t, page, ep, p)
+		require.NotContains(t, page, rcv.url, p)
 	}
-	resp, _ := b.get("/console/deliveries/dlv_acme")
-	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+	for _, p := range []string{"/console/deliveries/" + dlv, "/console/endpoints/" + ep + "/edit", "/console/endpoints/" + ep + "/recover"} {
+		resp, page := b.get(p)
+		require.Equal(t, http.StatusNotFound, resp.StatusCode, p)
+		require.NotContains(t, page, rcv.url, p)
+	}
+	_, page := b.get("/console/endpoints")
+	csrf, key := formValue(t, page, "csrf"), formValue(t, page, "key")
+	for i, p := range []string{"/console/endpoints/" + ep + "/disable", "/console/endpoints/" + ep + "/test", "/console/endpoints/" + ep, "/console/deliveries/" + dlv + "/replay"} {
+		resp, _ := b.post(p, url.Values{"csrf": {csrf}, "key": {key + strconv.Itoa(i)}, "url": {"https://globex.example/"}, "allTypes": {"yes"}, "type": {"opened"}}, s.url)
+		require.Equal(t, http.StatusNotFound, resp.StatusCode, p)
+	}
+	_, got := s.hookAPI(t, http.MethodGet, "/api/webhooks/endpoints/"+ep, acme, nil)
+	require.Equal(t, "enabled", got["data"].(map[string]any)["status"], "globex changed nothing")
+	require.Equal(t, rcv.url, got["data"].(map[string]any)["url"])
+	require.Len(t, s.deliveries(t, acme, ""), 1)
 
 	// Revoking: another partner cannot; the owner can, and the session ends
 	// with its credential.
 	a := s.mint(t, acme)
 	ab := s.browser(t)
 	ab.open(a.Data.URL)
-	resp, _ = s.api(t, http.MethodDelete, "/api/console/links/"+a.Data.ID, globex, "")
+	resp, _ := s.api(t, http.MethodDelete, "/api/console/links/"+a.Data.ID, globex, "")
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)
 	resp, _ = ab.get("/console/deliveries")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	s.owner.mu.Lock()
-	sessionCred := s.owner.bearers[len(s.owner.bearers)-1]
-	s.owner.mu.Unlock()
+	sessionCred := s.sessionCredential(t, acmeCred)
 	resp, _ = s.api(t, http.MethodDelete, "/api/console/links/"+a.Data.ID, acme, "")
 	require.Equal(t, http.StatusNoContent, resp.StatusCode)
 	resp, _ = ab.get("/console/deliveries")
 	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
-	got, err := s.creds.Get(context.Background(), sessionCred.PublicID)
+	revoked, err := s.creds.Get(context.Background(), sessionCred.PublicID)
 	require.NoError(t, err)
-	require.False(t, got.Active(), "the session's credential is revoked")
+	require.False(t, revoked.Active(), "the session's credential is revoked")
 	require.Contains(t, auditActions(t, s, acmeCred), "link_revoked")
 	require.NotContains(t, auditActions(t, s, globexCred), "link_revoked")
 }
@@ -314,29 +409,165 @@ func TestCompatibilityFromTheLedger(t *testing.T) {
 	_, page := b.get("/console/compatibility")
 	require.Contains(t, page, `id="compat-none"`)
 
-	first := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
-	s.recordUse(t, cred, "/api/v2/cases/{caseId}", first, first.Add(48*time.Hour), 7)
-	s.env = policyEnv("2026-03-01")
+	// Seven calls within the last hour, five a month and a half ago.
+	now := time.Now().UTC()
+	s.recordUse(t, cred, "/api/v2/cases/{caseId}", now.AddDate(0, 0, -46), now.AddDate(0, 0, -45), 5, "req_old")
+	s.recordUse(t, cred, "/api/v2/cases/{caseId}", now.Add(-time.Hour), now, 7, "req_sample_7")
+	s.setEnv(policyEnv("2026-03-01"))
 	_, page = b.get("/console/compatibility")
 	require.Contains(t, page, `data-route="/api/v2/cases/{caseId}"`)
 	require.Contains(t, page, "/api/cases/{id}")
-	require.Contains(t, page, "<td>7</td>")
+	require.Contains(t, page, `<td class="last-24h">7</td><td class="last-30d">7</td><td class="count">12</td>`)
+	require.Contains(t, page, `<td class="sample"><code>req_sample_7</code></td>`)
+	require.Contains(t, page, `<td class="extension">none</td>`)
+	require.Contains(t, page, `none scheduled`)
 	require.Regexp(t, `(fix by|past its Sunset of) 20\d\d-\d\d-\d\d`, page)
+
+	// An approved extension for this partner moves its Sunset and status;
+	// the brownout calendar is listed.
+	extension := now.AddDate(1, 0, 0).Truncate(24 * time.Hour)
+	ext, err := policy.ParseDate(extension.Format(time.DateOnly))
+	require.NoError(t, err)
+	brownout := policy.Span{Start: now.AddDate(0, 2, 0).Truncate(time.Hour), End: now.AddDate(0, 2, 0).Truncate(time.Hour).Add(2 * time.Hour)}
+	s.setDurable(map[inventory.Family]policy.Settings{inventory.V2Cases: {Extensions: map[string]policy.Date{"acme": ext}, Brownouts: []policy.Span{brownout}}})
+	_, page = b.get("/console/compatibility")
+	require.Contains(t, page, `<td class="extension">approved to `+extension.Format(time.DateOnly)+`</td>`)
+	require.Contains(t, page, `<td class="sunset">`+extension.Format(time.DateOnly)+`</td>`)
+	require.Contains(t, page, `<td class="status">fix by `+extension.Format(time.DateOnly)+`</td>`)
+	require.Contains(t, page, "<li>"+brownout.Start.Format("2006-01-02 15:04:05Z")+" – "+brownout.End.Format("2006-01-02 15:04:05Z")+"</li>")
+
+	// Another partner's extension changes nothing here.
+	s.setDurable(map[inventory.Family]policy.Settings{inventory.V2Cases: {Extensions: map[string]policy.Date{"globex": ext}}})
+	_, page = b.get("/console/compatibility")
+	require.Contains(t, page, `<td class="extension">none</td>`)
 }
 
 func TestKeysAndVerifyPages(t *testing.T) {
 	s := newStack(t)
 	bearer, cred := s.partner(t, "acme")
-	s.owner.addEndpoint(scopeKey(cred), "we_a", "https://acme.example/hook")
-	s.owner.addDelivery(t, scopeKey(cred), "dlv_a1", "we_a", "delivered", loadVectors(t), "accept_rotated_key")
+	rcv := newReceiver(t, http.StatusNoContent)
+	s.endpoint(t, bearer, rcv.url)
+	s.openCase(t, cred, "case_a")
+	waitFor(t, "the delivery recorded", func() bool { return len(s.deliveries(t, bearer, "status=delivered")) == 1 })
+	kid := rcv.keyID(t)
 	b := s.browser(t)
 	b.open(s.mint(t, bearer).Data.URL)
 	_, page := b.get("/console/keys")
-	require.Contains(t, page, `data-kid="pcwh_sandbox_2026-11-23_73b7bc42a572"`)
-	require.Regexp(t, `data-kid="pcwh_sandbox_2027-02-01_fe79fe0ab7b7">.*signs-now`, page)
+	require.Regexp(t, `data-kid="`+kid+`" data-state="active">.*signs-now.*signed your newest attempt`, page)
+	require.Regexp(t, `data-kid="`+kid+`" data-state="active"><td><code>[^<]+</code></td><td class="state">active</td><td>\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ</td>`, page)
+	require.NotContains(t, page, `"d":`, "no private key")
+	trail, err := s.store.AuditTrail(context.Background(), console.Scope{Tenant: cred.Tenant, Environment: "sandbox", PartnerID: "acme"}, 10)
+	require.NoError(t, err)
+	require.Equal(t, "keys_viewed", trail[0].Action, "viewing the keys is audited")
+	require.Contains(t, trail[0].Detail, kid)
 	_, page = b.get("/console/verify")
 	require.Contains(t, page, `<script type="application/json" id="jwks">{"keys":[`)
+	require.Contains(t, page, `<script type="application/json" id="jwks-conformance">{"keys":[{`)
+	require.Contains(t, page, `"kid":"pcwh_sandbox_2026-11-23_73b7bc42a572"`, "the conformance key A, for the Events page's examples")
 	var anyJSON map[string]any
 	start := strings.Index(page, `id="jwks">`) + len(`id="jwks">`)
 	require.NoError(t, json.Unmarshal([]byte(page[start:start+strings.Index(page[start:], "</script>")]), &anyJSON))
+}
+
+// The endpoints page shows each endpoint's health from the API; an
+// endpoint is edited through PATCH, sent a test event, and a disabled one
+// is re-enabled and its failed window replayed in one confirmation.
+func TestEndpointHealthEditTestEventAndOneStepRecovery(t *testing.T) {
+	s := newStack(t)
+	bearer, cred := s.partner(t, "acme")
+	rcv := newReceiver(t, http.StatusServiceUnavailable)
+	ep := s.endpoint(t, bearer, rcv.url, "opened")
+	s.openCase(t, cred, "case_a")
+	waitFor(t, "the failed delivery", func() bool { return len(s.deliveries(t, bearer, "status=failed")) == 1 })
+	original := s.deliveries(t, bearer, "status=failed")[0]["id"].(string)
+	// The sender records the endpoint's health just after the delivery.
+	waitFor(t, "the health of both attempts", func() bool {
+		_, h := s.hookAPI(t, http.MethodGet, "/api/webhooks/endpoints/"+ep+"/health", bearer, nil)
+		d := h["data"].(map[string]any)
+		return d["attempts"] == float64(2) && d["consecutiveFailures"] == float64(2)
+	})
+
+	b := s.browser(t)
+	b.open(s.mint(t, bearer).Data.URL)
+	_, page := b.get("/console/endpoints")
+	require.Contains(t, page, "0.0 % of 2 attempts succeeded")
+	require.Contains(t, page, "2 consecutive failures since")
+	require.Regexp(t, `Disabled on \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ if failures go on`, page)
+	require.Contains(t, page, `class="recover-window"`)
+	csrf, key := formValue(t, page, "csrf"), formValue(t, page, "key")
+
+	// Edit: the picker shows the current types; choosing none needs the
+	// confirmation; the change goes through PATCH.
+	_, page = b.get("/console/endpoints/" + ep + "/edit")
+	require.Contains(t, page, `value="opened" checked`)
+	require.NotContains(t, page, `value="answer_filed" checked`)
+	resp, body := b.post("/console/endpoints/"+ep, url.Values{"csrf": {csrf}, "url": {rcv.url}, "description": {"orders"}}, s.url)
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	require.Contains(t, body, "all_types_unconfirmed")
+	resp, body = b.post("/console/endpoints/"+ep, url.Values{"csrf": {csrf}, "url": {"ftp://x.example/"}, "eventTypes": {"opened"}}, s.url)
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	require.Contains(t, body, `data-refusal="invalid_endpoint"`)
+	resp, _ = b.post("/console/endpoints/"+ep, url.Values{"csrf": {csrf}, "url": {rcv.url}, "description": {"orders"}, "eventTypes": {"opened", "answer_filed"}}, s.url)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, got := s.hookAPI(t, http.MethodGet, "/api/webhooks/endpoints/"+ep, bearer, nil)
+	require.Equal(t, []any{"opened", "answer_filed"}, got["data"].(map[string]any)["eventTypes"])
+	require.Equal(t, "orders", got["data"].(map[string]any)["description"])
+	resp, _ = b.post("/console/endpoints/"+ep, url.Values{"csrf": {csrf}, "url": {rcv.url}, "allTypes": {"yes"}}, s.url)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, page = b.get("/console/endpoints")
+	require.Contains(t, page, `<strong class="warning">all types</strong>`)
+
+	// The receiver is fixed; a test event reaches it.
+	rcv.status.Store(http.StatusNoContent)
+	resp, body = b.post("/console/endpoints/"+ep+"/test", url.Values{"csrf": {csrf}, "key": {key}, "type": {"deadline_missed"}}, s.url)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
+	waitFor(t, "the test event", func() bool {
+		got := rcv.received()
+		return len(got) == 3 && strings.Contains(string(got[2].Body), `"type":"deadline_missed"`) && strings.Contains(string(got[2].Body), `"caseId":"case_test"`)
+	})
+	_, page = b.get(resp.Header.Get("Location"))
+	require.Contains(t, page, "<dd>test</dd>", "the delivery page names the trigger")
+	resp, body = b.post("/console/endpoints/"+ep+"/test", url.Values{"csrf": {csrf}, "key": {key + "x"}, "type": {"case.exploded"}}, s.url)
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	require.Contains(t, body, `data-refusal="invalid_test_event"`)
+
+	// Disabled, the endpoint offers to re-enable and replay its failed
+	// window; the count comes first, then one confirmation does both.
+	resp, _ = b.post("/console/endpoints/"+ep+"/disable", url.Values{"csrf": {csrf}}, s.url)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, page = b.get("/console/endpoints")
+	link := regexp.MustCompile(`class="recover-window" href="([^"]+)">Re-enable and recover failures since`).FindStringSubmatch(page)
+	require.NotNil(t, link, page)
+	time.Sleep(time.Second) // "until now" is a whole second after the failures
+	_, page = b.get(html.UnescapeString(link[1]))
+	require.Contains(t, page, `<strong>1</strong> deliveries would be replayed`)
+	require.Contains(t, page, "Re-enable and replay 1 deliveries")
+	form := url.Values{"csrf": {csrf}, "key": {formValue(t, page, "key")}, "since": {formValue(t, page, "since")}, "until": {formValue(t, page, "until")}, "enable": {"yes"}}
+	resp, _ = b.post("/console/endpoints/"+ep+"/recover", form, s.url)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	waitFor(t, "the replay delivered", func() bool {
+		for _, d := range s.deliveries(t, bearer, "status=delivered") {
+			if d["replayOf"] == original && d["trigger"] == "recovery" {
+				return true
+			}
+		}
+		return false
+	})
+	_, got = s.hookAPI(t, http.MethodGet, "/api/webhooks/endpoints/"+ep, bearer, nil)
+	require.Equal(t, "enabled", got["data"].(map[string]any)["status"])
+	actions := auditActions(t, s, cred)
+	for _, a := range []string{"endpoint_updated", "test_event_sent", "endpoint_disabled", "endpoint_enabled", "recovery_started"} {
+		require.Contains(t, actions, a)
+	}
+
+	// A link without manage_endpoints may replay but not re-enable.
+	s.hookAPI(t, http.MethodPost, "/api/webhooks/endpoints/"+ep+"/disable", bearer, struct{}{})
+	rb := s.browser(t)
+	rb.open(s.mint(t, bearer, "view", "replay").Data.URL)
+	_, page = rb.get("/console/endpoints/" + ep + "/recover?" + url.Values{"since": {form.Get("since")}}.Encode())
+	require.Contains(t, page, "this link may not enable it")
+	resp, body = rb.post("/console/endpoints/"+ep+"/recover", url.Values{"csrf": {formValue(t, page, "csrf")}, "key": {"console-forged-0001"},
+		"since": {form.Get("since")}, "until": {form.Get("until")}, "enable": {"yes"}}, s.url)
+	require.Equal(t, http.StatusForbidden, resp.StatusCode)
+	require.Contains(t, body, `data-refusal="capability_missing"`)
 }

@@ -1,9 +1,11 @@
 package console_test
 
 import (
+	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,16 +13,16 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/auth/authtest"
@@ -28,9 +30,13 @@ import (
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/libs/requestid"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/console"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/httpapi"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/legacyuse"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/store"
+	"github.com/pcourt/pcourt/services/webhooks/webhookstest"
 )
 
 func init() { gin.SetMode(gin.TestMode) }
@@ -61,21 +67,36 @@ func loadVectors(t testing.TB) vectors {
 	return v
 }
 
-// stack is the edge's console over a real redis-server, with an httptest
-// webhooks owner that checks bearer credentials as the real one does
-// (libs/auth, platform orchestrator bound to a partner) and keeps each
-// partner's endpoints and deliveries apart.
+// stack is the edge's console over a real redis-server, in front of the
+// real webhooks service (services/webhooks/webhookstest: its HTTP API,
+// sender, recovery worker and fan-out) on the same Redis and credentials.
 type stack struct {
-	url     string
-	rdb     *redis.Client
-	creds   *auth.Store
-	owner   *fakeWebhooks
-	store   *console.Store
-	ledger  *store.Store
-	env     policy.Env
-	clock   *clock
-	proxied []string
-	mu      sync.Mutex
+	url    string
+	rdb    *redis.Client
+	creds  *auth.Store
+	hooks  *webhookstest.Service
+	store  *console.Store
+	ledger *store.Store
+	clock  *clock
+	mu     sync.Mutex
+	env    policy.Env // the compatibility environment; setEnv changes it
+	// durable is the administrators' settings (extensions, brownouts);
+	// setDurable changes them.
+	durable map[inventory.Family]policy.Settings
+}
+
+func (s *stack) setEnv(e policy.Env) { s.mu.Lock(); s.env = e; s.mu.Unlock() }
+
+func (s *stack) setDurable(d map[inventory.Family]policy.Settings) {
+	s.mu.Lock()
+	s.durable = d
+	s.mu.Unlock()
+}
+
+func (s *stack) policy() *policy.Policy {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return policy.Resolve(s.env, s.durable)
 }
 
 type clock struct {
@@ -93,29 +114,68 @@ func newStack(t testing.TB) *stack {
 	acfg.PerCredential = ratelimit.Off
 	creds := auth.NewStore(rdb, acfg)
 	s := &stack{rdb: rdb, creds: creds, store: console.NewStore(rdb), ledger: store.New(rdb), clock: &clock{}}
-	s.owner = newFakeWebhooks(t, creds, loadVectors(t).JWKS)
-	ownerURL, _ := url.Parse(s.owner.url)
+	// Two attempts 300 ms apart: a failing receiver's deliveries fail for
+	// good within a second, where a deployment retries for days.
+	s.hooks = webhookstest.Start(t, rdb, creds, webhookstest.Options{Attempts: 2, RetryBase: 300 * time.Millisecond})
+	ownerURL, _ := url.Parse(s.hooks.URL)
+	// The owners not under test answer every request with 418.
+	others := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }))
+	t.Cleanup(others.Close)
+	othersURL, _ := url.Parse(others.URL)
+	upstreams := map[routing.Owner]*url.URL{}
+	for _, o := range routing.Owners {
+		upstreams[o] = othersURL
+	}
+	upstreams[routing.Webhooks] = ownerURL
+	table := routing.NewTable(routing.Families)
+
+	// The edge's legacy-use recorder and proxy, as cmd/compat-edge wires
+	// them: an alias a partner calls is recorded against its credential.
+	recorder := legacyuse.New(legacyuse.Config{Buffer: 1024, FlushInterval: 50 * time.Millisecond, MaxPending: 1000},
+		func(ctx context.Context, hash string) (string, error) {
+			cred, err := creds.AuthenticateHash(ctx, hash)
+			if errors.Is(err, auth.ErrInvalidCredential) {
+				return "", legacyuse.ErrUnknownCredential
+			}
+			return cred.PublicID, err
+		}, s.ledger.AddUses, discard())
+	ctx, cancel := context.WithCancel(context.Background())
+	recorded := make(chan struct{})
+	go func() { _ = recorder.Run(ctx); close(recorded) }()
+	t.Cleanup(func() { cancel(); <-recorded })
+	index, err := inventory.NewIndex(inventory.Routes)
+	require.NoError(t, err)
+	proxy, err := httpapi.NewProxy(table, upstreams, httpapi.Forwarding{}, propagation.TraceContext{}, httpapi.Compat{
+		Index: index, Policy: s.policy, Now: time.Now, Record: recorder.Record,
+		Integrations: func(ctx context.Context, hash string) ([]string, error) {
+			cred, err := creds.AuthenticateHash(ctx, hash)
+			if errors.Is(err, auth.ErrInvalidCredential) {
+				return nil, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			return []string{cred.PublicID, cred.PartnerID}, nil
+		},
+	})
+	require.NoError(t, err)
 
 	ts := httptest.NewUnstartedServer(nil)
 	s.url = "http://" + ts.Listener.Addr().String()
 	cons, err := console.New(console.Config{PublicBaseURL: s.url}, console.Deps{
 		Store: s.store, Credentials: creds, Logger: discard(), Now: s.clock.now,
 		Resolve: func(path string) (*url.URL, bool) {
-			return ownerURL, strings.HasPrefix(path, "/api/webhooks/")
+			owner, ok := table.Owner(path)
+			return upstreams[owner], ok
 		},
-		Compat: console.Compat{Uses: s.ledger.Uses, Policy: func() *policy.Policy { return policy.Resolve(s.env, nil) }},
+		Compat: console.Compat{Uses: s.ledger.Uses, Policy: s.policy},
 	})
 	require.NoError(t, err)
 	r := gin.New()
 	r.Use(requestid.Middleware())
 	r.Use(cons.API)
 	cons.Register(r)
-	r.Any("/api/*path", func(c *gin.Context) { // the edge's proxy
-		s.mu.Lock()
-		s.proxied = append(s.proxied, c.Request.URL.Path)
-		s.mu.Unlock()
-		c.String(http.StatusTeapot, "proxied")
-	})
+	httpapi.Register(r, httpapi.Config{MaxBodyBytes: 1 << 20}, proxy, []byte(`{}`))
 	ts.Config.Handler = r
 	ts.Start()
 	t.Cleanup(ts.Close)
@@ -224,224 +284,177 @@ func formValue(t testing.TB, page, name string) string {
 	return rest[:strings.Index(rest, `"`)]
 }
 
-// fakeWebhooks is the webhooks owner's public API over memory: the routes
-// and shapes of services/webhooks/internal/httpapi that the console calls.
-type fakeWebhooks struct {
-	url string
-	mu  sync.Mutex
-	eps map[string][]map[string]any // by partner
-	dls map[string][]map[string]any // by partner, newest first
-	// bearers is every credential the console presented.
-	bearers []auth.Credential
-	seq     int
+// hookAPI calls the webhooks service's public API directly, as the
+// partner's backend does with its own credential.
+func (s *stack) hookAPI(t testing.TB, method, path, bearer string, body any) (int, map[string]any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		require.NoError(t, err)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, s.hooks.URL+path, rd)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+bearer)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if method == http.MethodPost {
+		keyN.Add(1)
+		req.Header.Set("Idempotency-Key", fmt.Sprintf("console-test-%08d", keyN.Load()))
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	var out map[string]any
+	if len(raw) > 0 {
+		require.NoError(t, json.Unmarshal(raw, &out), string(raw))
+	}
+	return resp.StatusCode, out
 }
 
-func newFakeWebhooks(t testing.TB, creds *auth.Store, jwks json.RawMessage) *fakeWebhooks {
-	f := &fakeWebhooks{eps: map[string][]map[string]any{}, dls: map[string][]map[string]any{}}
-	r := gin.New()
-	r.GET("/api/webhooks/keys", func(c *gin.Context) { c.Data(http.StatusOK, "application/json", jwks) })
-	g := r.Group("/api/webhooks", auth.Middleware(creds), auth.RequireRole(auth.RolePlatformOrchestrator), func(c *gin.Context) {
-		cred, _ := auth.CredentialFrom(c.Request.Context())
-		f.mu.Lock()
-		f.bearers = append(f.bearers, cred)
-		f.mu.Unlock()
-	})
-	problem := func(c *gin.Context, status int, code, detail string) {
-		c.JSON(status, gin.H{"type": "https://pcourt.dev/problems/" + code, "title": code, "status": status, "code": code, "detail": detail, "requestId": "r"})
+var keyN atomic.Int64
+
+// endpoint registers an endpoint through the webhooks API and returns its id.
+func (s *stack) endpoint(t testing.TB, bearer, u string, types ...string) string {
+	t.Helper()
+	body := map[string]any{"url": u}
+	if len(types) > 0 {
+		body["eventTypes"] = types
 	}
-	key := func(c *gin.Context) string {
-		cred, _ := auth.CredentialFrom(c.Request.Context())
-		return cred.Tenant + "/" + string(cred.Environment) + "/" + cred.PartnerID
+	status, out := s.hookAPI(t, http.MethodPost, "/api/webhooks/endpoints", bearer, body)
+	require.Equal(t, http.StatusCreated, status, out)
+	return out["data"].(map[string]any)["id"].(string)
+}
+
+// openCase publishes the events of a case for the credential's partner, as
+// the cases service does when a case opens: the webhooks fan-out schedules
+// one delivery per subscribed endpoint, and its sender sends them.
+func (s *stack) openCase(t testing.TB, cred auth.Credential, caseID string, types ...string) {
+	t.Helper()
+	if len(types) == 0 {
+		types = []string{"opened"}
 	}
-	find := func(list []map[string]any, id string) map[string]any {
-		for _, m := range list {
-			if m["id"] == id {
-				return m
-			}
-		}
-		return nil
+	for i, typ := range types {
+		ev := webhookstest.Event{EventID: fmt.Sprintf("evt_%s_%d", caseID, i+1), Sequence: int64(i + 1), Type: typ, CaseID: caseID,
+			ExternalCaseID: "ext-" + caseID, OccurredAt: time.Now()}
+		require.NoError(t, s.hooks.Publish(context.Background(), ev,
+			webhookstest.Recipient{Tenant: cred.Tenant, Environment: string(cred.Environment), PartnerID: cred.PartnerID}))
 	}
-	g.GET("/endpoints", func(c *gin.Context) {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		c.JSON(http.StatusOK, gin.H{"data": append([]map[string]any{}, f.eps[key(c)]...), "requestId": "r"})
-	})
-	g.POST("/endpoints", func(c *gin.Context) {
-		var req struct {
-			URL         string   `json:"url"`
-			EventTypes  []string `json:"eventTypes"`
-			Description string   `json:"description"`
-		}
-		if err := c.ShouldBindJSON(&req); err != nil || !strings.HasPrefix(req.URL, "https://") {
-			problem(c, http.StatusBadRequest, "invalid_endpoint_url", "The endpoint URL must be https.")
-			return
-		}
-		if c.GetHeader("Idempotency-Key") == "" {
-			problem(c, http.StatusBadRequest, "idempotency_key_missing", "no key")
-			return
-		}
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		f.seq++
-		if req.EventTypes == nil {
-			req.EventTypes = []string{}
-		}
-		ep := map[string]any{"id": "we_" + strconv.Itoa(f.seq), "url": req.URL, "eventTypes": req.EventTypes, "description": req.Description,
-			"status": "enabled", "environment": "sandbox", "createdAt": time.Now().UTC(), "updatedAt": time.Now().UTC(), "operationalEvents": []any{}}
-		f.eps[key(c)] = append(f.eps[key(c)], ep)
-		c.JSON(http.StatusCreated, gin.H{"data": ep, "requestId": "r"})
-	})
-	g.GET("/endpoints/:id", func(c *gin.Context) {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		if ep := find(f.eps[key(c)], c.Param("id")); ep != nil {
-			c.JSON(http.StatusOK, gin.H{"data": ep, "requestId": "r"})
-			return
-		}
-		problem(c, http.StatusNotFound, "endpoint_not_found", "No such endpoint.")
-	})
-	for verb, status := range map[string]string{"enable": "enabled", "disable": "disabled"} {
-		g.POST("/endpoints/:id/"+verb, func(c *gin.Context) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			ep := find(f.eps[key(c)], c.Param("id"))
-			if ep == nil {
-				problem(c, http.StatusNotFound, "endpoint_not_found", "No such endpoint.")
-				return
-			}
-			ep["status"] = status
-			c.JSON(http.StatusOK, gin.H{"data": ep, "requestId": "r"})
-		})
+}
+
+// deliveries lists the partner's deliveries matching query through the API.
+func (s *stack) deliveries(t testing.TB, bearer, query string) []map[string]any {
+	t.Helper()
+	status, out := s.hookAPI(t, http.MethodGet, "/api/webhooks/deliveries?limit=100&"+query, bearer, nil)
+	require.Equal(t, http.StatusOK, status, out)
+	var list []map[string]any
+	for _, d := range out["data"].([]any) {
+		list = append(list, d.(map[string]any))
 	}
-	g.POST("/endpoints/:id/recover", func(c *gin.Context) {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		if find(f.eps[key(c)], c.Param("id")) == nil {
-			problem(c, http.StatusNotFound, "endpoint_not_found", "No such endpoint.")
+	return list
+}
+
+// waitFor polls until cond holds, for up to 20 seconds.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 20 s for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// receiver is a partner's webhook receiver: it answers status (or, when
+// fail is set, 500 to the events it names) and keeps what it was sent.
+type receiver struct {
+	url      string
+	status   atomic.Int32
+	fail     func(body []byte) bool
+	failBody string
+	mu       sync.Mutex
+	got      []receivedRequest
+}
+
+type receivedRequest struct {
+	Header http.Header
+	Body   []byte
+}
+
+func newReceiver(t testing.TB, status int) *receiver {
+	t.Helper()
+	r := &receiver{}
+	r.status.Store(int32(status))
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		b, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		r.got = append(r.got, receivedRequest{req.Header.Clone(), b})
+		fail, failBody := r.fail, r.failBody
+		r.mu.Unlock()
+		if fail != nil && fail(b) {
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = io.WriteString(w, failBody)
 			return
 		}
-		c.JSON(http.StatusAccepted, gin.H{"data": gin.H{"id": "rcv_1", "total": 1}, "requestId": "r"})
-	})
-	g.GET("/deliveries", func(c *gin.Context) {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		var out []map[string]any
-		for _, d := range f.dls[key(c)] {
-			if (c.Query("status") == "" || d["status"] == c.Query("status")) && (c.Query("endpointId") == "" || d["endpointId"] == c.Query("endpointId")) &&
-				(c.Query("eventId") == "" || d["eventId"] == c.Query("eventId")) {
-				out = append(out, summary(d))
-			}
-		}
-		start, _ := strconv.Atoi(c.Query("cursor"))
-		limit, _ := strconv.Atoi(c.DefaultQuery("limit", "25"))
-		out = out[min(start, len(out)):]
-		body := gin.H{"requestId": "r"}
-		if len(out) > limit {
-			out = out[:limit]
-			body["nextCursor"] = strconv.Itoa(start + limit)
-		}
-		body["data"] = append([]map[string]any{}, out...)
-		c.JSON(http.StatusOK, body)
-	})
-	g.GET("/deliveries/:id", func(c *gin.Context) {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		if d := find(f.dls[key(c)], c.Param("id")); d != nil {
-			c.JSON(http.StatusOK, gin.H{"data": d, "requestId": "r"})
-			return
-		}
-		problem(c, http.StatusNotFound, "delivery_not_found", "No such delivery.")
-	})
-	g.POST("/deliveries/:id/replay", func(c *gin.Context) {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		orig := find(f.dls[key(c)], c.Param("id"))
-		if orig == nil {
-			problem(c, http.StatusNotFound, "delivery_not_found", "No such delivery.")
-			return
-		}
-		f.seq++
-		d := map[string]any{"id": "dlv_replay" + strconv.Itoa(f.seq), "eventId": orig["eventId"], "eventType": orig["eventType"], "endpointId": orig["endpointId"],
-			"status": "scheduled", "trigger": "manual", "replayOf": orig["id"], "attemptCount": 0, "createdAt": time.Now().UTC(), "attempts": []any{}}
-		f.dls[key(c)] = append([]map[string]any{d}, f.dls[key(c)]...)
-		c.JSON(http.StatusAccepted, gin.H{"data": d, "requestId": "r"})
-	})
-	ts := httptest.NewServer(r)
+		w.WriteHeader(int(r.status.Load()))
+	}))
 	t.Cleanup(ts.Close)
-	f.url = ts.URL
-	return f
+	r.url = ts.URL + "/hook"
+	return r
 }
 
-func summary(d map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range d {
-		if k != "attempts" {
-			out[k] = v
+func (r *receiver) received() []receivedRequest {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]receivedRequest(nil), r.got...)
+}
+
+// keyID is the kid that signed the receiver's first request, as its
+// x-pc-key-id header said.
+func (r *receiver) keyID(t testing.TB) string {
+	t.Helper()
+	got := r.received()
+	require.NotEmpty(t, got)
+	kid := got[0].Header.Get("X-Pc-Key-Id")
+	require.Regexp(t, `^pcwh_sandbox_`, kid)
+	return kid
+}
+
+// sessionCredential is the short-lived credential the console minted for
+// the partner's newest session: not the partner's own, and expiring with
+// the link.
+func (s *stack) sessionCredential(t testing.TB, partner auth.Credential) auth.Credential {
+	t.Helper()
+	all, err := s.creds.List(context.Background(), partner.Tenant)
+	require.NoError(t, err)
+	var newest auth.Credential
+	for _, c := range all {
+		if c.PartnerID == partner.PartnerID && c.PublicID != partner.PublicID && c.CreatedAt.After(newest.CreatedAt) {
+			newest = c
 		}
 	}
-	return out
+	require.NotEmpty(t, newest.PublicID, "no session credential of %s", partner.PartnerID)
+	return newest
 }
 
-// addDelivery records a delivery to partnerID's endpoint with one attempt
-// that carried the headers of the named vector.
-func (f *fakeWebhooks) addDelivery(t testing.TB, scopeKey, id, endpointID, status string, v vectors, vector string) {
+// recordUse puts n calls of route by cred in the edge's ledger, from first
+// to last, all counted in last's hour, the latest with request id sample.
+func (s *stack) recordUse(t testing.TB, cred auth.Credential, route string, first, last time.Time, n int64, sample string) {
 	t.Helper()
-	i := slices.IndexFunc(v.Vectors, func(x struct {
-		Name       string      `json:"name"`
-		Now        string      `json:"now"`
-		Body       string      `json:"body"`
-		BodyBase64 string      `json:"bodyBase64"`
-		Headers    [][2]string `json:"headers"`
-		Expect     string      `json:"expect"`
-		Reason     *string     `json:"reason"`
-	}) bool {
-		return x.Name == vector
-	})
-	require.GreaterOrEqual(t, i, 0)
-	vec := v.Vectors[i]
-	hdrs := map[string]string{}
-	for _, h := range vec.Headers {
-		hdrs[h[0]] = h[1]
-	}
-	body, _ := base64.StdEncoding.DecodeString(vec.BodyBase64)
-	var ev struct {
-		EventID string `json:"eventId"`
-		Type    string `json:"type"`
-	}
-	require.NoError(t, json.Unmarshal(body, &ev))
-	at, _ := time.Parse(time.RFC3339, hdrs["x-pc-event-timestamp"])
-	att := map[string]any{"number": 1, "trigger": "scheduled", "startedAt": at, "durationMs": 42, "url": "https://receiver.example/hook",
-		"keyId": hdrs["x-pc-key-id"], "requestHeaders": hdrs, "outcome": "failed", "errorClass": "http_status",
-		"responseStatus": 500, "responseHeaders": map[string]string{"Content-Type": "text/plain"}, "responseBody": strings.Repeat("x", 5000)}
-	if status == "delivered" {
-		att["outcome"], att["errorClass"], att["responseStatus"], att["responseBody"] = "delivered", "", 204, ""
-	}
-	d := map[string]any{"id": id, "eventId": ev.EventID, "eventType": ev.Type, "endpointId": endpointID, "status": status, "trigger": "event",
-		"attemptCount": 1, "createdAt": at, "lastAttemptAt": at, "attempts": []any{att}}
-	f.mu.Lock()
-	f.dls[scopeKey] = append([]map[string]any{d}, f.dls[scopeKey]...)
-	f.mu.Unlock()
+	require.NoError(t, s.ledger.AddUses(context.Background(), []store.Use{{Subject: cred.PublicID, Route: route, First: first, Last: last, Count: n,
+		Sample: sample, Hours: map[int64]int64{last.Unix() / 3600: n}}}))
 }
 
-// addEndpoint registers an endpoint for a scope directly.
-func (f *fakeWebhooks) addEndpoint(scopeKey, id, u string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.eps[scopeKey] = append(f.eps[scopeKey], map[string]any{"id": id, "url": u, "eventTypes": []string{"opened"}, "description": "",
-		"status": "enabled", "environment": "sandbox", "createdAt": time.Now().UTC(), "updatedAt": time.Now().UTC(), "operationalEvents": []any{}})
+// policyEnv is the compatibility environment the edge reads from
+// SERVICE_API_CANONICAL_ROUTES=true and SERVICE_API_COMPATIBILITY_START=start.
+func policyEnv(start string) policy.Env {
+	vars := map[string]string{policy.EnvCanonicalRoutes: "true", policy.EnvCompatibilityStart: start}
+	return policy.EnvFrom(func(name string) string { return vars[name] })
 }
 
-func scopeKey(c auth.Credential) string {
-	return c.Tenant + "/" + string(c.Environment) + "/" + c.PartnerID
-}
-
-// recordUse puts a legacy use in the edge's ledger for a credential.
-func (s *stack) recordUse(t testing.TB, cred auth.Credential, route string, first, last time.Time, n int64) {
-	t.Helper()
-	require.NoError(t, s.ledger.AddUses(context.Background(), []store.Use{{Subject: cred.PublicID, Route: route, First: first, Last: last, Count: n}}))
-	_ = inventory.Routes
-}
-
-func policyEnv(ga string) policy.Env {
-	return policy.Env{CanonicalRoutes: "true", CompatibilityStart: ga, FamilyGA: map[inventory.Family]string{}}
-}
+func jsonOf(v any) ([]byte, error) { return json.Marshal(v) }

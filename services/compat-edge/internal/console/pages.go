@@ -14,6 +14,7 @@ import (
 	"github.com/pcourt/pcourt/api"
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
 )
 
 const webhooksAPI = "/api/webhooks"
@@ -24,28 +25,59 @@ const MaxResponseBody = 4 << 10
 var deliveryStatuses = []string{"scheduled", "delivered", "failed", "cancelled"}
 
 type deliveriesView struct {
-	Filter     url.Values
-	Status     string
-	EndpointID string
-	EventID    string
-	Statuses   []string
-	Endpoints  []endpoint
-	Items      []delivery
-	Next       string
-	First      bool
+	Status         string
+	EndpointID     string
+	EventID        string
+	EventType      string
+	CaseID         string
+	ResponseStatus string
+	Since, Until   string // as the form's datetime-local inputs spell them, UTC
+	Statuses       []string
+	EventTypes     []string
+	Endpoints      []endpoint
+	Items          []delivery
+	Next           string
+	First          bool
 }
+
+// deliveryFilters are the query parameters the page passes to the list API
+// as they are; since and until are translated from the form's UTC
+// datetime-local spelling.
+var deliveryFilters = []string{"status", "endpointId", "eventId", "eventType", "caseId", "responseStatus"}
 
 // deliveries lists the partner's deliveries with the API's filters and
 // cursor; every filter and page has its own URL.
 func (cs *Console) deliveries(c *gin.Context, s *session) {
 	q := url.Values{}
-	v := deliveriesView{Statuses: deliveryStatuses}
-	for _, name := range []string{"status", "endpointId", "eventId", "cursor"} {
+	page := url.Values{} // this page's own query, for the next page's link
+	v := deliveriesView{Statuses: deliveryStatuses, EventTypes: eventTypes}
+	for _, name := range deliveryFilters {
 		if val := strings.TrimSpace(c.Query(name)); val != "" {
 			q.Set(name, val)
+			page.Set(name, val)
 		}
 	}
-	v.Status, v.EndpointID, v.EventID, v.First = q.Get("status"), q.Get("endpointId"), q.Get("eventId"), q.Get("cursor") == ""
+	for name, dst := range map[string]*string{"since": &v.Since, "until": &v.Until} {
+		val := strings.TrimSpace(c.Query(name))
+		if val == "" {
+			continue
+		}
+		at, ok := parseWindow(val)
+		if !ok {
+			cs.refuse(c, s, refusal{Status: http.StatusBadRequest, Code: "invalid_query", Back: cs.path("/deliveries"),
+				Title: "Invalid time", Detail: name + " must be a UTC time as YYYY-MM-DDTHH:MM(:SS)."})
+			return
+		}
+		*dst = val
+		q.Set(name, at.Format(time.RFC3339))
+		page.Set(name, val)
+	}
+	v.Status, v.EndpointID, v.EventID = q.Get("status"), q.Get("endpointId"), q.Get("eventId")
+	v.EventType, v.CaseID, v.ResponseStatus = q.Get("eventType"), q.Get("caseId"), q.Get("responseStatus")
+	if cursor := strings.TrimSpace(c.Query("cursor")); cursor != "" {
+		q.Set("cursor", cursor)
+	}
+	v.First = q.Get("cursor") == ""
 	q.Set("limit", "25")
 	var list struct {
 		Data       []delivery `json:"data"`
@@ -65,14 +97,8 @@ func (cs *Console) deliveries(c *gin.Context, s *session) {
 	}
 	v.Items, v.Endpoints = list.Data, eps.Data
 	if list.NextCursor != "" {
-		next := url.Values{}
-		for _, k := range []string{"status", "endpointId", "eventId"} {
-			if q.Get(k) != "" {
-				next.Set(k, q.Get(k))
-			}
-		}
-		next.Set("cursor", list.NextCursor)
-		v.Next = cs.path("/deliveries") + "?" + next.Encode()
+		page.Set("cursor", list.NextCursor)
+		v.Next = cs.path("/deliveries") + "?" + page.Encode()
 	}
 	cs.render(c, http.StatusOK, "deliveries", cs.frame(c, s, "deliveries", v))
 }
@@ -148,7 +174,11 @@ func (cs *Console) replay(c *gin.Context, s *session) {
 
 type endpointRow struct {
 	endpoint
+	Health         endpointHealth
 	RecentFailures []delivery
+	// RecoverSince is the start of the failed window the one-step
+	// recovery offers: the failing streak's first failure.
+	RecoverSince string
 }
 
 type endpointsView struct {
@@ -156,8 +186,8 @@ type endpointsView struct {
 	EventTypes []string
 }
 
-// endpoints lists the endpoints with their recent failed deliveries, and
-// the form that registers one.
+// endpoints lists the endpoints with their health and recent failed
+// deliveries, and the form that registers one.
 func (cs *Console) endpoints(c *gin.Context, s *session) {
 	ctx := c.Request.Context()
 	var eps struct {
@@ -169,6 +199,15 @@ func (cs *Console) endpoints(c *gin.Context, s *session) {
 	}
 	v := endpointsView{EventTypes: eventTypes}
 	for _, e := range eps.Data {
+		row := endpointRow{endpoint: e}
+		var health struct {
+			Data endpointHealth `json:"data"`
+		}
+		if err := cs.client.call(ctx, s.bearer, http.MethodGet, webhooksAPI+"/endpoints/"+e.ID+"/health", nil, nil, "", &health); err != nil {
+			cs.apiRefusal(c, s, err, cs.path("/endpoints"))
+			return
+		}
+		row.Health = health.Data
 		var failed struct {
 			Data []delivery `json:"data"`
 		}
@@ -177,9 +216,63 @@ func (cs *Console) endpoints(c *gin.Context, s *session) {
 			cs.apiRefusal(c, s, err, cs.path("/endpoints"))
 			return
 		}
-		v.Endpoints = append(v.Endpoints, endpointRow{endpoint: e, RecentFailures: failed.Data})
+		row.RecentFailures = failed.Data
+		if since, ok := failedWindowStart(e, row.Health, failed.Data, cs.now()); ok {
+			row.RecoverSince = since.Format(windowLayout)
+		}
+		v.Endpoints = append(v.Endpoints, row)
 	}
 	cs.render(c, http.StatusOK, "endpoints", cs.frame(c, s, "endpoints", v))
+}
+
+// failedWindowStart is where the failed window of an endpoint begins: the
+// first failure of its current streak, else of the streak that disabled it,
+// else its oldest recent failed delivery; false when nothing failed. It is
+// kept within the API's 7-day recovery window.
+func failedWindowStart(e endpoint, h endpointHealth, failed []delivery, now time.Time) (time.Time, bool) {
+	var since time.Time
+	switch {
+	case h.FailingSince != nil:
+		since = *h.FailingSince
+	case len(e.OperationalEvents) > 0 && e.Status != "enabled":
+		ev := e.OperationalEvents[len(e.OperationalEvents)-1]
+		since = ev.At
+		if ev.FailingSince != nil {
+			since = *ev.FailingSince
+		}
+	case len(failed) > 0:
+		since = failed[len(failed)-1].CreatedAt
+	default:
+		return time.Time{}, false
+	}
+	// The window is [since, until) to the second: start a second early so
+	// the first failure's own delivery is inside it.
+	since = since.UTC().Truncate(time.Second).Add(-time.Second)
+	if oldest := now.Add(-maxRecoveryWindow + time.Minute).UTC().Truncate(time.Second); since.Before(oldest) {
+		since = oldest
+	}
+	return since, true
+}
+
+// maxRecoveryWindow is the webhooks API's longest recovery window.
+const maxRecoveryWindow = 7 * 24 * time.Hour
+
+// chosenEventTypes reads the event-type picker of a form: the types chosen,
+// or every type when none is and the "every type" box is ticked. ok is
+// false, with the refusal, otherwise.
+func (cs *Console) chosenEventTypes(f url.Values, back string) ([]string, *refusal) {
+	types := f["eventTypes"]
+	for _, t := range types {
+		if !contains(eventTypes, t) {
+			return nil, &refusal{Status: http.StatusBadRequest, Code: "unknown_event_type", Back: back,
+				Title: "Unknown event type", Detail: fmt.Sprintf("%q is not a case event type. Nothing was changed.", t)}
+		}
+	}
+	if len(types) == 0 && f.Get("allTypes") != "yes" {
+		return nil, &refusal{Status: http.StatusBadRequest, Code: "all_types_unconfirmed", Back: back,
+			Title: "Choose event types", Detail: "No event type was chosen, which subscribes the endpoint to every type, now and future. Tick the confirmation to do that, or choose types. Nothing was changed."}
+	}
+	return types, nil
 }
 
 // createEndpoint registers an endpoint through POST /api/webhooks/endpoints.
@@ -192,17 +285,9 @@ func (cs *Console) createEndpoint(c *gin.Context, s *session) {
 		cs.refuse(c, s, refusalBadForm(fmt.Errorf("bad key")))
 		return
 	}
-	types := f["eventTypes"]
-	for _, t := range types {
-		if !contains(eventTypes, t) {
-			cs.refuse(c, s, refusal{Status: http.StatusBadRequest, Code: "unknown_event_type", Back: cs.path("/endpoints"),
-				Title: "Unknown event type", Detail: fmt.Sprintf("%q is not a case event type. Nothing was created.", t)})
-			return
-		}
-	}
-	if len(types) == 0 && f.Get("allTypes") != "yes" {
-		cs.refuse(c, s, refusal{Status: http.StatusBadRequest, Code: "all_types_unconfirmed", Back: cs.path("/endpoints"),
-			Title: "Choose event types", Detail: "No event type was chosen, which subscribes the endpoint to every type, now and future. Tick the confirmation to do that, or choose types. Nothing was created."})
+	types, bad := cs.chosenEventTypes(f, cs.path("/endpoints"))
+	if bad != nil {
+		cs.refuse(c, s, *bad)
 		return
 	}
 	body := map[string]any{"url": strings.TrimSpace(f.Get("url")), "description": f.Get("description")}
@@ -237,14 +322,102 @@ func (cs *Console) setEnabled(enable bool) func(*gin.Context, *session) {
 	}
 }
 
+type editView struct {
+	Endpoint   endpoint
+	EventTypes []string
+	Chosen     map[string]bool
+}
+
+// editEndpoint shows an endpoint's form: URL, description and the event
+// types, the current ones ticked.
+func (cs *Console) editEndpoint(c *gin.Context, s *session) {
+	id := c.Param("id")
+	if !validID(id) {
+		cs.refuse(c, s, refusal{Status: http.StatusNotFound, Code: "not_found", Title: "No such endpoint", Detail: "That is not an endpoint id.", Back: cs.path("/endpoints")})
+		return
+	}
+	var ep struct {
+		Data endpoint `json:"data"`
+	}
+	if err := cs.client.call(c.Request.Context(), s.bearer, http.MethodGet, webhooksAPI+"/endpoints/"+id, nil, nil, "", &ep); err != nil {
+		cs.apiRefusal(c, s, err, cs.path("/endpoints"))
+		return
+	}
+	v := editView{Endpoint: ep.Data, EventTypes: eventTypes, Chosen: map[string]bool{}}
+	for _, t := range ep.Data.EventTypes {
+		v.Chosen[t] = true
+	}
+	cs.render(c, http.StatusOK, "edit", cs.frame(c, s, "endpoints", v))
+}
+
+// updateEndpoint changes an endpoint through PATCH /api/webhooks/endpoints/{id}:
+// the URL, the description and the event types (every type, [], only when
+// the form confirms it).
+func (cs *Console) updateEndpoint(c *gin.Context, s *session) {
+	id := c.Param("id")
+	if !validID(id) {
+		cs.refuse(c, s, refusalBadForm(fmt.Errorf("bad id")))
+		return
+	}
+	f := c.Request.PostForm
+	back := cs.path("/endpoints/" + id + "/edit")
+	types, bad := cs.chosenEventTypes(f, back)
+	if bad != nil {
+		cs.refuse(c, s, *bad)
+		return
+	}
+	if types == nil {
+		types = []string{}
+	}
+	body := map[string]any{"url": strings.TrimSpace(f.Get("url")), "description": f.Get("description"), "eventTypes": types}
+	var got struct {
+		Data endpoint `json:"data"`
+	}
+	if err := cs.client.call(c.Request.Context(), s.bearer, http.MethodPatch, webhooksAPI+"/endpoints/"+id, nil, body, "", &got); err != nil {
+		cs.apiRefusal(c, s, err, back)
+		return
+	}
+	detail := got.Data.ID + " " + got.Data.URL + " types: all"
+	if len(got.Data.EventTypes) > 0 {
+		detail = got.Data.ID + " " + got.Data.URL + " types: " + strings.Join(got.Data.EventTypes, ", ")
+	}
+	cs.audit(c, s.Link.Scope, AuditEntry{Action: "endpoint_updated", Actor: s.Link.ID, Link: s.Link.ID, Detail: detail})
+	c.Redirect(http.StatusSeeOther, cs.path("/endpoints")+"#"+id)
+}
+
+// sendTestEvent sends a test event of the chosen type through
+// POST /api/webhooks/endpoints/{id}/test and shows its delivery.
+func (cs *Console) sendTestEvent(c *gin.Context, s *session) {
+	id := c.Param("id")
+	f := c.Request.PostForm
+	key, typ := f.Get("key"), f.Get("type")
+	if !validID(id) || !validFormKey(key) {
+		cs.refuse(c, s, refusalBadForm(fmt.Errorf("bad id or key")))
+		return
+	}
+	var got struct {
+		Data delivery `json:"data"`
+	}
+	if err := cs.client.call(c.Request.Context(), s.bearer, http.MethodPost, webhooksAPI+"/endpoints/"+id+"/test", nil, map[string]string{"type": typ}, key, &got); err != nil {
+		cs.apiRefusal(c, s, err, cs.path("/endpoints"))
+		return
+	}
+	cs.audit(c, s.Link.Scope, AuditEntry{Action: "test_event_sent", Actor: s.Link.ID, Link: s.Link.ID,
+		Detail: fmt.Sprintf("%s to %s as %s", got.Data.EventType, id, got.Data.ID)})
+	c.Redirect(http.StatusSeeOther, cs.path("/deliveries/"+got.Data.ID))
+}
+
 type recoverView struct {
 	Endpoint endpoint
-	Since    string
-	Until    string
-	Counted  bool
-	Count    int
-	AtLeast  bool
-	Error    string
+	// Enable: the endpoint is disabled and the session may enable it, so
+	// the confirmation re-enables it and replays in one request.
+	Enable  bool
+	Since   string
+	Until   string
+	Counted bool
+	Count   int
+	AtLeast bool
+	Error   string
 }
 
 // windowLayout is how the recovery form's datetime-local inputs spell a
@@ -281,7 +454,10 @@ func (cs *Console) recoverPreview(c *gin.Context, s *session) {
 		cs.apiRefusal(c, s, err, cs.path("/endpoints"))
 		return
 	}
-	v := recoverView{Endpoint: ep.Data, Since: c.Query("since"), Until: c.Query("until")}
+	v := recoverView{Endpoint: ep.Data, Since: c.Query("since"), Until: c.Query("until"), Enable: ep.Data.Status != "enabled" && s.can(CapManageEndpoints)}
+	if v.Since != "" && v.Until == "" {
+		v.Until = cs.now().UTC().Format(windowLayout) // "until now", the one-step recovery's window
+	}
 	if v.Since != "" || v.Until != "" {
 		since, ok1 := parseWindow(v.Since)
 		until, ok2 := parseWindow(v.Until)
@@ -345,10 +521,23 @@ func (cs *Console) recover(c *gin.Context, s *session) {
 	var got struct {
 		Data recovery `json:"data"`
 	}
-	body := map[string]string{"since": since.Format(time.RFC3339), "until": until.Format(time.RFC3339)}
+	body := map[string]any{"since": since.Format(time.RFC3339), "until": until.Format(time.RFC3339)}
+	enable := f.Get("enable") == "yes"
+	if enable {
+		// Turning the endpoint on is an endpoint change: the session must
+		// be allowed to make it.
+		if !s.can(CapManageEndpoints) {
+			cs.refuse(c, s, cs.refusalCapability(CapManageEndpoints))
+			return
+		}
+		body["enable"] = true
+	}
 	if err := cs.client.call(c.Request.Context(), s.bearer, http.MethodPost, webhooksAPI+"/endpoints/"+id+"/recover", nil, body, f.Get("key"), &got); err != nil {
 		cs.apiRefusal(c, s, err, cs.path("/endpoints/"+id+"/recover"))
 		return
+	}
+	if enable {
+		cs.audit(c, s.Link.Scope, AuditEntry{Action: "endpoint_enabled", Actor: s.Link.ID, Link: s.Link.ID, Detail: id + " (to recover its failures)"})
 	}
 	cs.audit(c, s.Link.Scope, AuditEntry{Action: "recovery_started", Actor: s.Link.ID, Link: s.Link.ID,
 		Detail: fmt.Sprintf("%s on %s from %s to %s", got.Data.ID, id, body["since"], body["until"])})
@@ -357,11 +546,30 @@ func (cs *Console) recover(c *gin.Context, s *session) {
 
 type keyRow struct {
 	jwk
-	Created  string
-	SignsNow bool
+	Created string
+	// The rotation facts of GET /api/webhooks/keys/status.
+	State         string
+	ActivatesAt   *time.Time
+	RetiresAt     *time.Time
+	UnpublishedAt *time.Time
+	SignsNow      bool
+	// SignedNewest: this key signed the newest attempt to this partner.
+	SignedNewest bool
+}
+
+type keyStatus struct {
+	Kid           string     `json:"kid"`
+	State         string     `json:"state"`
+	ActivatesAt   *time.Time `json:"activatesAt"`
+	RetiresAt     *time.Time `json:"retiresAt"`
+	UnpublishedAt *time.Time `json:"unpublishedAt"`
+	SignsNow      bool       `json:"signsNow"`
 }
 
 type keysView struct {
+	// Conformance is the key set of the published conformance vectors'
+	// key A, which signs the Events page's examples (Verify only).
+	Conformance map[string]any
 	Keys        []keyRow
 	LatestKey   string
 	LatestAt    *time.Time
@@ -370,15 +578,35 @@ type keysView struct {
 	Environment string
 }
 
-// keys lists the JWKS of the session's environment by kid. Which key signs
-// now is what the newest attempt to this partner was signed with; the JWKS
-// itself carries no state.
+// keys lists the JWKS of the session's environment by kid with each key's
+// rotation state and dates, and which key signs now. Viewing the keys is
+// audited.
 func (cs *Console) keys(c *gin.Context, s *session) {
 	v, err := cs.loadKeys(c, s)
 	if err != nil {
 		cs.apiRefusal(c, s, err, cs.path("/keys"))
 		return
 	}
+	var status struct {
+		Data []keyStatus `json:"data"`
+	}
+	if err := cs.client.call(c.Request.Context(), "", http.MethodGet, webhooksAPI+"/keys/status", url.Values{"environment": {v.Environment}}, nil, "", &status); err != nil {
+		cs.apiRefusal(c, s, err, cs.path("/keys"))
+		return
+	}
+	for i, k := range v.Keys {
+		for _, st := range status.Data {
+			if st.Kid == k.Kid {
+				v.Keys[i].State, v.Keys[i].ActivatesAt, v.Keys[i].RetiresAt, v.Keys[i].UnpublishedAt, v.Keys[i].SignsNow =
+					st.State, st.ActivatesAt, st.RetiresAt, st.UnpublishedAt, st.SignsNow
+			}
+		}
+	}
+	kids := make([]string, 0, len(v.Keys))
+	for _, k := range v.Keys {
+		kids = append(kids, k.Kid)
+	}
+	cs.audit(c, s.Link.Scope, AuditEntry{Action: "keys_viewed", Actor: s.Link.ID, Link: s.Link.ID, Detail: v.Environment + ": " + strings.Join(kids, ", ")})
 	cs.render(c, http.StatusOK, "keys", cs.frame(c, s, "keys", v))
 }
 
@@ -414,7 +642,7 @@ func (cs *Console) loadKeys(c *gin.Context, s *session) (keysView, error) {
 		break
 	}
 	for _, k := range set.Keys {
-		row := keyRow{jwk: k, SignsNow: k.Kid != "" && k.Kid == v.LatestKey}
+		row := keyRow{jwk: k, SignedNewest: k.Kid != "" && k.Kid == v.LatestKey}
 		if parts := strings.Split(k.Kid, "_"); len(parts) == 4 {
 			row.Created = parts[2]
 		}
@@ -436,18 +664,32 @@ func (cs *Console) verify(c *gin.Context, s *session) {
 		cs.apiRefusal(c, s, err, cs.path("/verify"))
 		return
 	}
+	examples, err := exampleCatalogue()
+	if err == nil {
+		err = json.Unmarshal([]byte(examples.Published), &v.Conformance)
+	}
+	if err != nil {
+		cs.fail(c, s, err)
+		return
+	}
 	cs.render(c, http.StatusOK, "verify", cs.frame(c, s, "verify", v))
 }
 
 type compatRow struct {
-	Route       string
-	Family      string
-	Successor   string
-	First, Last time.Time
-	Count       int64
-	Credentials []string
-	Sunset      time.Time
-	Status      string
+	Route            string
+	Family           string
+	Successor        string
+	First, Last      time.Time
+	Count            int64
+	Last24h, Last30d int64
+	Sample           string    // the request id of the latest call
+	sampleAt         time.Time // when that call was
+	Credentials      []string
+	Sunset           time.Time
+	Extension        time.Time // an approved later deadline for this partner; zero: none
+	Brownouts        []policy.Span
+	Stage            string // warn, brownout or retired
+	Status           string
 }
 
 type compatView struct {
@@ -497,7 +739,12 @@ func (cs *Console) compatibility(c *gin.Context, s *session) {
 			if u.Last.After(r.Last) {
 				r.Last = u.Last
 			}
+			if u.Sample != "" && !u.Last.Before(r.sampleAt) {
+				r.Sample, r.sampleAt = u.Sample, u.Last
+			}
 			r.Count += u.Count
+			r.Last24h += u.Last24h
+			r.Last30d += u.Last30d
 			r.Credentials = append(r.Credentials, credLabel(cr))
 		}
 	}
@@ -507,7 +754,14 @@ func (cs *Console) compatibility(c *gin.Context, s *session) {
 		if route != nil {
 			r.Family, r.Successor = string(route.Family), route.Successor
 			if w := pol.Window(route.Family); pol.Enabled && route.Eligible && w != nil && !w.GA.IsZero() {
-				r.Sunset = w.RouteEnd(route, append(credIDs(creds, s.Link.Scope), s.Link.Scope.PartnerID))
+				ids := append(credIDs(creds, s.Link.Scope), s.Link.Scope.PartnerID)
+				r.Sunset = w.RouteEnd(route, ids) // a route added later has a window of its own
+				for _, id := range ids {
+					if d, ok := w.Extensions[id]; ok && d.Time().After(r.Extension) {
+						r.Extension = d.Time()
+					}
+				}
+				r.Brownouts, r.Stage = w.Brownouts, string(w.Stage)
 				r.Status = "fix by " + r.Sunset.UTC().Format(time.DateOnly)
 				if !cs.now().Before(r.Sunset) {
 					r.Status = "past its Sunset of " + r.Sunset.UTC().Format(time.DateOnly) + ": calls may be refused with 410; fix now"
@@ -562,21 +816,11 @@ func (cs *Console) auditPage(c *gin.Context, s *session) {
 var eventTypes = mustEventTypes()
 
 func mustEventTypes() []string {
-	raw, err := api.EventSchema("case-event-v2.schema.json")
+	types, err := api.CaseEventTypes()
 	if err != nil {
 		panic(err)
 	}
-	var doc struct {
-		Defs struct {
-			Type struct {
-				Enum []string `json:"enum"`
-			} `json:"type"`
-		} `json:"$defs"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil || len(doc.Defs.Type.Enum) == 0 {
-		panic(fmt.Sprintf("case-event-v2 schema has no type enum: %v", err))
-	}
-	return doc.Defs.Type.Enum
+	return types
 }
 
 func contains(list []string, s string) bool {

@@ -2,10 +2,12 @@ package console
 
 import (
 	"embed"
+	"fmt"
 	"html/template"
 	"mime"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,6 +37,12 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 			return v.UTC().Format("2006-01-02 15:04:05Z")
 		}
 		return "—"
+	},
+	"percent": func(f *float64) string {
+		if f == nil {
+			return "—"
+		}
+		return strconv.FormatFloat(*f*100, 'f', 1, 64) + " %"
 	},
 	"day": func(t time.Time) string {
 		if t.IsZero() {
@@ -118,6 +126,11 @@ func (cs *Console) apiRefusal(c *gin.Context, s *session, err error, back string
 		return
 	}
 	cs.fail(c, s, err)
+}
+
+func (cs *Console) refusalCapability(cp Capability) refusal {
+	return refusal{Status: http.StatusForbidden, Code: "capability_missing", Back: cs.path("/deliveries"),
+		Title: "Not allowed by this link", Detail: fmt.Sprintf("This console session was opened without the %s capability. Nothing was changed.", cp)}
 }
 
 func refusalCrossOrigin() refusal {

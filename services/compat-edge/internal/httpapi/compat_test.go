@@ -316,7 +316,8 @@ func TestEveryInventoryRowIsAnnouncedExactlyAsTheRulesSay(t *testing.T) {
 						if r.Successor == "" {
 							require.Empty(t, recorded, "routes without a successor are not legacy use")
 						} else {
-							require.Equal(t, []legacyuse.Hit{{Route: r.Pattern, At: now}}, recorded)
+							require.Equal(t, []legacyuse.Hit{{Route: r.Pattern, At: now, RequestID: resp.Header.Get("X-Request-Id")}}, recorded)
+							require.NotEmpty(t, recorded[0].RequestID, "a sample request id")
 						}
 					})
 				}
@@ -520,6 +521,8 @@ func TestLegacyUseReachesTheLedgerAndA410DoesNot(t *testing.T) {
 	e.setNow(moments["inside the window"])
 	resp, _ := send(t, http.MethodGet, e.url+"/api/v2/cases/cs_1", bearer...)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
+	sample := resp.Header.Get("X-Request-Id")
+	require.NotEmpty(t, sample)
 	resp, _ = send(t, http.MethodGet, e.url+"/api/v2/rules/current")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	e.setNow(moments["after the window"])
@@ -531,7 +534,8 @@ func TestLegacyUseReachesTheLedgerAndA410DoesNot(t *testing.T) {
 	uses, err := st.Uses(ctx, cred.PublicID)
 	require.NoError(t, err)
 	at := moments["inside the window"].Truncate(time.Millisecond)
-	require.Equal(t, []store.Use{{Subject: cred.PublicID, Route: "/api/v2/cases/{caseId}", First: at, Last: at, Count: 1}}, uses)
+	require.Equal(t, []store.Use{{Subject: cred.PublicID, Route: "/api/v2/cases/{caseId}", First: at, Last: at, Count: 1, Sample: sample}}, uses,
+		"the call's request id is the sample; it was not in the last 24 hours or 30 days")
 	anon, err := st.Uses(ctx, store.Anonymous)
 	require.NoError(t, err)
 	require.Len(t, anon, 1)

@@ -125,7 +125,7 @@ func (p *Proxy) reverseProxy(owner routing.Owner, target *url.URL) *httputil.Rev
 					ann.setHeaders(resp.Header)
 				}
 				if ann.route.Successor != "" && p.compat.Record != nil {
-					p.compat.Record(legacyuse.Hit{TokenHash: ann.tokenHash, Route: ann.route.Pattern, At: ann.at})
+					p.compat.Record(legacyuse.Hit{TokenHash: ann.tokenHash, Route: ann.route.Pattern, At: ann.at, RequestID: requestid.Get(x.c)})
 				}
 			}
 			return nil

@@ -32,6 +32,8 @@ type Hit struct {
 	// Route is the inventory pattern.
 	Route string
 	At    time.Time
+	// RequestID is the edge's id of the request, kept as a sample.
+	RequestID string
 }
 
 // ErrUnknownCredential is what Identify returns for a hash no active
@@ -97,6 +99,8 @@ type key struct{ hash, route string }
 type folded struct {
 	first, last time.Time
 	count       int64
+	sample      string          // the request id of the latest hit
+	hours       map[int64]int64 // hits by Unix hour
 }
 
 // Run folds and writes hits until ctx ends, then writes what it holds
@@ -145,16 +149,17 @@ func (r *Recorder) fold(pending map[key]*folded, h Hit) {
 			r.dropped.Add(1)
 			return
 		}
-		pending[k] = &folded{first: h.At, last: h.At, count: 1}
+		pending[k] = &folded{first: h.At, last: h.At, count: 1, sample: h.RequestID, hours: map[int64]int64{h.At.Unix() / 3600: 1}}
 		return
 	}
 	if h.At.Before(f.first) {
 		f.first = h.At
 	}
-	if h.At.After(f.last) {
-		f.last = h.At
+	if !h.At.Before(f.last) {
+		f.last, f.sample = h.At, h.RequestID
 	}
 	f.count++
+	f.hours[h.At.Unix()/3600]++
 }
 
 // flush resolves the pending hashes and writes the uses; what cannot be
@@ -181,7 +186,7 @@ func (r *Recorder) flush(ctx context.Context, pending map[key]*folded) {
 		if subject == "" {
 			continue // an unknown credential: nothing to record
 		}
-		uses = append(uses, store.Use{Subject: subject, Route: k.route, First: f.first, Last: f.last, Count: f.count})
+		uses = append(uses, store.Use{Subject: subject, Route: k.route, First: f.first, Last: f.last, Count: f.count, Sample: f.sample, Hours: f.hours})
 	}
 	if err := r.write(ctx, uses); err != nil {
 		r.logger.Warn("legacy use: write failed; kept for the next flush", "err", err, "uses", len(uses))

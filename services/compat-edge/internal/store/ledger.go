@@ -21,6 +21,16 @@ type Use struct {
 	First time.Time
 	Last  time.Time
 	Count int64
+	// Sample is the request id of a call: on a write, the batch's latest;
+	// read back, the latest call's recorded.
+	Sample string
+	// Hours are the batch's calls by Unix hour (written; nil on reads).
+	Hours map[int64]int64
+	// Last24h and Last30d are read back: the calls in the current clock
+	// hour and the 23 before it, and in the current UTC day and the 29
+	// before it.
+	Last24h int64
+	Last30d int64
 }
 
 // Anonymous is the subject of requests without a bearer credential
@@ -32,6 +42,16 @@ const Anonymous = "anonymous"
 // count|<route>. One key per subject keeps each merge in one slot.
 func ledgerKey(subject string) string { return "pc:edge:legacy:{" + subject + "}" }
 
+// hourKey and dayKey count a subject's calls per route in one clock hour
+// (kept 25 hours) and one UTC day (kept 31 days); they share the subject's
+// hash tag.
+func hourKey(subject string, hour int64) string {
+	return "pc:edge:legacy:{" + subject + "}:h:" + strconv.FormatInt(hour, 10)
+}
+func dayKey(subject string, day int64) string {
+	return "pc:edge:legacy:{" + subject + "}:d:" + strconv.FormatInt(day, 10)
+}
+
 // ledgerIndexKey lists the subjects with uses, for the notice scheduler.
 const ledgerIndexKey = "pc:edge:legacy:subjects"
 
@@ -39,12 +59,15 @@ const ledgerIndexKey = "pc:edge:legacy:subjects"
 // the later last, the sum of counts. Replicas flush in any order, so
 // neither first nor last may simply be overwritten.
 var mergeScript = redis.NewScript(`
-for i = 1, #ARGV, 4 do
-  local r, first, last, n = ARGV[i], tonumber(ARGV[i+1]), tonumber(ARGV[i+2]), ARGV[i+3]
+for i = 1, #ARGV, 5 do
+  local r, first, last, n, sample = ARGV[i], tonumber(ARGV[i+1]), tonumber(ARGV[i+2]), ARGV[i+3], ARGV[i+4]
   local f = tonumber(redis.call('HGET', KEYS[1], 'first|' .. r))
   if not f or first < f then redis.call('HSET', KEYS[1], 'first|' .. r, first) end
   local l = tonumber(redis.call('HGET', KEYS[1], 'last|' .. r))
-  if not l or last > l then redis.call('HSET', KEYS[1], 'last|' .. r, last) end
+  if not l or last >= l then
+    redis.call('HSET', KEYS[1], 'last|' .. r, last)
+    if sample ~= '' then redis.call('HSET', KEYS[1], 'sample|' .. r, sample) end
+  end
   redis.call('HINCRBY', KEYS[1], 'count|' .. r, n)
 end
 return 1
@@ -57,7 +80,7 @@ func (s *Store) AddUses(ctx context.Context, uses []Use) error {
 	}
 	bySubject := map[string][]any{}
 	for _, u := range uses {
-		bySubject[u.Subject] = append(bySubject[u.Subject], u.Route, u.First.UnixMilli(), u.Last.UnixMilli(), u.Count)
+		bySubject[u.Subject] = append(bySubject[u.Subject], u.Route, u.First.UnixMilli(), u.Last.UnixMilli(), u.Count, u.Sample)
 	}
 	// The script is loaded once, then called by its hash in the pipeline.
 	if err := mergeScript.Load(ctx, s.rdb).Err(); err != nil {
@@ -68,6 +91,14 @@ func (s *Store) AddUses(ctx context.Context, uses []Use) error {
 			mergeScript.EvalSha(ctx, p, []string{ledgerKey(subject)}, args...)
 			p.SAdd(ctx, ledgerIndexKey, subject)
 		}
+		for _, u := range uses {
+			for hour, n := range u.Hours {
+				p.HIncrBy(ctx, hourKey(u.Subject, hour), u.Route, n)
+				p.Expire(ctx, hourKey(u.Subject, hour), 25*time.Hour)
+				p.HIncrBy(ctx, dayKey(u.Subject, hour/24), u.Route, n)
+				p.Expire(ctx, dayKey(u.Subject, hour/24), 31*24*time.Hour)
+			}
+		}
 		return nil
 	})
 	if err != nil {
@@ -76,12 +107,43 @@ func (s *Store) AddUses(ctx context.Context, uses []Use) error {
 	return nil
 }
 
-// Uses returns a subject's uses, by route.
+// Uses returns a subject's uses, by route, with the recent counts as of
+// now.
 func (s *Store) Uses(ctx context.Context, subject string) ([]Use, error) {
-	rec, err := s.rdb.HGetAll(ctx, ledgerKey(subject)).Result()
+	return s.UsesAt(ctx, subject, time.Now())
+}
+
+// UsesAt is Uses with the recent counts as of at.
+func (s *Store) UsesAt(ctx context.Context, subject string, at time.Time) ([]Use, error) {
+	hour := at.Unix() / 3600
+	var hours, days []*redis.MapStringStringCmd
+	var rec map[string]string
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for h := hour - 23; h <= hour; h++ {
+			hours = append(hours, p.HGetAll(ctx, hourKey(subject, h)))
+		}
+		for d := hour/24 - 29; d <= hour/24; d++ {
+			days = append(days, p.HGetAll(ctx, dayKey(subject, d)))
+		}
+		return nil
+	})
+	if err == nil {
+		rec, err = s.rdb.HGetAll(ctx, ledgerKey(subject)).Result()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading legacy use of %s: %w", subject, err)
 	}
+	recent := func(cmds []*redis.MapStringStringCmd) map[string]int64 {
+		out := map[string]int64{}
+		for _, c := range cmds {
+			for route, v := range c.Val() {
+				n, _ := strconv.ParseInt(v, 10, 64)
+				out[route] += n
+			}
+		}
+		return out
+	}
+	last24h, last30d := recent(hours), recent(days)
 	byRoute := map[string]*Use{}
 	for field, v := range rec {
 		kind, route, ok := strings.Cut(field, "|")
@@ -90,8 +152,12 @@ func (s *Store) Uses(ctx context.Context, subject string) ([]Use, error) {
 		}
 		u := byRoute[route]
 		if u == nil {
-			u = &Use{Subject: subject, Route: route}
+			u = &Use{Subject: subject, Route: route, Last24h: last24h[route], Last30d: last30d[route]}
 			byRoute[route] = u
+		}
+		if kind == "sample" {
+			u.Sample = v
+			continue
 		}
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {

@@ -140,3 +140,31 @@ func TestLedgerReportsAnUnreachableRedis(t *testing.T) {
 	err := s.AddUses(context.Background(), []store.Use{{Subject: "cred_a", Route: "/api/v2/rules/current", First: time.Now(), Last: time.Now(), Count: 1}})
 	require.Error(t, err)
 }
+
+// The ledger counts the calls of the last 24 hours and 30 days, and keeps
+// the request id of the latest call as a sample, whichever batch arrives
+// first.
+func TestLedgerCountsRecentCallsAndKeepsASample(t *testing.T) {
+	ctx := context.Background()
+	s := store.New(redistest.NewClient(t))
+	now := time.Now().UTC()
+	hour := func(d time.Duration) int64 { return now.Add(-d).Unix() / 3600 }
+	read := "/api/v2/cases/{caseId}"
+	require.NoError(t, s.AddUses(ctx, []store.Use{{Subject: "cred_a", Route: read, First: now.Add(-time.Hour), Last: now, Count: 4, Sample: "req_latest",
+		Hours: map[int64]int64{hour(0): 3, hour(time.Hour): 1}}}))
+	require.NoError(t, s.AddUses(ctx, []store.Use{{Subject: "cred_a", Route: read, First: now.Add(-72 * time.Hour), Last: now.Add(-26 * time.Hour), Count: 7, Sample: "req_older",
+		Hours: map[int64]int64{hour(26 * time.Hour): 2, hour(72 * time.Hour): 5}}}))
+
+	uses, err := s.UsesAt(ctx, "cred_a", now)
+	require.NoError(t, err)
+	require.Len(t, uses, 1)
+	require.Equal(t, int64(11), uses[0].Count)
+	require.Equal(t, int64(4), uses[0].Last24h)
+	require.Equal(t, int64(11), uses[0].Last30d)
+	require.Equal(t, "req_latest", uses[0].Sample, "the older batch, written later, does not replace the latest call's id")
+
+	later, err := s.UsesAt(ctx, "cred_a", now.Add(40*24*time.Hour))
+	require.NoError(t, err)
+	require.Zero(t, later[0].Last24h)
+	require.Zero(t, later[0].Last30d, "nothing in the 30 days before")
+}

@@ -95,6 +95,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		URLRules:    endpoints.URLRules{AllowHTTP: cfg.AllowHTTP, CheckAddr: policy.Check},
 		Keys:        ring,
 		Logger:      logger,
+		Health:      cfg.Dispatch.Health,
 	})
 
 	return lifecycle.Run(ctx, logger,

@@ -324,7 +324,7 @@ func (s *Sender) handle(ctx context.Context, c claimed) {
 	s.release(d.EndpointID, result.Kind)
 
 	d.Attempts++
-	d.LastAttemptAt = attempt.StartedAt
+	d.LastAttemptAt, d.LastStatus = attempt.StartedAt, attempt.Status
 	next, again := s.cfg.Schedule.Next(d.Attempts, result, s.now(), s.jitter)
 	switch {
 	case result.Kind == delivery.Success:

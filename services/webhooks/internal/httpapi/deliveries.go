@@ -12,22 +12,27 @@ import (
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/libs/requestid"
 	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
+	"github.com/pcourt/pcourt/services/webhooks/internal/events"
 	"github.com/pcourt/pcourt/services/webhooks/internal/store"
 )
 
 type deliveryView struct {
-	ID            string         `json:"id"`
-	EventID       string         `json:"eventId"`
-	EventType     string         `json:"eventType"`
-	EndpointID    string         `json:"endpointId"`
-	Status        string         `json:"status"`
-	Trigger       string         `json:"trigger"`
-	ReplayOf      string         `json:"replayOf,omitempty"`
-	AttemptCount  int            `json:"attemptCount"`
-	CreatedAt     time.Time      `json:"createdAt"`
-	NextAttemptAt *time.Time     `json:"nextAttemptAt,omitempty"`
-	LastAttemptAt *time.Time     `json:"lastAttemptAt,omitempty"`
-	Attempts      *[]attemptView `json:"attempts,omitempty"` // only on the single read
+	ID            string     `json:"id"`
+	EventID       string     `json:"eventId"`
+	EventType     string     `json:"eventType"`
+	EndpointID    string     `json:"endpointId"`
+	Status        string     `json:"status"`
+	Trigger       string     `json:"trigger"`
+	ReplayOf      string     `json:"replayOf,omitempty"`
+	AttemptCount  int        `json:"attemptCount"`
+	CreatedAt     time.Time  `json:"createdAt"`
+	NextAttemptAt *time.Time `json:"nextAttemptAt,omitempty"`
+	LastAttemptAt *time.Time `json:"lastAttemptAt,omitempty"`
+	LastStatus    int        `json:"lastResponseStatus,omitempty"`
+	// RequestBody is the exact body every attempt sent (the event with this
+	// delivery's deliveryId), only on the single read.
+	RequestBody string         `json:"requestBody,omitempty"`
+	Attempts    *[]attemptView `json:"attempts,omitempty"` // only on the single read
 }
 
 type attemptView struct {
@@ -58,7 +63,7 @@ func optTime(t time.Time) *time.Time {
 func toDeliveryView(d store.Delivery) deliveryView {
 	return deliveryView{ID: d.ID, EventID: d.EventID, EventType: d.EventType, EndpointID: d.EndpointID, Status: d.Status,
 		Trigger: d.Trigger, ReplayOf: d.ReplayOf, AttemptCount: d.Attempts, CreatedAt: d.CreatedAt.UTC().Truncate(time.Millisecond),
-		NextAttemptAt: optTime(d.NextAttemptAt), LastAttemptAt: optTime(d.LastAttemptAt)}
+		NextAttemptAt: optTime(d.NextAttemptAt), LastAttemptAt: optTime(d.LastAttemptAt), LastStatus: d.LastStatus}
 }
 
 func toAttemptView(a store.Attempt) attemptView {
@@ -90,11 +95,28 @@ func decodeCursor(s string) (*store.Cursor, bool) {
 }
 
 func (h *handlers) listDeliveries(c *gin.Context) {
-	f := store.Filter{EventID: c.Query("eventId"), EndpointID: c.Query("endpointId"), Status: c.Query("status")}
+	f := store.Filter{EventID: c.Query("eventId"), EndpointID: c.Query("endpointId"), Status: c.Query("status"),
+		EventType: c.Query("eventType"), CaseID: c.Query("caseId")}
 	bad := func(detail string) { problem.Write(c, problem.New(InvalidQuery, detail)) }
 	if f.Status != "" && !contains(deliveryStatuses, f.Status) {
 		bad("status must be one of scheduled, delivered, failed, cancelled.")
 		return
+	}
+	if f.EventType != "" && !contains(EventTypes, f.EventType) {
+		bad("eventType must be a case event type of the case-event-v2 schema.")
+		return
+	}
+	if len(f.CaseID) > 160 || len(f.EventID) > 160 || len(f.EndpointID) > 64 {
+		bad("caseId and eventId are at most 160 characters, endpointId 64.")
+		return
+	}
+	if v := c.Query("responseStatus"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 100 || n > 599 {
+			bad("responseStatus must be an HTTP status from 100 to 599.")
+			return
+		}
+		f.ResponseStatus = n
 	}
 	for name, dst := range map[string]*time.Time{"since": &f.Since, "until": &f.Until} {
 		if v := c.Query(name); v != "" {
@@ -161,6 +183,9 @@ func (h *handlers) getDelivery(c *gin.Context) {
 		return
 	}
 	v := toDeliveryView(d)
+	if body, err := events.WithDeliveryID(d.Event, d.ID); err == nil {
+		v.RequestBody = string(body)
+	}
 	views := make([]attemptView, 0, len(atts))
 	for _, a := range atts {
 		views = append(views, toAttemptView(a))

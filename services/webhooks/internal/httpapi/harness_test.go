@@ -38,7 +38,8 @@ type stack struct {
 	ring       *keys.Ring
 }
 
-func newStack(t testing.TB) *stack {
+// newStack runs the API; a ring replaces the ephemeral keys.
+func newStack(t testing.TB, ring ...*keys.Ring) *stack {
 	t.Helper()
 	rdb := redistest.NewClient(t)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -53,6 +54,9 @@ func newStack(t testing.TB) *stack {
 	require.NoError(t, err)
 	s.ring, err = keys.New(keys.DefaultConfig(dispatch.DefaultConfig().RetryHorizon()), ks...)
 	require.NoError(t, err)
+	if len(ring) > 0 {
+		s.ring = ring[0]
+	}
 
 	idempotent, err := idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:wh"), logger)
 	require.NoError(t, err)

@@ -24,6 +24,7 @@ var (
 	InvalidRecovery      = problem.Code{Name: "invalid_recovery_window", Status: http.StatusBadRequest, Title: "Invalid recovery window"}
 	RecoveryNotFound     = problem.Code{Name: "recovery_not_found", Status: http.StatusNotFound, Title: "Recovery not found"}
 	RecoveryInProgress   = problem.Code{Name: "recovery_in_progress", Status: http.StatusConflict, Title: "Recovery already running"}
+	InvalidTestEvent     = problem.Code{Name: "invalid_test_event", Status: http.StatusBadRequest, Title: "Invalid test event"}
 )
 
 // Codes returns the service's problem codes, the rows of owner webhooks in
@@ -32,7 +33,7 @@ func Codes() []problem.Code {
 	return []problem.Code{
 		InvalidEndpoint, EndpointURLForbidden, EndpointNotFound, EndpointLimit,
 		EndpointBusy, EndpointDisabled, DeliveryNotFound, InvalidQuery, NoPartner,
-		InvalidRecovery, RecoveryNotFound, RecoveryInProgress,
+		InvalidRecovery, RecoveryNotFound, RecoveryInProgress, InvalidTestEvent,
 	}
 }
 

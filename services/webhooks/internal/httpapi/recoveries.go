@@ -16,6 +16,10 @@ import (
 type recoverRequest struct {
 	Since *time.Time `json:"since"`
 	Until *time.Time `json:"until"`
+	// Enable turns a disabled endpoint back on first, so "re-enable and
+	// replay what failed" is one request; without it a disabled endpoint
+	// is refused.
+	Enable bool `json:"enable"`
 }
 
 type recoveryView struct {
@@ -68,9 +72,19 @@ func (h *handlers) recoverEndpoint(c *gin.Context) {
 		problem.Render(c, err)
 		return
 	}
-	if ep.Status != endpoints.Enabled {
-		problem.Write(c, problem.Newf(EndpointDisabled, "Endpoint %s is %s; enable it before recovering to it.", ep.ID, ep.Status))
+	if ep.Status != endpoints.Enabled && !req.Enable {
+		problem.Write(c, problem.Newf(EndpointDisabled, "Endpoint %s is %s; enable it before recovering to it, or send \"enable\": true.", ep.ID, ep.Status))
 		return
+	}
+	if ep.Status != endpoints.Enabled {
+		ep, err = h.Endpoints.Modify(ctx, scope, ep.ID, func(e endpoints.Endpoint) (endpoints.Endpoint, error) {
+			return endpoints.Enable(e, now), nil
+		})
+		if err != nil {
+			problem.Render(c, err)
+			return
+		}
+		h.Logger.InfoContext(ctx, "endpoint enabled for a recovery", "endpoint", ep.ID)
 	}
 	total, err := h.Deliveries.CountWindow(ctx, scope, w.Since, w.Until)
 	if err != nil {

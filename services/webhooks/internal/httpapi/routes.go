@@ -14,6 +14,7 @@ import (
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/libs/requestid"
+	"github.com/pcourt/pcourt/services/webhooks/internal/delivery"
 	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
 	"github.com/pcourt/pcourt/services/webhooks/internal/store"
 )
@@ -29,6 +30,10 @@ type Deps struct {
 	Keys        KeySource
 	Logger      *slog.Logger
 	Now         func() time.Time // nil: time.Now
+	// Health is the senders' disable policy, which the health figures
+	// apply to say when a failing endpoint will be disabled; zero is
+	// delivery.DefaultHealthPolicy.
+	Health delivery.HealthPolicy
 }
 
 type handlers struct {
@@ -40,6 +45,7 @@ const (
 	opCreateEndpoint = "createWebhookEndpoint"
 	opReplay         = "replayWebhookDelivery"
 	opRecover        = "recoverWebhookEndpoint"
+	opTestEvent      = "sendWebhookTestEvent"
 )
 
 // Register adds the service's routes under /api/webhooks and its
@@ -48,11 +54,15 @@ func Register(r *gin.Engine, d Deps) {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
+	if d.Health == (delivery.HealthPolicy{}) {
+		d.Health = delivery.DefaultHealthPolicy()
+	}
 	h := &handlers{d}
 	authenticated := auth.Middleware(d.Credentials)
 	partner := auth.RequireRole(auth.RolePlatformOrchestrator)
 
 	r.GET("/api/webhooks/keys", h.keys)
+	r.GET("/api/webhooks/keys/status", h.keyStatus)
 	for _, base := range []string{"/api/webhooks", "/api/v2/webhooks"} {
 		g := r.Group(base, authenticated, partner, requirePartner)
 		g.GET("/endpoints", private, h.listEndpoints)
@@ -64,6 +74,8 @@ func Register(r *gin.Engine, d Deps) {
 		g.POST("/endpoints/:id/enable", noStore, h.setEnabled(true))
 		g.POST("/endpoints/:id/recover", noStore, d.Journal.Middleware(opRecover), h.recoverEndpoint)
 		g.GET("/endpoints/:id/recoveries/:recoveryId", private, h.getRecovery)
+		g.GET("/endpoints/:id/health", private, h.endpointHealth)
+		g.POST("/endpoints/:id/test", noStore, d.Journal.Middleware(opTestEvent), h.sendTestEvent)
 		g.GET("/deliveries", private, h.listDeliveries)
 		g.GET("/deliveries/:id", private, h.getDelivery)
 		g.POST("/deliveries/:id/replay", noStore, d.Journal.Middleware(opReplay), h.replay)

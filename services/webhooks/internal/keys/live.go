@@ -120,6 +120,11 @@ func (l *Live) States(env signature.Environment, now time.Time) []Status {
 	return l.ring.Load().States(env, now)
 }
 
+// Timelines is Ring.Timelines of the ring of the moment.
+func (l *Live) Timelines(env signature.Environment) []Timeline {
+	return l.ring.Load().Timelines(env)
+}
+
 // Timeline is one key's rotation instants; RetiredAt and ExpiresAt are
 // zero while no newer key has activated.
 type Timeline struct {

@@ -27,26 +27,30 @@ const (
 	TriggerScheduled = "scheduled"
 	TriggerManual    = "manual"
 	TriggerRecovery  = "recovery" // a replay made by a bulk recovery of an endpoint
+	TriggerTest      = "test"     // a test event the partner asked for
 )
 
 // Delivery is one event's delivery to one endpoint, as stored.
 type Delivery struct {
-	ID            string          `json:"id"`
-	EventID       string          `json:"eventId"`
-	EventType     string          `json:"eventType"`
-	EndpointID    string          `json:"endpointId"`
-	Tenant        string          `json:"tenant"`
-	Environment   string          `json:"environment"`
-	PartnerID     string          `json:"partnerId"`
-	Status        string          `json:"status"`
-	Trigger       string          `json:"trigger"`              // what created it: scheduled (an event), manual (a replay) or recovery
-	ReplayOf      string          `json:"replayOf,omitempty"`   // the delivery a replay repeats
-	RecoveryID    string          `json:"recoveryId,omitempty"` // the recovery that made this replay
-	Attempts      int             `json:"attempts"`
-	CreatedAt     time.Time       `json:"createdAt"`
-	NextAttemptAt time.Time       `json:"nextAttemptAt,omitzero"`
-	LastAttemptAt time.Time       `json:"lastAttemptAt,omitzero"`
-	Event         json.RawMessage `json:"event"` // the case-event-v2 body without deliveryId
+	ID            string    `json:"id"`
+	EventID       string    `json:"eventId"`
+	EventType     string    `json:"eventType"`
+	EndpointID    string    `json:"endpointId"`
+	Tenant        string    `json:"tenant"`
+	Environment   string    `json:"environment"`
+	PartnerID     string    `json:"partnerId"`
+	Status        string    `json:"status"`
+	Trigger       string    `json:"trigger"`              // what created it: scheduled (an event), manual (a replay), recovery or test
+	ReplayOf      string    `json:"replayOf,omitempty"`   // the delivery a replay repeats
+	RecoveryID    string    `json:"recoveryId,omitempty"` // the recovery that made this replay
+	Attempts      int       `json:"attempts"`
+	CreatedAt     time.Time `json:"createdAt"`
+	NextAttemptAt time.Time `json:"nextAttemptAt,omitzero"`
+	LastAttemptAt time.Time `json:"lastAttemptAt,omitzero"`
+	// LastStatus is the HTTP status of the last attempt's answer; 0 before
+	// any attempt and when no answer came (timeout, DNS, TLS, refused).
+	LastStatus int             `json:"lastStatus,omitempty"`
+	Event      json.RawMessage `json:"event"` // the case-event-v2 body without deliveryId
 }
 
 // Scope is the partner the delivery belongs to.
@@ -296,7 +300,8 @@ return 1
 // the attempt (nil for none, when the delivery ends or waits without
 // sending) and reschedules it at d.NextAttemptAt, or drops it from the
 // schedule when its status is final. ErrLeaseLost means another sender
-// holds it now; nothing changed.
+// holds it now; nothing changed. A recorded attempt is also counted in its
+// endpoint's hourly health figures (EndpointFigures).
 func (s *Deliveries) Complete(ctx context.Context, token string, d Delivery, a *Attempt) error {
 	return s.CompleteAll(ctx, token, []Completion{{Delivery: d, Attempt: a}})[0]
 }
@@ -352,7 +357,31 @@ func (s *Deliveries) CompleteAll(ctx context.Context, token string, cs []Complet
 			errs[st.i] = ErrLeaseLost
 		}
 	}
+	s.countAttempts(ctx, cs, errs)
 	return errs
+}
+
+// countAttempts counts each recorded attempt of cs in its endpoint's health
+// figures, in one more round trip, after the records: a lost count costs a
+// health figure, never an attempt. A failed count is reported in errs (the
+// dispatcher logs it) without undoing the record.
+func (s *Deliveries) countAttempts(ctx context.Context, cs []Completion, errs []error) {
+	pipe := s.rdb.Pipeline()
+	for i, c := range cs {
+		if errs[i] == nil && c.Attempt != nil {
+			s.queueStats(ctx, pipe, c.Delivery, *c.Attempt)
+		}
+	}
+	if pipe.Len() == 0 {
+		return
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		for i, c := range cs {
+			if errs[i] == nil && c.Attempt != nil {
+				errs[i] = fmt.Errorf("counting the attempt of %s in its endpoint's health: %w", c.Delivery.ID, err)
+			}
+		}
+	}
 }
 
 // completeStep encodes one completion as the keys and arguments of
@@ -380,17 +409,32 @@ func (s *Deliveries) completeStep(token string, c Completion) ([]string, []any, 
 
 // Filter narrows a listing. Zero fields match everything.
 type Filter struct {
-	EventID    string
-	EndpointID string
-	Status     string
-	Since      time.Time // created at or after
-	Until      time.Time // created before
+	EventID        string
+	EndpointID     string
+	Status         string
+	EventType      string
+	CaseID         string
+	ResponseStatus int       // the last attempt's HTTP status
+	Since          time.Time // created at or after
+	Until          time.Time // created before
 }
 
 func (f Filter) match(d Delivery) bool {
 	return (f.EventID == "" || d.EventID == f.EventID) &&
 		(f.EndpointID == "" || d.EndpointID == f.EndpointID) &&
-		(f.Status == "" || d.Status == f.Status)
+		(f.Status == "" || d.Status == f.Status) &&
+		(f.EventType == "" || d.EventType == f.EventType) &&
+		(f.ResponseStatus == 0 || d.LastStatus == f.ResponseStatus) &&
+		(f.CaseID == "" || caseIDOf(d.Event) == f.CaseID)
+}
+
+// caseIDOf reads the caseId of a stored event body.
+func caseIDOf(event json.RawMessage) string {
+	var ev struct {
+		CaseID string `json:"caseId"`
+	}
+	_ = json.Unmarshal(event, &ev)
+	return ev.CaseID
 }
 
 // Cursor is where a listing page ends: the creation time and id of its

@@ -6,7 +6,12 @@ const MAX_BODY = 256 * 1024;
 const form = document.getElementById('verify-form');
 const result = document.getElementById('v-result');
 const steps = document.getElementById('v-steps');
-const jwks = JSON.parse(document.getElementById('jwks').textContent);
+// The key sets: the deployment's (published) and the conformance vectors',
+// which sign the Events page's examples; the form chooses.
+const keySets = {
+  jwks: JSON.parse(document.getElementById('jwks').textContent),
+  'jwks-conformance': JSON.parse(document.getElementById('jwks-conformance').textContent),
+};
 const ORDER = ['header format', 'body format', 'schema version', 'event id', 'timestamp format', 'timestamp window', 'digest', 'key id', 'signature'];
 
 function show(outcome) {
@@ -50,5 +55,5 @@ form.addEventListener('submit', async (ev) => {
   const nowText = document.getElementById('v-now').value.trim();
   const now = nowText === '' ? Date.now() : Date.parse(nowText);
   if (Number.isNaN(now)) { result.className = 'fail'; result.dataset.reason = 'bad_clock'; result.textContent = 'The time to check against is not a date-time.'; return; }
-  show(await verify(headers, body, jwks, now));
+  show(await verify(headers, body, keySets[document.getElementById('v-keyset').value], now));
 });

@@ -1,0 +1,165 @@
+package console
+
+import (
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/pcourt/pcourt/libs/webhook/signature"
+)
+
+// eventDoc is one row of the case events table of docs/cases-procedure.md:
+// when the cases service emits the type, to whom, and whether it asks the
+// recipients to act by a deadline.
+type eventDoc struct {
+	Type           string
+	When           string
+	Recipients     string
+	ActionRequired bool
+	Deadline       string // "—": none
+}
+
+// eventDocs is a copy of that table (the cases service's procedure.EventSpecs
+// in words), held equal to the document by
+// TestTheEventCatalogueIsTheProcedureTable.
+var eventDocs = []eventDoc{
+	{"opened", "the case-opened event is applied", "both sides' partners", false, "the first stage's deadline"},
+	{"respondent_invited", "the claimant invites the respondent (the invitation secret rotates)", "claimant's", false, "the join deadline, while the respondent is awaited"},
+	{"respondent_joined", "a respondent joins", "both", false, "—"},
+	{"stage_opened", "an answer, evidence or rebuttal stage opens", "the sides acting in it (answer: respondent's; rounds: every joined side's)", true, "the stage deadline"},
+	{"answer_filed", "the respondent files its answer", "claimant's", false, "—"},
+	{"message_posted", "a side posts a message", "the other side's", false, "—"},
+	{"submission_filed", "a side files a submission", "the other side's", false, "—"},
+	{"submission_amended", "a side amends one of its submissions in the open round", "the other side's", false, "—"},
+	{"record_confirmation_requested", "the last round closed: the sides confirm the record", "every joined side's", true, "the record confirmation deadline"},
+	{"record_confirmation_given", "one side confirmed; the other still has to", "the other side's", true, "the record confirmation deadline"},
+	{"record_confirmed", "every joined side confirmed the record, or its deadline passed", "both", false, "—"},
+	{"termination_requested", "a side asks to end the case", "the other side's", true, "the confirmation deadline"},
+	{"termination_lapsed", "the request was not confirmed in time", "both", false, "—"},
+	{"terminated", "the other side confirmed, or the claimant withdrew before any respondent joined", "both", false, "—"},
+	{"deadline_approaching", "`Warning` before a stage deadline, while a side still has to act", "the sides still to act", true, "that deadline"},
+	{"deadline_missed", "the join, answer or record-confirmation deadline passed without the act", "both", false, "—"},
+}
+
+// The examples are signed with key A of the published conformance vectors
+// (docs/webhook-signature-vectors.json, whose seed is public on purpose),
+// never with a live key: a live signature over a made-up event would be a
+// callback anyone could replay to a partner's receiver within the
+// timestamp window, and signing on request would make the service a
+// signing oracle. An example therefore verifies against the vectors' key
+// set, and against the live JWKS it fails at the key id step, which is the
+// point: it can never pass for a delivery.
+var (
+	exampleKeySeed = sha256.Sum256([]byte("pcourt webhook conformance key A"))
+	exampleKey     = ed25519.NewKeyFromSeed(exampleKeySeed[:])
+	exampleKeyDay  = time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+	// ExampleSignedAt is the moment every example is signed at: set the
+	// Verify page's clock to it to check one.
+	ExampleSignedAt = time.Date(2026, 11, 23, 10, 15, 30, 0, time.UTC)
+)
+
+// exampleSigner returns the conformance key A signer and its key id.
+func exampleSigner() (*signature.Signer, error) {
+	kid, err := signature.NewKeyID(signature.Sandbox, exampleKeyDay, exampleKey.Public().(ed25519.PublicKey))
+	if err != nil {
+		return nil, err
+	}
+	return signature.NewSigner(kid, exampleKey)
+}
+
+// exampleBody is the case-event-v2 body of an example of ev, sequence seq,
+// member order as the webhooks service sends it.
+type exampleBody struct {
+	SchemaVersion  string `json:"schemaVersion"`
+	EventID        string `json:"eventId"`
+	DeliveryID     string `json:"deliveryId"`
+	Sequence       int    `json:"sequence"`
+	Type           string `json:"type"`
+	OccurredAt     string `json:"occurredAt"`
+	CaseID         string `json:"caseId"`
+	ExternalCaseID string `json:"externalCaseId"`
+	ActionRequired bool   `json:"actionRequired"`
+	DeadlineAt     string `json:"deadlineAt,omitempty"`
+}
+
+type catalogueEntry struct {
+	eventDoc
+	Headers []header
+	Body    string
+}
+
+type catalogueView struct {
+	Entries   []catalogueEntry
+	KeyID     string
+	SignedAt  time.Time
+	Published string // the key set that verifies the examples, as JSON
+}
+
+// exampleCatalogue builds every type's signed example request, the same
+// bytes each time.
+func exampleCatalogue() (catalogueView, error) {
+	signer, err := exampleSigner()
+	if err != nil {
+		return catalogueView{}, err
+	}
+	jwks, err := signature.MarshalJWKS(signer.JWK())
+	if err != nil {
+		return catalogueView{}, err
+	}
+	v := catalogueView{KeyID: signer.KeyID(), SignedAt: ExampleSignedAt, Published: string(jwks)}
+	occurred := ExampleSignedAt.Add(-30 * time.Second)
+	for i, d := range eventDocs {
+		b := exampleBody{SchemaVersion: "case-event-v2", EventID: fmt.Sprintf("case-event:case_example:%d", i+1),
+			DeliveryID: "dlv_example_" + d.Type, Sequence: i + 1, Type: d.Type, OccurredAt: occurred.Format("2006-01-02T15:04:05.000Z"),
+			CaseID: "case_example", ExternalCaseID: "partner-order-example", ActionRequired: d.ActionRequired}
+		if d.Deadline != "—" {
+			b.DeadlineAt = ExampleSignedAt.Add(7 * 24 * time.Hour).Format("2006-01-02T15:04:05.000Z")
+		}
+		body, err := json.Marshal(b)
+		if err != nil {
+			return catalogueView{}, err
+		}
+		h, err := signer.Sign(body, b.EventID, ExampleSignedAt)
+		if err != nil {
+			return catalogueView{}, err
+		}
+		hh := h.HTTPHeader()
+		hh.Set("Content-Type", "application/json")
+		hh.Set("User-Agent", "pcourt-webhooks/1")
+		var headers []header
+		for name := range hh {
+			headers = append(headers, header{strings.ToLower(name), hh.Get(name)})
+		}
+		sort.Slice(headers, func(i, j int) bool { return headers[i].Name < headers[j].Name })
+		v.Entries = append(v.Entries, catalogueEntry{eventDoc: d, Headers: headers, Body: string(body)})
+	}
+	return v, nil
+}
+
+// catalogue is the event catalogue page: every case event type of the
+// published schema with when it is sent and a fully signed example request.
+func (cs *Console) catalogue(c *gin.Context, s *session) {
+	v, err := exampleCatalogue()
+	if err != nil {
+		cs.fail(c, s, err)
+		return
+	}
+	cs.render(c, http.StatusOK, "events", cs.frame(c, s, "events", v))
+}
+
+// eventTableRows renders eventDocs as the rows of the docs table, for the
+// test that holds them equal.
+func eventTableRows() []string {
+	out := make([]string, 0, len(eventDocs))
+	for _, d := range eventDocs {
+		out = append(out, fmt.Sprintf("| `%s` | %s | %s | %t | %s |", d.Type, d.When, d.Recipients, d.ActionRequired, d.Deadline))
+	}
+	return out
+}
