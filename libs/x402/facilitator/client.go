@@ -74,6 +74,11 @@ type ClientConfig struct {
 	HTTPClient *http.Client
 }
 
+// IdleConnsPerHost is how many connections to the facilitator a client of
+// its own keeps open between calls: enough for the payments one replica
+// has in flight at once.
+const IdleConnsPerHost = 64
+
 // Client calls a facilitator's HTTP API (x402-specification-v2.md, section
 // 7): the local one of this package or any real one.
 //
@@ -111,8 +116,13 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
+		// Every paid request makes two calls: with the default two idle
+		// connections per host, concurrent payments dial (and on https
+		// handshake) for most calls and close the connections again.
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost = IdleConnsPerHost
 		hc = &http.Client{
-			Transport:     http.DefaultTransport.(*http.Transport).Clone(),
+			Transport:     tr,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 	}

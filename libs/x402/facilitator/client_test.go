@@ -3,8 +3,11 @@ package facilitator_test
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -220,4 +223,39 @@ func TestNewClientRefusesABadConfig(t *testing.T) {
 		_, err := facilitator.NewClient(cfg)
 		require.Error(t, err, "%+v", cfg)
 	}
+}
+
+// Concurrent payments reuse their connections to the facilitator: eight
+// callers making twenty calls each open no more than their eight
+// connections (the default two idle per host would dial again for most
+// calls).
+func TestClientKeepsConnectionsForConcurrentCalls(t *testing.T) {
+	var dialled atomic.Int64
+	answer := stub(200, `{"isValid":true,"payer":"0x857b06519E91e3A54538791bDbb0E22373e36b66"}`)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(2 * time.Millisecond) // the calls overlap, as concurrent payments' do
+		answer(w, r)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			dialled.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	c, err := facilitator.NewClient(facilitator.ClientConfig{BaseURL: srv.URL})
+	require.NoError(t, err)
+
+	const callers, calls = 8, 20
+	var wg sync.WaitGroup
+	for range callers {
+		wg.Go(func() {
+			for range calls {
+				_, err := c.Verify(context.Background(), x402.VerifyRequest{X402Version: x402.Version})
+				require.NoError(t, err)
+			}
+		})
+	}
+	wg.Wait()
+	require.LessOrEqual(t, dialled.Load(), int64(callers), "connections opened for %d calls", callers*calls)
 }
