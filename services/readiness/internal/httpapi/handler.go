@@ -174,6 +174,10 @@ func (h *Handler) paymentRequired(c *gin.Context, reason string, settlement *x40
 	}
 	c.Header(x402.HeaderPaymentRequired, header)
 	c.Header("Cache-Control", "no-store")
+	// The full challenge is larger than net/http's buffer: without a
+	// length it would go out chunked, in more writes, for the client to
+	// reassemble.
+	c.Header("Content-Length", strconv.Itoa(len(body)))
 	c.Data(http.StatusPaymentRequired, "application/json", body)
 }
 
