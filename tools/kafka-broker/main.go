@@ -3,7 +3,8 @@
 // interface, advertises the name other containers reach it by, and keeps
 // its topics, records and group offsets in a data directory (a volume),
 // with an fsync per batch, so a restarted container carries on where it
-// stopped. It is for dev, tests and the e2e, never production, which uses
+// stopped. On start it cuts a batch torn by a kill from the segment files
+// before kfake loads them. It is for dev, tests and the e2e, never production, which uses
 // a real Kafka.
 //
 // Environment:
@@ -73,6 +74,15 @@ func run(ctx context.Context, lookup func(string) (string, bool), stdout io.Writ
 	cfg, err := loadConfig(lookup)
 	if err != nil {
 		return err
+	}
+	if cfg.DataDir != "" {
+		repaired, err := repairSegments(cfg.DataDir)
+		if err != nil {
+			return fmt.Errorf("repairing %s: %w", cfg.DataDir, err)
+		}
+		for _, r := range repaired {
+			fmt.Fprintf(stdout, "kafka-broker: torn write after an unclean stop: %s\n", r)
+		}
 	}
 	c, err := kafkadev.Served(cfg.Listen, cfg.Advertise, cfg.DataDir)
 	if err != nil {
