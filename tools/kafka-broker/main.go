@@ -3,8 +3,7 @@
 // interface, advertises the name other containers reach it by, and keeps
 // its topics, records and group offsets in a data directory (a volume),
 // with an fsync per batch, so a restarted container carries on where it
-// stopped. On start it cuts a batch torn by a kill from the segment files
-// before kfake loads them. It is for dev, tests and the e2e, never production, which uses
+// stopped, after a SIGKILL too (recoverTopics). It is for dev, tests and the e2e, never production, which uses
 // a real Kafka.
 //
 // Environment:
@@ -76,12 +75,12 @@ func run(ctx context.Context, lookup func(string) (string, bool), stdout io.Writ
 		return err
 	}
 	if cfg.DataDir != "" {
-		repaired, err := repairSegments(cfg.DataDir)
+		recovered, err := recoverTopics(cfg.DataDir)
 		if err != nil {
-			return fmt.Errorf("repairing %s: %w", cfg.DataDir, err)
+			return fmt.Errorf("recovering the topics of %s: %w", cfg.DataDir, err)
 		}
-		for _, r := range repaired {
-			fmt.Fprintf(stdout, "kafka-broker: torn write after an unclean stop: %s\n", r)
+		for _, t := range recovered {
+			fmt.Fprintf(stdout, "kafka-broker: topic %s was on disk but not in topics.json (created by a producer, then an unclean stop): recovered\n", t)
 		}
 	}
 	c, err := kafkadev.Served(cfg.Listen, cfg.Advertise, cfg.DataDir)
