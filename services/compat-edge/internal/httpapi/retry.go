@@ -101,13 +101,6 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// CloseIdleConnections closes the wrapped transport's idle connections.
-func (t *RetryTransport) CloseIdleConnections() {
-	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
-		c.CloseIdleConnections()
-	}
-}
-
 // mayResend says whether the request may reach the owner twice: safe
 // methods, and requests the owner deduplicates by their Idempotency-Key.
 func mayResend(req *http.Request) bool {
