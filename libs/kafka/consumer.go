@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
 	"time"
 
 	kafkago "github.com/segmentio/kafka-go"
@@ -36,6 +37,12 @@ const (
 	// maxFetchBytes is kafka-go's default, which it only applies when
 	// MinBytes is unset too.
 	maxFetchBytes = 1 << 20
+
+	// fetchFailureWindow is how long a fetch error keeps the consumer
+	// not ready when nothing was fetched since. While the broker is away
+	// kafka-go reports an error about every second; once it is back, a
+	// quiet topic fetches nothing that could clear the error.
+	fetchFailureWindow = 10 * time.Second
 )
 
 // ConsumerConfig configures a Consumer. Zero values take the defaults.
@@ -191,6 +198,10 @@ type Consumer struct {
 	logger      *slog.Logger
 	tracer      trace.Tracer
 	readerCfg   kafkago.ReaderConfig
+
+	mu         sync.Mutex
+	fetchErr   error // the last fetch error, nil once a record was fetched since
+	fetchErrAt time.Time
 }
 
 // NewConsumer returns a Consumer for cfg. deadLetters writes the messages
@@ -244,8 +255,11 @@ func NewConsumer(cfg ConsumerConfig, handle Handler, deadLetters *Producer, logg
 	}, nil
 }
 
-// Run consumes until ctx is cancelled, then returns nil; any other return is
-// a fatal reader error. On cancellation it finishes the message in hand
+// Run consumes until ctx is cancelled, then returns nil. While the broker
+// cannot be reached or a fetch fails, Run logs, backs off and fetches again
+// (kafka-go's readers keep reconnecting meanwhile) and Probe reports the
+// failure; it does not return, so a broker away for seconds does not stop
+// the service. On cancellation it finishes the message in hand
 // (bounded by DrainTimeout) but starts no new attempt, so an unfinished
 // message stays uncommitted and goes to the group's next consumer. Run
 // joins the group on entry and leaves it on return, so it may be called
@@ -260,6 +274,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 		}
 	}()
 	c.logger.InfoContext(ctx, "kafka consumer started")
+	failures := 0
 	for {
 		rec, err := reader.FetchMessage(ctx)
 		// FetchMessage may hand out a buffered record even after ctx is
@@ -270,8 +285,20 @@ func (c *Consumer) Run(ctx context.Context) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("fetching from %s: %w", c.cfg.Topic, err)
+			failures++
+			c.fetchFailed(err)
+			c.logger.WarnContext(ctx, "kafka fetch failed; fetching again", "failures", failures, "err", err)
+			if !wait(ctx, c.backoff(failures)) {
+				c.logger.InfoContext(ctx, "kafka consumer stopped")
+				return nil
+			}
+			continue
 		}
+		if failures > 0 {
+			c.logger.InfoContext(ctx, "kafka fetch recovered", "failures", failures)
+			failures = 0
+		}
+		c.fetched()
 		if !c.process(ctx, reader, rec) {
 			// rec stays uncommitted. Handling the next record of its
 			// partition could commit past it, so stop here.
@@ -279,6 +306,30 @@ func (c *Consumer) Run(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// Probe reports the consumer's fetch failure while it lasts: an error in
+// the last fetchFailureWindow with no record fetched since. Readiness
+// checks use it.
+func (c *Consumer) Probe(context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fetchErr == nil || time.Since(c.fetchErrAt) > fetchFailureWindow {
+		return nil
+	}
+	return fmt.Errorf("fetching from %s: %w", c.cfg.Topic, c.fetchErr)
+}
+
+func (c *Consumer) fetchFailed(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.fetchErr, c.fetchErrAt = err, time.Now()
+}
+
+func (c *Consumer) fetched() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.fetchErr = nil
 }
 
 // process takes one record to a commit and reports true, or reports false

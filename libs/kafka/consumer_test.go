@@ -3,6 +3,7 @@ package kafka_test
 import (
 	"context"
 	"errors"
+	"net"
 	"strconv"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pcourt/pcourt/libs/kafka"
+	"github.com/pcourt/pcourt/libs/kafka/kafkadev"
 	"github.com/pcourt/pcourt/libs/kafkatest"
 )
 
@@ -358,4 +360,61 @@ func TestRunDrainsMessageInHand(t *testing.T) {
 	require.NoError(t, rc.stop(t))
 	require.NoError(t, <-handlerErr, "handler ctx was cancelled with Run's instead of draining")
 	assert.Equal(t, inHand.Offset+1, committedOffset(t, brokers, group, topic, inHand.Partition), "drained message was not committed")
+}
+
+// A broker away for seconds does not stop a consumer: Run keeps fetching
+// instead of returning (which made the webhooks service exit), Probe
+// reports the failure meanwhile, and the records published once the
+// broker is back are handled.
+func TestConsumerOutlivesABrokerAway(t *testing.T) {
+	dir := t.TempDir()
+	first, err := kafkadev.NewCluster(0, dir)
+	require.NoError(t, err)
+	brokers := first.ListenAddrs()
+	_, p, err := net.SplitHostPort(brokers[0])
+	require.NoError(t, err)
+	port, err := strconv.Atoi(p)
+	require.NoError(t, err)
+	topic, group := "broker-away", "g-broker-away"
+	kafkatest.CreateTopic(t, brokers, topic, 1)
+	producer := newProducer(t, brokers, nil)
+	publish := func(id string) {
+		t.Helper()
+		require.NoError(t, producer.Publish(context.Background(), kafka.Message{Topic: topic, Key: "case-1", EventID: id, Schema: "s.v1"}))
+	}
+	publish("before")
+
+	got := &recorder{}
+	c, err := kafka.NewConsumer(consumerConfig(brokers, group, topic), got.handle, producer, testLogger(t), nil)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	got.waitMessages(t, 1)
+	require.NoError(t, c.Probe(ctx))
+
+	first.Close()
+	require.Eventually(t, func() bool { return c.Probe(ctx) != nil }, waitFor, tick, "a consumer without its broker says so")
+	select {
+	case err := <-done:
+		t.Fatalf("Run returned while the broker was away: %v", err)
+	default:
+	}
+
+	second, err := kafkadev.NewCluster(port, dir)
+	require.NoError(t, err)
+	t.Cleanup(second.Close)
+	publish("after")
+	require.Eventually(t, func() bool {
+		for _, m := range got.messages() {
+			if m.EventID == "after" {
+				return true
+			}
+		}
+		return false
+	}, waitFor, tick, "the record published after the restart was not handled")
+	require.NoError(t, c.Probe(ctx), "fetching again clears the failure")
+	cancel()
+	require.NoError(t, <-done)
 }

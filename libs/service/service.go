@@ -112,18 +112,19 @@ func Start(ctx context.Context, o Options) (*Base, error) {
 func (b *Base) Credentials() *auth.Store { return auth.NewStore(b.Redis, b.Config.Auth) }
 
 // Server returns the service's HTTP server, ready when Redis and Kafka
-// answer, with its per-address limit counted in Redis.
-func (b *Base) Server(mapper problem.Mapper) *httpserver.Server {
+// answer and every extra check passes (a consumer's Probe), with its
+// per-address limit counted in Redis.
+func (b *Base) Server(mapper problem.Mapper, extra ...httpserver.Check) *httpserver.Server {
 	return httpserver.New(b.Config.HTTP, httpserver.Deps{
 		Service:   b.Name,
 		Logger:    b.Logger,
 		Telemetry: b.Telemetry,
 		Mapper:    mapper,
 		Limiter:   ratelimit.New(b.Redis, "pc:rl:"+b.Name),
-		Checks: []httpserver.Check{
+		Checks: append([]httpserver.Check{
 			{Name: "redis", Probe: redisclient.Ping(b.Redis)},
 			{Name: "kafka", Probe: func(ctx context.Context) error { return kafka.Ping(ctx, b.Config.KafkaBrokers) }},
-		},
+		}, extra...),
 	})
 }
 

@@ -3,6 +3,7 @@ package service_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pcourt/pcourt/libs/envconf"
+	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/kafkatest"
 	"github.com/pcourt/pcourt/libs/lifecycle"
 	"github.com/pcourt/pcourt/libs/redistest"
@@ -41,6 +43,15 @@ func TestBaseIsReadyWhenRedisAndKafkaAnswer(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	// A consumer that cannot fetch makes its replica not ready too.
+	fetching := errors.New("fetching from case-events: failed to dial")
+	withConsumer := httptest.NewServer(base.Server(nil, httpserver.Check{Name: "consumer", Probe: func(context.Context) error { return fetching }}).Router())
+	t.Cleanup(withConsumer.Close)
+	resp, err = http.Get(withConsumer.URL + "/readyz")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "not ready while the consumer cannot fetch")
 
 	redisSrv.Stop()
 	resp, err = http.Get(ts.URL + "/readyz")

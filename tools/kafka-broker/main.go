@@ -3,7 +3,7 @@
 // interface, advertises the name other containers reach it by, and keeps
 // its topics, records and group offsets in a data directory (a volume),
 // with an fsync per batch, so a restarted container carries on where it
-// stopped. It is for dev, tests and the e2e, never production, which uses
+// stopped, after a SIGKILL too (recoverTopics). It is for dev, tests and the e2e, never production, which uses
 // a real Kafka.
 //
 // Environment:
@@ -73,6 +73,15 @@ func run(ctx context.Context, lookup func(string) (string, bool), stdout io.Writ
 	cfg, err := loadConfig(lookup)
 	if err != nil {
 		return err
+	}
+	if cfg.DataDir != "" {
+		recovered, err := recoverTopics(cfg.DataDir)
+		if err != nil {
+			return fmt.Errorf("recovering the topics of %s: %w", cfg.DataDir, err)
+		}
+		for _, t := range recovered {
+			fmt.Fprintf(stdout, "kafka-broker: topic %s was on disk but not in topics.json (created by a producer, then an unclean stop): recovered\n", t)
+		}
 	}
 	c, err := kafkadev.Served(cfg.Listen, cfg.Advertise, cfg.DataDir)
 	if err != nil {

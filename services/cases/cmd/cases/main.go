@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/lifecycle"
@@ -72,7 +73,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		return err
 	}
 	flow := caseflow.New(cases, nil)
-	srv := base.Server(httpapi.Problem)
+	srv := base.Server(httpapi.Problem, httpserver.Check{Name: "case-opened-consumer", Probe: opened.Probe})
 	httpapi.Register(srv.Router(), httpapi.Deps{
 		Credentials: base.Credentials(),
 		Cases:       cases,

@@ -49,7 +49,7 @@ type Proxy struct {
 	table      *routing.Table
 	upstreams  map[routing.Owner]*url.URL
 	forwarding Forwarding
-	transport  *Transport
+	transport  http.RoundTripper
 	propagator propagation.TextMapPropagator
 	compat     Compat
 	// proxies holds one reverse proxy per owner, built once: the
@@ -71,7 +71,7 @@ func NewProxy(table *routing.Table, upstreams map[routing.Owner]*url.URL, fwd Fo
 		forwarding: fwd,
 		propagator: propagator,
 		compat:     compat,
-		transport:  NewTransport(),
+		transport:  NewRetryTransport(NewTransport()),
 		proxies:    map[routing.Owner]*httputil.ReverseProxy{},
 	}
 	for _, o := range routing.Owners {

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/lifecycle"
@@ -85,7 +86,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	srv := base.Server(httpapi.Problem)
+	srv := base.Server(httpapi.Problem, httpserver.Check{Name: "case-events-consumer", Probe: consumer.Probe})
 	httpapi.Register(srv.Router(), httpapi.Deps{
 		Credentials: base.Credentials(),
 		Endpoints:   eps,
