@@ -16,6 +16,14 @@ REVISION := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 STATICCHECK_VERSION := v0.8.2
 CONTROLLER_GEN_VERSION := v0.23.0
 BIN     := $(CURDIR)/bin
+# etcd and kube-apiserver of that version, built from source through the
+# module proxy (tools/kubeassets pins the same releases) in envtest's asset
+# layout. The tests that need an API server (tools/kubecheck) find them
+# through KUBEBUILDER_ASSETS, set for every test run once they exist.
+KUBE_ASSETS := $(BIN)/k8s/$(KUBE_VERSION)
+ifeq ($(words $(wildcard $(KUBE_ASSETS)/etcd $(KUBE_ASSETS)/kube-apiserver)),2)
+export KUBEBUILDER_ASSETS ?= $(KUBE_ASSETS)
+endif
 # The container end-to-end tests make e2e runs (a go test -run pattern).
 E2E_RUN ?= .
 
@@ -102,6 +110,22 @@ helm-lint: $(BIN)/helm ## helm lint --strict and helm template of deploy/helm/pc
 	  $(BIN)/helm template pcourt deploy/helm/pcourt --kube-version $(KUBE_VERSION) $$values >/dev/null; \
 	done
 	cd tools && GOWORK=off HELM=$(BIN)/helm $(GO) test -count=1 ./helmcheck
+
+.PHONY: kube-assets
+kube-assets: $(KUBE_ASSETS)/etcd $(KUBE_ASSETS)/kube-apiserver ## Build etcd and kube-apiserver from source (module proxy) into bin/k8s/<version>, kept between runs.
+
+$(KUBE_ASSETS)/etcd:
+	cd tools/kubeassets/etcd && GOWORK=off CGO_ENABLED=0 $(GO) build -trimpath -o $@ .
+
+# The version the binary reports: a module build has no git tree to stamp it.
+$(KUBE_ASSETS)/kube-apiserver:
+	cd tools/kubeassets/apiserver && GOWORK=off CGO_ENABLED=0 $(GO) build -trimpath \
+		-ldflags "-X k8s.io/component-base/version.gitVersion=v$(KUBE_VERSION) -X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(KUBE_VERSION))) -X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION)))" \
+		-o $@ .
+
+.PHONY: kube-check
+kube-check: $(BIN)/helm kube-assets ## Apply the chart (default and production values) and its CRD to a real kube-apiserver with server-side dry run (tools/kubecheck).
+	cd tools && GOWORK=off HELM=$(BIN)/helm KUBEBUILDER_ASSETS=$(KUBE_ASSETS) $(GO) test -count=1 -v -run . ./kubecheck
 
 .PHONY: tidy
 tidy: ## go mod tidy in every module.
