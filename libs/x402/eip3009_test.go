@@ -9,7 +9,9 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/common/math"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/signer/core/apitypes"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pcourt/pcourt/libs/x402"
@@ -235,4 +237,88 @@ func TestNewExactPayment(t *testing.T) {
 		_, err := x402.NewExactPayment(key, bad, now, rand.Reader)
 		require.ErrorIs(t, err, x402.ErrInvalidRequirements)
 	})
+}
+
+// The digest is written out for the two fixed types; go-ethereum's generic
+// EIP-712 encoder (what wallets and the reference clients follow) must
+// agree with it on every domain and authorization, including the extremes
+// of each field.
+func TestAuthorizationDigestIsGoEthereumsEIP712(t *testing.T) {
+	types := apitypes.Types{
+		"EIP712Domain": {
+			{Name: "name", Type: "string"},
+			{Name: "version", Type: "string"},
+			{Name: "chainId", Type: "uint256"},
+			{Name: "verifyingContract", Type: "address"},
+		},
+		"TransferWithAuthorization": {
+			{Name: "from", Type: "address"},
+			{Name: "to", Type: "address"},
+			{Name: "value", Type: "uint256"},
+			{Name: "validAfter", Type: "uint256"},
+			{Name: "validBefore", Type: "uint256"},
+			{Name: "nonce", Type: "bytes32"},
+		},
+	}
+	maxUint256 := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewInt(1)).String()
+	randomAddress := func() common.Address { return crypto.PubkeyToAddress(newKey(t).PublicKey) }
+	randomNonce := func() string {
+		var n [32]byte
+		_, err := rand.Read(n[:])
+		require.NoError(t, err)
+		return hexutil.Encode(n[:])
+	}
+	cases := []struct {
+		domain x402.Domain
+		auth   x402.Authorization
+	}{
+		{x402.Domain{Name: "USDC", Version: "2", ChainID: 84532, VerifyingContract: baseSepoliaUSDC}, specAuthorization},
+		{x402.Domain{Name: "USD Coin", Version: "2", ChainID: 8453, VerifyingContract: randomAddress()}, x402.Authorization{
+			From: randomAddress().Hex(), To: randomAddress().Hex(), Value: "0", ValidAfter: "0", ValidBefore: "1", Nonce: randomNonce(),
+		}},
+		{x402.Domain{Name: "Jeton é ☃", Version: "10.0-rc1", ChainID: 1<<64 - 1, VerifyingContract: randomAddress()}, x402.Authorization{
+			From: randomAddress().Hex(), To: randomAddress().Hex(), Value: maxUint256, ValidAfter: maxUint256, ValidBefore: maxUint256, Nonce: randomNonce(),
+		}},
+	}
+	for range 20 {
+		cases = append(cases, struct {
+			domain x402.Domain
+			auth   x402.Authorization
+		}{
+			x402.Domain{Name: randomNonce(), Version: "1", ChainID: uint64(len(cases)) * 977, VerifyingContract: randomAddress()},
+			x402.Authorization{From: randomAddress().Hex(), To: randomAddress().Hex(), Value: "10000", ValidAfter: "1740672089", ValidBefore: "1740672154", Nonce: randomNonce()},
+		})
+	}
+	for _, c := range cases {
+		got, err := x402.AuthorizationDigest(c.domain, c.auth)
+		require.NoError(t, err)
+
+		value, _ := new(big.Int).SetString(c.auth.Value, 10)
+		after, _ := new(big.Int).SetString(c.auth.ValidAfter, 10)
+		before, _ := new(big.Int).SetString(c.auth.ValidBefore, 10)
+		want, _, err := apitypes.TypedDataAndHash(apitypes.TypedData{
+			Types:       types,
+			PrimaryType: "TransferWithAuthorization",
+			Domain: apitypes.TypedDataDomain{
+				Name: c.domain.Name, Version: c.domain.Version,
+				ChainId:           (*math.HexOrDecimal256)(new(big.Int).SetUint64(c.domain.ChainID)),
+				VerifyingContract: c.domain.VerifyingContract.Hex(),
+			},
+			Message: apitypes.TypedDataMessage{
+				"from": c.auth.From, "to": c.auth.To, "value": value, "validAfter": after, "validBefore": before,
+				"nonce": mustDecodeHex(t, c.auth.Nonce),
+			},
+		})
+		require.NoError(t, err)
+		require.Equal(t, [32]byte(want), got, "domain %+v, authorization %+v", c.domain, c.auth)
+	}
+}
+
+func BenchmarkAuthorizationDigest(b *testing.B) {
+	domain := x402.Domain{Name: "USDC", Version: "2", ChainID: 84532, VerifyingContract: baseSepoliaUSDC}
+	for b.Loop() {
+		if _, err := x402.AuthorizationDigest(domain, specAuthorization); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

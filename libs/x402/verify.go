@@ -143,13 +143,7 @@ func VerifyExact(req PaymentRequirements, p PaymentPayload, now time.Time) (paye
 	if err != nil {
 		return refuse(ReasonInvalidSignature, "signature is not 0x-hex: %v", err)
 	}
-	digest, err := auth.digest(domain)
-	if err != nil {
-		// Every input was validated above, so hashing cannot fail on the
-		// payer's data; report it as ours.
-		return refuse(ReasonUnexpectedVerifyError, "%v", err)
-	}
-	signer, err := recoverDigest(digest, sig)
+	signer, err := recoverDigest(auth.digest(domain), sig)
 	if err != nil {
 		return refuse(ReasonInvalidSignature, "%v", err)
 	}
