@@ -82,7 +82,7 @@ func computeStatus(cf *v1alpha1.CompatibilityFamily, all []v1alpha1.Compatibilit
 	// only layer, the base window (no integration's extension).
 	w := policy.Resolve(policy.Env{CanonicalRoutes: "true"}, map[inventory.Family]policy.Settings{family: settings}).Window(family)
 	st.WindowEnd = w.End(nil).Format(time.DateOnly)
-	next, ok := w.NextMilestone(nil, now)
+	next, ok := w.NextMilestone(nil, nil, now)
 	if !ok {
 		return st, 0
 	}

@@ -201,7 +201,7 @@ func toFamilyView(w *policy.Window, ids []string, now time.Time) familyView {
 		if len(ids) > 0 {
 			v.IntegrationWindowEnd = w.End(ids).Format(time.DateOnly)
 		}
-		if next, ok := w.NextMilestone(ids, now); ok {
+		if next, ok := w.NextMilestone(nil, ids, now); ok {
 			v.NextMilestone = &milestoneView{string(next.Milestone), next.At}
 		}
 	}

@@ -61,6 +61,8 @@ type Scheduler struct {
 	GuideURL string
 	Interval time.Duration
 	Logger   *slog.Logger
+	// Inventory is the route inventory; nil is inventory.Routes.
+	Inventory []inventory.Route
 }
 
 // Report counts what one pass did.
@@ -68,12 +70,12 @@ type Report struct {
 	Sent, Undeliverable, Failed int
 }
 
-// byRoute maps an inventory pattern to its eligible row (rows of one
-// pattern share a family and a successor pattern).
-var byRoute = func() map[string]*inventory.Route {
+// eligibleRoutes maps an inventory pattern to its eligible row (rows of
+// one pattern share a family, a successor pattern and a since-date).
+func eligibleRoutes(routes []inventory.Route) map[string]*inventory.Route {
 	m := map[string]*inventory.Route{}
-	for i := range inventory.Routes {
-		r := &inventory.Routes[i]
+	for i := range routes {
+		r := &routes[i]
 		if r.Eligible && r.Successor != "" {
 			if _, ok := m[r.Pattern]; !ok {
 				m[r.Pattern] = r
@@ -81,7 +83,7 @@ var byRoute = func() map[string]*inventory.Route {
 		}
 	}
 	return m
-}()
+}
 
 // Run passes every Interval until ctx ends; a failed pass is logged and
 // the next one tries again.
@@ -114,30 +116,48 @@ func (s *Scheduler) Tick(ctx context.Context) (Report, error) {
 	if err != nil {
 		return rep, err
 	}
+	routes := s.Inventory
+	if routes == nil {
+		routes = inventory.Routes
+	}
+	eligible := eligibleRoutes(routes)
 	var errs []error
 	for _, subject := range subjects {
 		if subject == store.Anonymous {
 			continue
 		}
-		if err := s.credential(ctx, pol, subject, now, &rep); err != nil {
+		if err := s.credential(ctx, pol, eligible, subject, now, &rep); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return rep, errors.Join(errs...)
 }
 
-func (s *Scheduler) credential(ctx context.Context, pol *policy.Policy, cred string, now time.Time, rep *Report) error {
+// window is one window a credential's routes are in: a family's, or a
+// route's own when it joined the family later.
+type window struct {
+	family inventory.Family
+	since  string // the route's since-date; "" for the family's window
+}
+
+func (s *Scheduler) credential(ctx context.Context, pol *policy.Policy, eligible map[string]*inventory.Route, cred string, now time.Time, rep *Report) error {
 	uses, err := s.Store.Uses(ctx, cred)
 	if err != nil {
 		return err
 	}
-	byFamily := map[inventory.Family][]*inventory.Route{}
+	byWindow := map[window][]*inventory.Route{}
 	for _, u := range uses {
-		if r := byRoute[u.Route]; r != nil {
-			byFamily[r.Family] = append(byFamily[r.Family], r)
+		r := eligible[u.Route]
+		if r == nil {
+			continue
 		}
+		win := window{family: r.Family}
+		if w := pol.Window(r.Family); w != nil && !w.GA.IsZero() && w.Start(r).After(w.GA.Time()) {
+			win.since = r.Since
+		}
+		byWindow[win] = append(byWindow[win], r)
 	}
-	if len(byFamily) == 0 {
+	if len(byWindow) == 0 {
 		return nil
 	}
 	c, err := s.Credentials(ctx, cred)
@@ -148,26 +168,38 @@ func (s *Scheduler) credential(ctx context.Context, pol *policy.Policy, cred str
 		return fmt.Errorf("credential %s: %w", cred, err)
 	}
 	ids := []string{cred, c.Partner}
-	for _, f := range inventory.Families {
-		routes := byFamily[f]
-		w := pol.Window(f)
-		if len(routes) == 0 || w == nil || w.GA.IsZero() {
+	wins := make([]window, 0, len(byWindow))
+	for win := range byWindow {
+		wins = append(wins, win)
+	}
+	sort.Slice(wins, func(i, j int) bool {
+		if wins[i].family != wins[j].family {
+			return wins[i].family < wins[j].family
+		}
+		return wins[i].since < wins[j].since
+	})
+	for _, win := range wins {
+		routes := byWindow[win]
+		w := pol.Window(win.family)
+		if w == nil || w.GA.IsZero() {
 			continue
 		}
-		due, ok := w.CurrentMilestone(ids, now)
+		// Every route of a window has the same start, so any of them
+		// stands for it.
+		due, ok := w.CurrentMilestone(routes[0], ids, now)
 		if !ok {
 			continue
 		}
-		if err := s.send(ctx, w, ids, due, cred, c.Partner, routes, now, rep); err != nil {
+		if err := s.send(ctx, w, win.since, ids, due, cred, c.Partner, routes, now, rep); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (s *Scheduler) send(ctx context.Context, w *policy.Window, ids []string, due policy.Due, cred, partner string, routes []*inventory.Route, now time.Time, rep *Report) error {
+func (s *Scheduler) send(ctx context.Context, w *policy.Window, since string, ids []string, due policy.Due, cred, partner string, routes []*inventory.Route, now time.Time, rep *Report) error {
 	n, ok, err := s.Store.ClaimNotice(ctx, store.Notice{
-		Family: w.Family, Credential: cred, Milestone: string(due.Milestone), Partner: partner, At: now,
+		Family: w.Family, Since: since, Credential: cred, Milestone: string(due.Milestone), Partner: partner, At: now,
 	})
 	if err != nil || !ok {
 		return err
@@ -199,11 +231,16 @@ func (s *Scheduler) send(ctx context.Context, w *policy.Window, ids []string, du
 	return s.Store.FinishNotice(ctx, n)
 }
 
-// Compose writes the notice: which earlier routes the credential used, the
-// canonical route replacing each, the deadline (the Sunset the edge
-// announces) and the migration guide.
+// Compose writes the notice about one window (routes share it): which
+// earlier routes the credential used, the canonical route replacing each,
+// the deadline (the Sunset the edge announces on them) and the migration
+// guide.
 func Compose(w *policy.Window, ids []string, due policy.Due, cred, partner string, routes []*inventory.Route, guideURL string) mail.Message {
-	end := w.End(ids)
+	var route *inventory.Route // the family's window
+	if len(routes) > 0 {
+		route = routes[0]
+	}
+	start, end := w.Start(route), w.RouteEnd(route, ids)
 	sunset := end.UTC().Format(http.TimeFormat)
 	var subject string
 	switch due.Milestone {
@@ -231,7 +268,7 @@ func Compose(w *policy.Window, ids []string, due policy.Due, cred, partner strin
 		fmt.Fprintf(&b, "These routes are now retired: since %s they answer 410 alias_retired. Use the canonical routes:\n\n", sunset)
 	} else {
 		fmt.Fprintf(&b, "These routes are deprecated since %s and keep working until their Sunset, %s. Move to the canonical routes:\n\n",
-			w.GA.Time().UTC().Format(http.TimeFormat), sunset)
+			start.UTC().Format(http.TimeFormat), sunset)
 	}
 	b.WriteString(strings.Join(lines, "\n"))
 	fmt.Fprintf(&b, "\n\nSunset: %s\nMigration guide: %s\n\n", sunset, guideURL)
@@ -243,7 +280,17 @@ func Compose(w *policy.Window, ids []string, due policy.Due, cred, partner strin
 		Headers: map[string]string{
 			"Sunset":      sunset,
 			"Link":        "<" + guideURL + `>; rel="deprecation"; type="text/html"`,
-			"X-PC-Notice": string(w.Family) + "/" + cred + "/" + string(due.Milestone),
+			"X-PC-Notice": noticeID(w, start, cred, due),
 		},
 	}
+}
+
+// noticeID names the notice in its X-PC-Notice header: family, credential
+// and milestone, with the window's start day when it is a route's own.
+func noticeID(w *policy.Window, start time.Time, cred string, due policy.Due) string {
+	family := string(w.Family)
+	if start.After(w.GA.Time()) {
+		family += "@" + start.Format(time.DateOnly)
+	}
+	return family + "/" + cred + "/" + string(due.Milestone)
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -148,6 +149,60 @@ func TestMilestonesAcrossAWindowWithAnOutage(t *testing.T) {
 	filings, err := f.st.Notices(ctx, inventory.V2Filings)
 	require.NoError(t, err)
 	require.Empty(t, filings, "a family without a date sends nothing")
+}
+
+// A route that joined its family after general availability (its
+// since-date) has a window of its own, and its notices count from that
+// day: the credential that uses it and an original route gets both
+// countdowns, each milestone once, each naming its own Sunset.
+func TestARouteAddedLaterGetsItsOwnMilestones(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	const late = "/api/v2/cases/{caseId}/late-answer"
+	routes := slices.Clone(inventory.Routes)
+	i := slices.IndexFunc(routes, func(r inventory.Route) bool { return r.Pattern == answer && r.Eligible })
+	require.GreaterOrEqual(t, i, 0)
+	added := routes[i]
+	added.Pattern, added.Since = late, "2026-03-01"
+	f.sched.Inventory = append(routes, added)
+	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	require.NoError(t, f.st.AddUses(ctx, []store.Use{{Subject: "cred_a", Route: late, First: t0, Last: t0, Count: 1}}))
+
+	for f.now = date(t, "2026-01-14").Time(); f.now.Before(date(t, "2026-09-10").Time()); f.now = f.now.Add(12 * time.Hour) {
+		_, err := f.sched.Tick(ctx)
+		require.NoError(t, err, "at %s", f.now)
+	}
+
+	sunsets := map[string]string{}
+	var ids []string
+	for _, m := range f.smtp.Messages() {
+		if m.To[0] != "ops@a.example" {
+			continue
+		}
+		h := m.Parse(t).Header
+		ids = append(ids, h.Get("X-PC-Notice"))
+		sunsets[h.Get("X-PC-Notice")] = h.Get("Sunset")
+	}
+	require.Equal(t, []string{
+		"v2-cases/cred_a/window-start",            // 2026-01-15
+		"v2-cases@2026-03-01/cred_a/window-start", // 2026-03-01
+		"v2-cases/cred_a/90-days-left",            // 2026-04-15
+		"v2-cases@2026-03-01/cred_a/90-days-left", // 2026-05-30
+		"v2-cases/cred_a/30-days-left",            // 2026-06-14
+		"v2-cases/cred_a/7-days-left",             // 2026-07-07
+		"v2-cases/cred_a/retired",                 // 2026-07-14
+		"v2-cases@2026-03-01/cred_a/30-days-left", // 2026-07-29
+		"v2-cases@2026-03-01/cred_a/7-days-left",  // 2026-08-21
+		"v2-cases@2026-03-01/cred_a/retired",      // 2026-08-28
+	}, ids)
+	require.Equal(t, "Tue, 14 Jul 2026 00:00:00 GMT", sunsets["v2-cases/cred_a/window-start"])
+	require.Equal(t, "Fri, 28 Aug 2026 00:00:00 GMT", sunsets["v2-cases@2026-03-01/cred_a/window-start"])
+
+	notices, err := f.st.Notices(ctx, inventory.V2Cases)
+	require.NoError(t, err)
+	for _, n := range notices {
+		require.Equal(t, 1, n.Attempts, "%s/%s@%s sent once", n.Credential, n.Milestone, n.Since)
+	}
 }
 
 // The message names the alias, its successor, the Sunset and the guide.

@@ -84,10 +84,25 @@ func TestMilestones(t *testing.T) {
 	}
 	require.Equal(t, []policy.Due{
 		{policy.WindowStart, ga.Time()}, {policy.Days90, end.Add(-90 * day)}, {policy.Days30, end.Add(-30 * day)}, {policy.Days7, end.Add(-7 * day)},
-	}, window(policy.Warn).Schedule(nil), "no retirement notice unless the family is retired")
-	require.Equal(t, policy.Due{Milestone: policy.Retirement, At: end}, window(policy.Retired).Schedule(nil)[4])
-	require.Equal(t, ext.Time().Add(-7*day), window(policy.Warn).Schedule([]string{"cred_ext"})[3].At, "an extension moves the countdown")
-	require.Empty(t, policy.Resolve(policy.Env{}, nil).Window(inventory.V2Cases).Schedule(nil), "no date, no milestones")
+	}, window(policy.Warn).Schedule(nil, nil), "no retirement notice unless the family is retired")
+	require.Equal(t, policy.Due{Milestone: policy.Retirement, At: end}, window(policy.Retired).Schedule(nil, nil)[4])
+	require.Equal(t, ext.Time().Add(-7*day), window(policy.Warn).Schedule(nil, []string{"cred_ext"})[3].At, "an extension moves the countdown")
+	require.Empty(t, policy.Resolve(policy.Env{}, nil).Window(inventory.V2Cases).Schedule(nil, nil), "no date, no milestones")
+
+	// A route that joined the family on 2026-03-01 counts its own window
+	// from that day; one listed since before general availability has the
+	// family's.
+	later := &inventory.Route{Pattern: "/api/v2/cases/{caseId}/later", Family: inventory.V2Cases, Since: "2026-03-01"}
+	since := date(t, "2026-03-01").Time()
+	require.Equal(t, []policy.Due{
+		{policy.WindowStart, since}, {policy.Days90, since.Add(policy.BaseWindow - 90*day)},
+		{policy.Days30, since.Add(policy.BaseWindow - 30*day)}, {policy.Days7, since.Add(policy.BaseWindow - 7*day)},
+	}, window(policy.Warn).Schedule(later, nil))
+	require.Equal(t, policy.Due{Milestone: policy.Retirement, At: since.Add(policy.BaseWindow)}, window(policy.Retired).Schedule(later, nil)[4])
+	cur, _ := window(policy.Warn).CurrentMilestone(later, nil, end.Add(-90*day))
+	require.Equal(t, policy.WindowStart, cur.Milestone, "the family's 90 days left is still the later route's start")
+	earlier := &inventory.Route{Pattern: "/api/v2/cases/{caseId}/earlier", Family: inventory.V2Cases, Since: "2025-12-01"}
+	require.Equal(t, window(policy.Warn).Schedule(nil, nil), window(policy.Warn).Schedule(earlier, nil))
 
 	tests := []struct {
 		name      string
@@ -109,10 +124,10 @@ func TestMilestones(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			w := window(tc.stage)
-			cur, ok := w.CurrentMilestone(nil, tc.now)
+			cur, ok := w.CurrentMilestone(nil, nil, tc.now)
 			require.Equal(t, tc.current != "", ok)
 			require.Equal(t, tc.current, cur.Milestone)
-			next, ok := w.NextMilestone(nil, tc.now)
+			next, ok := w.NextMilestone(nil, nil, tc.now)
 			require.Equal(t, tc.nextAfter != "", ok)
 			require.Equal(t, tc.nextAfter, next.Milestone)
 		})

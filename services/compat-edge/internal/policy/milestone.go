@@ -1,6 +1,10 @@
 package policy
 
-import "time"
+import (
+	"time"
+
+	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
+)
 
 // Milestone is one e-mail notice of a window, sent once per credential.
 type Milestone string
@@ -40,15 +44,19 @@ type Due struct {
 	At        time.Time
 }
 
-// Schedule returns the window's milestones for an integration known by
-// ids, in order; none without a date. A milestone that would fall before
-// the window starts (an extension cannot make that happen, the base window
-// being 180 days) is left out.
-func (w *Window) Schedule(ids []string) []Due {
+// Schedule returns, in order, the milestones of route's window for an
+// integration known by ids; none without a date. route nil is the family's
+// window, the one of the routes present at general availability; a route
+// that joined the family later (its since-date) counts from that day, to
+// its own end (Start, RouteEnd), so its notices do not announce a window
+// it never had. A milestone that would fall before the window starts (an
+// extension cannot make that happen, the base window being 180 days) is
+// left out.
+func (w *Window) Schedule(route *inventory.Route, ids []string) []Due {
 	if w == nil || w.GA.IsZero() {
 		return nil
 	}
-	start, end := w.GA.Time(), w.End(ids)
+	start, end := w.Start(route), w.RouteEnd(route, ids)
 	out := []Due{{WindowStart, start}}
 	for _, m := range []struct {
 		m    Milestone
@@ -65,13 +73,13 @@ func (w *Window) Schedule(ids []string) []Due {
 	return out
 }
 
-// CurrentMilestone is the milestone due at now: the latest one whose
-// moment has come. A scheduler that was down sends this one only; the
-// ones it missed are not replayed.
-func (w *Window) CurrentMilestone(ids []string, now time.Time) (Due, bool) {
+// CurrentMilestone is the milestone of route's window (nil: the family's)
+// due at now: the latest one whose moment has come. A scheduler that was
+// down sends this one only; the ones it missed are not replayed.
+func (w *Window) CurrentMilestone(route *inventory.Route, ids []string, now time.Time) (Due, bool) {
 	var cur Due
 	found := false
-	for _, d := range w.Schedule(ids) {
+	for _, d := range w.Schedule(route, ids) {
 		if d.At.After(now) {
 			break
 		}
@@ -80,9 +88,10 @@ func (w *Window) CurrentMilestone(ids []string, now time.Time) (Due, bool) {
 	return cur, found
 }
 
-// NextMilestone is the first milestone still to come after now.
-func (w *Window) NextMilestone(ids []string, now time.Time) (Due, bool) {
-	for _, d := range w.Schedule(ids) {
+// NextMilestone is the first milestone of route's window (nil: the
+// family's) still to come after now.
+func (w *Window) NextMilestone(route *inventory.Route, ids []string, now time.Time) (Due, bool) {
+	for _, d := range w.Schedule(route, ids) {
 		if d.At.After(now) {
 			return d, true
 		}

@@ -70,22 +70,32 @@ const MaxNoticeAttempts = 5
 
 // Notice is the record of one credential's notice of one milestone.
 type Notice struct {
-	Family     inventory.Family `json:"family"`
-	Credential string           `json:"credential"`
-	Milestone  string           `json:"milestone"`
-	State      NoticeState      `json:"state"`
-	Partner    string           `json:"partner,omitempty"`
-	To         string           `json:"to,omitempty"`
-	Attempts   int              `json:"attempts"`
-	At         time.Time        `json:"at"`
+	Family inventory.Family `json:"family"`
+	// Since is the start day (YYYY-MM-DD) of the window the notice is
+	// about when it is a route's own (the route joined the family after
+	// general availability); "" for the family's window.
+	Since      string      `json:"since,omitempty"`
+	Credential string      `json:"credential"`
+	Milestone  string      `json:"milestone"`
+	State      NoticeState `json:"state"`
+	Partner    string      `json:"partner,omitempty"`
+	To         string      `json:"to,omitempty"`
+	Attempts   int         `json:"attempts"`
+	At         time.Time   `json:"at"`
 	// Detail says why a notice failed or could not be delivered.
 	Detail string `json:"detail,omitempty"`
 }
 
-// noticesKey holds one family's notices, field <credential>|<milestone>.
+// noticesKey holds one family's notices, field <credential>|<milestone>,
+// followed by |<since> for a route's own window.
 func noticesKey(f inventory.Family) string { return "pc:edge:notices:{" + string(f) + "}" }
 
-func noticeField(credential, milestone string) string { return credential + "|" + milestone }
+func noticeField(n Notice) string {
+	if n.Since != "" {
+		return n.Credential + "|" + n.Milestone + "|" + n.Since
+	}
+	return n.Credential + "|" + n.Milestone
+}
 
 // claimScript takes a notice for sending: a new one, or one the server
 // refused fewer than ARGV[3] times. Anything else (sent, undeliverable,
@@ -114,7 +124,7 @@ func (s *Store) ClaimNotice(ctx context.Context, n Notice) (Notice, bool, error)
 	if err != nil {
 		return Notice{}, false, err
 	}
-	out, err := claimScript.Run(ctx, s.rdb, []string{noticesKey(n.Family)}, noticeField(n.Credential, n.Milestone), string(raw), MaxNoticeAttempts).Text()
+	out, err := claimScript.Run(ctx, s.rdb, []string{noticesKey(n.Family)}, noticeField(n), string(raw), MaxNoticeAttempts).Text()
 	if errors.Is(err, redis.Nil) {
 		return Notice{}, false, nil
 	}
@@ -134,7 +144,7 @@ func (s *Store) FinishNotice(ctx context.Context, n Notice) error {
 	if err != nil {
 		return err
 	}
-	if err := s.rdb.HSet(ctx, noticesKey(n.Family), noticeField(n.Credential, n.Milestone), raw).Err(); err != nil {
+	if err := s.rdb.HSet(ctx, noticesKey(n.Family), noticeField(n), raw).Err(); err != nil {
 		return fmt.Errorf("recording the %s notice of %s: %w", n.Milestone, n.Credential, err)
 	}
 	return nil
