@@ -226,9 +226,11 @@ func TestNewClientRefusesABadConfig(t *testing.T) {
 }
 
 // Concurrent payments reuse their connections to the facilitator: eight
-// callers making twenty calls each open no more than their eight
-// connections (the default two idle per host would dial again for most
-// calls).
+// callers making twenty calls each open about their eight connections (the
+// default two idle per host would dial again for most calls, over a
+// hundred times). net/http returns a connection to the pool from its read
+// goroutine once the body is read, so a caller that starts its next call
+// first may dial once more: the bound allows that, twice over.
 func TestClientKeepsConnectionsForConcurrentCalls(t *testing.T) {
 	var dialled atomic.Int64
 	answer := stub(200, `{"isValid":true,"payer":"0x857b06519E91e3A54538791bDbb0E22373e36b66"}`)
@@ -257,5 +259,5 @@ func TestClientKeepsConnectionsForConcurrentCalls(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	require.LessOrEqual(t, dialled.Load(), int64(callers), "connections opened for %d calls", callers*calls)
+	require.LessOrEqual(t, dialled.Load(), int64(2*callers), "connections opened for %d calls", callers*calls)
 }
