@@ -78,3 +78,46 @@ func TestDecodeStrictClipsEchoedInput(t *testing.T) {
 		})
 	}
 }
+
+func TestDecodeStrictSaysWhichRuleTheBodyBroke(t *testing.T) {
+	type line struct {
+		SKU string `json:"sku"`
+	}
+	type body struct {
+		Note  string `json:"note"`
+		Count int    `json:"count"`
+		Items []line `json:"items"`
+	}
+	tests := []struct {
+		name, body string
+		code       problem.Code
+		detail     string
+	}{
+		{"an unknown member", `{"note":"a","colour":"red"}`, problem.UnknownField, `Field "colour" is not part of this request.`},
+		{"a member spelled in another case is unknown", `{"Note":"a"}`, problem.UnknownField, `Field "Note" is not part of this request.`},
+		{"an unknown member of an element", `{"items":[{"sku":"a"},{"sku":"b","qty":1}]}`, problem.UnknownField, `Field "items.1.qty" is not part of this request.`},
+		{"a string for a number", `{"count":"two"}`, problem.InvalidFieldType, `Field "count" must not be a JSON string.`},
+		{"a fraction for an integer", `{"count":1.5}`, problem.InvalidFieldType, `Field "count" must not be a JSON number.`},
+		{"a nested wrong type", `{"items":[{"sku":5}]}`, problem.InvalidFieldType, `Field "items.0.sku" must not be a JSON number.`},
+		{"not an object", `[1,2]`, problem.InvalidFieldType, "The request body must be a JSON object."},
+		{"a second value", `{"note":"a"} {"note":"b"}`, problem.TrailingData, "The request body must hold exactly one JSON value."},
+		{"garbage after the value", `{"note":"a"}x`, problem.TrailingData, "The request body must hold exactly one JSON value."},
+		{"cut short", `{"note":"a",`, problem.MalformedJSON, "The request body ends in the middle of a JSON value."},
+		{"cut short after an unknown name: the syntax first", `{"colour":`, problem.MalformedJSON, "The request body ends in the middle of a JSON value."},
+		{"a type error before a syntax error: the syntax first", `{"count":"two",}`, problem.MalformedJSON, "The request body is not valid JSON (at byte 14)."},
+		{"a syntax error", `{"note" "a"}`, problem.MalformedJSON, "The request body is not valid JSON (at byte 8)."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var p *problem.Error
+			require.True(t, errors.As(httpserver.DecodeStrict([]byte(tc.body), &body{}), &p))
+			require.Equal(t, tc.code, p.Code)
+			require.Equal(t, tc.detail, p.Detail)
+		})
+	}
+
+	var dst body
+	require.NoError(t, httpserver.DecodeStrict([]byte("{\"note\":\"\xff\",\"count\":2,\"items\":null}"), &dst),
+		"invalid UTF-8 inside a string is let through, as encoding/json lets it through")
+	require.Equal(t, body{Note: "\ufffd", Count: 2}, dst)
+}
