@@ -2,91 +2,89 @@ package httpapi
 
 import (
 	"bytes"
-	"encoding/json"
-	"fmt"
-	"sort"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/services/readiness/internal/readiness"
 )
 
-// decodeRequest turns the body into a validated domain request. The body is
-// decoded into raw members first so that a missing field, a null and a value
-// stay distinct, as the spec's nullable-but-required fields need.
+// requestBody is the request as the strict decoding leaves it: one field
+// per member of the spec's request, each absent, null or a value of its
+// JSON type, so that a missing field, a null and a value stay distinct, as
+// the spec's nullable-but-required fields need.
+type requestBody struct {
+	CaseTrack                         member[string]  `json:"caseTrack"`
+	ClaimantType                      member[string]  `json:"claimantType"`
+	RespondentType                    member[string]  `json:"respondentType"`
+	AmountInDisputeUsd                member[float64] `json:"amountInDisputeUsd"`
+	Remedy                            member[string]  `json:"remedy"`
+	SettlementRail                    member[string]  `json:"settlementRail"`
+	FastTrackClaimClass               member[string]  `json:"fastTrackClaimClass"`
+	MutualConsentReported             member[bool]    `json:"mutualConsentReported"`
+	AuthorityToBindReported           member[bool]    `json:"authorityToBindReported"`
+	ClaimantEvidenceReady             member[bool]    `json:"claimantEvidenceReady"`
+	RespondentEvidenceReady           member[bool]    `json:"respondentEvidenceReady"`
+	MicroClaimsTierConsentReported    member[bool]    `json:"microClaimsTierConsentReported"`
+	RemedialJurisdictionOptInReported member[bool]    `json:"remedialJurisdictionOptInReported"`
+	CorpusAmountUsd                   member[float64] `json:"corpusAmountUsd"`
+	EscrowWindowEndsAt                member[string]  `json:"escrowWindowEndsAt"`
+}
+
+// member is one member of the body. The decoder calls UnmarshalJSONFrom
+// only for a member the body has; an absent one keeps the zero value,
+// readiness's absent Member.
+type member[T any] struct{ readiness.Member[T] }
+
+// UnmarshalJSONFrom takes JSON null as Null and anything else as a value
+// of the member's JSON type; DecodeStrict reports a member of another type
+// by its name.
+func (m *member[T]) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if dec.PeekKind() == 'n' {
+		if _, err := dec.ReadToken(); err != nil {
+			return err
+		}
+		m.Member = readiness.Null[T]()
+		return nil
+	}
+	var v T
+	if err := jsonv2.UnmarshalDecode(dec, &v); err != nil {
+		return err
+	}
+	m.Member = readiness.Given(v)
+	return nil
+}
+
+// decodeRequest turns the body into a validated domain request.
 func decodeRequest(body []byte) (readiness.Request, error) {
-	var members map[string]json.RawMessage
-	if err := httpserver.DecodeStrict(body, &members); err != nil {
+	var b requestBody
+	if err := httpserver.DecodeStrict(body, &b); err != nil {
 		return readiness.Request{}, err
 	}
-	if members == nil {
+	if string(bytes.TrimSpace(body)) == "null" { // one JSON value, so null alone
 		return readiness.Request{}, problem.New(problem.InvalidFieldType, "The request body must be a JSON object.")
 	}
-	var raw readiness.RawRequest
-	fields := map[string]func(json.RawMessage) error{
-		"caseTrack":                         member(&raw.CaseTrack),
-		"claimantType":                      member(&raw.ClaimantType),
-		"respondentType":                    member(&raw.RespondentType),
-		"amountInDisputeUsd":                member(&raw.AmountInDisputeUsd),
-		"remedy":                            member(&raw.Remedy),
-		"settlementRail":                    member(&raw.SettlementRail),
-		"fastTrackClaimClass":               member(&raw.FastTrackClaimClass),
-		"mutualConsentReported":             member(&raw.MutualConsentReported),
-		"authorityToBindReported":           member(&raw.AuthorityToBindReported),
-		"claimantEvidenceReady":             member(&raw.ClaimantEvidenceReady),
-		"respondentEvidenceReady":           member(&raw.RespondentEvidenceReady),
-		"microClaimsTierConsentReported":    member(&raw.MicroClaimsTierConsentReported),
-		"remedialJurisdictionOptInReported": member(&raw.RemedialJurisdictionOptInReported),
-		"corpusAmountUsd":                   member(&raw.CorpusAmountUsd),
-		"escrowWindowEndsAt":                member(&raw.EscrowWindowEndsAt),
-	}
-	names := make([]string, 0, len(members))
-	for name := range members {
-		names = append(names, name)
-	}
-	sort.Strings(names) // the first problem reported does not depend on map order
-	for _, name := range names {
-		set, ok := fields[name]
-		if !ok {
-			return readiness.Request{}, problem.Newf(problem.UnknownField, "Field %q is not part of this request.", name)
-		}
-		if err := set(members[name]); err != nil {
-			return readiness.Request{}, problem.Newf(problem.InvalidFieldType, "Field %q %s.", name, err)
-		}
-	}
-	req, err := readiness.NewRequest(raw)
+	req, err := readiness.NewRequest(readiness.RawRequest{
+		CaseTrack:                         b.CaseTrack.Member,
+		ClaimantType:                      b.ClaimantType.Member,
+		RespondentType:                    b.RespondentType.Member,
+		AmountInDisputeUsd:                b.AmountInDisputeUsd.Member,
+		Remedy:                            b.Remedy.Member,
+		SettlementRail:                    b.SettlementRail.Member,
+		FastTrackClaimClass:               b.FastTrackClaimClass.Member,
+		MutualConsentReported:             b.MutualConsentReported.Member,
+		AuthorityToBindReported:           b.AuthorityToBindReported.Member,
+		ClaimantEvidenceReady:             b.ClaimantEvidenceReady.Member,
+		RespondentEvidenceReady:           b.RespondentEvidenceReady.Member,
+		MicroClaimsTierConsentReported:    b.MicroClaimsTierConsentReported.Member,
+		RemedialJurisdictionOptInReported: b.RemedialJurisdictionOptInReported.Member,
+		CorpusAmountUsd:                   b.CorpusAmountUsd.Member,
+		EscrowWindowEndsAt:                b.EscrowWindowEndsAt.Member,
+	})
 	if err != nil {
 		return readiness.Request{}, err // *readiness.ValidationError, mapped to invalid_readiness_request
 	}
 	return req, nil
-}
-
-// member decodes one field into a readiness.Member: JSON null is Null, any
-// other value must have the field's JSON type.
-func member[T any](dst *readiness.Member[T]) func(json.RawMessage) error {
-	return func(raw json.RawMessage) error {
-		if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-			*dst = readiness.Null[T]()
-			return nil
-		}
-		// raw is exactly one JSON value: the strict decode of the whole
-		// body checked its syntax and that nothing trails it.
-		var v T
-		if err := json.Unmarshal(raw, &v); err != nil {
-			return fmt.Errorf("must be a JSON %s", jsonType(v))
-		}
-		*dst = readiness.Given(v)
-		return nil
-	}
-}
-
-func jsonType(v any) string {
-	switch v.(type) {
-	case string:
-		return "string"
-	case bool:
-		return "boolean"
-	default:
-		return "number"
-	}
 }
