@@ -36,18 +36,25 @@ func (s *stack) post(b *testing.B, path, token string, body map[string]any) int 
 	return resp.StatusCode
 }
 
-// BenchmarkConfirmations confirms three-party drafts through real HTTP and
-// Redis: two confirmations that record (202) and the one that opens the case
-// (201: confirmation, case, capability hashes and event in one Lua step).
-// It reports confirmations per second and the latency of the opening step.
-func BenchmarkConfirmations(b *testing.B) {
-	s := newStack(b)
+// threeParty is a draft for a claimant and two respondents, organizations
+// each: two confirmations record, the third opens the case.
+func threeParty() map[string]any {
 	body := twoParty()
 	body["participants"] = []map[string]any{
 		{"participantId": "p-1", "side": "claimant", "principalId": "org-a", "principalKind": "organization", "authorizationMode": "partner_credential", "initiator": true},
 		{"participantId": "p-2", "side": "respondent", "principalId": "org-b", "principalKind": "organization", "authorizationMode": "partner_credential"},
 		{"participantId": "p-3", "side": "respondent", "principalId": "org-c", "principalKind": "organization", "authorizationMode": "partner_credential"},
 	}
+	return body
+}
+
+// BenchmarkConfirmations confirms three-party drafts through real HTTP and
+// Redis: two confirmations that record (202) and the one that opens the case
+// (201: confirmation, case, capability hashes and event in one Lua step).
+// It reports confirmations per second and the latency of the opening step.
+func BenchmarkConfirmations(b *testing.B) {
+	s := newStack(b)
+	body := threeParty()
 	drafts := make([]draftData, b.N)
 	for i := range drafts {
 		drafts[i] = s.prepare(b, body)
@@ -106,12 +113,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // backends do: b.N drafts, three confirmations each.
 func BenchmarkConfirmationsParallel(b *testing.B) {
 	s := newStack(b)
-	body := twoParty()
-	body["participants"] = []map[string]any{
-		{"participantId": "p-1", "side": "claimant", "principalId": "org-a", "principalKind": "organization", "authorizationMode": "partner_credential", "initiator": true},
-		{"participantId": "p-2", "side": "respondent", "principalId": "org-b", "principalKind": "organization", "authorizationMode": "partner_credential"},
-		{"participantId": "p-3", "side": "respondent", "principalId": "org-c", "principalKind": "organization", "authorizationMode": "partner_credential"},
-	}
+	body := threeParty()
 	drafts := make([]draftData, b.N)
 	for i := range drafts {
 		drafts[i] = s.prepare(b, body)
@@ -167,12 +169,7 @@ const minPacedDrafts = 3400
 // smaller offered load.
 func BenchmarkConfirmationsAt2000rps(b *testing.B) {
 	s := newStack(b)
-	body := twoParty()
-	body["participants"] = []map[string]any{
-		{"participantId": "p-1", "side": "claimant", "principalId": "org-a", "principalKind": "organization", "authorizationMode": "partner_credential", "initiator": true},
-		{"participantId": "p-2", "side": "respondent", "principalId": "org-b", "principalKind": "organization", "authorizationMode": "partner_credential"},
-		{"participantId": "p-3", "side": "respondent", "principalId": "org-c", "principalKind": "organization", "authorizationMode": "partner_credential"},
-	}
+	body := threeParty()
 	drafts := make([]draftData, max(b.N, minPacedDrafts))
 	for i := range drafts {
 		drafts[i] = s.prepare(b, body)
