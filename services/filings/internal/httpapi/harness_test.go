@@ -220,11 +220,17 @@ func requireHeaderFits(t testing.TB, resp *http.Response) {
 		resp.StatusCode, len(dump), len(resp.Header.Get(x402.HeaderPaymentRequired)))
 }
 
-var keyCounter = time.Now().UnixNano()
+var keyCounter = func() *atomic.Int64 {
+	var c atomic.Int64
+	c.Store(time.Now().UnixNano())
+	return &c
+}()
 
+// newKey is a fresh Idempotency-Key. The concurrent benchmarks call it from
+// many goroutines at once: two equal keys would be a replay, refused as
+// idempotency_key_reused.
 func newKey() string {
-	keyCounter++
-	return fmt.Sprintf("test-key-%d", keyCounter)
+	return fmt.Sprintf("test-key-%d", keyCounter.Add(1))
 }
 
 // twoParty is a claimant organization acting through the partner and a
