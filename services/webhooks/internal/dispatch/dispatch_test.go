@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -166,19 +167,29 @@ func TestFailuresRescheduleAndGoneDisables(t *testing.T) {
 	assert.Equal(t, 307, atts[0].Status)
 }
 
+// hangingEndpoint is a receiver that never answers: each request waits
+// until the sender gives up on it or release is called (at the latest when
+// the test ends, before the server closes, so Close does not wait on it).
+func hangingEndpoint(t *testing.T) (srv *httptest.Server, release func()) {
+	t.Helper()
+	released := make(chan struct{})
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-released:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	release = sync.OnceFunc(func() { close(released) })
+	t.Cleanup(release) // runs before Close: cleanups run last first
+	return srv, release
+}
+
 func TestAHangingEndpointDoesNotDelayOthers(t *testing.T) {
 	cfg := dispatch.DefaultConfig()
 	cfg.Timeout = 3 * time.Second
 	f := newFixture(t, cfg)
-	release := make(chan struct{})
-	hanging := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	t.Cleanup(hanging.Close)
-	t.Cleanup(func() { close(release) })
+	hanging, _ := hangingEndpoint(t)
 	fast := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) }))
 	t.Cleanup(fast.Close)
 	f.endpoint(t, "we_hang", hanging.URL)
@@ -344,15 +355,7 @@ func TestABacklogDrainsBesideAHangingEndpoint(t *testing.T) {
 	cfg.Concurrency, cfg.Batch, cfg.PerEndpointInFlight = 5, 4, 3
 	cfg.Rate = delivery.Rate{PerSecond: 1e6, Burst: 1e6}
 	f := newFixture(t, cfg)
-	release := make(chan struct{})
-	hanging := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	t.Cleanup(hanging.Close)
-	t.Cleanup(func() { close(release) })
+	hanging, _ := hangingEndpoint(t)
 	var received atomic.Int64
 	fast := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		received.Add(1)

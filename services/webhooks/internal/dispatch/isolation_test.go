@@ -60,16 +60,7 @@ func TestAHangingEndpointDoesNotRaiseTheOthersP99(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	t.Cleanup(ok.Close)
-	release := make(chan struct{})
-	hanging := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	t.Cleanup(hanging.Close)
-	stopHanging := sync.OnceFunc(func() { close(release) })
-	t.Cleanup(stopHanging) // runs before Close: cleanups run last first
+	hanging, stopHanging := hangingEndpoint(t)
 
 	for i := range healthy {
 		require.NoError(t, f.eps.Create(f.ctx, endpoints.New(fmt.Sprintf("we_ok%d", i), acme, endpoints.Registration{URL: ok.URL}, time.Now())))
