@@ -170,9 +170,9 @@ func compat(ctx context.Context, args []string, getenv func(string) string, stdo
 			q.Set("state", *state)
 		}
 		var out []struct {
-			Family, Credential, Milestone, State, Partner, To, Detail string
-			Attempts                                                  int
-			At                                                        time.Time
+			Family, Since, Credential, Milestone, State, Partner, To, Detail string
+			Attempts                                                         int
+			At                                                               time.Time
 		}
 		if err := c.do(ctx, http.MethodGet, "/admin/compatibility/notices?"+q.Encode(), nil, &out); err != nil {
 			return err
@@ -180,7 +180,11 @@ func compat(ctx context.Context, args []string, getenv func(string) string, stdo
 		w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(w, "FAMILY\tCREDENTIAL\tMILESTONE\tSTATE\tTO\tATTEMPTS\tAT\tDETAIL")
 		for _, n := range out {
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", n.Family, n.Credential, n.Milestone, n.State, dash(n.To), n.Attempts,
+			window := n.Family // a route's own window, when it joined later: family@since
+			if n.Since != "" {
+				window += "@" + n.Since
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", window, n.Credential, n.Milestone, n.State, dash(n.To), n.Attempts,
 				n.At.Format(time.RFC3339), dash(n.Detail))
 		}
 		return w.Flush()

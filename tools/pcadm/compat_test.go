@@ -44,7 +44,8 @@ func fakeEdge(t *testing.T) (*httptest.Server, *[]recorded) {
 		case "/admin/compatibility/audit":
 			data = `[{"id":"1-0","actor":"ana","at":"2026-06-01T12:00:00Z","action":"extension.approve","target":"v2-cases/cred_a","change":{"sunset":"2026-10-31"}}]`
 		case "/admin/compatibility/notices":
-			data = `[{"family":"v2-cases","credential":"cred_c","milestone":"30-days-left","state":"undeliverable","detail":"no contact for partner partner-c","attempts":1,"at":"2026-06-14T00:00:00Z"}]`
+			data = `[{"family":"v2-cases","credential":"cred_c","milestone":"30-days-left","state":"undeliverable","detail":"no contact for partner partner-c","attempts":1,"at":"2026-06-14T00:00:00Z"},
+				{"family":"v2-cases","since":"2026-03-01","credential":"cred_c","milestone":"window-start","state":"sent","to":"c@c.example","attempts":1,"at":"2026-03-01T00:00:00Z"}]`
 		case "/admin/compatibility/contacts":
 			data = `{"partner-b":"api@b.example","partner-a":"ops@a.example"}`
 		}
@@ -89,7 +90,7 @@ func TestCompatCommands(t *testing.T) {
 		{"contacts", []string{"contact"}, recorded{method: "GET", path: "/admin/compatibility/contacts"},
 			[]string{"partner-a  ops@a.example", "partner-b  api@b.example"}, ""},
 		{"notices", []string{"notices", "--state", "undeliverable"}, recorded{method: "GET", path: "/admin/compatibility/notices", query: "state=undeliverable"},
-			[]string{"cred_c", "undeliverable", "no contact for partner partner-c"}, ""},
+			[]string{"cred_c", "undeliverable", "no contact for partner partner-c", "v2-cases@2026-03-01"}, ""},
 		{"audit", []string{"audit", "--count", "5"}, recorded{method: "GET", path: "/admin/compatibility/audit", query: "count=5"},
 			[]string{"ana", "extension.approve", "v2-cases/cred_a", `{"sunset":"2026-10-31"}`}, ""},
 	}
