@@ -38,7 +38,10 @@ func FuzzReadinessBody(f *testing.F) {
 		}
 		f.Add([]byte(golden.Request))
 	}
-	table := readiness.DefaultRuleTable()
+	rules, err := readiness.NewRules(readiness.DefaultRuleTable())
+	if err != nil {
+		f.Fatal(err)
+	}
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, err := decodeRequest(body)
@@ -49,7 +52,7 @@ func FuzzReadinessBody(f *testing.F) {
 			}
 			return
 		}
-		report, err := json.Marshal(readiness.Evaluate(table, req, now))
+		report, err := json.Marshal(readiness.Evaluate(rules, req, now))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -85,17 +85,17 @@ type Trace struct {
 	TimingRule  string
 }
 
-// Evaluate applies table to req at the instant now and returns the report.
-// It is pure: the same table, request and instant give an equal report.
-// table must pass [RuleTable.Validate].
-func Evaluate(table RuleTable, req Request, now time.Time) Report {
-	report, _ := EvaluateWithTrace(table, req, now)
+// Evaluate applies rules to req at the instant now and returns the report.
+// It is pure: the same rules, request and instant give an equal report.
+func Evaluate(rules Rules, req Request, now time.Time) Report {
+	report, _ := EvaluateWithTrace(rules, req, now)
 	return report
 }
 
 // EvaluateWithTrace is [Evaluate] that also names the rules that decided the
 // report.
-func EvaluateWithTrace(table RuleTable, req Request, now time.Time) (Report, Trace) {
+func EvaluateWithTrace(rules Rules, req Request, now time.Time) (Report, Trace) {
+	table := rules.table
 	var trace Trace
 	f := facts{req: req, window: windowState(req, table.TimingHorizonHours, now)}
 	f.corpusCovers = req.corpusReported && req.corpus.cents >= req.amountInDispute.cents
@@ -111,7 +111,7 @@ func EvaluateWithTrace(table RuleTable, req Request, now time.Time) (Report, Tra
 	f.lane = lane
 
 	allowedRemedies, allowedRails := allowances(table, req)
-	vars := []string{
+	values := placeholderValues{
 		"{amountInDisputeUsd}", req.amountInDispute.String(),
 		"{corpusAmountUsd}", orNone(req.corpusReported, req.corpus.String()),
 		"{caseTrack}", orNone(req.caseTrack != "", string(req.caseTrack)),
@@ -124,17 +124,17 @@ func EvaluateWithTrace(table RuleTable, req Request, now time.Time) (Report, Tra
 		"{lane}", string(lane),
 		"{procedure}", string(procedure),
 		"{rulesVersion}", table.Version,
-		"{rulesHash}", table.Hash(),
+		"{rulesHash}", rules.hash,
 	}
-	render := strings.NewReplacer(vars...).Replace
+	render := values.render
 
 	laneSupported := true
 	for _, l := range table.LaneLimits {
 		if l.When.matches(f) {
 			laneSupported = false
 			trace.LaneLimit = l.Code
-			vars = append(vars, "{laneLimit}", render(l.Detail))
-			render = strings.NewReplacer(vars...).Replace
+			values = append(values, "{laneLimit}", render(l.Detail))
+			render = values.render
 			break
 		}
 	}
@@ -359,4 +359,44 @@ func joinOr[E ~string](values []E) string {
 	default:
 		return joinList(values[:n-1], ", ") + " or " + string(values[n-1])
 	}
+}
+
+// placeholderValues are the values of the placeholders of one report, as
+// name, value pairs.
+type placeholderValues []string
+
+// render substitutes the placeholders of a table text. Validate has checked
+// that every {…} in a text is a known placeholder; one without a value here
+// ({laneLimit} where no lane limit applies) stays as written. Values are not
+// scanned again.
+func (v placeholderValues) render(text string) string {
+	var b strings.Builder
+	for {
+		open := strings.IndexByte(text, '{')
+		if open < 0 {
+			break
+		}
+		closing := strings.IndexByte(text[open:], '}')
+		if closing < 0 {
+			break
+		}
+		name := text[open : open+closing+1]
+		b.WriteString(text[:open])
+		b.WriteString(v.value(name))
+		text = text[open+closing+1:]
+	}
+	if b.Len() == 0 {
+		return text // nothing substituted: the text itself, not a copy
+	}
+	b.WriteString(text)
+	return b.String()
+}
+
+func (v placeholderValues) value(name string) string {
+	for i := 0; i+1 < len(v); i += 2 {
+		if v[i] == name {
+			return v[i+1]
+		}
+	}
+	return name
 }

@@ -47,8 +47,7 @@ func FuzzEvaluate(f *testing.F) {
 	f.Add(uint16(0), uint16(0), uint8(3), uint8(3), uint8(3), uint8(3), uint8(6), uint8(6), "bogus", math.NaN(), -1.0, uint8(0), "not a date", int64(-1))
 	f.Add(uint16(0xffff), uint16(0xffff), uint8(0), uint8(0), uint8(0), uint8(0), uint8(0), uint8(0), "", 1.005, 1e7, uint8(0), "", int64(42))
 
-	table := readiness.DefaultRuleTable()
-	require.NoError(f, table.Validate())
+	rules := defaultRules(f)
 
 	f.Fuzz(func(t *testing.T, missing, nulls uint16, track, claimant, respondent, remedy, rail, class uint8,
 		free string, amount, corpus float64, flags uint8, window string, nowSec int64) {
@@ -120,12 +119,12 @@ func FuzzEvaluate(f *testing.F) {
 		require.NoError(t, err)
 
 		now := time.Unix(nowSec%(400*365*24*3600), 0).UTC() // within ±400 years of 1970
-		report := readiness.Evaluate(table, req, now)
+		report := readiness.Evaluate(rules, req, now)
 		encoded, err := json.Marshal(report)
 		require.NoError(t, err)
 		requireReportInvariants(t, req, report, encoded)
 
-		again, err := json.Marshal(readiness.Evaluate(table, req, now))
+		again, err := json.Marshal(readiness.Evaluate(rules, req, now))
 		require.NoError(t, err)
 		require.Equal(t, string(encoded), string(again), "same request at the same instant, same bytes")
 	})

@@ -131,11 +131,11 @@ type golden struct {
 }
 
 func TestGoldenReports(t *testing.T) {
-	table := readiness.DefaultRuleTable()
+	rules := defaultRules(t)
 	for _, shape := range goldenShapes {
 		t.Run(shape.name, func(t *testing.T) {
 			req := mustRequest(t, shape.body)
-			report := readiness.Evaluate(table, req, fixedNow)
+			report := readiness.Evaluate(rules, req, fixedNow)
 
 			encoded, err := json.Marshal(report)
 			require.NoError(t, err)
@@ -176,9 +176,10 @@ func TestGoldenFilesHaveShapes(t *testing.T) {
 
 func TestGoldenShapesCoverEveryRule(t *testing.T) {
 	table := readiness.DefaultRuleTable()
+	rules := defaultRules(t)
 	fired := map[string]bool{}
 	for _, shape := range goldenShapes {
-		report, trace := readiness.EvaluateWithTrace(table, mustRequest(t, shape.body), fixedNow)
+		report, trace := readiness.EvaluateWithTrace(rules, mustRequest(t, shape.body), fixedNow)
 		fired["lane:"+trace.LaneRule] = true
 		fired["lane value:"+string(report.Lane)] = true
 		if trace.LaneLimit != "" {
@@ -254,10 +255,10 @@ func TestEvaluateIsDeterministic(t *testing.T) {
 	for _, shape := range goldenShapes {
 		t.Run(shape.name, func(t *testing.T) {
 			req := mustRequest(t, shape.body)
-			first, err := json.Marshal(readiness.Evaluate(readiness.DefaultRuleTable(), req, fixedNow))
+			first, err := json.Marshal(readiness.Evaluate(defaultRules(t), req, fixedNow))
 			require.NoError(t, err)
 			for range 20 {
-				again, err := json.Marshal(readiness.Evaluate(readiness.DefaultRuleTable(), mustRequest(t, shape.body), fixedNow))
+				again, err := json.Marshal(readiness.Evaluate(defaultRules(t), mustRequest(t, shape.body), fixedNow))
 				require.NoError(t, err)
 				require.Equal(t, string(first), string(again))
 			}
@@ -266,7 +267,7 @@ func TestEvaluateIsDeterministic(t *testing.T) {
 }
 
 func TestEvaluateDependsOnNowOnlyThroughTheTimingWindow(t *testing.T) {
-	table := readiness.DefaultRuleTable()
+	rules := defaultRules(t)
 	req := mustRequest(t, goldenShapes[0].body) // window ends 2026-11-12T07:00:00Z
 	end := time.Date(2026, 11, 12, 7, 0, 0, 0, time.UTC)
 	tests := []struct {
@@ -282,10 +283,10 @@ func TestEvaluateDependsOnNowOnlyThroughTheTimingWindow(t *testing.T) {
 		{"after the end", end.Add(time.Hour), true, "escrow_window_elapsed"},
 		{"same instant in another zone", end.In(time.FixedZone("UTC+5", 5*3600)), true, "escrow_window_elapsed"},
 	}
-	base := readiness.Evaluate(table, req, fixedNow)
+	base := readiness.Evaluate(rules, req, fixedNow)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			report, trace := readiness.EvaluateWithTrace(table, req, tt.now)
+			report, trace := readiness.EvaluateWithTrace(rules, req, tt.now)
 
 			require.Equal(t, tt.wantRule, trace.TimingRule)
 			require.Equal(t, tt.wantWarning, report.Timing.Warning != nil)
@@ -298,7 +299,7 @@ func TestEvaluateDependsOnNowOnlyThroughTheTimingWindow(t *testing.T) {
 }
 
 func TestFilingFeeArithmetic(t *testing.T) {
-	table := readiness.DefaultRuleTable()
+	rules := defaultRules(t)
 	tests := []struct {
 		name   string
 		track  string
@@ -326,7 +327,7 @@ func TestFilingFeeArithmetic(t *testing.T) {
 				"respondentEvidenceReady": true, "microClaimsTierConsentReported": true,
 				"remedialJurisdictionOptInReported": true, "corpusAmountUsd": null}`, tt.track, tt.amount, tt.remedy))
 
-			fee := readiness.Evaluate(table, req, fixedNow).FilingFee
+			fee := readiness.Evaluate(rules, req, fixedNow).FilingFee
 
 			require.NotNil(t, fee)
 			require.Equal(t, tt.tier, fee.Tier)

@@ -14,6 +14,14 @@ import (
 	"github.com/pcourt/pcourt/services/readiness/internal/readiness"
 )
 
+// defaultRules is the built-in table, ready for Evaluate.
+func defaultRules(t testing.TB) readiness.Rules {
+	t.Helper()
+	rules, err := readiness.NewRules(readiness.DefaultRuleTable())
+	require.NoError(t, err)
+	return rules
+}
+
 // fixedNow is the instant every golden report is evaluated at.
 var fixedNow = time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
 

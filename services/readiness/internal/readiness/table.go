@@ -277,6 +277,30 @@ type RuleTable struct {
 	Statement string `json:"statement"`
 }
 
+// Rules is a rule table ready to evaluate requests against: it passed
+// [RuleTable.Validate], which Evaluate relies on, and its hash, which a
+// report may quote ({rulesHash}), is taken once. Encoding the table for
+// the hash costs more than evaluating a request, so it is not done per
+// report. The table must not be changed once it is Rules.
+type Rules struct {
+	table RuleTable
+	hash  string
+}
+
+// NewRules validates table and prepares it for Evaluate.
+func NewRules(table RuleTable) (Rules, error) {
+	if err := table.Validate(); err != nil {
+		return Rules{}, fmt.Errorf("readiness rule table %s: %w", table.Version, err)
+	}
+	return Rules{table: table, hash: table.Hash()}, nil
+}
+
+// Version is the table's version.
+func (r Rules) Version() string { return r.table.Version }
+
+// Hash is [RuleTable.Hash] of the table.
+func (r Rules) Hash() string { return r.hash }
+
 // Canonical returns the bytes the table hash is taken over: the compact
 // encoding/json serialization of the table, fields in declaration order,
 // lists in table order, no maps anywhere, amounts as decimal dollars and
@@ -316,7 +340,7 @@ var placeholders = []string{
 
 // Validate reports the first structural defect of the table: unknown
 // values, missing fee tiers, first-match lists without a final catch-all,
-// unknown placeholders. Evaluate expects a table that passes Validate.
+// unknown placeholders. [NewRules] refuses a table that does not pass it.
 func (t RuleTable) Validate() error {
 	if t.Version == "" {
 		return invalidTable("version is empty")

@@ -52,6 +52,7 @@ type Config struct {
 // Seller sells reports.
 type Seller struct {
 	cfg        Config
+	rules      readiness.Rules
 	journal    *journal.Journal
 	paymentIDs *store.PaymentIDs
 	caps       *store.Caps
@@ -61,13 +62,14 @@ type Seller struct {
 // NewSeller returns a Seller over the shared journal. now may be nil for
 // time.Now.
 func NewSeller(cfg Config, rdb redis.UniversalClient, caps *store.Caps, f journal.Facilitator, logger *slog.Logger, now func() time.Time) (*Seller, error) {
-	if err := cfg.Table.Validate(); err != nil {
-		return nil, fmt.Errorf("readiness rule table %s: %w", cfg.Table.Version, err)
+	rules, err := readiness.NewRules(cfg.Table)
+	if err != nil {
+		return nil, err
 	}
 	if now == nil {
 		now = time.Now
 	}
-	s := &Seller{cfg: cfg, paymentIDs: store.NewPaymentIDs(rdb), caps: caps, now: now}
+	s := &Seller{cfg: cfg, rules: rules, paymentIDs: store.NewPaymentIDs(rdb), caps: caps, now: now}
 	j, err := journal.New(journal.Config{Owner: Owner, Lease: cfg.Lease, FulfilledOnSettle: true, Event: s.settlementEvent}, rdb, f, logger)
 	if err != nil {
 		return nil, err
@@ -110,7 +112,7 @@ func (s *Seller) Sell(ctx context.Context, p Purchase) (Receipt, error) {
 		Resource: s.cfg.Resource, Fingerprint: p.Fingerprint, Payment: p.Payment, Offer: p.Offer,
 		Prepare: func(ctx context.Context) ([]byte, error) {
 			now := s.now()
-			report, err := json.Marshal(readiness.Evaluate(s.cfg.Table, p.Request, now))
+			report, err := json.Marshal(readiness.Evaluate(s.rules, p.Request, now))
 			if err != nil {
 				return nil, fmt.Errorf("encoding report: %w", err)
 			}
@@ -142,7 +144,7 @@ func (s *Seller) settlementEvent(r journal.Record, settlement x402.SettleRespons
 		Amount:        r.Offer.Amount,
 		Transaction:   settlement.Transaction,
 		Resource:      s.cfg.ResourceURL,
-		RulesVersion:  s.cfg.Table.Version,
+		RulesVersion:  s.rules.Version(),
 		SettledAt:     s.now().UTC().Truncate(time.Millisecond),
 		Reconciled:    reconciled,
 		RequestDigest: r.Fingerprint,
