@@ -141,26 +141,24 @@ func (s *Server) handleSettle(c *gin.Context) {
 	c.JSON(http.StatusOK, resp)
 }
 
-// settle answers a /settle request. A settlement already made for the same
-// signed authorization is answered from its record first, before the time
-// window is checked: a caller unsure whether its first attempt went through
-// asks again, possibly after validBefore, and must get the original outcome.
-// Otherwise every check of verify runs again and the ledger applies the
-// transfer in one atomic step, which also settles races between identical
-// concurrent requests.
+// settle answers a /settle request. Every check of verify runs again and
+// the ledger applies the transfer in one atomic step, which also answers a
+// repeat of a settled authorization with its original outcome and settles
+// races between identical concurrent requests. A caller unsure whether its
+// first attempt went through may ask again after the checks would refuse
+// it (past validBefore, say): a refused request is answered from the
+// stored settlement of the same signed authorization when there is one.
 func (s *Server) settle(ctx context.Context, req x402.VerifyRequest) (x402.SettleResponse, error) {
-	if acct, tx, ok := s.replayKey(req); ok {
-		st, found, err := s.ledger.settlement(ctx, acct, tx)
+	p, r := s.check(req)
+	if r != nil {
+		st, found, err := s.settledBefore(ctx, req)
 		if err != nil {
 			return x402.SettleResponse{}, err
 		}
-		if found && answers(st, req) {
+		if found {
 			s.logger.InfoContext(ctx, "settlement replayed", "transaction", st.Transaction, "network", st.Network)
 			return settleSuccess(st), nil
 		}
-	}
-	p, r := s.check(req)
-	if r != nil {
 		s.logRefusal(ctx, "settle", req, r)
 		return settleRefusal(r, req.PaymentRequirements.Network), nil
 	}
@@ -188,6 +186,20 @@ func (s *Server) settle(ctx context.Context, req x402.VerifyRequest) (x402.Settl
 	}
 	s.logRefusal(ctx, "settle", req, r)
 	return settleRefusal(r, req.PaymentRequirements.Network), nil
+}
+
+// settledBefore returns the stored settlement that answers req: the same
+// signed authorization, paying the amount and recipient req asks for.
+func (s *Server) settledBefore(ctx context.Context, req x402.VerifyRequest) (Settlement, bool, error) {
+	acct, tx, ok := s.replayKey(req)
+	if !ok {
+		return Settlement{}, false, nil
+	}
+	st, found, err := s.ledger.settlement(ctx, acct, tx)
+	if err != nil || !found || !answers(st, req) {
+		return Settlement{}, false, err
+	}
+	return st, true, nil
 }
 
 // ledgerFailed answers 503: the ledger did not answer, so whether a
