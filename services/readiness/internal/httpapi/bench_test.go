@@ -87,7 +87,7 @@ func BenchmarkPaidReportParallel(b *testing.B) {
 
 func paidStack(b *testing.B) (*stack, []string) {
 	b.Helper()
-	s := newStack(b)
+	s := newStack(b, withFacilitatorDirect())
 	require.NoError(b, s.ledger.Fund(context.Background(), testnet, s.asset, s.payerAddress(), uint64(b.N)*10000))
 	offer := s.offer(b)
 	payments := make([]string, b.N)

@@ -71,7 +71,10 @@ type options struct {
 	enabled        bool
 	payerCap       store.Cap
 	facilitatorURL string
-	rdb            redis.UniversalClient // nil: a standalone server of its own
+	// facilitatorDirect skips the proxy the failure tests break /settle
+	// with: the benchmarks reach the facilitator as production does.
+	facilitatorDirect bool
+	rdb               redis.UniversalClient // nil: a standalone server of its own
 }
 
 func withFunding(n uint64) option { return func(o *options) { o.funding = n } }
@@ -80,6 +83,7 @@ func withPayerCap(n int) option {
 	return func(o *options) { o.payerCap = store.Cap{Limit: n, Window: time.Hour} }
 }
 func withFacilitatorAt(u string) option          { return func(o *options) { o.facilitatorURL = u } }
+func withFacilitatorDirect() option              { return func(o *options) { o.facilitatorDirect = true } }
 func withRedis(rdb redis.UniversalClient) option { return func(o *options) { o.rdb = rdb } }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -121,7 +125,11 @@ func newStack(t testing.TB, opts ...option) *stack {
 		proxy.ServeHTTP(w, r)
 	}))
 	t.Cleanup(s.facProxy.Close)
-	if o.facilitatorURL == "" {
+	switch {
+	case o.facilitatorURL != "":
+	case o.facilitatorDirect:
+		o.facilitatorURL = s.facURL
+	default:
 		o.facilitatorURL = s.facProxy.URL
 	}
 
