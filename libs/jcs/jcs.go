@@ -1,14 +1,17 @@
+// Package jcs writes the RFC 8785 JSON Canonicalization Scheme form of JSON,
+// the one canonical form of the project: the draft digest, the payment and
+// Idempotency-Key fingerprints and every other hash of JSON are taken over it.
 package jcs
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -37,7 +40,7 @@ const maxJSONDepth = 1000
 // A json.RawMessage is canonicalized as the JSON text it holds. Anything
 // else is first encoded with encoding/json; note that encoding/json
 // replaces invalid UTF-8 in Go strings with U+FFFD instead of failing, so
-// callers that hash values validate their strings first, as [Prepare] does.
+// callers that hash values validate their strings first.
 //
 // The error wraps ErrInvalidJSON or ErrNotIJSON, or is the encoding error.
 func Canonicalize(v any) ([]byte, error) {
@@ -48,473 +51,573 @@ func Canonicalize(v any) ([]byte, error) {
 			return nil, fmt.Errorf("canonical JSON: %w", err)
 		}
 	}
-	p := jsonParser{data: raw}
-	val, err := p.document()
-	if err != nil {
+	c := canonicalizer{data: raw, out: make([]byte, 0, len(raw))}
+	if err := c.document(); err != nil {
 		return nil, fmt.Errorf("canonical JSON: %w", err)
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(raw))
-	writeCanonical(&buf, val)
-	return buf.Bytes(), nil
+	return c.out, nil
 }
 
-type jsonKind uint8
-
-const (
-	jsonNull jsonKind = iota
-	jsonFalse
-	jsonTrue
-	jsonNumber
-	jsonString
-	jsonArray
-	jsonObject
-)
-
-type jsonValue struct {
-	kind    jsonKind
-	number  float64
-	str     string
-	items   []jsonValue
-	members []jsonMember
-}
-
-type jsonMember struct {
-	name  string
-	units []uint16 // name in UTF-16, the sort key
-	value jsonValue
-}
-
-// jsonParser is a strict RFC 8259 parser that also enforces the I-JSON
-// restrictions RFC 8785 relies on. encoding/json cannot be used for this:
-// it takes duplicate names, lone surrogates and invalid UTF-8 silently.
-type jsonParser struct {
+// canonicalizer reads JSON text strictly (RFC 8259, and the I-JSON
+// restrictions RFC 8785 relies on; encoding/json cannot be used for this,
+// it takes duplicate names, lone surrogates and invalid UTF-8 silently) and
+// writes its canonical form as it goes, in one pass and without building
+// the value. Only an object's members need reordering: each member is
+// written where it comes, and when the object closes the members are put
+// in order.
+type canonicalizer struct {
 	data  []byte
 	pos   int
 	depth int
+	out   []byte
+	// members holds the members of every object being read, innermost
+	// last; an object's own start where it began.
+	members []member
+	// scratch is where an object's members wait while they are written
+	// back in order. Objects close one at a time, so one buffer serves all.
+	scratch []byte
 }
 
-func (p *jsonParser) document() (jsonValue, error) {
-	p.space()
-	v, err := p.value()
-	if err != nil {
-		return jsonValue{}, err
+// member is one member of an object, written canonically to out[start:end]
+// ("name":value), and its name, by which members sort.
+type member struct {
+	name       []byte // decoded: valid UTF-8
+	start, end int
+}
+
+func (c *canonicalizer) document() error {
+	c.space()
+	if err := c.value(); err != nil {
+		return err
 	}
-	p.space()
-	if p.pos != len(p.data) {
-		return jsonValue{}, p.syntax("data after the top-level value")
+	c.space()
+	if c.pos != len(c.data) {
+		return c.syntax("data after the top-level value")
 	}
-	return v, nil
+	return nil
 }
 
-func (p *jsonParser) syntax(what string) error {
-	return fmt.Errorf("%w: %s at offset %d", ErrInvalidJSON, what, p.pos)
+func (c *canonicalizer) syntax(what string) error {
+	return fmt.Errorf("%w: %s at offset %d", ErrInvalidJSON, what, c.pos)
 }
 
-func (p *jsonParser) notIJSON(what string) error {
-	return fmt.Errorf("%w: %s at offset %d", ErrNotIJSON, what, p.pos)
+func (c *canonicalizer) notIJSON(what string) error {
+	return fmt.Errorf("%w: %s at offset %d", ErrNotIJSON, what, c.pos)
 }
 
-func (p *jsonParser) space() {
-	for p.pos < len(p.data) {
-		switch p.data[p.pos] {
+func (c *canonicalizer) space() {
+	for c.pos < len(c.data) {
+		switch c.data[c.pos] {
 		case ' ', '\t', '\n', '\r':
-			p.pos++
+			c.pos++
 		default:
 			return
 		}
 	}
 }
 
-func (p *jsonParser) literal(word string, kind jsonKind) (jsonValue, error) {
-	if !bytes.HasPrefix(p.data[p.pos:], []byte(word)) {
-		return jsonValue{}, p.syntax("invalid literal")
+func (c *canonicalizer) value() error {
+	if c.pos >= len(c.data) {
+		return c.syntax("unexpected end of input")
 	}
-	p.pos += len(word)
-	return jsonValue{kind: kind}, nil
-}
-
-func (p *jsonParser) value() (jsonValue, error) {
-	if p.pos >= len(p.data) {
-		return jsonValue{}, p.syntax("unexpected end of input")
-	}
-	switch c := p.data[p.pos]; {
-	case c == '{':
-		return p.object()
-	case c == '[':
-		return p.array()
-	case c == '"':
-		s, err := p.string()
-		return jsonValue{kind: jsonString, str: s}, err
-	case c == 't':
-		return p.literal("true", jsonTrue)
-	case c == 'f':
-		return p.literal("false", jsonFalse)
-	case c == 'n':
-		return p.literal("null", jsonNull)
-	case c == '-' || ('0' <= c && c <= '9'):
-		return p.number()
+	switch b := c.data[c.pos]; {
+	case b == '{':
+		return c.object()
+	case b == '[':
+		return c.array()
+	case b == '"':
+		return c.stringValue()
+	case b == 't':
+		return c.literal("true")
+	case b == 'f':
+		return c.literal("false")
+	case b == 'n':
+		return c.literal("null")
+	case b == '-' || ('0' <= b && b <= '9'):
+		return c.number()
 	default:
-		return jsonValue{}, p.syntax("unexpected character")
+		return c.syntax("unexpected character")
 	}
 }
 
-func (p *jsonParser) enter() error {
-	p.depth++
-	if p.depth > maxJSONDepth {
-		return p.notIJSON(fmt.Sprintf("nesting deeper than %d", maxJSONDepth))
+func (c *canonicalizer) literal(word string) error {
+	if !bytes.HasPrefix(c.data[c.pos:], []byte(word)) {
+		return c.syntax("invalid literal")
+	}
+	c.pos += len(word)
+	c.out = append(c.out, word...)
+	return nil
+}
+
+func (c *canonicalizer) enter() error {
+	c.depth++
+	if c.depth > maxJSONDepth {
+		return c.notIJSON(fmt.Sprintf("nesting deeper than %d", maxJSONDepth))
 	}
 	return nil
 }
 
-func (p *jsonParser) object() (jsonValue, error) {
-	if err := p.enter(); err != nil {
-		return jsonValue{}, err
+func (c *canonicalizer) object() error {
+	if err := c.enter(); err != nil {
+		return err
 	}
-	defer func() { p.depth-- }()
-	p.pos++ // {
-	v := jsonValue{kind: jsonObject}
-	seen := map[string]bool{}
-	p.space()
-	if p.pos < len(p.data) && p.data[p.pos] == '}' {
-		p.pos++
-		return v, nil
+	defer func() { c.depth-- }()
+	c.pos++ // {
+	open, first := len(c.out), len(c.members)
+	defer func() { c.members = c.members[:first] }()
+	var seen map[string]bool // names, once the object is too large to scan
+	c.space()
+	if c.pos < len(c.data) && c.data[c.pos] == '}' {
+		c.pos++
+		c.out = append(c.out, "{}"...)
+		return nil
 	}
 	for {
-		p.space()
-		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
-			return jsonValue{}, p.syntax("expected a member name")
+		c.space()
+		if c.pos >= len(c.data) || c.data[c.pos] != '"' {
+			return c.syntax("expected a member name")
 		}
-		at := p.pos
-		name, err := p.string()
+		at := c.pos
+		name, err := c.name()
 		if err != nil {
-			return jsonValue{}, err
+			return err
 		}
-		if seen[name] {
-			p.pos = at
-			return jsonValue{}, p.notIJSON(fmt.Sprintf("duplicate member name %q", name))
+		if duplicate(c.members[first:], &seen, name) {
+			c.pos = at
+			return c.notIJSON(fmt.Sprintf("duplicate member name %q", name))
 		}
-		seen[name] = true
-		p.space()
-		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
-			return jsonValue{}, p.syntax("expected ':'")
+		c.space()
+		if c.pos >= len(c.data) || c.data[c.pos] != ':' {
+			return c.syntax("expected ':'")
 		}
-		p.pos++
-		p.space()
-		member, err := p.value()
-		if err != nil {
-			return jsonValue{}, err
+		c.pos++
+		c.space()
+		start := len(c.out)
+		c.out = appendString(c.out, name)
+		c.out = append(c.out, ':')
+		if err := c.value(); err != nil {
+			return err
 		}
-		v.members = append(v.members, jsonMember{name: name, units: utf16.Encode([]rune(name)), value: member})
-		p.space()
-		if p.pos >= len(p.data) {
-			return jsonValue{}, p.syntax("unexpected end of input in an object")
+		c.members = append(c.members, member{name: name, start: start, end: len(c.out)})
+		c.space()
+		if c.pos >= len(c.data) {
+			return c.syntax("unexpected end of input in an object")
 		}
-		switch p.data[p.pos] {
+		switch c.data[c.pos] {
 		case ',':
-			p.pos++
+			c.pos++
 		case '}':
-			p.pos++
-			slices.SortFunc(v.members, func(a, b jsonMember) int { return slices.Compare(a.units, b.units) })
-			return v, nil
+			c.pos++
+			c.order(open, c.members[first:])
+			return nil
 		default:
-			return jsonValue{}, p.syntax("expected ',' or '}'")
+			return c.syntax("expected ',' or '}'")
 		}
 	}
 }
 
-func (p *jsonParser) array() (jsonValue, error) {
-	if err := p.enter(); err != nil {
-		return jsonValue{}, err
+// order rewrites the members of the object at out[open:], written as they
+// came, as the object's canonical text: members sorted by name.
+func (c *canonicalizer) order(open int, members []member) {
+	slices.SortFunc(members, func(a, b member) int { return compareUTF16(a.name, b.name) })
+	c.scratch = append(c.scratch[:0], c.out[open:]...)
+	c.out = append(c.out[:open], '{')
+	for i, m := range members {
+		if i > 0 {
+			c.out = append(c.out, ',')
+		}
+		c.out = append(c.out, c.scratch[m.start-open:m.end-open]...)
 	}
-	defer func() { p.depth-- }()
-	p.pos++ // [
-	v := jsonValue{kind: jsonArray}
-	p.space()
-	if p.pos < len(p.data) && p.data[p.pos] == ']' {
-		p.pos++
-		return v, nil
+	c.out = append(c.out, '}')
+}
+
+// scanLimit is the member count up to which duplicates are found by
+// scanning the members read so far; larger objects keep a set of names.
+const scanLimit = 16
+
+// duplicate reports whether name is among the members read so far, and
+// records it in *seen once the object outgrows scanning.
+func duplicate(members []member, seen *map[string]bool, name []byte) bool {
+	if len(members) < scanLimit {
+		for _, m := range members {
+			if bytes.Equal(m.name, name) {
+				return true
+			}
+		}
+		return false
+	}
+	if *seen == nil {
+		*seen = make(map[string]bool, 2*len(members))
+		for _, m := range members {
+			(*seen)[string(m.name)] = true
+		}
+	}
+	if (*seen)[string(name)] {
+		return true
+	}
+	(*seen)[string(name)] = true
+	return false
+}
+
+// compareUTF16 orders two valid UTF-8 names by their UTF-16 code units, as
+// RFC 8785 sorts members. UTF-8 bytes order text by code point, and UTF-16
+// units do too except where a supplementary character (a surrogate pair,
+// from 0xD800) meets one of U+E000 to U+FFFF. So the names are compared
+// byte by byte up to their first difference, and the two characters that
+// differ there as UTF-16.
+func compareUTF16(a, b []byte) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	if i == len(a) || i == len(b) {
+		return cmp.Compare(len(a), len(b)) // one is a prefix of the other
+	}
+	for i > 0 && !utf8.RuneStart(a[i]) {
+		i-- // back to the first byte of the character that differs, in both
+	}
+	ra, _ := utf8.DecodeRune(a[i:])
+	rb, _ := utf8.DecodeRune(b[i:])
+	if ua, ub := firstUnit(ra), firstUnit(rb); ua != ub {
+		return cmp.Compare(ua, ub)
+	}
+	return cmp.Compare(ra, rb) // two surrogate pairs with the same high half
+}
+
+// firstUnit is the first UTF-16 code unit of r.
+func firstUnit(r rune) rune {
+	if r < 0x10000 {
+		return r
+	}
+	high, _ := utf16.EncodeRune(r)
+	return high
+}
+
+func (c *canonicalizer) array() error {
+	if err := c.enter(); err != nil {
+		return err
+	}
+	defer func() { c.depth-- }()
+	c.pos++ // [
+	c.out = append(c.out, '[')
+	c.space()
+	if c.pos < len(c.data) && c.data[c.pos] == ']' {
+		c.pos++
+		c.out = append(c.out, ']')
+		return nil
 	}
 	for {
-		p.space()
-		item, err := p.value()
-		if err != nil {
-			return jsonValue{}, err
+		c.space()
+		if err := c.value(); err != nil {
+			return err
 		}
-		v.items = append(v.items, item)
-		p.space()
-		if p.pos >= len(p.data) {
-			return jsonValue{}, p.syntax("unexpected end of input in an array")
+		c.space()
+		if c.pos >= len(c.data) {
+			return c.syntax("unexpected end of input in an array")
 		}
-		switch p.data[p.pos] {
+		switch c.data[c.pos] {
 		case ',':
-			p.pos++
+			c.pos++
+			c.out = append(c.out, ',')
 		case ']':
-			p.pos++
-			return v, nil
+			c.pos++
+			c.out = append(c.out, ']')
+			return nil
 		default:
-			return jsonValue{}, p.syntax("expected ',' or ']'")
+			return c.syntax("expected ',' or ']'")
 		}
 	}
 }
 
-// string reads a string token and returns its value, which is valid UTF-8.
-func (p *jsonParser) string() (string, error) {
-	p.pos++ // opening quote
-	var b strings.Builder
-	for {
-		if p.pos >= len(p.data) {
-			return "", p.syntax("unterminated string")
-		}
-		c := p.data[p.pos]
-		switch {
-		case c == '"':
-			p.pos++
-			return b.String(), nil
-		case c == '\\':
-			if err := p.escape(&b); err != nil {
-				return "", err
-			}
-		case c < 0x20:
-			return "", p.syntax("control character in a string")
-		case c < utf8.RuneSelf:
-			b.WriteByte(c)
-			p.pos++
-		default:
-			r, size := utf8.DecodeRune(p.data[p.pos:])
-			if r == utf8.RuneError && size == 1 {
-				return "", p.notIJSON("invalid UTF-8")
-			}
-			b.Write(p.data[p.pos : p.pos+size])
-			p.pos += size
-		}
+// stringValue reads a string token and writes it canonically.
+func (c *canonicalizer) stringValue() error {
+	c.out = append(c.out, '"')
+	start := len(c.out)
+	decoded, err := c.decodeString(c.out)
+	if err != nil {
+		return err
 	}
-}
-
-func (p *jsonParser) escape(b *strings.Builder) error {
-	if p.pos+1 >= len(p.data) {
-		return p.syntax("unterminated escape")
+	// The value is decoded in place, after the opening quote; most values
+	// need no escape and are canonical as they are.
+	if value := decoded[start:]; needsEscape(value) {
+		c.out = appendString(decoded[:start-1], bytes.Clone(value))
+		return nil
 	}
-	switch c := p.data[p.pos+1]; c {
-	case '"', '\\', '/':
-		b.WriteByte(c)
-	case 'b':
-		b.WriteByte('\b')
-	case 'f':
-		b.WriteByte('\f')
-	case 'n':
-		b.WriteByte('\n')
-	case 'r':
-		b.WriteByte('\r')
-	case 't':
-		b.WriteByte('\t')
-	case 'u':
-		return p.unicodeEscape(b)
-	default:
-		return p.syntax("invalid escape")
-	}
-	p.pos += 2
+	c.out = append(decoded, '"')
 	return nil
+}
+
+// name reads a member name and returns its decoded value. A name without
+// escapes is its own bytes in the input; only one with escapes is copied.
+func (c *canonicalizer) name() ([]byte, error) {
+	for i := c.pos + 1; i < len(c.data); i++ {
+		b := c.data[i]
+		if b == '"' {
+			name := c.data[c.pos+1 : i]
+			c.pos = i + 1
+			return name, nil
+		}
+		if b == '\\' || b < 0x20 || b >= utf8.RuneSelf {
+			break
+		}
+	}
+	return c.decodeString(nil)
+}
+
+// decodeString reads the string token at pos and appends its value, which
+// is valid UTF-8, to dst.
+func (c *canonicalizer) decodeString(dst []byte) ([]byte, error) {
+	c.pos++ // opening quote
+	for {
+		if c.pos >= len(c.data) {
+			return nil, c.syntax("unterminated string")
+		}
+		b := c.data[c.pos]
+		switch {
+		case b == '"':
+			c.pos++
+			return dst, nil
+		case b == '\\':
+			var err error
+			if dst, err = c.escape(dst); err != nil {
+				return nil, err
+			}
+		case b < 0x20:
+			return nil, c.syntax("control character in a string")
+		case b < utf8.RuneSelf:
+			dst = append(dst, b)
+			c.pos++
+		default:
+			r, size := utf8.DecodeRune(c.data[c.pos:])
+			if r == utf8.RuneError && size == 1 {
+				return nil, c.notIJSON("invalid UTF-8")
+			}
+			dst = append(dst, c.data[c.pos:c.pos+size]...)
+			c.pos += size
+		}
+	}
+}
+
+func (c *canonicalizer) escape(dst []byte) ([]byte, error) {
+	if c.pos+1 >= len(c.data) {
+		return nil, c.syntax("unterminated escape")
+	}
+	switch b := c.data[c.pos+1]; b {
+	case '"', '\\', '/':
+		dst = append(dst, b)
+	case 'b':
+		dst = append(dst, '\b')
+	case 'f':
+		dst = append(dst, '\f')
+	case 'n':
+		dst = append(dst, '\n')
+	case 'r':
+		dst = append(dst, '\r')
+	case 't':
+		dst = append(dst, '\t')
+	case 'u':
+		return c.unicodeEscape(dst)
+	default:
+		return nil, c.syntax("invalid escape")
+	}
+	c.pos += 2
+	return dst, nil
 }
 
 // unicodeEscape reads a \u escape (four hex digits), and the low half when
 // the first is a high surrogate.
-func (p *jsonParser) unicodeEscape(b *strings.Builder) error {
-	r, err := p.hex4(p.pos + 2)
+func (c *canonicalizer) unicodeEscape(dst []byte) ([]byte, error) {
+	r, err := c.hex4(c.pos + 2)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	p.pos += 6
+	c.pos += 6
 	switch {
 	case utf16.IsSurrogate(r) && r < 0xdc00: // high surrogate: a low one must follow
-		if p.pos+1 < len(p.data) && p.data[p.pos] == '\\' && p.data[p.pos+1] == 'u' {
-			low, err := p.hex4(p.pos + 2)
+		if c.pos+1 < len(c.data) && c.data[c.pos] == '\\' && c.data[c.pos+1] == 'u' {
+			low, err := c.hex4(c.pos + 2)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if low >= 0xdc00 && low <= 0xdfff {
-				b.WriteRune(utf16.DecodeRune(r, low))
-				p.pos += 6
-				return nil
+				c.pos += 6
+				return utf8.AppendRune(dst, utf16.DecodeRune(r, low)), nil
 			}
 		}
-		return p.notIJSON("lone surrogate escape")
+		return nil, c.notIJSON("lone surrogate escape")
 	case utf16.IsSurrogate(r):
-		return p.notIJSON("lone surrogate escape")
+		return nil, c.notIJSON("lone surrogate escape")
 	default:
-		b.WriteRune(r)
-		return nil
+		return utf8.AppendRune(dst, r), nil
 	}
 }
 
-func (p *jsonParser) hex4(at int) (rune, error) {
-	if at+4 > len(p.data) {
-		return 0, p.syntax("short \\u escape")
+func (c *canonicalizer) hex4(at int) (rune, error) {
+	if at+4 > len(c.data) {
+		return 0, c.syntax("short \\u escape")
 	}
 	var r rune
-	for _, c := range p.data[at : at+4] {
+	for _, b := range c.data[at : at+4] {
 		var d byte
 		switch {
-		case '0' <= c && c <= '9':
-			d = c - '0'
-		case 'a' <= c && c <= 'f':
-			d = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			d = c - 'A' + 10
+		case '0' <= b && b <= '9':
+			d = b - '0'
+		case 'a' <= b && b <= 'f':
+			d = b - 'a' + 10
+		case 'A' <= b && b <= 'F':
+			d = b - 'A' + 10
 		default:
-			return 0, p.syntax("invalid \\u escape")
+			return 0, c.syntax("invalid \\u escape")
 		}
 		r = r<<4 | rune(d)
 	}
 	return r, nil
 }
 
-func (p *jsonParser) number() (jsonValue, error) {
-	start := p.pos
+func (c *canonicalizer) number() error {
+	start := c.pos
 	digits := func() int {
 		n := 0
-		for p.pos < len(p.data) && '0' <= p.data[p.pos] && p.data[p.pos] <= '9' {
-			p.pos++
+		for c.pos < len(c.data) && '0' <= c.data[c.pos] && c.data[c.pos] <= '9' {
+			c.pos++
 			n++
 		}
 		return n
 	}
-	if p.data[p.pos] == '-' {
-		p.pos++
+	if c.data[c.pos] == '-' {
+		c.pos++
 	}
 	switch {
-	case p.pos < len(p.data) && p.data[p.pos] == '0':
-		p.pos++
+	case c.pos < len(c.data) && c.data[c.pos] == '0':
+		c.pos++
 	case digits() == 0:
-		return jsonValue{}, p.syntax("invalid number")
+		return c.syntax("invalid number")
 	}
-	if p.pos < len(p.data) && p.data[p.pos] == '.' {
-		p.pos++
+	if c.pos < len(c.data) && c.data[c.pos] == '.' {
+		c.pos++
 		if digits() == 0 {
-			return jsonValue{}, p.syntax("invalid number fraction")
+			return c.syntax("invalid number fraction")
 		}
 	}
-	if p.pos < len(p.data) && (p.data[p.pos] == 'e' || p.data[p.pos] == 'E') {
-		p.pos++
-		if p.pos < len(p.data) && (p.data[p.pos] == '+' || p.data[p.pos] == '-') {
-			p.pos++
+	if c.pos < len(c.data) && (c.data[c.pos] == 'e' || c.data[c.pos] == 'E') {
+		c.pos++
+		if c.pos < len(c.data) && (c.data[c.pos] == '+' || c.data[c.pos] == '-') {
+			c.pos++
 		}
 		if digits() == 0 {
-			return jsonValue{}, p.syntax("invalid number exponent")
+			return c.syntax("invalid number exponent")
 		}
 	}
-	f, err := strconv.ParseFloat(string(p.data[start:p.pos]), 64)
+	f, err := strconv.ParseFloat(string(c.data[start:c.pos]), 64)
 	if err != nil || math.IsInf(f, 0) {
-		p.pos = start
-		return jsonValue{}, p.notIJSON("number beyond the IEEE 754 double range")
+		c.pos = start
+		return c.notIJSON("number beyond the IEEE 754 double range")
 	}
-	return jsonValue{kind: jsonNumber, number: f}, nil
+	c.out = appendES6(c.out, f)
+	return nil
 }
 
-func writeCanonical(buf *bytes.Buffer, v jsonValue) {
-	switch v.kind {
-	case jsonNull:
-		buf.WriteString("null")
-	case jsonFalse:
-		buf.WriteString("false")
-	case jsonTrue:
-		buf.WriteString("true")
-	case jsonNumber:
-		buf.WriteString(formatES6(v.number))
-	case jsonString:
-		writeCanonicalString(buf, v.str)
-	case jsonArray:
-		buf.WriteByte('[')
-		for i, item := range v.items {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			writeCanonical(buf, item)
+// needsEscape reports whether a decoded string has a byte RFC 8785
+// escapes: a quote, a backslash or a control character.
+func needsEscape(s []byte) bool {
+	for _, b := range s {
+		if b < 0x20 || b == '"' || b == '\\' {
+			return true
 		}
-		buf.WriteByte(']')
-	case jsonObject:
-		buf.WriteByte('{')
-		for i, m := range v.members {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			writeCanonicalString(buf, m.name)
-			buf.WriteByte(':')
-			writeCanonical(buf, m.value)
-		}
-		buf.WriteByte('}')
 	}
+	return false
 }
 
-// writeCanonicalString writes s (valid UTF-8) as RFC 8785 section 3.2.2.2
-// says: the two mandatory escapes, the short forms of five control
-// characters, \u00xx with lowercase hex for the others, everything else as
-// UTF-8.
-func writeCanonicalString(buf *bytes.Buffer, s string) {
+// appendString appends s (valid UTF-8) as RFC 8785 section 3.2.2.2 says:
+// the two mandatory escapes, the short forms of five control characters,
+// \u00xx with lowercase hex for the others, everything else as UTF-8.
+func appendString(dst, s []byte) []byte {
 	const hexDigits = "0123456789abcdef"
-	buf.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
+	dst = append(dst, '"')
+	plain := 0 // start of the bytes not yet written, which need no escape
+	for i, b := range s {
+		if b >= 0x20 && b != '"' && b != '\\' {
+			continue
+		}
+		dst = append(dst, s[plain:i]...)
+		plain = i + 1
+		switch b {
 		case '"':
-			buf.WriteString(`\"`)
+			dst = append(dst, `\"`...)
 		case '\\':
-			buf.WriteString(`\\`)
+			dst = append(dst, `\\`...)
 		case '\b':
-			buf.WriteString(`\b`)
+			dst = append(dst, `\b`...)
 		case '\f':
-			buf.WriteString(`\f`)
+			dst = append(dst, `\f`...)
 		case '\n':
-			buf.WriteString(`\n`)
+			dst = append(dst, `\n`...)
 		case '\r':
-			buf.WriteString(`\r`)
+			dst = append(dst, `\r`...)
 		case '\t':
-			buf.WriteString(`\t`)
+			dst = append(dst, `\t`...)
 		default:
-			if c < 0x20 {
-				buf.WriteString(`\u00`)
-				buf.WriteByte(hexDigits[c>>4])
-				buf.WriteByte(hexDigits[c&0xf])
-			} else {
-				buf.WriteByte(c)
-			}
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xf])
 		}
 	}
-	buf.WriteByte('"')
+	dst = append(dst, s[plain:]...)
+	return append(dst, '"')
 }
 
-// formatES6 writes a finite double as ECMAScript's Number::toString does
-// (ECMA-262, Number::toString with radix 10): the shortest digits that
+// appendES6 appends a finite double as ECMAScript's Number::toString writes
+// it (ECMA-262, Number::toString with radix 10): the shortest digits that
 // read back as the same double, in plain notation when the decimal
 // exponent n satisfies -6 < n <= 21 and in exponential notation otherwise.
 // Go's shortest formatting picks the same digits, the one closest to the
 // value among the shortest.
-func formatES6(f float64) string {
+func appendES6(dst []byte, f float64) []byte {
 	if f == 0 {
-		return "0" // also -0
+		return append(dst, '0') // also -0
 	}
-	sign := ""
+	if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+		// Every integer below 2^53 is a double, so no shorter digits
+		// read back as the same one: its digits are the integer's.
+		return strconv.AppendInt(dst, int64(f), 10)
+	}
 	if f < 0 {
-		sign, f = "-", -f
+		dst, f = append(dst, '-'), -f
 	}
-	mantissa, exp, _ := strings.Cut(strconv.FormatFloat(f, 'e', -1, 64), "e")
-	digits := strings.Replace(mantissa, ".", "", 1)
-	e, _ := strconv.Atoi(exp)
+	var buf [32]byte
+	formatted := strconv.AppendFloat(buf[:0], f, 'e', -1, 64)
+	mark := bytes.IndexByte(formatted, 'e')
+	mantissa, exp := formatted[:mark], formatted[mark+1:]
+	var digitBuf [24]byte
+	digits := append(digitBuf[:0], mantissa[0])
+	if len(mantissa) > 2 {
+		digits = append(digits, mantissa[2:]...) // after the point
+	}
+	e, _ := strconv.Atoi(string(exp))
 	k, n := len(digits), e+1
 	switch {
 	case k <= n && n <= 21:
-		return sign + digits + strings.Repeat("0", n-k)
+		dst = append(dst, digits...)
+		return append(dst, zeros[:n-k]...)
 	case 0 < n && n <= 21:
-		return sign + digits[:n] + "." + digits[n:]
+		dst = append(dst, digits[:n]...)
+		dst = append(dst, '.')
+		return append(dst, digits[n:]...)
 	case -6 < n && n <= 0:
-		return sign + "0." + strings.Repeat("0", -n) + digits
+		dst = append(dst, "0."...)
+		dst = append(dst, zeros[:-n]...)
+		return append(dst, digits...)
 	}
-	out := sign + digits[:1]
+	dst = append(dst, digits[0])
 	if k > 1 {
-		out += "." + digits[1:]
+		dst = append(dst, '.')
+		dst = append(dst, digits[1:]...)
 	}
+	dst = append(dst, 'e')
 	if n-1 >= 0 {
-		return out + "e+" + strconv.Itoa(n-1)
+		dst = append(dst, '+')
 	}
-	return out + "e-" + strconv.Itoa(1-n)
+	return strconv.AppendInt(dst, int64(n-1), 10)
 }
+
+// zeros pads plain notation: at most 20 after the digits (n <= 21, k >= 1)
+// and 5 after the point (n > -6).
+const zeros = "00000000000000000000"
