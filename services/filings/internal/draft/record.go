@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
 )
 
 // ErrCorruptRecord means a stored draft does not decode to a consistent
@@ -111,20 +113,17 @@ func (d Draft) MarshalJSON() ([]byte, error) {
 	return json.Marshal(r)
 }
 
-// UnmarshalJSON decodes a draft MarshalJSON wrote. It recomputes the digest
+// UnmarshalJSON decodes a draft MarshalJSON wrote, strictly: unknown or
+// duplicate members, names in another case and trailing data are refused
+// (ErrCorruptRecord). It recomputes the digest
 // from the terms and refuses a record whose stored digest, confirmations or
 // status do not match (ErrCorruptRecord), so a damaged record can never be
 // confirmed against. It does not re-apply the preparation rules: a draft
 // prepared under earlier rules stays readable.
 func (d *Draft) UnmarshalJSON(data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var r draftRecord
-	if err := dec.Decode(&r); err != nil {
+	if err := jsonv2.Unmarshal(data, &r, jsonv2.RejectUnknownMembers(true)); err != nil {
 		return fmt.Errorf("%w: %v", ErrCorruptRecord, err)
-	}
-	if dec.More() {
-		return fmt.Errorf("%w: data after the record", ErrCorruptRecord)
 	}
 	out, err := fromRecord(r)
 	if err != nil {

@@ -112,9 +112,14 @@ func TestRecordRefusesCorruption(t *testing.T) {
 	participant := func(m map[string]any, i int) map[string]any { return m["participants"].([]any)[i].(map[string]any) }
 	confirmation := func(m map[string]any, i int) map[string]any { return m["confirmations"].([]any)[i].(map[string]any) }
 	tests := map[string][]byte{
-		"not JSON":              []byte("{"),
-		"trailing data":         append(edit(fresh, func(map[string]any) {}), []byte(" {}")...),
-		"unknown field":         edit(fresh, func(m map[string]any) { m["extra"] = true }),
+		"not JSON":         []byte("{"),
+		"trailing data":    append(edit(fresh, func(map[string]any) {}), []byte(" {}")...),
+		"unknown field":    edit(fresh, func(m map[string]any) { m["extra"] = true }),
+		"duplicate member": append([]byte(`{"status":"opened",`), edit(fresh, func(map[string]any) {})[1:]...),
+		"name in another case": edit(fresh, func(m map[string]any) {
+			m["DraftID"] = m["draftId"]
+			delete(m, "draftId")
+		}),
 		"other record version":  edit(fresh, func(m map[string]any) { m["recordVersion"] = 2 }),
 		"other schema":          edit(fresh, func(m map[string]any) { m["schemaVersion"] = "case-draft-v3" }),
 		"digest altered":        edit(fresh, func(m map[string]any) { m["draftDigest"] = strings.Repeat("0", 64) }),
