@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -78,10 +79,12 @@ func (s *Drafts) Load(ctx context.Context, id string) (Stored, error) {
 		return Stored{}, ErrNotFound
 	}
 	var st Stored
-	if err := json.Unmarshal([]byte(v[0].(string)), &st.Draft); err != nil {
+	// Straight to the domain's decoder: json.Unmarshal would scan the
+	// record once more before handing it over.
+	if err := st.Draft.UnmarshalJSON([]byte(v[0].(string))); err != nil {
 		return Stored{}, fmt.Errorf("decoding draft %s: %w", id, err)
 	}
-	if _, err := fmt.Sscan(v[1].(string), &st.Version); err != nil {
+	if st.Version, err = strconv.ParseInt(v[1].(string), 10, 64); err != nil {
 		return Stored{}, fmt.Errorf("draft %s: bad version: %w", id, err)
 	}
 	return st, nil
