@@ -23,15 +23,15 @@ func TestGCTargetAndMemoryLimit(t *testing.T) {
 		return root
 	}
 
-	t.Run("the service's target and 90% of a cgroup v2 limit", func(t *testing.T) {
-		s := tuneGC(400, env(nil), cgroup(t, map[string]string{"memory.max": "268435456\n"}))
-		require.Equal(t, GCSettings{Percent: 400, PercentFrom: "service", MemoryLimitBytes: 241591910, MemoryLimitFrom: "cgroup"}, s)
+	t.Run("the platform's target and 90% of a cgroup v2 limit", func(t *testing.T) {
+		s := tuneGC(env(nil), cgroup(t, map[string]string{"memory.max": "268435456\n"}))
+		require.Equal(t, GCSettings{Percent: 400, PercentFrom: "platform", MemoryLimitBytes: 241591910, MemoryLimitFrom: "cgroup"}, s)
 		require.Equal(t, 400, debug.SetGCPercent(400))
 		require.Equal(t, int64(241591910), debug.SetMemoryLimit(-1))
 	})
 	t.Run("cgroup v1", func(t *testing.T) {
-		s := tuneGC(0, env(nil), cgroup(t, map[string]string{"memory/memory.limit_in_bytes": "1073741824"}))
-		require.Equal(t, "runtime default", s.PercentFrom)
+		s := tuneGC(env(nil), cgroup(t, map[string]string{"memory/memory.limit_in_bytes": "1073741824"}))
+		require.Equal(t, "platform", s.PercentFrom)
 		require.Equal(t, int64(966367641), s.MemoryLimitBytes)
 	})
 	t.Run("no limit: max, v1's unlimited, no cgroup", func(t *testing.T) {
@@ -41,7 +41,7 @@ func TestGCTargetAndMemoryLimit(t *testing.T) {
 			{"memory/memory.limit_in_bytes": "9223372036854771712"},
 			{},
 		} {
-			s := tuneGC(0, env(nil), cgroup(t, files))
+			s := tuneGC(env(nil), cgroup(t, files))
 			require.Equal(t, "none", s.MemoryLimitFrom, "%v", files)
 			require.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(-1))
 		}
@@ -49,7 +49,7 @@ func TestGCTargetAndMemoryLimit(t *testing.T) {
 	t.Run("GOGC and GOMEMLIMIT win", func(t *testing.T) {
 		debug.SetGCPercent(150)
 		debug.SetMemoryLimit(1 << 30)
-		s := tuneGC(400, env(map[string]string{"GOGC": "150", "GOMEMLIMIT": "1GiB"}), cgroup(t, map[string]string{"memory.max": "268435456"}))
+		s := tuneGC(env(map[string]string{"GOGC": "150", "GOMEMLIMIT": "1GiB"}), cgroup(t, map[string]string{"memory.max": "268435456"}))
 		require.Equal(t, GCSettings{Percent: 150, PercentFrom: "GOGC", MemoryLimitBytes: 1 << 30, MemoryLimitFrom: "GOMEMLIMIT"}, s)
 		require.Equal(t, 150, debug.SetGCPercent(150))
 	})

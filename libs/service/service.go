@@ -94,9 +94,6 @@ type Options struct {
 	FullConfig any
 	Getenv     func(string) string
 	Stdout     io.Writer
-	// GCPercent is the service's garbage-collection target where GOGC does
-	// not set one; 0 keeps the runtime's 100 (see tuneGC).
-	GCPercent int
 }
 
 // Start builds the logger, logs the service's whole configuration, sets the
@@ -105,7 +102,7 @@ type Options struct {
 func Start(ctx context.Context, o Options) (*Base, error) {
 	logger := logging.New(o.Stdout, o.Name, logging.ParseLevel(o.Config.LogLevel))
 	logger.Info("starting", "version", o.Version, "config", o.FullConfig,
-		"gc", tuneGC(o.GCPercent, o.Getenv, "/sys/fs/cgroup"))
+		"gc", tuneGC(o.Getenv, "/sys/fs/cgroup"))
 	tel, err := telemetry.Setup(ctx, telemetry.Config{ServiceName: o.Name, ServiceVersion: o.Version}, o.Getenv)
 	if err != nil {
 		return nil, err

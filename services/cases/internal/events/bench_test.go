@@ -12,6 +12,7 @@ import (
 	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/kafkatest"
 	"github.com/pcourt/pcourt/libs/redistest"
+	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/services/cases/internal/events"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
 )
@@ -22,6 +23,7 @@ import (
 // to become readable (store.Cases.Load finds it, which is what every read
 // route does). Target: p99 under 100 ms.
 func BenchmarkOpenedToReadable(b *testing.B) {
+	b.Cleanup(service.UseGCTarget()) // as the services run
 	brokers := kafkatest.StartBroker(b)
 	kafkatest.CreateTopic(b, brokers, events.OpenedTopic, 4)
 	rdb := redistest.NewClient(b)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pcourt/pcourt/libs/idempotency"
+	"github.com/pcourt/pcourt/libs/service"
 )
 
 var benchClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
@@ -39,6 +40,7 @@ func (s *stack) post(b *testing.B, path, token string, body any) int {
 // at once: every command is a Lua step on that case's hash slot, with
 // optimistic retries when two land together, and a gap-free sequence.
 func BenchmarkCommandsOnOneCase(b *testing.B) {
+	b.Cleanup(service.UseGCTarget()) // as the services run
 	s := newStack(b)
 	c := s.open(b)
 	path := "/api/cases/" + c.id + "/messages"
@@ -59,6 +61,7 @@ func BenchmarkCommandsOnOneCase(b *testing.B) {
 // BenchmarkCommandsAcrossCases has eight clients post one message each to
 // as many cases: no two commands contend.
 func BenchmarkCommandsAcrossCases(b *testing.B) {
+	b.Cleanup(service.UseGCTarget()) // as the services run
 	s := newStack(b)
 	ids := make([]string, b.N)
 	for i := range ids {

@@ -53,7 +53,6 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	}
 	base, err := service.Start(ctx, service.Options{
 		Name: "compat-edge", Version: version, Config: cfg.Service, FullConfig: cfg, Getenv: getenv, Stdout: stdout,
-		GCPercent: httpapi.GCPercent,
 	})
 	if err != nil {
 		return err

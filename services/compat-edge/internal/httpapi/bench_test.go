@@ -9,7 +9,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"runtime/debug"
 	"sort"
 	"sync"
 	"syscall"
@@ -30,6 +29,7 @@ import (
 	"github.com/pcourt/pcourt/libs/ratelimit"
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/libs/requestid"
+	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/libs/telemetry"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/httpapi"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
@@ -135,11 +135,10 @@ func startOwner(b *testing.B) (ownerURL, token string) {
 
 func startTargets(b *testing.B) benchTargets {
 	b.Helper()
-	// The benchmark's process runs with the edge's garbage-collection
+	// The benchmark's process runs with the services' garbage-collection
 	// target, as the deployed edge does: every compared path shares the
 	// process, so direct's figures are taken under the same collector.
-	previous := debug.SetGCPercent(httpapi.GCPercent)
-	b.Cleanup(func() { debug.SetGCPercent(previous) })
+	b.Cleanup(service.UseGCTarget())
 	ownerURL, token := startOwner(b)
 	owner, _ := url.Parse(ownerURL)
 	t := benchTargets{token: token, paths: []comparedPath{{"direct", ownerURL}}}

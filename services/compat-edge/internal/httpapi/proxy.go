@@ -24,18 +24,6 @@ import (
 	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
 )
 
-// GCPercent is the edge's garbage-collection target (GOGC) where the
-// environment sets none; main passes it to service.Start. The edge keeps a
-// few MB live and allocates tens of KB per proxied request (two parsed
-// header sets, a span, a log record): at the runtime's 100 it collects every
-// few MB, many times a second at partner volumes, and on two cores each mark
-// phase takes a processor from the requests in flight. At 400 it collects a
-// quarter as often, which took what the edge adds at p99 under 2,000
-// requests/s from 2.6–4.5 ms to 1.2–1.4 ms (docs/compatibility.md).
-// service.Start also caps the heap below the container's memory limit, so
-// the higher target cannot outgrow the pod.
-const GCPercent = 400
-
 // Problem codes of the edge.
 var (
 	UpstreamUnavailable = problem.Code{Name: "upstream_unavailable", Status: http.StatusBadGateway, Title: "Upstream service unavailable"}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/idempotency"
+	"github.com/pcourt/pcourt/libs/service"
 )
 
 var benchClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
@@ -54,6 +55,7 @@ func threeParty() map[string]any {
 // (201: confirmation, case, capability hashes and event in one Lua step).
 // It reports confirmations per second and the latency of the opening step.
 func BenchmarkConfirmations(b *testing.B) {
+	b.Cleanup(service.UseGCTarget()) // as the services run
 	s := newStack(b)
 	body := threeParty()
 	drafts := make([]draftData, b.N)
@@ -92,6 +94,7 @@ func BenchmarkConfirmations(b *testing.B) {
 // BenchmarkBaselineAuthenticatedRead is the cheapest authenticated route
 // behind the same client, for the ratio.
 func BenchmarkBaselineAuthenticatedRead(b *testing.B) {
+	b.Cleanup(service.UseGCTarget()) // as the services run
 	s := newStack(b)
 	req, err := http.NewRequest(http.MethodGet, s.url+"/api/v2/integration", nil)
 	require.NoError(b, err)
@@ -113,6 +116,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // concurrent clients, each walking its own drafts to opening, as partner
 // backends do: b.N drafts, three confirmations each.
 func BenchmarkConfirmationsParallel(b *testing.B) {
+	b.Cleanup(service.UseGCTarget()) // as the services run
 	s := newStack(b)
 	body := threeParty()
 	drafts := make([]draftData, b.N)
@@ -169,6 +173,7 @@ const minPacedDrafts = 3400
 // keep up shows it in the achieved rate and the latencies, not in a
 // smaller offered load.
 func BenchmarkConfirmationsAt2000rps(b *testing.B) {
+	b.Cleanup(service.UseGCTarget()) // as the services run
 	s := newStack(b)
 	body := threeParty()
 	drafts := make([]draftData, max(b.N, minPacedDrafts))

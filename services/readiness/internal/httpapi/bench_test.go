@@ -17,6 +17,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/services/readiness/internal/httpapi"
 )
@@ -24,6 +25,7 @@ import (
 // BenchmarkChallenge is an unpaid request: body validation and the 402
 // challenge, through real HTTP.
 func BenchmarkChallenge(b *testing.B) {
+	b.Cleanup(service.UseGCTarget()) // as the services run
 	s := newStack(b)
 	b.ResetTimer()
 	start := time.Now()
@@ -40,6 +42,7 @@ func BenchmarkChallenge(b *testing.B) {
 // latency distribution. Payments are signed before the clock starts: signing
 // is the client's cost.
 func BenchmarkPaidReport(b *testing.B) {
+	b.Cleanup(service.UseGCTarget()) // as the services run
 	s, payments := paidStack(b)
 	latencies := make([]time.Duration, 0, b.N)
 	start := time.Now()
@@ -59,6 +62,7 @@ func BenchmarkPaidReport(b *testing.B) {
 // BenchmarkPaidReportParallel is the same call from eight concurrent
 // clients, as partner backends send it, with its latency distribution.
 func BenchmarkPaidReportParallel(b *testing.B) {
+	b.Cleanup(service.UseGCTarget()) // as the services run
 	s, payments := paidStack(b)
 	var next atomic.Int64
 	var mu sync.Mutex
@@ -123,6 +127,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // BenchmarkBaselineTrivialJSON is a trivial JSON handler on a bare engine,
 // reached by the same client: the floor the figures above compare against.
 func BenchmarkBaselineTrivialJSON(b *testing.B) {
+	b.Cleanup(service.UseGCTarget()) // as the services run
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.POST(httpapi.Path, func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"ok": true}) })

@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/libs/webhook/signature"
 	"github.com/pcourt/pcourt/services/webhooks/internal/delivery"
 	"github.com/pcourt/pcourt/services/webhooks/internal/dispatch"
@@ -39,6 +40,7 @@ const benchEndpoints = 20
 // benchmark. The per-endpoint rate limit is raised out of the way: this
 // measures the sender, not the policy.
 func BenchmarkSignedDeliveries(b *testing.B) {
+	b.Cleanup(service.UseGCTarget()) // as the services run
 	cfg := dispatch.DefaultConfig()
 	cfg.Rate = delivery.Rate{PerSecond: 1e6, Burst: 1e6}
 	f := newFixture(b, cfg)
@@ -134,6 +136,7 @@ func redisCPU(b *testing.B, f *fixture) time.Duration {
 // writers, so one slow write does not lower the load offered. b.N is the
 // number of events.
 func BenchmarkPublishedToDelivered(b *testing.B) {
+	b.Cleanup(service.UseGCTarget()) // as the services run
 	const perSecond = 1000
 	cfg := dispatch.DefaultConfig()
 	cfg.Rate = delivery.Rate{PerSecond: 1e6, Burst: 1e6}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/kafkatest"
+	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/services/webhooks/internal/delivery"
 	"github.com/pcourt/pcourt/services/webhooks/internal/dispatch"
 	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
@@ -39,6 +40,7 @@ import (
 // with the run. consumed-p99-ms (publish → the handler starts) and
 // handle-p50-ms (the fan-out of one record) show where the time goes.
 func BenchmarkKafkaToDelivered(b *testing.B) {
+	b.Cleanup(service.UseGCTarget()) // as the services run
 	for _, perSecond := range []int{1000, 500} {
 		b.Run(fmt.Sprintf("%d-per-s", perSecond), func(b *testing.B) { kafkaToDelivered(b, perSecond) })
 	}
