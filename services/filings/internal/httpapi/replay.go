@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/requestid"
@@ -16,18 +18,20 @@ import (
 // canonical routes of an act share a journal, and a replay answers in the
 // view of the route it arrives on (renderReplay); both views render this
 // same packet and digest.
+// It is encoded with go-json-experiment/json, which checks the record once;
+// encoding/json would reformat it character by character.
 type journaledDraft struct {
-	DraftRecord json.RawMessage `json:"draftRecord"`
-	RequestID   string          `json:"requestId"`
+	DraftRecord jsontext.Value `json:"draftRecord"`
+	RequestID   string         `json:"requestId"`
 }
 
 // journalDraft makes the journal keep d, the draft the answer shows.
 func journalDraft(c *gin.Context, d draft.Draft) {
-	record, err := json.Marshal(d)
+	record, err := d.MarshalJSON()
 	if err != nil {
 		return // the journal keeps the answer as sent
 	}
-	b, err := json.Marshal(journaledDraft{DraftRecord: record, RequestID: requestid.Get(c)})
+	b, err := jsonv2.Marshal(journaledDraft{DraftRecord: record, RequestID: requestid.Get(c)})
 	if err != nil {
 		return // the journal keeps the answer as sent
 	}
@@ -40,11 +44,11 @@ func journalDraft(c *gin.Context, d draft.Draft) {
 func (h *handlers) renderReplay(route draft.Route) func(*gin.Context, int, http.Header, []byte) ([]byte, error) {
 	return func(_ *gin.Context, status int, header http.Header, body []byte) ([]byte, error) {
 		var j journaledDraft
-		if status >= http.StatusMultipleChoices || json.Unmarshal(body, &j) != nil || len(j.DraftRecord) == 0 {
+		if status >= http.StatusMultipleChoices || jsonv2.Unmarshal(body, &j) != nil || len(j.DraftRecord) == 0 {
 			return body, nil
 		}
 		var d draft.Draft
-		if err := json.Unmarshal(j.DraftRecord, &d); err != nil {
+		if err := d.UnmarshalJSON(j.DraftRecord); err != nil {
 			return nil, err
 		}
 		if header.Get("Location") != "" {

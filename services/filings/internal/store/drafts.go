@@ -8,7 +8,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -53,7 +52,7 @@ type Stored struct {
 
 // Create stores a new draft at version 1.
 func (s *Drafts) Create(ctx context.Context, d draft.Draft) error {
-	record, err := json.Marshal(d)
+	record, err := d.MarshalJSON() // already compact: json.Marshal would compact it again
 	if err != nil {
 		return fmt.Errorf("encoding draft %s: %w", d.ID(), err)
 	}
@@ -100,7 +99,7 @@ type Opening struct {
 // opening, opens the case in the same step. It returns ErrConflict when
 // another act saved first: the caller reloads and decides again.
 func (s *Drafts) Save(ctx context.Context, d draft.Draft, expectVersion int64, open *Opening) error {
-	record, err := json.Marshal(d)
+	record, err := d.MarshalJSON() // already compact: json.Marshal would compact it again
 	if err != nil {
 		return fmt.Errorf("encoding draft %s: %w", d.ID(), err)
 	}
