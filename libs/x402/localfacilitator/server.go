@@ -151,7 +151,7 @@ func (s *Server) handleSettle(c *gin.Context) {
 func (s *Server) settle(ctx context.Context, req x402.VerifyRequest) (x402.SettleResponse, error) {
 	p, r := s.check(req)
 	if r != nil {
-		st, found, err := s.settledBefore(ctx, req)
+		st, found, err := s.storedSettlement(ctx, req)
 		if err != nil {
 			return x402.SettleResponse{}, err
 		}
@@ -188,9 +188,9 @@ func (s *Server) settle(ctx context.Context, req x402.VerifyRequest) (x402.Settl
 	return settleRefusal(r, req.PaymentRequirements.Network), nil
 }
 
-// settledBefore returns the stored settlement that answers req: the same
+// storedSettlement returns the stored settlement that answers req: the same
 // signed authorization, paying the amount and recipient req asks for.
-func (s *Server) settledBefore(ctx context.Context, req x402.VerifyRequest) (Settlement, bool, error) {
+func (s *Server) storedSettlement(ctx context.Context, req x402.VerifyRequest) (Settlement, bool, error) {
 	acct, tx, ok := s.replayKey(req)
 	if !ok {
 		return Settlement{}, false, nil

@@ -115,11 +115,11 @@ func (d Draft) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON decodes a draft MarshalJSON wrote, strictly: unknown or
 // duplicate members, names in another case and trailing data are refused
-// (ErrCorruptRecord). It recomputes the digest
-// from the terms and refuses a record whose stored digest, confirmations or
-// status do not match (ErrCorruptRecord), so a damaged record can never be
-// confirmed against. It does not re-apply the preparation rules: a draft
-// prepared under earlier rules stays readable.
+// (ErrCorruptRecord). It recomputes the digest from the terms and refuses a
+// record whose stored digest, confirmations or status do not match
+// (ErrCorruptRecord), so a damaged record can never be confirmed against.
+// It does not re-apply the preparation rules: a draft prepared under
+// earlier rules stays readable.
 func (d *Draft) UnmarshalJSON(data []byte) error {
 	var r draftRecord
 	if err := jsonv2.Unmarshal(data, &r, jsonv2.RejectUnknownMembers(true)); err != nil {

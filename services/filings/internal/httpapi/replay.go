@@ -18,6 +18,7 @@ import (
 // canonical routes of an act share a journal, and a replay answers in the
 // view of the route it arrives on (renderReplay); both views render this
 // same packet and digest.
+//
 // It is encoded with go-json-experiment/json, which checks the record once;
 // encoding/json would reformat it character by character.
 type journaledDraft struct {

@@ -91,8 +91,19 @@ func TestValidateRefusesBrokenTables(t *testing.T) {
 
 			require.True(t, errors.Is(err, readiness.ErrInvalidRuleTable), "got %v", err)
 			require.ErrorContains(t, err, tt.want)
+
+			_, err = readiness.NewRules(table)
+			require.ErrorIs(t, err, readiness.ErrInvalidRuleTable, "no report is ever evaluated against a broken table")
 		})
 	}
+}
+
+func TestRulesCarryTheTablesHash(t *testing.T) {
+	table := readiness.DefaultRuleTable()
+	rules, err := readiness.NewRules(table)
+	require.NoError(t, err)
+	require.Equal(t, table.Hash(), rules.Hash())
+	require.Equal(t, table.Version, rules.Version())
 }
 
 // TestRulesDocumentMatchesTheTable keeps docs/readiness-rules.md honest: it
