@@ -78,6 +78,12 @@ const validBeforeMarginSeconds = 6
 // Cheap structural checks run before the signature, in the order of the
 // reference facilitator, so the reason names the first rule broken.
 func VerifyExact(req PaymentRequirements, p PaymentPayload, now time.Time) (payer common.Address, reason string, err error) {
+	return verifyExact(req, p, now, recoverDigest)
+}
+
+// verifyExact is VerifyExact with the signature recovery it uses: plain
+// recoverDigest, or a Verifier's memory of recovered signers.
+func verifyExact(req PaymentRequirements, p PaymentPayload, now time.Time, recoverSigner func(digest [32]byte, sig []byte) (common.Address, error)) (payer common.Address, reason string, err error) {
 	refuse := func(reason string, format string, args ...any) (common.Address, string, error) {
 		return payer, reason, fmt.Errorf("%w: %s: %s", ErrPaymentRefused, reason, fmt.Sprintf(format, args...))
 	}
@@ -143,7 +149,7 @@ func VerifyExact(req PaymentRequirements, p PaymentPayload, now time.Time) (paye
 	if err != nil {
 		return refuse(ReasonInvalidSignature, "signature is not 0x-hex: %v", err)
 	}
-	signer, err := recoverDigest(auth.digest(domain), sig)
+	signer, err := recoverSigner(auth.digest(domain), sig)
 	if err != nil {
 		return refuse(ReasonInvalidSignature, "%v", err)
 	}

@@ -266,6 +266,11 @@ func TestVerifyExact(t *testing.T) {
 			wantPayer:  payer,
 		},
 	}
+	// A Verifier gives VerifyExact's answer whether or not it remembers the
+	// signer: it is shared by every case, so valid signatures of earlier
+	// cases are remembered while later ones tamper with theirs, and it is
+	// small, so its memory turns over during the table.
+	verifier := x402.NewVerifier(2)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := offer
@@ -279,15 +284,21 @@ func TestVerifyExact(t *testing.T) {
 				tt.tamper(&req, &p)
 			}
 
-			gotPayer, reason, err := x402.VerifyExact(req, p, now)
-			require.Equal(t, tt.wantReason, reason)
-			require.Equal(t, tt.wantPayer, gotPayer)
-			if tt.wantReason == "" {
-				require.NoError(t, err)
-				return
+			check := func(verify func(x402.PaymentRequirements, x402.PaymentPayload, time.Time) (common.Address, string, error)) {
+				t.Helper()
+				gotPayer, reason, err := verify(req, p, now)
+				require.Equal(t, tt.wantReason, reason)
+				require.Equal(t, tt.wantPayer, gotPayer)
+				if tt.wantReason == "" {
+					require.NoError(t, err)
+					return
+				}
+				require.ErrorIs(t, err, x402.ErrPaymentRefused)
+				require.ErrorContains(t, err, tt.wantReason)
 			}
-			require.ErrorIs(t, err, x402.ErrPaymentRefused)
-			require.ErrorContains(t, err, tt.wantReason)
+			check(x402.VerifyExact)
+			check(verifier.VerifyExact) // as /verify: recovered, or remembered from an earlier case
+			check(verifier.VerifyExact) // as /settle: remembered when it recovered
 		})
 	}
 }

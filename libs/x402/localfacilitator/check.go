@@ -58,7 +58,9 @@ func contractRequirements(req x402.PaymentRequirements, asset x402.Asset) x402.P
 // check runs every rule that does not need the ledger: protocol version,
 // a supported network and its token, then x402.VerifyExact (requirements,
 // recipient, amount, time window, EIP-712 signature) under the contract's
-// own domain, and the ledger's amount bound.
+// own domain, and the ledger's amount bound. The signature of an
+// authorization checked moments ago (its /verify before its /settle) is not
+// recovered again: s.verifier remembers its signer.
 func (s *Server) check(req x402.VerifyRequest) (payment, *refusal) {
 	if req.X402Version != x402.Version {
 		return payment{}, refuse(x402.ReasonInvalidX402Version, "", "x402Version %d, want %d", req.X402Version, x402.Version)
@@ -72,7 +74,7 @@ func (s *Server) check(req x402.VerifyRequest) (payment, *refusal) {
 		return payment{}, refuse(x402.ReasonInvalidPaymentRequirements, "", "asset %q is not the token settled on %s (%s)", reqs.Asset, reqs.Network, asset.Address.Hex())
 	}
 	p := req.PaymentPayload
-	payer, reason, err := x402.VerifyExact(contractRequirements(reqs, asset), p, s.cfg.Now())
+	payer, reason, err := s.verifier.VerifyExact(contractRequirements(reqs, asset), p, s.cfg.Now())
 	if err != nil {
 		var from string
 		if payer != (common.Address{}) {
