@@ -39,6 +39,14 @@ func TestVerifierRemembersOnlyRecoveredSigners(t *testing.T) {
 		require.NotEqual(t, signer, got)
 	}
 
+	// Another signature over the same digest recovers its own signer, not
+	// the remembered one: the memory is keyed by digest and signature.
+	_, otherSig, otherSigner := signed(t, "a payment")
+	got, err = v.recoverSigner(digest, otherSig)
+	require.NoError(t, err)
+	require.Equal(t, otherSigner, got)
+	require.NotEqual(t, signer, got)
+
 	// A signature that does not recover (s above the curve order's half,
 	// as the chain refuses it) is refused every time and never remembered.
 	highS := append([]byte(nil), sig...)

@@ -302,3 +302,35 @@ func TestVerifyExact(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifierRemembersSignaturesNotAuthorizations: once an authorization
+// has been verified, the same authorization with another signature (a
+// forger's, over the very same digest) is still recovered and refused; the
+// remembered signer answers only for the signature it was recovered from.
+func TestVerifierRemembersSignaturesNotAuthorizations(t *testing.T) {
+	key, forger := newKey(t), newKey(t)
+	asset, ok := x402.USDC("eip155:84532")
+	require.True(t, ok)
+	offer, err := asset.Offer("10000", testPayTo, 60)
+	require.NoError(t, err)
+	now := time.Unix(1_750_000_000, 0)
+	p, err := x402.NewExactPayment(key, offer, now, rand.Reader)
+	require.NoError(t, err)
+
+	verifier := x402.NewVerifier(16)
+	payer, reason, err := verifier.VerifyExact(offer, p, now)
+	require.NoError(t, err)
+	require.Empty(t, reason)
+	require.Equal(t, crypto.PubkeyToAddress(key.PublicKey), payer)
+
+	forged := p
+	resign(t, forger, offer, &forged)
+	require.NotEqual(t, p.Payload.Signature, forged.Payload.Signature)
+	_, reason, err = verifier.VerifyExact(offer, forged, now)
+	require.ErrorIs(t, err, x402.ErrPaymentRefused)
+	require.Equal(t, x402.ReasonInvalidSignature, reason)
+
+	_, reason, err = verifier.VerifyExact(offer, p, now) // the payer's own, remembered
+	require.NoError(t, err)
+	require.Empty(t, reason)
+}

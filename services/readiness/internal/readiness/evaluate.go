@@ -386,7 +386,7 @@ func (v placeholderValues) render(text string) string {
 		text = text[open+closing+1:]
 	}
 	if b.Len() == 0 {
-		return text // nothing substituted: the text itself, not a copy
+		return text // nothing written before the rest: the rest is the result, not copied
 	}
 	b.WriteString(text)
 	return b.String()
