@@ -39,7 +39,8 @@ func TestFaultsUnderLoad(t *testing.T) {
 		p.restarts = s.selfRestarts(ctx)
 		phases = append(phases, p)
 		if p.failed > 0 {
-			t.Logf("%s: the failed requests:\n%s\nnginx's errors:\n%s", p.name, sortedFaults(p), s.nginxErrors(ctx))
+			t.Logf("%s: the failed requests:\n%s\nnginx's errors:\n%s\nnginx's access log for them:\n%s",
+				p.name, sortedFaults(p), s.nginxErrors(ctx), s.nginxAccess(ctx, p.failures))
 		}
 	}
 	t.Cleanup(func() {
@@ -312,6 +313,36 @@ func (s *stack) nginxErrors(ctx context.Context) string {
 	}
 	if len(lines) > 15 {
 		lines = lines[len(lines)-15:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// nginxAccess returns nginx's access-log lines that may be the failed
+// requests': the same method and path, logged in the second of the failure
+// or the one before. Each carries the status and the bytes nginx sent, so
+// a failure shows whether nginx answered it in full (the answer was lost
+// after nginx) or not (before it).
+func (s *stack) nginxAccess(ctx context.Context, failures []failure) string {
+	rc, err := s.nginx.Logs(ctx)
+	if err != nil {
+		return err.Error()
+	}
+	defer rc.Close()
+	b, _ := io.ReadAll(rc)
+	var lines []string
+	for _, l := range strings.Split(string(b), "\n") {
+		for _, f := range failures {
+			const layout = "02/Jan/2006:15:04:05" // nginx's $time_local, in UTC as the container runs
+			at := f.at.UTC()
+			sameTime := strings.Contains(l, at.Format(layout)) || strings.Contains(l, at.Add(-time.Second).Format(layout))
+			if sameTime && strings.Contains(l, `"`+f.op+" ") {
+				lines = append(lines, l)
+				break
+			}
+		}
+	}
+	if len(lines) > 30 {
+		lines = lines[len(lines)-30:]
 	}
 	return strings.Join(lines, "\n")
 }

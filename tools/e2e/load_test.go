@@ -129,7 +129,8 @@ type phase struct {
 	failed   int64
 	duration time.Duration
 	faults   []string
-	restarts []string // containers that exited by themselves and were restarted
+	failures []failure // the same, as recorded
+	restarts []string  // containers that exited by themselves and were restarted
 }
 
 func (p phase) String() string {
@@ -195,6 +196,7 @@ func (g *loadGen) run(t *testing.T, name string, fault func()) phase {
 	p := phase{name: name, sent: g.sent.Load(), failed: g.failed.Load(), duration: time.Since(begun)}
 	g.mu.Lock()
 	for _, f := range g.failures {
+		p.failures = append(p.failures, f)
 		p.faults = append(p.faults, fmt.Sprintf("%s +%s %s: %s", f.at.Format("15:04:05.000"), f.at.Sub(begun).Round(time.Millisecond), f.op, f.why))
 	}
 	g.mu.Unlock()
