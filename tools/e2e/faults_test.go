@@ -299,14 +299,12 @@ func httpGet(url string) (int, error) {
 
 // nginxErrors is the last lines nginx logged at warn or above.
 func (s *stack) nginxErrors(ctx context.Context) string {
-	rc, err := s.nginx.Logs(ctx)
+	log, err := s.nginxLog(ctx)
 	if err != nil {
 		return err.Error()
 	}
-	defer rc.Close()
-	b, _ := io.ReadAll(rc)
 	var lines []string
-	for _, l := range strings.Split(string(b), "\n") {
+	for _, l := range log {
 		if strings.Contains(l, "[warn]") || strings.Contains(l, "[error]") || strings.Contains(l, "[crit]") {
 			lines = append(lines, l)
 		}
@@ -323,14 +321,12 @@ func (s *stack) nginxErrors(ctx context.Context) string {
 // a failure shows whether nginx answered it in full (the answer was lost
 // after nginx) or not (before it).
 func (s *stack) nginxAccess(ctx context.Context, failures []failure) string {
-	rc, err := s.nginx.Logs(ctx)
+	log, err := s.nginxLog(ctx)
 	if err != nil {
 		return err.Error()
 	}
-	defer rc.Close()
-	b, _ := io.ReadAll(rc)
 	var lines []string
-	for _, l := range strings.Split(string(b), "\n") {
+	for _, l := range log {
 		for _, f := range failures {
 			const layout = "02/Jan/2006:15:04:05" // nginx's $time_local, in UTC as the container runs
 			at := f.at.UTC()
@@ -345,6 +341,21 @@ func (s *stack) nginxAccess(ctx context.Context, failures []failure) string {
 		lines = lines[len(lines)-30:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// nginxLog returns the lines nginx has written so far: its access log and
+// its errors, both to the container's output.
+func (s *stack) nginxLog(ctx context.Context) ([]string, error) {
+	rc, err := s.nginx.Logs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		return nil, err
+	}
+	return strings.Split(string(b), "\n"), nil
 }
 
 // selfRestarts lists the containers the engine restarted because their
