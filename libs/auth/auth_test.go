@@ -171,10 +171,14 @@ func TestAuthorizeSide(t *testing.T) {
 	_, stranger := authtest.Mint(t, store, auth.RoleClaimantAgent)
 	_, agent := authtest.Mint(t, store, auth.RoleClaimantAgent, authtest.WithAgent("agent-acme-1"))
 	_, otherAgent := authtest.Mint(t, store, auth.RoleClaimantAgent, authtest.WithAgent("agent-other-2"))
+	// The same agent id minted by another partner (in the other
+	// environment: in one environment the id is partner-test's, below).
+	_, sameAgentIDOtherPartner := authtest.Mint(t, store, auth.RoleClaimantAgent, authtest.WithAgent("agent-acme-1"),
+		authtest.WithPartner("partner-other"), func(r *auth.MintRequest) { r.Environment = auth.Live })
 	_, respondent := authtest.Mint(t, store, auth.RoleRespondentAgent)
 	const draft = "draft:dr_1"
 	require.NoError(t, store.Grant(ctx, auth.Membership{Resource: draft, Side: auth.Claimant, Subject: auth.CredentialSubject(member.PublicID), ExpiresAt: time.Now().Add(time.Hour)}))
-	require.NoError(t, store.Grant(ctx, auth.Membership{Resource: draft, Side: auth.Claimant, Subject: auth.PrincipalSubject("agent-acme-1"), ExpiresAt: time.Now().Add(time.Hour)}))
+	require.NoError(t, store.Grant(ctx, auth.Membership{Resource: draft, Side: auth.Claimant, Subject: auth.PrincipalSubject("partner-test", "agent-acme-1"), ExpiresAt: time.Now().Add(time.Hour)}))
 	capability, err := store.MintCapability(ctx, auth.Capability{Resource: draft, Side: auth.Respondent, Purpose: "respondent_invite", ExpiresAt: time.Now().Add(time.Hour)})
 	require.NoError(t, err)
 	otherCapability, err := store.MintCapability(ctx, auth.Capability{Resource: "draft:dr_2", Side: auth.Respondent, Purpose: "respondent_invite", ExpiresAt: time.Now().Add(time.Hour)})
@@ -191,6 +195,7 @@ func TestAuthorizeSide(t *testing.T) {
 		{"member of the side", member, auth.Claimant, "", true},
 		{"principal membership, credential bound to that agent", agent, auth.Claimant, "", true},
 		{"principal membership, credential bound to another agent", otherAgent, auth.Claimant, "", false},
+		{"principal membership, another partner's agent with the same agent id", sameAgentIDOtherPartner, auth.Claimant, "", false},
 		{"principal membership, credential bound to no agent", stranger, auth.Claimant, "", false},
 		{"no membership", stranger, auth.Claimant, "", false},
 		{"agent for the other side's role", member, auth.Respondent, "", false},
@@ -212,6 +217,31 @@ func TestAuthorizeSide(t *testing.T) {
 
 	require.NoError(t, store.RevokeMembership(ctx, draft, auth.CredentialSubject(member.PublicID)))
 	require.ErrorIs(t, store.AuthorizeSide(ctx, member, draft, auth.Claimant, ""), auth.ErrForbidden)
+}
+
+// An agent id names one agent of one partner in a tenant and environment:
+// its partner mints more credentials under it (a rotation), another
+// partner is refused, and the same id is free in another tenant or
+// environment. A membership never names an agent id without its partner.
+func TestAgentIDBelongsToOnePartner(t *testing.T) {
+	ctx := context.Background()
+	store := auth.NewStore(redistest.NewClient(t), auth.DefaultStoreConfig())
+	mint := func(tenant string, env auth.Environment, partner string) error {
+		_, _, err := store.Mint(ctx, auth.MintRequest{Tenant: tenant, Environment: env, Role: auth.RoleRespondentAgent, PartnerID: partner, AgentID: "agent-x"})
+		return err
+	}
+	require.NoError(t, mint("tenant-a", auth.Sandbox, "partner-a"))
+	require.NoError(t, mint("tenant-a", auth.Sandbox, "partner-a"), "a second credential of the same agent (rotation)")
+	require.ErrorIs(t, mint("tenant-a", auth.Sandbox, "partner-b"), auth.ErrAgentIDTaken)
+	require.NoError(t, mint("tenant-a", auth.Live, "partner-b"), "another environment")
+	require.NoError(t, mint("tenant-b", auth.Sandbox, "partner-b"), "another tenant")
+
+	creds, err := store.List(ctx, "tenant-a")
+	require.NoError(t, err)
+	require.Len(t, creds, 3, "the refused minting stored nothing")
+
+	err = store.Grant(ctx, auth.Membership{Resource: "case:c1", Side: auth.Respondent, Subject: "principal:agent-x", ExpiresAt: time.Now().Add(time.Hour)})
+	require.Error(t, err, "a principal subject without its partner is refused")
 }
 
 // A short-lived credential works until its expiry and is refused from then

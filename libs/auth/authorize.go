@@ -26,8 +26,9 @@ func SideRole(side Side) Role {
 //
 // A membership is satisfied by what the server knows of cred, never by what
 // a request says: a credential subject by cred's public id, a principal
-// subject by cred's immutable agent id. A side or principal named in a
-// request is never proof of authority.
+// subject by cred's partner and immutable agent id (Subject.Admits), so
+// another partner's agent minted with the same agent id is not admitted.
+// A side or principal named in a request is never proof of authority.
 func (s *Store) AuthorizeSide(ctx context.Context, cred Credential, resource string, side Side, capabilityToken string) error {
 	if cred.Role == RolePlatformOrchestrator {
 		return nil
@@ -43,7 +44,7 @@ func (s *Store) AuthorizeSide(ctx context.Context, cred Credential, resource str
 		if m.Side != side {
 			continue
 		}
-		if m.Subject == CredentialSubject(cred.PublicID) || (cred.AgentID != "" && m.Subject == PrincipalSubject(cred.AgentID)) {
+		if m.Subject.Admits(cred) {
 			return nil
 		}
 	}

@@ -245,6 +245,11 @@ func (s *Store) Mint(ctx context.Context, req MintRequest) (string, Credential, 
 			return "", Credential{}, errors.New("minting credential: expiry is not in the future")
 		}
 	}
+	if cred.AgentID != "" {
+		if err := s.claimAgentID(ctx, cred); err != nil {
+			return "", Credential{}, err
+		}
+	}
 	// The credential record is written before the token that points at it, so
 	// a crash in between leaves an unusable record, never a dangling token.
 	if err := s.rdb.HSet(ctx, credentialKey(cred.PublicID), toRecord(cred)).Err(); err != nil {
@@ -258,6 +263,43 @@ func (s *Store) Mint(ctx context.Context, req MintRequest) (string, Credential, 
 	}
 	return token, cred, nil
 }
+
+// ErrAgentIDTaken means an agent id is already another partner's in the
+// tenant and environment: an immutable agent id names one agent of one
+// partner, so a second partner may not mint credentials under it.
+var ErrAgentIDTaken = errors.New("agent id belongs to another partner")
+
+// agentKey records which partner an agent id belongs to in a tenant and
+// environment. It never expires: agent ids are immutable identities, and
+// revoking every credential of an agent does not free its id for another
+// partner (memberships and case participants may still name it).
+func agentKey(tenant string, env Environment, agentID string) string {
+	return "pc:auth:agent:" + tenant + ":" + string(env) + ":" + agentID
+}
+
+// claimAgentID binds cred's agent id to cred's partner on its first
+// minting, and refuses a credential of another partner under the same id.
+func (s *Store) claimAgentID(ctx context.Context, cred Credential) error {
+	owner, err := claimAgentScript.Run(ctx, s.rdb, []string{agentKey(cred.Tenant, cred.Environment, cred.AgentID)}, cred.PartnerID).Text()
+	if err != nil {
+		return fmt.Errorf("claiming agent id %s: %w", cred.AgentID, err)
+	}
+	if owner != cred.PartnerID {
+		return fmt.Errorf("minting credential: agent id %s in %s/%s is partner %s's: %w", cred.AgentID, cred.Tenant, cred.Environment, owner, ErrAgentIDTaken)
+	}
+	return nil
+}
+
+// claimAgentScript sets the agent id's partner unless it has one, and
+// returns the partner it has.
+var claimAgentScript = redis.NewScript(`
+local owner = redis.call('GET', KEYS[1])
+if not owner then
+  redis.call('SET', KEYS[1], ARGV[1])
+  return ARGV[1]
+end
+return owner
+`)
 
 // Authenticate returns the active credential behind token, or
 // ErrInvalidCredential. Other errors mean Redis could not be asked.

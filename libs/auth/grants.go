@@ -23,20 +23,49 @@ const (
 func (s Side) Valid() bool { return s == Claimant || s == Respondent }
 
 // Subject is who a membership is granted to: a credential ("credential:<publicId>")
-// or a principal ("principal:<agentId>"). A principal subject names an
-// immutable agent identity, and only a credential bound to that agent id
-// (Credential.AgentID) satisfies it: a principal string a partner or a
-// request supplies is never an identity.
+// or a principal ("principal:<partnerId>/<agentId>"). A principal subject
+// names an immutable agent identity of one partner, and only a credential
+// of that partner bound to that agent id (Credential.PartnerID and
+// Credential.AgentID) satisfies it: an agent id is an identity within its
+// partner, never across partners, and a principal string a partner or a
+// request supplies is never an identity. Ids never hold "/" (their
+// alphabet is A-Z a-z 0-9 . _ : -), so the separator is unambiguous.
 type Subject string
 
 // CredentialSubject names a credential as a membership subject.
 func CredentialSubject(publicID string) Subject { return Subject("credential:" + publicID) }
 
-// PrincipalSubject names the agent identity agentID as a membership subject.
-func PrincipalSubject(agentID string) Subject { return Subject("principal:" + agentID) }
+// PrincipalSubject names the agent identity agentID of partner partnerID as
+// a membership subject.
+func PrincipalSubject(partnerID, agentID string) Subject {
+	return Subject("principal:" + partnerID + "/" + agentID)
+}
 
 // IsCredential reports whether the subject names a credential.
 func (s Subject) IsCredential() bool { return strings.HasPrefix(string(s), "credential:") }
+
+// Principal returns the partner and agent id a principal subject names.
+// A subject of the earlier form "principal:<agentId>", which named no
+// partner, is not a principal any credential satisfies: ok is false.
+func (s Subject) Principal() (partnerID, agentID string, ok bool) {
+	rest, found := strings.CutPrefix(string(s), "principal:")
+	if !found {
+		return "", "", false
+	}
+	partnerID, agentID, ok = strings.Cut(rest, "/")
+	return partnerID, agentID, ok && partnerID != "" && agentID != ""
+}
+
+// Admits reports whether the subject admits cred: a credential subject
+// names cred itself; a principal subject names cred's partner and its
+// immutable agent id.
+func (s Subject) Admits(cred Credential) bool {
+	if s == CredentialSubject(cred.PublicID) {
+		return true
+	}
+	partnerID, agentID, ok := s.Principal()
+	return ok && cred.AgentID != "" && agentID == cred.AgentID && partnerID == cred.PartnerID
+}
 
 // Membership binds a subject to one side of a resource ("draft:<id>", "case:<id>").
 type Membership struct {
@@ -56,12 +85,17 @@ func (m Membership) Validate() error {
 		return errors.New("membership resource required")
 	case !m.Side.Valid():
 		return fmt.Errorf("side %q is not claimant or respondent", m.Side)
-	case !strings.HasPrefix(string(m.Subject), "credential:") && !strings.HasPrefix(string(m.Subject), "principal:"):
-		return fmt.Errorf("subject %q is not credential:<id> or principal:<id>", m.Subject)
+	case !m.Subject.IsCredential() && !isPrincipal(m.Subject):
+		return fmt.Errorf("subject %q is not credential:<id> or principal:<partnerId>/<agentId>", m.Subject)
 	case m.ExpiresAt.IsZero():
 		return errors.New("membership expiry required: it follows the resource's lifetime")
 	}
 	return nil
+}
+
+func isPrincipal(s Subject) bool {
+	_, _, ok := s.Principal()
+	return ok
 }
 
 // membersKey holds one hash per resource, subject → side; the hash tag keeps a

@@ -158,10 +158,10 @@ func TestMembershipsExpireWithTheResource(t *testing.T) {
 	const draft = "draft:dr_ttl"
 	soon, later := time.Now().Add(time.Hour), time.Now().Add(48*time.Hour)
 
-	require.ErrorContains(t, store.Grant(ctx, auth.Membership{Resource: draft, Side: auth.Claimant, Subject: auth.PrincipalSubject("p1")}), "expiry")
-	require.Error(t, store.Grant(ctx, auth.Membership{Resource: draft, Side: auth.Claimant, Subject: auth.PrincipalSubject("p1"), ExpiresAt: time.Now().Add(-time.Minute)}))
+	require.ErrorContains(t, store.Grant(ctx, auth.Membership{Resource: draft, Side: auth.Claimant, Subject: auth.PrincipalSubject("partner-1", "p1")}), "expiry")
+	require.Error(t, store.Grant(ctx, auth.Membership{Resource: draft, Side: auth.Claimant, Subject: auth.PrincipalSubject("partner-1", "p1"), ExpiresAt: time.Now().Add(-time.Minute)}))
 
-	require.NoError(t, store.Grant(ctx, auth.Membership{Resource: draft, Side: auth.Claimant, Subject: auth.PrincipalSubject("p1"), ExpiresAt: later}))
+	require.NoError(t, store.Grant(ctx, auth.Membership{Resource: draft, Side: auth.Claimant, Subject: auth.PrincipalSubject("partner-1", "p1"), ExpiresAt: later}))
 	keys, err := rdb.Keys(ctx, "pc:auth:members:*").Result()
 	require.NoError(t, err)
 	require.Len(t, keys, 1)
@@ -173,7 +173,7 @@ func TestMembershipsExpireWithTheResource(t *testing.T) {
 	require.InDelta(t, float64(48*time.Hour), float64(ttl()), float64(time.Minute))
 
 	// A grant naming an earlier expiry never shortens the others' lifetime.
-	require.NoError(t, store.Grant(ctx, auth.Membership{Resource: draft, Side: auth.Respondent, Subject: auth.PrincipalSubject("p2"), ExpiresAt: soon}))
+	require.NoError(t, store.Grant(ctx, auth.Membership{Resource: draft, Side: auth.Respondent, Subject: auth.PrincipalSubject("partner-1", "p2"), ExpiresAt: soon}))
 	require.InDelta(t, float64(48*time.Hour), float64(ttl()), float64(time.Minute))
 	members, err := store.Memberships(ctx, draft)
 	require.NoError(t, err)

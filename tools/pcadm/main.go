@@ -5,8 +5,8 @@
 //	pcadm mint --tenant acme --env sandbox --role claimant_agent --partner acme-platform [--agent agent-7] [--label "CI"]
 //	pcadm list [--tenant acme]
 //	pcadm revoke cred_…
-//	pcadm grant --resource draft:dr_1 --side claimant (--credential cred_… | --principal org-acme)
-//	pcadm ungrant --resource draft:dr_1 (--credential cred_… | --principal org-acme)
+//	pcadm grant --resource draft:dr_1 --side claimant (--credential cred_… | --partner acme-platform --principal agent-7)
+//	pcadm ungrant --resource draft:dr_1 (--credential cred_… | --partner acme-platform --principal agent-7)
 //	pcadm members --resource draft:dr_1
 //	pcadm compat policy|extend|brownout|contact|notices|audit …
 //
@@ -135,7 +135,8 @@ func membership(ctx context.Context, store *auth.Store, cmd string, args []strin
 	resource := fs.String("resource", "", "draft:<id> or case:<id> (required)")
 	side := fs.String("side", "", "claimant or respondent (grant)")
 	credential := fs.String("credential", "", "credential public id")
-	principal := fs.String("principal", "", "agent identity: the immutable agent id of the credentials the membership admits")
+	principal := fs.String("principal", "", "agent identity: the immutable agent id of the credentials the membership admits (with --partner)")
+	partner := fs.String("partner", "", "the partner whose agent --principal names: an agent id is an identity within one partner")
 	keep := fs.Duration("keep", 30*24*time.Hour, "grant: how long the resource lives; its memberships expire with it")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -156,12 +157,12 @@ func membership(ctx context.Context, store *auth.Store, cmd string, args []strin
 	}
 	var subject auth.Subject
 	switch {
-	case *credential != "" && *principal == "":
+	case *credential != "" && *principal == "" && *partner == "":
 		subject = auth.CredentialSubject(*credential)
-	case *principal != "" && *credential == "":
-		subject = auth.PrincipalSubject(*principal)
+	case *principal != "" && *partner != "" && *credential == "":
+		subject = auth.PrincipalSubject(*partner, *principal)
 	default:
-		return errors.New("name exactly one of --credential and --principal")
+		return errors.New("name either --credential, or --partner and --principal")
 	}
 	if cmd == "ungrant" {
 		if err := store.RevokeMembership(ctx, *resource, subject); err != nil {

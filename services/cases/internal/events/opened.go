@@ -88,6 +88,9 @@ type openedParticipant struct {
 	// the opening; without it a respondent takes part when its
 	// confirmation is confirmed.
 	Joined *bool `json:"joined"`
+	// Hosted says no partner acts for the participant until it joins;
+	// its partnerId then only names who delivers its invitation.
+	Hosted bool `json:"hosted"`
 }
 
 type openedRecipients struct {
@@ -175,6 +178,14 @@ func (e CaseOpened) Opening() (procedure.Opening, error) {
 			joined = *p.Joined
 		}
 		part := procedure.Participant{ID: p.ParticipantID, Side: side, PartnerID: p.PartnerID, PrincipalID: p.PrincipalID, AgentID: p.AgentID}
+		switch {
+		case p.Hosted && side == procedure.Respondent && !joined && p.AgentID == "":
+			part.PartnerID = "" // nobody acts for it until its join binds it
+		case part.PartnerID == "":
+			// An earlier shape named no partner for a participant that
+			// acts through the filing partner.
+			part.PartnerID = e.PartnerID
+		}
 		if joined {
 			part.JoinedAt = in.OpenedAt // Open pins it to the opening instant
 		}

@@ -27,13 +27,16 @@ var capabilitySides = map[string]procedure.Side{
 	"claimant_party":                     procedure.Claimant,
 }
 
-// authority says how a credential may act for a side.
+// authority says how a credential may act for a participant.
 type authority struct {
 	// capability is the purpose of the case capability that proved it, ""
-	// when a role or a membership did.
+	// when the partner, an agent identity or a membership did.
 	capability string
 	// capabilityHash is the SHA-256 of the capability presented.
 	capabilityHash string
+	// bind is the partner a join binds an unbound (hosted) respondent to:
+	// the partner of the agent that joins with the invitation.
+	bind string
 }
 
 func resource(caseID string) string { return "case:" + caseID }
@@ -73,8 +76,8 @@ func (h *handlers) load(c *gin.Context, caseID string) (auth.Credential, store.L
 }
 
 // visible: same tenant and environment, and then a platform orchestrator
-// whose partner acts for a participant (or filed the case), or an agent
-// with authority over the side of its role.
+// whose partner filed the case or acts for a participant, or an agent that
+// may act for a participant of its role's side.
 func (h *handlers) visible(ctx context.Context, cred auth.Credential, cs procedure.Case, capToken string) (bool, error) {
 	if cred.Tenant != cs.Tenant || string(cred.Environment) != cs.Environment {
 		return false, nil
@@ -90,60 +93,123 @@ func (h *handlers) visible(ctx context.Context, cred auth.Credential, cs procedu
 		}
 		return false, nil
 	}
-	side := procedure.Claimant
-	if cred.Role == auth.RoleRespondentAgent {
-		side = procedure.Respondent
+	st, err := h.standing(ctx, cred, cs, capToken)
+	if err != nil {
+		return false, err
 	}
-	_, err := h.authorizeSide(ctx, cred, cs, side, capToken)
-	if errors.Is(err, auth.ErrForbidden) {
-		return false, nil
-	}
-	return err == nil, err
+	return st.actsForSide(cs, procedure.Side(roleSide(cred.Role))), nil
 }
 
-// authorizeSide decides whether cred may act for side of cs:
-//   - a platform orchestrator when its partner acts for a participant of
-//     that side (a participant named no partner acts through the filing
-//     partner);
-//   - an agent of the side's role that is the immutable agent of a
-//     participant of that side, through that participant's partner (filings
-//     checked that identity when the participant confirmed the draft);
-//   - an agent of the side's role with an active membership of the side
-//     of "case:<id>" bound to its credential or agent identity, or with the
-//     case's current capability of that side in X-PC-Case-Capability (a
-//     rotated invitation no longer counts).
-//
-// A side named in a request is never proof of authority.
-func (h *handlers) authorizeSide(ctx context.Context, cred auth.Credential, cs procedure.Case, side procedure.Side, capToken string) (authority, error) {
-	if cred.Role == auth.RolePlatformOrchestrator {
-		for _, p := range cs.Participants {
-			if p.Side == side && p.PartnerID == cred.PartnerID {
-				return authority{}, nil
+// roleSide is the side an agent role acts for.
+func roleSide(r auth.Role) auth.Side {
+	if r == auth.RoleRespondentAgent {
+		return auth.Respondent
+	}
+	return auth.Claimant
+}
+
+// standing is what the server knows of a credential's relation to one
+// case, read once per request: the sides of case:<id> its memberships
+// admit it to, the current case capability it presents, and whether its
+// partner acts for the claimant side. Nothing a request says is part of
+// it but the capability, which is checked against the case's hashes.
+type standing struct {
+	cred    auth.Credential
+	members map[procedure.Side]bool
+	// capability, capabilityHash and capabilitySide describe the case's
+	// current capability presented in X-PC-Case-Capability, if any (a
+	// rotated invitation no longer counts).
+	capability     string
+	capabilityHash string
+	capabilitySide procedure.Side
+	// claimantPartner says cred's partner acts for a claimant participant:
+	// such a credential never acts for a hosted respondent.
+	claimantPartner bool
+}
+
+func (h *handlers) standing(ctx context.Context, cred auth.Credential, cs procedure.Case, capToken string) (standing, error) {
+	st := standing{cred: cred, members: map[procedure.Side]bool{}}
+	if cred.Role != auth.RolePlatformOrchestrator {
+		members, err := h.credentials.Memberships(ctx, resource(cs.ID))
+		if err != nil {
+			return st, err
+		}
+		for _, m := range members {
+			if m.Subject.Admits(cred) {
+				st.members[procedure.Side(m.Side)] = true
 			}
 		}
-		return authority{}, fmt.Errorf("partner %s acts for no %s participant of case %s: %w", cred.PartnerID, side, cs.ID, auth.ErrForbidden)
-	}
-	if cred.Role == auth.SideRole(auth.Side(side)) && cred.AgentID != "" {
-		for _, p := range cs.Participants {
-			if p.Side == side && p.AgentID == cred.AgentID && p.PartnerID == cred.PartnerID {
-				return authority{}, nil
-			}
-		}
-	}
-	err := h.credentials.AuthorizeSide(ctx, cred, resource(cs.ID), auth.Side(side), "")
-	if err == nil || !errors.Is(err, auth.ErrForbidden) || cred.Role != auth.SideRole(auth.Side(side)) {
-		return authority{}, err
 	}
 	if capToken != "" {
 		hash := auth.HashToken(capToken)
-		for purpose, s := range capabilitySides {
-			if s == side && cs.Capabilities[purpose] == hash {
-				return authority{capability: purpose, capabilityHash: hash}, nil
+		for purpose, side := range capabilitySides {
+			if cs.Capabilities[purpose] == hash {
+				st.capability, st.capabilityHash, st.capabilitySide = purpose, hash, side
 			}
 		}
-		return authority{}, fmt.Errorf("the case capability is not a current %s capability of case %s: %w", side, cs.ID, auth.ErrForbidden)
 	}
-	return authority{}, err
+	for _, p := range cs.Participants {
+		if p.Side == procedure.Claimant && p.PartnerID == cred.PartnerID {
+			st.claimantPartner = true
+		}
+	}
+	return st, nil
+}
+
+// actsFor decides whether the credential may act for participant p. A
+// side's acts come only from that side's own authority
+// (docs/security.md, "Sides"):
+//   - a participant bound to a partner is acted for only by credentials of
+//     that partner: its orchestrator; the participant's immutable agent
+//     when it names one (no other agent); otherwise an agent of the side's
+//     role with a membership of the side of case:<id> (its credential, or
+//     its partner's agent identity), or presenting the case's current
+//     capability of the side. Another partner's credentials never act for
+//     it, with or without a capability;
+//   - a hosted respondent that joined on the hosted page is acted for by
+//     that page's session only, never by a credential;
+//   - a hosted respondent that has not joined (unbound) is acted for only
+//     by a respondent agent presenting the current invitation whose
+//     partner acts for no claimant participant: the claimant's partner
+//     delivers the invitation and can never use it. Its join binds the
+//     participant to the agent's partner.
+func (st standing) actsFor(p procedure.Participant) (authority, bool) {
+	cred := st.cred
+	capability := authority{capability: st.capability, capabilityHash: st.capabilityHash}
+	switch {
+	case p.Hosted:
+		return authority{}, false
+	case p.Unbound():
+		if cred.Role == auth.RoleRespondentAgent && !st.claimantPartner && st.capabilitySide == p.Side {
+			capability.bind = cred.PartnerID
+			return capability, true
+		}
+		return authority{}, false
+	case p.PartnerID != cred.PartnerID:
+		return authority{}, false
+	case cred.Role == auth.RolePlatformOrchestrator:
+		return authority{}, true
+	case roleSide(cred.Role) != auth.Side(p.Side):
+		return authority{}, false
+	case p.AgentID != "":
+		return authority{}, p.AgentID == cred.AgentID
+	case st.members[p.Side]:
+		return authority{}, true
+	case st.capabilitySide == p.Side:
+		return capability, true
+	}
+	return authority{}, false
+}
+
+// actsForSide reports whether the credential may act for some participant
+// of side.
+func (st standing) actsForSide(cs procedure.Case, side procedure.Side) bool {
+	for _, p := range cs.Participants {
+		if _, ok := st.actsFor(p); ok && p.Side == side {
+			return true
+		}
+	}
+	return false
 }
 
 // anySide asks actor to find the side from the credential, for acts either
@@ -154,11 +220,8 @@ const anySide procedure.Side = ""
 // an agent's role says it; an orchestrator's partner must act for
 // participants of one side only, or the body must name the participant.
 func sideOf(cred auth.Credential, cs procedure.Case) (procedure.Side, error) {
-	switch cred.Role {
-	case auth.RoleClaimantAgent:
-		return procedure.Claimant, nil
-	case auth.RoleRespondentAgent:
-		return procedure.Respondent, nil
+	if cred.Role != auth.RolePlatformOrchestrator {
+		return procedure.Side(roleSide(cred.Role)), nil
 	}
 	var sides []procedure.Side
 	for _, p := range cs.Participants {
@@ -177,53 +240,41 @@ func sideOf(cred auth.Credential, cs procedure.Case) (procedure.Side, error) {
 }
 
 // actor resolves who acts: the participant named in the body, or else the
-// one participant of side the caller may act for, and checks the caller's
-// authority over that participant's side. An unknown participant id is
-// left to the procedure (not_a_participant) once the caller has shown
-// authority over side.
+// one participant of side the caller may act for, and the authority by
+// which it does. An unknown participant id is left to the procedure
+// (not_a_participant) once the caller has shown authority over side.
 func (h *handlers) actor(c *gin.Context, cred auth.Credential, cs procedure.Case, side procedure.Side, participantID string) (string, authority, error) {
-	p, named := cs.Participant(participantID)
-	switch {
-	case named:
-		side = p.Side
-	case side == anySide:
-		var err error
+	st, err := h.standing(c.Request.Context(), cred, cs, c.GetHeader(auth.CapabilityHeader))
+	if err != nil {
+		return "", authority{}, err
+	}
+	if p, named := cs.Participant(participantID); named {
+		by, ok := st.actsFor(p)
+		if !ok {
+			return "", authority{}, forbidden("This credential does not act for participant %s of case %s: a participant is acted for only by its own partner's credentials (its agent, a membership of its side, or its side's current capability with them), a hosted respondent by its hosted session or, before it joins, by the agent of another partner than the claimant's that presents its invitation.", p.ID, cs.ID)
+		}
+		return p.ID, by, nil
+	}
+	if side == anySide {
 		if side, err = sideOf(cred, cs); err != nil {
 			return "", authority{}, err
 		}
 	}
-	by, err := h.authorizeSide(c.Request.Context(), cred, cs, side, c.GetHeader(auth.CapabilityHeader))
-	if errors.Is(err, auth.ErrForbidden) {
-		return "", authority{}, forbidden("This credential may not act for the %s side of case %s: a platform orchestrator needs its partner to act for a %s participant; an agent needs a membership of that side or the case's current capability in X-PC-Case-Capability.", side, cs.ID, side)
-	}
-	if err != nil {
-		return "", authority{}, err
-	}
-	// An orchestrator acts for its partner's participants; a participant
-	// bound to an immutable agent is acted for by that agent only.
-	mine := func(p procedure.Participant) bool {
-		if cred.Role == auth.RolePlatformOrchestrator {
-			return p.PartnerID == cred.PartnerID
-		}
-		return p.AgentID == "" || p.AgentID == cred.AgentID
-	}
-	if participantID != "" {
-		if named && !mine(p) {
-			return "", authority{}, forbidden("This credential does not act for participant %s of case %s.", p.ID, cs.ID)
-		}
-		return participantID, by, nil
-	}
 	var ids []string
+	var by authority
 	for _, p := range cs.Participants {
-		if p.Side == side && mine(p) {
+		if a, ok := st.actsFor(p); ok && p.Side == side {
 			ids = append(ids, p.ID)
+			by = a
 		}
 	}
-	switch len(ids) {
-	case 1:
+	switch {
+	case len(ids) == 0:
+		return "", authority{}, forbidden("This credential may not act for the %s side of case %s: a participant is acted for only by its own partner's credentials (its agent, a membership of its side, or its side's current capability with them), a hosted respondent by its hosted session or, before it joins, by the agent of another partner than the claimant's that presents its invitation.", side, cs.ID)
+	case participantID != "":
+		return participantID, authority{}, nil // unknown: the procedure refuses it
+	case len(ids) == 1:
 		return ids[0], by, nil
-	case 0:
-		return "", authority{}, forbidden("This credential acts for no %s participant of case %s.", side, cs.ID)
 	default:
 		return "", authority{}, invalidAct(fmt.Sprintf("participantId is required: this credential acts for %d %s participants of case %s.", len(ids), side, cs.ID))
 	}

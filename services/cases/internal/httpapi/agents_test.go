@@ -21,11 +21,14 @@ func TestAgentsActByIdentityMembershipOrCapability(t *testing.T) {
 
 	bob, _ := authtest.Mint(t, s.credentials, auth.RoleRespondentAgent, authtest.WithPartner(respondentPartner), authtest.WithAgent("agent-bob-7"))
 	eve, _ := authtest.Mint(t, s.credentials, auth.RoleRespondentAgent, authtest.WithPartner(respondentPartner), authtest.WithAgent("agent-eve"))
-	bobElsewhere, _ := authtest.Mint(t, s.credentials, auth.RoleRespondentAgent, authtest.WithPartner("partner-c"), authtest.WithAgent("agent-bob-7"))
 	bobAsClaimant, _ := authtest.Mint(t, s.credentials, auth.RoleClaimantAgent, authtest.WithPartner(respondentPartner), authtest.WithAgent("agent-bob-7"))
+	// An agent id is its partner's: another partner cannot mint under it
+	// (issue 21, item 2), so it never stands in for bob.
+	_, _, err := s.credentials.Mint(context.Background(), auth.MintRequest{Tenant: "tenant-test", Environment: auth.Sandbox,
+		Role: auth.RoleRespondentAgent, PartnerID: "partner-c", AgentID: "agent-bob-7"})
+	require.ErrorIs(t, err, auth.ErrAgentIDTaken)
 	for who, token := range map[string]string{
 		"another agent of the respondent's partner":   eve,
-		"the agent id through another partner":        bobElsewhere,
 		"the agent id with the claimant's agent role": bobAsClaimant,
 	} {
 		s.unchanged(t, func() {
@@ -35,11 +38,12 @@ func TestAgentsActByIdentityMembershipOrCapability(t *testing.T) {
 		})
 	}
 	// The invitation does not let another agent act for a participant
-	// bound to bob.
+	// bound to bob: it may act for no participant, so it does not see the
+	// case.
 	s.unchanged(t, func() {
 		rep := s.do(t, http.MethodPost, "/api/partner-cases/"+c.id+"/respondent", eve, newKey(), nil, auth.CapabilityHeader, c.inviteToken)
-		require.Equal(t, http.StatusForbidden, rep.status, string(rep.body))
-		require.Equal(t, "forbidden", rep.code)
+		require.Equal(t, http.StatusNotFound, rep.status, string(rep.body))
+		require.Equal(t, "case_not_found_or_opening", rep.code)
 	})
 
 	rep := s.do(t, http.MethodPost, "/api/partner-cases/"+c.id+"/respondent", bob, newKey(), nil)

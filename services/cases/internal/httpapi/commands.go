@@ -169,7 +169,7 @@ func (h *handlers) join(c *gin.Context) {
 		_ = c.Error(err)
 		return
 	}
-	act := procedure.Act{Kind: procedure.ActJoin, ParticipantID: pid}
+	act := procedure.Act{Kind: procedure.ActJoin, ParticipantID: pid, BindPartnerID: by.bind}
 	if by.capability == procedure.CapabilityRespondentInvite {
 		act.InvitationHash = by.capabilityHash
 	}
@@ -236,10 +236,13 @@ func (h *handlers) recheck(side procedure.Side) func(*gin.Context) error {
 		if err != nil || side == anySide {
 			return err
 		}
-		_, err = h.authorizeSide(c.Request.Context(), cred, l.Case, side, c.GetHeader(auth.CapabilityHeader))
-		if errors.Is(err, auth.ErrForbidden) {
+		st, err := h.standing(c.Request.Context(), cred, l.Case, c.GetHeader(auth.CapabilityHeader))
+		if err != nil {
+			return err
+		}
+		if !st.actsForSide(l.Case, side) {
 			return forbidden("This credential may no longer act for the %s side of case %s.", side, l.Case.ID)
 		}
-		return err
+		return nil
 	}
 }

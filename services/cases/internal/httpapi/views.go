@@ -54,11 +54,15 @@ type stageView struct {
 type participantView struct {
 	ParticipantID string `json:"participantId"`
 	Side          string `json:"side"`
-	PartnerID     string `json:"partnerId"`
-	PrincipalID   string `json:"principalId"`
-	AgentID       string `json:"agentId,omitempty"`
-	Joined        bool   `json:"joined"`
-	JoinedAt      string `json:"joinedAt,omitempty"`
+	// PartnerID is null while no partner acts for the participant: a
+	// hosted respondent before it joins, or one that joined on the hosted
+	// page (Hosted).
+	PartnerID   *string `json:"partnerId"`
+	Hosted      bool    `json:"hosted,omitempty"`
+	PrincipalID string  `json:"principalId"`
+	AgentID     string  `json:"agentId,omitempty"`
+	Joined      bool    `json:"joined"`
+	JoinedAt    string  `json:"joinedAt,omitempty"`
 }
 
 type answerView struct {
@@ -97,10 +101,14 @@ func ts(t time.Time) string {
 func toParticipantViews(cs procedure.Case) []participantView {
 	out := make([]participantView, 0, len(cs.Participants))
 	for _, p := range cs.Participants {
-		out = append(out, participantView{
-			ParticipantID: p.ID, Side: string(p.Side), PartnerID: p.PartnerID, PrincipalID: p.PrincipalID, AgentID: p.AgentID,
+		v := participantView{
+			ParticipantID: p.ID, Side: string(p.Side), Hosted: p.Hosted, PrincipalID: p.PrincipalID, AgentID: p.AgentID,
 			Joined: p.Joined(), JoinedAt: ts(p.JoinedAt),
-		})
+		}
+		if p.PartnerID != "" {
+			v.PartnerID = &p.PartnerID
+		}
+		out = append(out, v)
 	}
 	return out
 }

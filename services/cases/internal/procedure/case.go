@@ -117,9 +117,18 @@ type Partner struct {
 
 // Participant is one participant of the case.
 type Participant struct {
-	ID          string
-	Side        Side
-	PartnerID   string // the partner it acts through (the filing partner when the draft named none)
+	ID   string
+	Side Side
+	// PartnerID is the partner whose credentials act for the participant.
+	// It is empty for a hosted respondent (one that named no partner or
+	// agent and did not confirm the draft): no partner acts for it until it
+	// joins, and joining binds it, to the partner whose agent joined with
+	// the invitation (PartnerID) or to the person signed in on the hosted
+	// page (Hosted).
+	PartnerID string
+	// Hosted says the participant joined on the hosted page: only that
+	// page's session acts for it, never a credential or a capability.
+	Hosted      bool
 	PrincipalID string
 	AgentID     string // immutable agent id, if any
 	// JoinedAt is when the participant took part: the opening instant for
@@ -130,6 +139,10 @@ type Participant struct {
 
 // Joined reports whether the participant takes part in the case.
 func (p Participant) Joined() bool { return !p.JoinedAt.IsZero() }
+
+// Unbound reports whether nobody acts for the participant yet: a hosted
+// respondent that has not joined. Its join binds it.
+func (p Participant) Unbound() bool { return p.PartnerID == "" && !p.Hosted }
 
 // Stage is where the procedure stands while the case is open.
 type Stage struct {
@@ -338,6 +351,14 @@ func (c Case) Validate() error {
 			return bad("participant %q is invalid or repeated", p.ID)
 		}
 		seen[p.ID] = true
+		switch {
+		case p.PartnerID == "" && p.Side != Respondent:
+			return bad("participant %q names no partner: only a hosted respondent may", p.ID)
+		case p.Hosted && (p.PartnerID != "" || !p.Joined()):
+			return bad("participant %q is hosted but names a partner or has not joined", p.ID)
+		case p.Unbound() && p.Joined():
+			return bad("participant %q joined without a partner or the hosted page", p.ID)
+		}
 	}
 	if !slices.ContainsFunc(c.Participants, func(p Participant) bool { return p.Side == Claimant && p.Joined() }) {
 		return bad("no joined claimant")

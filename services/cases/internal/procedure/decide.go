@@ -37,6 +37,8 @@ type Opening struct {
 	FeeStatus   string
 	// Participants have JoinedAt set for those that take part from the
 	// opening: every claimant, and each respondent that confirmed the draft.
+	// A claimant that names no partner acts through the filing partner; a
+	// respondent that names none is hosted (Participant.Unbound).
 	Participants []Participant
 	// Recipients are the partners of each side. A side without an entry
 	// gets the partners its participants act through.
@@ -70,7 +72,10 @@ func Open(in Opening) (Outcome, error) {
 		c.Capabilities[k] = v
 	}
 	for i, p := range c.Participants {
-		if p.PartnerID == "" {
+		if p.PartnerID == "" && p.Side == Claimant {
+			// A claimant acts through a partner: the filing partner
+			// when it names none. A respondent that names none is
+			// hosted: nobody acts for it until it joins.
 			c.Participants[i].PartnerID = in.PartnerID
 		}
 		if p.Joined() {
@@ -84,7 +89,7 @@ func Open(in Opening) (Outcome, error) {
 		}
 		for _, p := range c.Participants {
 			partner := Partner{Tenant: in.Tenant, Environment: in.Environment, PartnerID: p.PartnerID}
-			if p.Side == s && !slices.Contains(c.Recipients[s], partner) {
+			if p.Side == s && p.PartnerID != "" && !slices.Contains(c.Recipients[s], partner) {
 				c.Recipients[s] = append(c.Recipients[s], partner)
 			}
 		}

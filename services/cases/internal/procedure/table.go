@@ -44,6 +44,11 @@ type Act struct {
 	// MessageID names the message posted, or, for mark_messages_read, the
 	// last message the side has read.
 	MessageID string
+	// BindPartnerID: for respondent_joins of an unbound (hosted)
+	// respondent, the partner whose agent joins with the invitation, which
+	// from then on is the only partner that acts for it; "" when the
+	// person signed in on the hosted page joins, who then is the only one.
+	BindPartnerID string
 }
 
 // Next is where an accepted row moves the case.
@@ -139,12 +144,20 @@ var (
 	}
 	doJoin = func(c *Case, a Act, p Participant, now time.Time) {
 		for i := range c.Participants {
-			if c.Participants[i].ID == p.ID {
-				c.Participants[i].JoinedAt = now
+			if c.Participants[i].ID != p.ID {
+				continue
+			}
+			c.Participants[i].JoinedAt = now
+			if p.Unbound() {
+				// The join binds a hosted respondent to whoever joined.
+				c.Participants[i].PartnerID = a.BindPartnerID
+				c.Participants[i].Hosted = a.BindPartnerID == ""
+				p = c.Participants[i]
 			}
 		}
-		if c.Recipients[Respondent] == nil && p.PartnerID != "" {
-			c.Recipients[Respondent] = []Partner{{Tenant: c.Tenant, Environment: c.Environment, PartnerID: p.PartnerID}}
+		partner := Partner{Tenant: c.Tenant, Environment: c.Environment, PartnerID: p.PartnerID}
+		if p.PartnerID != "" && !slices.Contains(c.Recipients[Respondent], partner) {
+			c.Recipients[Respondent] = append(c.Recipients[Respondent], partner)
 		}
 	}
 	doAnswer = func(c *Case, a Act, p Participant, now time.Time) {

@@ -131,7 +131,8 @@ func (s *stack) open(t testing.TB, edits ...func(payload map[string]any)) opened
 			},
 			"participants": []map[string]any{
 				{"participantId": "p-claimant", "side": "claimant", "principalId": "org-acme", "authorizationMode": "partner_credential"},
-				{"participantId": "p-respondent", "side": "respondent", "partnerId": "partner-r", "principalId": "org-beta", "authorizationMode": "partner_credential"},
+				// A hosted respondent: no partner acts for it; the page's join binds it.
+				{"participantId": "p-respondent", "side": "respondent", "partnerId": "partner-test", "hosted": true, "principalId": "org-beta", "authorizationMode": "partner_credential"},
 			},
 		},
 		"draftId": "draft-" + o.id, "draftDigest": strings.Repeat("2", 64),

@@ -342,8 +342,8 @@ func (p *page) act(c *gin.Context, id string, build func(procedure.Case, string)
 
 // actor is the respondent participant the session acts for: the one named
 // by the form, which must be one of actable(c), or the only one. The login
-// token is the respondent side's; a participant bound to an immutable
-// agent is acted for by that agent only, never from this page.
+// token is a hosted respondent's; a participant bound to a partner is
+// acted for by that partner's credentials only, never from this page.
 func (p *page) actor(c procedure.Case, named string) (string, *refusal) {
 	ids := actable(c)
 	switch {
@@ -356,19 +356,21 @@ func (p *page) actor(c procedure.Case, named string) (string, *refusal) {
 		return ids[0], nil
 	case len(ids) == 0:
 		return "", &refusal{Status: http.StatusForbidden, Code: "forbidden", CaseID: c.ID, Back: p.pagePath(c.ID),
-			Title: "Nothing to act for here", Detail: "Every respondent of this case acts through its own agent, not through this page."}
+			Title: "Nothing to act for here", Detail: "Every respondent of this case acts through its own partner or agent, not through this page."}
 	default:
 		return "", &refusal{Status: http.StatusBadRequest, Code: string(procedure.CodeInvalidAct), CaseID: c.ID, Back: p.pagePath(c.ID),
 			Title: "Choose who acts", Detail: "This case has several respondents: choose the participant you act for."}
 	}
 }
 
-// actable lists the respondent participants the page may act for: those
-// not bound to an immutable agent.
+// actable lists the respondent participants the page may act for: hosted
+// respondents, before they join (the page's join binds them to this
+// page's person) or after they joined here. One that a partner acts for,
+// or that joined through a partner's agent, is not the page's.
 func actable(c procedure.Case) []string {
 	var ids []string
 	for _, pt := range c.Participants {
-		if pt.Side == procedure.Respondent && pt.AgentID == "" {
+		if pt.Side == procedure.Respondent && (pt.Unbound() || pt.Hosted) {
 			ids = append(ids, pt.ID)
 		}
 	}

@@ -311,7 +311,9 @@ func TestRefusedFormPostsChangeNothing(t *testing.T) {
 func TestAnAgentBoundRespondentIsNotActedForFromThePage(t *testing.T) {
 	s := newStack(t)
 	o := s.open(t, func(payload map[string]any) {
-		payload["case"].(map[string]any)["participants"].([]map[string]any)[1]["agentId"] = "agent-bob-7"
+		respondent := payload["case"].(map[string]any)["participants"].([]map[string]any)[1]
+		respondent["agentId"], respondent["partnerId"] = "agent-bob-7", "partner-r"
+		delete(respondent, "hosted")
 	})
 	session := s.signIn(t, o)
 	page := s.get(t, "/respond/"+o.id, session)

@@ -90,6 +90,7 @@ type participantRecord struct {
 	PrincipalID string `json:"principalId"`
 	AgentID     string `json:"agentId,omitempty"`
 	JoinedAt    string `json:"joinedAt,omitempty"`
+	Hosted      bool   `json:"hosted,omitempty"`
 }
 
 type partner struct {
@@ -153,7 +154,7 @@ func encodeRecord(c procedure.Case) ([]byte, error) {
 		RecordDeemed: c.RecordDeemed,
 	}
 	for _, p := range c.Participants {
-		r.Participants = append(r.Participants, participantRecord{p.ID, string(p.Side), p.PartnerID, p.PrincipalID, p.AgentID, ts(p.JoinedAt)})
+		r.Participants = append(r.Participants, participantRecord{p.ID, string(p.Side), p.PartnerID, p.PrincipalID, p.AgentID, ts(p.JoinedAt), p.Hosted})
 	}
 	for side, ps := range c.Recipients {
 		list := []partner{}
@@ -221,7 +222,7 @@ func decodeRecord(b []byte) (procedure.Case, error) {
 	}
 	for _, pr := range r.Participants {
 		c.Participants = append(c.Participants, procedure.Participant{ID: pr.ID, Side: procedure.Side(pr.Side), PartnerID: pr.PartnerID,
-			PrincipalID: pr.PrincipalID, AgentID: pr.AgentID, JoinedAt: p.parse(pr.JoinedAt)})
+			Hosted: pr.Hosted, PrincipalID: pr.PrincipalID, AgentID: pr.AgentID, JoinedAt: p.parse(pr.JoinedAt)})
 	}
 	for side, ps := range r.Recipients {
 		list := []procedure.Partner{}

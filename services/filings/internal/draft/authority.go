@@ -69,3 +69,25 @@ func (d Draft) AgentOf(agentID string) (Participant, bool) {
 // EffectivePartner returns the partner participant p acts through: its
 // partnerId, or the preparing partner when it names none.
 func (d Draft) EffectivePartner(p Participant) string { return d.effectivePartner(p) }
+
+// Hosted reports whether p takes part in the opened case through its
+// invitation rather than through a partner: a respondent that names no
+// partner and no agent and whose confirmation the draft does not hold. On
+// the draft the preparing partner acts for it (it names none); on the case
+// nobody's credentials do until it joins, and joining binds it: to the
+// partner whose agent joins with the invitation, or to the person who
+// signs in on the hosted page. The claimant's partner receives its
+// invitation to deliver, by design, and can never act for it.
+func (d Draft) Hosted(p Participant) bool {
+	return p.Side == SideRespondent && p.PartnerID == "" && p.AgentID == "" && !d.Confirmed(p.ID)
+}
+
+// Confirmed reports whether the draft holds participant id's confirmation.
+func (d Draft) Confirmed(id string) bool {
+	for _, c := range d.confirmations {
+		if c.ParticipantID == id {
+			return c.Status == ConfirmationConfirmed
+		}
+	}
+	return false
+}

@@ -106,6 +106,11 @@ type Participant struct {
 	// claimant, and a respondent whose confirmation the draft holds. A
 	// respondent who did not confirm joins later, through its invitation.
 	Joined bool `json:"joined"`
+	// Hosted says no partner acts for the participant (draft.Hosted): a
+	// respondent that named no partner or agent and did not confirm.
+	// PartnerID is then the partner that delivers its invitation, which
+	// never acts for it; joining binds it.
+	Hosted bool `json:"hosted,omitempty"`
 }
 
 // Partner names one partner to notify.
@@ -183,7 +188,7 @@ func NewCaseOpened(d draft.Draft, c draft.ConfirmedCase, capabilityHashes map[st
 		e.Participants = append(e.Participants, Participant{
 			ParticipantID: p.ID, Side: string(p.Side), PartnerID: partner, PrincipalID: p.PrincipalID,
 			PrincipalKind: string(p.PrincipalKind), AgentID: p.AgentID, AuthorizationMode: string(p.AuthorizationMode),
-			Initiator: p.Initiator, Joined: p.Side == draft.SideClaimant || confirmed[p.ID],
+			Initiator: p.Initiator, Joined: p.Side == draft.SideClaimant || confirmed[p.ID], Hosted: d.Hosted(p),
 		})
 		if seen[string(p.Side)+"/"+partner] {
 			continue

@@ -173,8 +173,9 @@ type PaidFee struct {
 // paid on the draft, which opens a ready_to_open draft. A fee another
 // payment holds is refused before the new payment is even verified, so
 // nothing of it is claimed. access runs again on the draft before the fee
-// is applied.
-func (s *Service) PayFee(ctx context.Context, fee PayableFee, payment x402.PaymentPayload, offer x402.PaymentRequirements, access func(draft.Draft) error) (PaidFee, error) {
+// is applied; payer is the partner whose credential pays, shown the
+// secrets of its sides when the payment opens the case.
+func (s *Service) PayFee(ctx context.Context, fee PayableFee, payment x402.PaymentPayload, offer x402.PaymentRequirements, access func(draft.Draft) error, payer string) (PaidFee, error) {
 	d := fee.Draft
 	paymentID := journal.ID(offer, payment)
 	if err := s.feeOpenTo(ctx, d, paymentID); err != nil {
@@ -193,7 +194,7 @@ func (s *Service) PayFee(ctx context.Context, fee PayableFee, payment x402.Payme
 		return PaidFee{}, err
 	}
 	paid := PaidFee{Settlement: out.Settlement}
-	paid.Applied, err = s.Apply(ctx, d.ID(), access, func(d draft.Draft) (draft.Outcome, error) { return d.WithFeePaid(s.now()) }, true)
+	paid.Applied, err = s.Apply(ctx, d.ID(), access, func(d draft.Draft) (draft.Outcome, error) { return d.WithFeePaid(s.now()) }, payer)
 	if errors.Is(err, draft.ErrFeeAlreadyPaid) {
 		// This payment paid the fee before: answer the draft as it stands.
 		if paid.Applied.Draft, err = s.Load(ctx, d.ID(), access); err != nil {

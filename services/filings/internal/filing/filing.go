@@ -91,9 +91,10 @@ func (s *Service) Now() time.Time { return s.now() }
 type Act func(draft.Draft) (draft.Outcome, error)
 
 // Secrets are the initial capabilities of an opened case, shown once to
-// the caller whose act opened it and stored only as SHA-256 hashes.
+// the caller whose act opened it and stored only as SHA-256 hashes. Each
+// is empty unless the opener acts for its side (Service.open).
 type Secrets struct {
-	ClaimantPartyToken    string // empty without a claimant acceptance identity
+	ClaimantPartyToken    string
 	RespondentInviteToken string
 	RespondentLoginToken  string
 }
@@ -118,9 +119,10 @@ type Applied struct {
 // again, so concurrent acts on one draft serialize without locks. access
 // runs on every state read before act, to refuse a caller who may not act
 // on this draft (draft.ErrDraftNotFound hides its existence). When act
-// completes the draft, the same save opens the case; attended says a
-// caller is waiting to be shown the case's secrets, so they are minted.
-func (s *Service) Apply(ctx context.Context, id string, access func(draft.Draft) error, act Act, attended bool) (Applied, error) {
+// completes the draft, the same save opens the case; opener is the partner
+// of the caller waiting to be shown the case's secrets ("" for none), and
+// only the secrets of the sides it acts for are minted (open).
+func (s *Service) Apply(ctx context.Context, id string, access func(draft.Draft) error, act Act, opener string) (Applied, error) {
 	for range maxAttempts {
 		stored, err := s.drafts.Load(ctx, id)
 		if errors.Is(err, store.ErrNotFound) {
@@ -148,7 +150,7 @@ func (s *Service) Apply(ctx context.Context, id string, access func(draft.Draft)
 			}
 			return Applied{Draft: outcome.Draft}, nil
 		}
-		opened, hashes := s.open(outcome.Draft, attended)
+		opened, hashes := s.open(outcome.Draft, opener)
 		event, err := events.NewCaseOpened(outcome.Draft, opened.Case, hashes).OutboxEvent()
 		if err != nil {
 			return Applied{}, err
@@ -166,27 +168,54 @@ func (s *Service) Apply(ctx context.Context, id string, access func(draft.Draft)
 	return Applied{}, ErrBusy
 }
 
-// open builds the case d opens and, when attended, fresh secrets with
-// their hashes by purpose.
-func (s *Service) open(d draft.Draft, attended bool) (Opened, map[string]string) {
+// open builds the case d opens and the secrets shown once to opener, the
+// partner whose act opened it ("" when nobody waits for them, as for the
+// fee reconciler's opening), with their hashes by purpose. Each secret
+// proves a side, and opener is shown only secrets of a side it acts for
+// (docs/security.md, "Sides"):
+//   - the claimant party token (with a claimant acceptance identity) to a
+//     partner of the claimant side;
+//   - the respondent invitation and the hosted login when a respondent is
+//     hosted (draft.Hosted): to a partner of the claimant side, which
+//     delivers them to the person by design and can never use them itself;
+//   - the respondent invitation alone when a respondent that has not
+//     joined acts through opener itself.
+//
+// So a partner never receives a secret of a side another partner acts for.
+func (s *Service) open(d draft.Draft, opener string) (Opened, map[string]string) {
 	opened := Opened{Case: draft.Opened(d, s.now().UTC().Truncate(time.Millisecond))}
 	hashes := map[string]string{}
-	if !attended {
+	if opener == "" {
 		return opened, hashes
 	}
-	secrets := &Secrets{
-		RespondentInviteToken: auth.NewToken("pc_inv_"),
-		RespondentLoginToken:  auth.NewToken("pc_login_"),
-	}
-	if d.ClaimantAcceptanceIdentity() != "" {
+	secrets := &Secrets{}
+	forClaimant := d.ActsFor(opener, draft.SideClaimant)
+	if forClaimant && d.ClaimantAcceptanceIdentity() != "" {
 		// Without a claimant acceptance identity there is no claimant
 		// packet or link: partner consent stands in for it.
 		secrets.ClaimantPartyToken = auth.NewToken("pc_party_")
 		hashes[PurposeClaimantParty] = auth.HashToken(secrets.ClaimantPartyToken)
 	}
-	hashes[PurposeRespondentInvite] = auth.HashToken(secrets.RespondentInviteToken)
-	hashes[PurposeRespondentLogin] = auth.HashToken(secrets.RespondentLoginToken)
-	opened.Secrets = secrets
+	var hosted, ownRespondent bool
+	for _, p := range d.Participants() {
+		switch {
+		case d.Hosted(p):
+			hosted = true
+		case p.Side == draft.SideRespondent && !d.Confirmed(p.ID) && d.EffectivePartner(p) == opener:
+			ownRespondent = true
+		}
+	}
+	if (hosted && forClaimant) || ownRespondent {
+		secrets.RespondentInviteToken = auth.NewToken("pc_inv_")
+		hashes[PurposeRespondentInvite] = auth.HashToken(secrets.RespondentInviteToken)
+	}
+	if hosted && forClaimant {
+		secrets.RespondentLoginToken = auth.NewToken("pc_login_")
+		hashes[PurposeRespondentLogin] = auth.HashToken(secrets.RespondentLoginToken)
+	}
+	if *secrets != (Secrets{}) {
+		opened.Secrets = secrets
+	}
 	return opened, hashes
 }
 

@@ -44,7 +44,7 @@ func (r *FeeReconciler) Once(ctx context.Context) (int, error) {
 // fulfil marks the fee of a settled payment paid on its draft (the
 // payment's Ref).
 func (r *FeeReconciler) fulfil(ctx context.Context, p journal.Record) error {
-	_, err := r.filings.Apply(ctx, p.Ref, nil, func(d draft.Draft) (draft.Outcome, error) { return d.WithFeePaid(r.filings.Now()) }, false)
+	_, err := r.filings.Apply(ctx, p.Ref, nil, func(d draft.Draft) (draft.Outcome, error) { return d.WithFeePaid(r.filings.Now()) }, "")
 	if err != nil && !errors.Is(err, draft.ErrFeeAlreadyPaid) {
 		return fmt.Errorf("applying the fee paid by %s to draft %s: %w", p.ID, p.Ref, err)
 	}

@@ -57,7 +57,7 @@ func TestConsentNeedsAuthorityOverTheParticipant(t *testing.T) {
 
 	rep = s.do(t, http.MethodPost, "/api/authorizations/consents", s.partnerB, newKey(), consent)
 	require.Equal(t, http.StatusCreated, rep.status, "the respondent's partner records its consent: %s", rep.body)
-	require.Contains(t, string(rep.body), "respondentInviteToken")
+	require.Contains(t, string(rep.body), `"showOnce":{}`, "no secret of a side another partner acts for (issue 21, item 1)")
 }
 
 // Within a tenant, a partner acts only on drafts in which it acts for a
@@ -186,7 +186,7 @@ func TestPrincipalMembershipBindsAnAgentIdentity(t *testing.T) {
 	d := s.prepare(t, crossPartner())
 	stranger, strangerCred := authtest.Mint(t, s.credentials, auth.RoleRespondentAgent, authtest.WithPartner(partnerB))
 	// A membership of the principal string, as an earlier grant stored it.
-	require.NoError(t, s.credentials.Grant(context.Background(), auth.Membership{Resource: "draft:" + d.DraftID, Side: auth.Respondent, Subject: auth.PrincipalSubject("org-beta"), ExpiresAt: time.Now().Add(time.Hour)}))
+	require.NoError(t, s.credentials.Grant(context.Background(), auth.Membership{Resource: "draft:" + d.DraftID, Side: auth.Respondent, Subject: auth.PrincipalSubject(partnerB, "org-beta"), ExpiresAt: time.Now().Add(time.Hour)}))
 	s.unchanged(t, func() {
 		rep := s.do(t, http.MethodPost, "/api/v2/case-drafts/"+d.DraftID+"/confirmations", stranger, newKey(), confirmation(d, "p-respondent", strangerCred.PublicID, "org-beta"))
 		require.Equal(t, http.StatusForbidden, rep.status, "writing the principal into the body is no authority: %s", rep.body)

@@ -143,7 +143,7 @@ func (h *handlers) grantAuthority(c *gin.Context) {
 			_ = c.Error(problem.Newf(InvalidGrant, "principalId must be the immutable agentId of a %s participant of this partner; a principal string is never an identity.", b.Side))
 			return
 		}
-		m.Subject = auth.PrincipalSubject(p.AgentID)
+		m.Subject = auth.PrincipalSubject(cred.PartnerID, p.AgentID)
 	default:
 		_ = c.Error(problem.New(InvalidGrant, "Name exactly one of credentialId and principalId."))
 		return
@@ -195,7 +195,7 @@ func (h *handlers) revokeAuthority(c *gin.Context) {
 	case credentialID != "" && principalID == "":
 		subject = auth.CredentialSubject(credentialID)
 	case principalID != "" && credentialID == "":
-		subject = auth.PrincipalSubject(principalID)
+		subject = auth.PrincipalSubject(cred.PartnerID, principalID)
 	default:
 		_ = c.Error(problem.New(InvalidGrant, "Name exactly one of credentialId and principalId."))
 		return
@@ -258,8 +258,8 @@ func toGrantView(m auth.Membership) grantView {
 	v := grantView{Resource: m.Resource, Side: string(m.Side)}
 	if id, ok := strings.CutPrefix(string(m.Subject), "credential:"); ok {
 		v.CredentialID = id
-	} else {
-		v.PrincipalID = strings.TrimPrefix(string(m.Subject), "principal:")
+	} else if _, agentID, ok := m.Subject.Principal(); ok {
+		v.PrincipalID = agentID
 	}
 	return v
 }

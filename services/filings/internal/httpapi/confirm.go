@@ -46,7 +46,7 @@ func (h *handlers) apply(c *gin.Context, id string, cred auth.Credential, route 
 	// A 201 carries showOnce secrets, and every answer is the result of a
 	// mutation: no cache, shared or private, may keep it.
 	c.Header("Cache-Control", "no-store")
-	applied, err := h.filings.Apply(c.Request.Context(), id, h.access(cred), act, true)
+	applied, err := h.filings.Apply(c.Request.Context(), id, h.access(cred), act, cred.PartnerID)
 	if err != nil {
 		_ = c.Error(err)
 		return
@@ -86,14 +86,17 @@ func toShowOnce(o *filing.Opened) showOnce {
 	if o.Secrets == nil {
 		return showOnce{}
 	}
-	return showOnce{
+	s := showOnce{
 		ClaimantPartyToken:    o.Secrets.ClaimantPartyToken,
 		RespondentInviteToken: o.Secrets.RespondentInviteToken,
+	}
+	if o.Secrets.RespondentLoginToken != "" {
 		// The token rides in the fragment, which browsers never send to a
 		// server, so no access log, proxy or Referer header carries it; the
 		// hosted page reads it and exchanges it with a POST.
-		RespondentLoginPath: "/respond/" + o.Case.CaseID + "#login=" + o.Secrets.RespondentLoginToken,
+		s.RespondentLoginPath = "/respond/" + o.Case.CaseID + "#login=" + o.Secrets.RespondentLoginToken
 	}
+	return s
 }
 
 func withShowOnce(v caseView, s showOnce) caseView {

@@ -131,7 +131,7 @@ func (h *handlers) payFee(c *gin.Context) {
 		h.challenge(c, fee.ID(), fee.Offers, mismatchReason(fee.Offers, payment.Accepted), nil)
 		return
 	}
-	paid, err := h.filings.PayFee(c.Request.Context(), fee, payment, offer, h.access(cred))
+	paid, err := h.filings.PayFee(c.Request.Context(), fee, payment, offer, h.access(cred), cred.PartnerID)
 	var refused *journal.Refusal
 	if errors.As(err, &refused) {
 		h.challenge(c, fee.ID(), fee.Offers, refused.Reason, refused.Settlement)
