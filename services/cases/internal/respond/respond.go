@@ -149,8 +149,8 @@ func caseIDOrEmpty(id string) string {
 func (p *page) pagePath(caseID string) string { return p.prefix + "/respond/" + caseID }
 
 // show renders the case for a session of it, and otherwise the sign-in
-// page, which holds nothing of the case: its module exchanges the login
-// token of the fragment, if there is one.
+// page, which holds nothing of the case: its module posts the login token
+// of the fragment, if there is one, to the preview.
 func (p *page) show(c *gin.Context) {
 	id := c.Param("caseId")
 	if !procedure.ValidCaseID(id) {

@@ -239,8 +239,8 @@ func (cs *Console) session(c *gin.Context) (*session, bool, error) {
 	return &session{Session: s, bearer: bearer}, true, nil
 }
 
-// home is where a link leads: the sign-in page, whose module exchanges the
-// fragment's token, or, signed in already, the deliveries.
+// home is where a link leads: the sign-in page, whose module posts the
+// fragment's token to the preview, or, signed in already, the deliveries.
 func (cs *Console) home(c *gin.Context) {
 	_, ok, err := cs.session(c)
 	if err != nil {
@@ -249,7 +249,8 @@ func (cs *Console) home(c *gin.Context) {
 	}
 	if ok {
 		// The fragment survives the redirect: a new link opened in a
-		// signed-in browser is still exchanged (and refused when spent).
+		// signed-in browser is still previewed (refused when spent, and
+		// otherwise shown beside the session this browser holds).
 		c.Redirect(http.StatusSeeOther, cs.path("/deliveries"))
 		return
 	}
