@@ -10,6 +10,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pcourt/pcourt/libs/redistest"
 )
 
 // chromium finds a Chromium to drive, or skips the test saying how to get
@@ -26,10 +28,12 @@ func chromium(t *testing.T) string {
 }
 
 // A person opens the link filings showed once, in headless Chromium: the
-// page exchanges the fragment's token, shows the case, joins, files the
-// answer and sees it on the docket. Opened again, in the same browser or
-// in another, the link is refused as used. The token never reaches a
-// request line or a header: only the exchange's form body.
+// page shows which case and respondent the link signs in as and signs in
+// nothing until the person clicks "Sign in as …"; then the case page says
+// who is signed in, the person joins, files the answer and sees it on the
+// docket. Opened again, in the same browser or in another, the link is
+// refused as used. The token never reaches a request line or a header:
+// only the preview's and the exchange's form bodies.
 func TestARespondentAnswersInChromium(t *testing.T) {
 	bin := chromium(t)
 	s := newStack(t)
@@ -49,21 +53,62 @@ func TestARespondentAnswersInChromium(t *testing.T) {
 	browser, cancelBrowser := chromedp.NewContext(alloc)
 	t.Cleanup(cancelBrowser)
 
-	// Open the link: the module posts the token and the browser lands on
-	// the case page, the fragment gone from the address bar.
+	// Open the link: the module posts the token to the preview, and the
+	// page says what the link signs in as. Nothing is spent and no session
+	// exists: the link could be anyone's, sent to this person.
 	require.NoError(t, chromedp.Do(browser,
 		chromedp.Navigate(link),
-		chromedp.WaitVisible(`main[data-page="case"]`),
+		chromedp.WaitVisible(`main[data-page="confirm"]`),
 	))
 	location, err := chromedp.Run(browser, chromedp.Location())
+	require.NoError(t, err)
+	require.NotContains(t, location, o.login)
+	for sel, want := range map[string]string{
+		`#confirm-case`:     o.id,
+		`#confirm-external`: "ext-" + o.id,
+		`#confirm-as`:       "respondent org-beta (participant p-respondent)",
+		`#signin button`:    "Sign in as respondent org-beta (participant p-respondent) on case " + o.id,
+	} {
+		got, err := chromedp.Run(browser, chromedp.Text(sel))
+		require.NoError(t, err)
+		require.Equal(t, want, got, sel)
+	}
+	spent, err := s.cases.LoginSpent(context.Background(), o.id)
+	require.NoError(t, err)
+	require.False(t, spent, "opening the link spent nothing")
+	require.Empty(t, redistest.Keys(t, s.rdb, "pc:cases:*:case:"+o.id+":respond-session:*"), "and made no session")
+	// The browser holds no session either: the case page, in another tab,
+	// is the sign-in page.
+	peek, cancelPeek := chromedp.NewContext(browser)
+	t.Cleanup(cancelPeek)
+	require.NoError(t, chromedp.Do(peek,
+		chromedp.Navigate(s.url+"/respond/"+o.id),
+		chromedp.WaitVisible(`#no-link`),
+	))
+	cancelPeek()
+
+	// The click signs in: the case page, the fragment gone, a cookie no
+	// script reads, and who is signed in above the case.
+	require.NoError(t, chromedp.Do(browser,
+		chromedp.Click(`#signin button`),
+		chromedp.WaitVisible(`main[data-page="case"]`),
+	))
+	location, err = chromedp.Run(browser, chromedp.Location())
 	require.NoError(t, err)
 	require.Equal(t, s.url+"/respond/"+o.id, location)
 	cookies, err := chromedp.Run(browser, chromedp.Evaluate[string](`document.cookie`))
 	require.NoError(t, err)
 	require.Empty(t, cookies, "the session cookie is HttpOnly: no script reads it")
-	status, err := chromedp.Run(browser, chromedp.Text(`#status`))
-	require.NoError(t, err)
-	require.Equal(t, "awaiting_respondent", status)
+	for sel, want := range map[string]string{
+		`#who-case`: o.id,
+		`#who-as`:   "org-beta (participant p-respondent)",
+		`#status`:   "awaiting_respondent",
+	} {
+		got, err := chromedp.Run(browser, chromedp.Text(sel))
+		require.NoError(t, err)
+		require.Equal(t, want, got, sel)
+	}
+	require.NoError(t, chromedp.Do(browser, chromedp.WaitVisible(`#signout button`)))
 
 	// Join, then file the answer.
 	require.NoError(t, chromedp.Do(browser,
@@ -121,5 +166,5 @@ func TestARespondentAnswersInChromium(t *testing.T) {
 			require.Equal(t, "same-origin", r.Header.Get("Sec-Fetch-Site"), "%s", r.URL)
 		}
 	}
-	require.Equal(t, 5, posts, "exchange, join, answer, and two exchanges refused")
+	require.Equal(t, 6, posts, "preview, exchange, join, answer, and two previews refused")
 }

@@ -214,11 +214,17 @@ func (s *stack) get(t testing.TB, path, session string) reply {
 	return s.send(t, req)
 }
 
-// signIn exchanges the case's login token and returns the session
-// cookie's value.
+// confirmed is the form the confirmation page's "Sign in as …" button
+// posts: the token and the button's name and value.
+func confirmed(login string) url.Values {
+	return url.Values{"login": {login}, respond.ConfirmField: {respond.ConfirmValue}}
+}
+
+// signIn exchanges the case's login token, as the confirmation page's
+// button does, and returns the session cookie's value.
 func (s *stack) signIn(t testing.TB, o opened) string {
 	t.Helper()
-	r := s.post(t, "/respond/"+o.id+"/session", "", url.Values{"login": {o.login}}, sameOrigin...)
+	r := s.post(t, "/respond/"+o.id+"/session", "", confirmed(o.login), sameOrigin...)
 	require.Equal(t, http.StatusSeeOther, r.status, r.body)
 	ck := sessionCookie(t, r)
 	require.NotNil(t, ck, "the exchange sets the session cookie")

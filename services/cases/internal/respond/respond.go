@@ -5,9 +5,17 @@
 //
 // The login token rides in the URL fragment, which no request carries. The
 // module reads it, removes it from the address bar and history, and posts
-// it once to POST /respond/{caseId}/session, which spends it (a token works
-// once) and sets a session cookie scoped to the case's path. With the
-// session the page shows the case and lets the respondent join and file the
+// it to POST /respond/{caseId}/session/preview, which spends nothing and
+// answers a confirmation page: the case and the respondent the link signs
+// in as, and a "Sign in as …" button. Only that click posts the token with
+// the confirmation field to POST /respond/{caseId}/session, which spends it
+// (a token works once) and sets a session cookie scoped to the case's path.
+// The page never exchanges a token on load: the origin check stops other
+// sites from posting, but not a person opening someone else's link on this
+// very page, which would sign them into the sender's case.
+//
+// With the session the page shows who is signed in (the case and the
+// respondent) with a sign-out, and lets the respondent join and file the
 // answer through caseflow, the application layer the API uses, so the
 // docket records the same events. Every form post must come from the
 // page's own origin and carry the session's CSRF token; every refusal is an
@@ -91,7 +99,9 @@ func Register(r gin.IRouter, cfg Config, d Deps) error {
 	g := r.Group("/respond", headers, p.limitBody)
 	g.GET("/static/:file", serveStatic)
 	g.GET("/:caseId", p.show)
+	g.POST("/:caseId/session/preview", p.preview)
 	g.POST("/:caseId/session", p.exchange)
+	g.POST("/:caseId/signout", p.signOut)
 	g.POST("/:caseId/join", p.join)
 	g.POST("/:caseId/answer", p.answer)
 	return nil
@@ -139,8 +149,8 @@ func caseIDOrEmpty(id string) string {
 func (p *page) pagePath(caseID string) string { return p.prefix + "/respond/" + caseID }
 
 // show renders the case for a session of it, and otherwise the sign-in
-// page, which holds nothing of the case: its module exchanges the login
-// token of the fragment, if there is one.
+// page, which holds nothing of the case: its module posts the login token
+// of the fragment, if there is one, to the preview.
 func (p *page) show(c *gin.Context) {
 	id := c.Param("caseId")
 	if !procedure.ValidCaseID(id) {
@@ -169,57 +179,66 @@ func (p *page) show(c *gin.Context) {
 	p.render(c, http.StatusOK, "case", v)
 }
 
-// exchange spends the case's one-time login token for a session. Only a
-// same-origin post is heard (a cross-site form could otherwise sign a
-// browser into a case of the attacker's choosing). The token is compared
-// by its SHA-256 in constant time with the case's respondent_login hash;
-// spending it and creating the session are one Redis step.
-func (p *page) exchange(c *gin.Context) {
-	id := c.Param("caseId")
-	if !procedure.ValidCaseID(id) {
-		p.refuse(c, refusalNotFound(id))
+// ConfirmField and ConfirmValue are what the confirmation page's "Sign in
+// as …" button adds to the exchange. The module never sends them (it
+// posts to the preview, and form.submit() sends no button's value), so an
+// exchange carrying them is a person's click on that page.
+const (
+	ConfirmField = "confirm"
+	ConfirmValue = "signin"
+)
+
+// preview answers what a login token would sign in as, spending nothing:
+// the case, its claimant, and the respondent participants the session
+// would act for, with the button that confirms. A token that is wrong,
+// another case's or spent is answered exactly as the exchange answers it.
+// Only reads happen here, so the module may post to it on load.
+func (p *page) preview(c *gin.Context) {
+	id, token, ok := p.loginForm(c)
+	if !ok {
 		return
 	}
-	if !p.sameOrigin(c.Request) {
-		p.refuse(c, refusalCrossOrigin(id))
+	l, ok := p.checkLogin(c, id, token)
+	if !ok {
 		return
 	}
-	if err := c.Request.ParseForm(); err != nil {
-		p.refuse(c, refusalBadForm(id, err))
-		return
-	}
-	token := c.Request.PostForm.Get("login")
-	if token == "" {
-		p.refuse(c, refusal{Status: http.StatusBadRequest, Code: "login_missing", CaseID: id,
-			Title: "No sign-in link", Detail: "Open the link you were sent: it ends in #login= followed by your one-time token."})
-		return
-	}
-	l, err := p.cases.Load(c.Request.Context(), id)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	spent, err := p.cases.LoginSpent(c.Request.Context(), id)
+	if err != nil {
 		p.fail(c, id, err)
 		return
 	}
-	// A case that does not exist and a token of another case read the
-	// same: the answer says nothing about which cases exist.
-	want := ""
-	if err == nil {
-		want = l.Case.Capabilities[CapabilityLogin]
+	if spent {
+		p.refuse(c, p.refusalUsed(c, id))
+		return
 	}
-	if want == "" || subtle.ConstantTimeCompare([]byte(auth.HashToken(token)), []byte(want)) != 1 {
-		p.refuse(c, refusal{Status: http.StatusForbidden, Code: "login_invalid", CaseID: id,
-			Title: "This link is not valid", Detail: "The sign-in link does not belong to this case. Check that you opened the whole link you were sent."})
+	p.render(c, http.StatusOK, "confirm", p.confirmView(l.Case, token))
+}
+
+// exchange spends the case's one-time login token for a session, when the
+// person confirmed it on the preview's page. Only a same-origin post is
+// heard (a cross-site form could otherwise sign a browser into a case of
+// the attacker's choosing), and only with the confirmation field (the page
+// itself would otherwise sign in whoever opens someone else's link). The
+// token is compared by its SHA-256 in constant time with the case's
+// respondent_login hash; spending it and creating the session are one
+// Redis step.
+func (p *page) exchange(c *gin.Context) {
+	id, token, ok := p.loginForm(c)
+	if !ok {
+		return
+	}
+	if c.Request.PostForm.Get(ConfirmField) != ConfirmValue {
+		p.refuse(c, refusal{Status: http.StatusBadRequest, Code: "login_unconfirmed", CaseID: id,
+			Title: "Sign-in not confirmed", Detail: "Signing in needs your click on \"Sign in as …\" after the page has shown which case the link is for. Nothing was used: open the link again."})
+		return
+	}
+	if _, ok := p.checkLogin(c, id, token); !ok {
 		return
 	}
 	sessionID := auth.NewToken("pc_rs_")
-	err = p.cases.SpendLogin(c.Request.Context(), id, auth.HashToken(sessionID), auth.NewToken(""), p.now(), p.cfg.SessionTTL)
+	err := p.cases.SpendLogin(c.Request.Context(), id, auth.HashToken(sessionID), auth.NewToken(""), p.now(), p.cfg.SessionTTL)
 	if errors.Is(err, store.ErrLoginSpent) {
-		r := refusal{Status: http.StatusGone, Code: "login_used", CaseID: id,
-			Title: "This link was used", Detail: "A sign-in link works once, and this one has been used. If that was not you, tell whoever sent you the link."}
-		if _, signedIn, _ := p.session(c, id); signedIn {
-			r.Detail = "A sign-in link works once, and this one has been used. This browser is signed in to the case already."
-			r.Continue = p.pagePath(id)
-		}
-		p.refuse(c, r)
+		p.refuse(c, p.refusalUsed(c, id))
 		return
 	}
 	if err != nil {
@@ -232,6 +251,87 @@ func (p *page) exchange(c *gin.Context) {
 	})
 	p.logger.InfoContext(c.Request.Context(), "respondent signed in on the hosted page", "case_id", id, "request_id", requestid.Get(c))
 	c.Redirect(http.StatusSeeOther, p.pagePath(id))
+}
+
+// loginForm admits a post of a login token (the preview and the exchange):
+// a valid case id, the page's own origin, a readable form with a token. It
+// answers the refusal itself.
+func (p *page) loginForm(c *gin.Context) (id, token string, ok bool) {
+	id = c.Param("caseId")
+	if !procedure.ValidCaseID(id) {
+		p.refuse(c, refusalNotFound(id))
+		return "", "", false
+	}
+	if !p.sameOrigin(c.Request) {
+		p.refuse(c, refusalCrossOrigin(id))
+		return "", "", false
+	}
+	if err := c.Request.ParseForm(); err != nil {
+		p.refuse(c, refusalBadForm(id, err))
+		return "", "", false
+	}
+	token = c.Request.PostForm.Get("login")
+	if token == "" {
+		p.refuse(c, refusal{Status: http.StatusBadRequest, Code: "login_missing", CaseID: id,
+			Title: "No sign-in link", Detail: "Open the link you were sent: it ends in #login= followed by your one-time token."})
+		return "", "", false
+	}
+	return id, token, true
+}
+
+// checkLogin loads the case and compares the token's SHA-256 with its
+// respondent_login hash in constant time. A case that does not exist and
+// a token of another case read the same: the answer says nothing about
+// which cases exist. It answers the refusal itself.
+func (p *page) checkLogin(c *gin.Context, id, token string) (store.Loaded, bool) {
+	l, err := p.cases.Load(c.Request.Context(), id)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		p.fail(c, id, err)
+		return store.Loaded{}, false
+	}
+	want := ""
+	if err == nil {
+		want = l.Case.Capabilities[CapabilityLogin]
+	}
+	if want == "" || subtle.ConstantTimeCompare([]byte(auth.HashToken(token)), []byte(want)) != 1 {
+		p.refuse(c, refusal{Status: http.StatusForbidden, Code: "login_invalid", CaseID: id,
+			Title: "This link is not valid", Detail: "The sign-in link does not belong to this case. Check that you opened the whole link you were sent."})
+		return store.Loaded{}, false
+	}
+	return l, true
+}
+
+// refusalUsed answers a spent token, offering the way to the case when
+// this browser is signed in to it.
+func (p *page) refusalUsed(c *gin.Context, id string) refusal {
+	r := refusal{Status: http.StatusGone, Code: "login_used", CaseID: id,
+		Title: "This link was used", Detail: "A sign-in link works once, and this one has been used. If that was not you, tell whoever sent you the link."}
+	if _, signedIn, _ := p.session(c, id); signedIn {
+		r.Detail = "A sign-in link works once, and this one has been used. This browser is signed in to the case already."
+		r.Continue = p.pagePath(id)
+	}
+	return r
+}
+
+// signOut ends the browser's session of the case: its Redis key goes and
+// the cookie is cleared. The login token stays spent.
+func (p *page) signOut(c *gin.Context) {
+	id, ok := p.guard(c)
+	if !ok {
+		return
+	}
+	ck, err := c.Request.Cookie(CookieName)
+	if err == nil {
+		err = p.cases.EndRespondSession(c.Request.Context(), id, auth.HashToken(ck.Value))
+	}
+	if err != nil {
+		p.fail(c, id, err)
+		return
+	}
+	http.SetCookie(c.Writer, &http.Cookie{Name: CookieName, Value: "", Path: p.pagePath(id), MaxAge: -1,
+		HttpOnly: true, Secure: p.cfg.SecureCookie, SameSite: http.SameSiteStrictMode})
+	p.logger.InfoContext(c.Request.Context(), "respondent signed out of the hosted page", "case_id", id, "request_id", requestid.Get(c))
+	p.render(c, http.StatusOK, "signedout", p.frame(id))
 }
 
 // join makes the session's respondent participant take part.

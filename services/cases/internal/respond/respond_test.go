@@ -38,7 +38,7 @@ func TestTheLoginExchangeOpensASessionOfTheCase(t *testing.T) {
 	s := newStack(t)
 	o := s.open(t)
 
-	r := s.post(t, "/respond/"+o.id+"/session", "", url.Values{"login": {o.login}}, sameOrigin...)
+	r := s.post(t, "/respond/"+o.id+"/session", "", confirmed(o.login), sameOrigin...)
 	require.Equal(t, http.StatusSeeOther, r.status, r.body)
 	requirePolicyHeaders(t, r)
 	require.Equal(t, "/respond/"+o.id, r.header.Get("Location"))
@@ -82,7 +82,7 @@ func TestTheLoginExchangeOpensASessionOfTheCase(t *testing.T) {
 func TestTheSessionCookieIsSecureWhenConfigured(t *testing.T) {
 	s := newStack(t, func(c *respond.Config) { c.SecureCookie = true })
 	o := s.open(t)
-	r := s.post(t, "/respond/"+o.id+"/session", "", url.Values{"login": {o.login}}, sameOrigin...)
+	r := s.post(t, "/respond/"+o.id+"/session", "", confirmed(o.login), sameOrigin...)
 	require.Equal(t, http.StatusSeeOther, r.status, r.body)
 	require.True(t, sessionCookie(t, r).Secure)
 }
@@ -94,7 +94,7 @@ func TestAPublicBasePathPrefixesTheLinksAndTheCookie(t *testing.T) {
 	var base string
 	s := newStack(t, func(c *respond.Config) { base = c.PublicBaseURL; c.PublicBaseURL += "/pcourt/" })
 	o := s.open(t)
-	r := s.post(t, "/respond/"+o.id+"/session", "", url.Values{"login": {o.login}}, "Origin", base)
+	r := s.post(t, "/respond/"+o.id+"/session", "", confirmed(o.login), "Origin", base)
 	require.Equal(t, http.StatusSeeOther, r.status, r.body)
 	require.Equal(t, "/pcourt/respond/"+o.id, r.header.Get("Location"))
 	require.Equal(t, "/pcourt/respond/"+o.id, sessionCookie(t, r).Path)
@@ -124,12 +124,12 @@ func TestTheExchangeHearsOnlyThePagesOwnOrigin(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			o := s.open(t)
 			if tc.ok {
-				r := s.post(t, "/respond/"+o.id+"/session", "", url.Values{"login": {o.login}}, tc.headers...)
+				r := s.post(t, "/respond/"+o.id+"/session", "", confirmed(o.login), tc.headers...)
 				require.Equal(t, http.StatusSeeOther, r.status, r.body)
 				return
 			}
 			s.unchanged(t, func() {
-				r := s.post(t, "/respond/"+o.id+"/session", "", url.Values{"login": {o.login}}, tc.headers...)
+				r := s.post(t, "/respond/"+o.id+"/session", "", confirmed(o.login), tc.headers...)
 				require.Equal(t, http.StatusForbidden, r.status, r.body)
 				require.Equal(t, "cross_origin", r.refusal)
 				requirePolicyHeaders(t, r)
@@ -142,8 +142,10 @@ func TestTheExchangeHearsOnlyThePagesOwnOrigin(t *testing.T) {
 }
 
 // Every refused exchange answers a page that says why, sets no cookie and
-// changes nothing; a refused token stays good for its own case.
-func TestRefusedExchangesChangeNothing(t *testing.T) {
+// changes nothing; a refused token stays good for its own case. The
+// preview, which the page posts on load, answers each of them exactly as
+// the exchange does, and changes nothing either.
+func TestRefusedExchangesAndPreviewsChangeNothing(t *testing.T) {
 	s := newStack(t)
 	used := s.open(t)
 	s.signIn(t, used)
@@ -152,33 +154,163 @@ func TestRefusedExchangesChangeNothing(t *testing.T) {
 
 	for _, tc := range []struct {
 		name    string
-		path    string
-		form    url.Values
+		caseID  string // the path's case id
+		login   string // "" for none
 		status  int
 		refusal string
 		says    string
 	}{
-		{"the link opened a second time", "/respond/" + used.id + "/session", url.Values{"login": {used.login}}, http.StatusGone, "login_used", "This link was used"},
-		{"a wrong token", "/respond/" + fresh.id + "/session", url.Values{"login": {"pc_login_guessed"}}, http.StatusForbidden, "login_invalid", "not valid"},
-		{"another case's token", "/respond/" + fresh.id + "/session", url.Values{"login": {other.login}}, http.StatusForbidden, "login_invalid", "not valid"},
-		{"a case that does not exist", "/respond/cs_nope/session", url.Values{"login": {fresh.login}}, http.StatusForbidden, "login_invalid", "not valid"},
-		{"no token", "/respond/" + fresh.id + "/session", url.Values{}, http.StatusBadRequest, "login_missing", "#login="},
-		{"a malformed case id", "/respond/cs%20x/session", url.Values{"login": {fresh.login}}, http.StatusNotFound, "not_found", "no case"},
+		{"the link opened a second time", used.id, used.login, http.StatusGone, "login_used", "This link was used"},
+		{"a wrong token", fresh.id, "pc_login_guessed", http.StatusForbidden, "login_invalid", "not valid"},
+		{"another case's token", fresh.id, other.login, http.StatusForbidden, "login_invalid", "not valid"},
+		{"a case that does not exist", "cs_nope", fresh.login, http.StatusForbidden, "login_invalid", "not valid"},
+		{"no token", fresh.id, "", http.StatusBadRequest, "login_missing", "#login="},
+		{"a malformed case id", "cs%20x", fresh.login, http.StatusNotFound, "not_found", "no case"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			form := url.Values{respond.ConfirmField: {respond.ConfirmValue}}
+			if tc.login != "" {
+				form.Set("login", tc.login)
+			}
+			var exchanged, previewed reply
 			s.unchanged(t, func() {
-				r := s.post(t, tc.path, "", tc.form, sameOrigin...)
+				exchanged = s.post(t, "/respond/"+tc.caseID+"/session", "", form, sameOrigin...)
+				previewed = s.post(t, "/respond/"+tc.caseID+"/session/preview", "", url.Values{"login": form["login"]}, sameOrigin...)
+			})
+			for _, r := range []reply{exchanged, previewed} {
 				require.Equal(t, tc.status, r.status, r.body)
 				require.Equal(t, tc.refusal, r.refusal)
 				require.Contains(t, r.body, tc.says)
 				requirePolicyHeaders(t, r)
 				require.Nil(t, sessionCookie(t, r))
-			})
+			}
+			require.Equal(t, exchanged.body, previewed.body, "the preview answers as the exchange does")
 		})
 	}
 	// The refused attempts spent nothing.
 	s.signIn(t, fresh)
 	s.signIn(t, other)
+}
+
+// Opening a link shows what it signs in as and spends nothing: the
+// preview answers the case, its claimant and the respondent the session
+// would act for, with the "Sign in as …" button that carries the token
+// back; no cookie, no Redis change, and the link still works afterwards,
+// as many previews as there are.
+func TestThePreviewShowsWhoTheLinkSignsInAsAndSpendsNothing(t *testing.T) {
+	s := newStack(t)
+	o := s.open(t)
+	var r reply
+	s.unchanged(t, func() {
+		r = s.post(t, "/respond/"+o.id+"/session/preview", "", url.Values{"login": {o.login}}, sameOrigin...)
+		s.post(t, "/respond/"+o.id+"/session/preview", "", url.Values{"login": {o.login}}, sameOrigin...)
+	})
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	requirePolicyHeaders(t, r)
+	require.Nil(t, sessionCookie(t, r))
+	for _, want := range []string{
+		`data-page="confirm"`,
+		`<dd id="confirm-case">` + o.id + `</dd>`,
+		`<dd id="confirm-external">ext-` + o.id + `</dd>`,
+		`<dd id="confirm-claimant">org-acme (participant p-claimant)</dd>`,
+		`<dd id="confirm-as">respondent org-beta (participant p-respondent)</dd>`,
+		`<form id="signin" method="post" action="/respond/` + o.id + `/session">`,
+		`<input type="hidden" name="login" value="` + o.login + `">`,
+		`<button type="submit" name="confirm" value="signin">Sign in as respondent org-beta (participant p-respondent) on case ` + o.id + `</button>`,
+	} {
+		require.Contains(t, r.body, want)
+	}
+	require.NotContains(t, r.body, `name="csrf"`, "no session, no form that acts")
+
+	// Cross-site, the preview is refused like the exchange.
+	s.unchanged(t, func() {
+		r := s.post(t, "/respond/"+o.id+"/session/preview", "", url.Values{"login": {o.login}}, "Origin", "https://evil.example")
+		require.Equal(t, http.StatusForbidden, r.status)
+		require.Equal(t, "cross_origin", r.refusal)
+	})
+	s.signIn(t, o)
+}
+
+// The exchange signs in only with the confirmation the page's button
+// adds: the module's own post on load, or anything else without it, is
+// refused and spends nothing.
+func TestAnExchangeWithoutTheConfirmationIsRefused(t *testing.T) {
+	s := newStack(t)
+	o := s.open(t)
+	for _, tc := range []struct {
+		name string
+		form url.Values
+	}{
+		{"no confirmation field", url.Values{"login": {o.login}}},
+		{"another value", url.Values{"login": {o.login}, respond.ConfirmField: {"yes"}}},
+		{"an empty value", url.Values{"login": {o.login}, respond.ConfirmField: {""}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s.unchanged(t, func() {
+				r := s.post(t, "/respond/"+o.id+"/session", "", tc.form, sameOrigin...)
+				require.Equal(t, http.StatusBadRequest, r.status, r.body)
+				require.Equal(t, "login_unconfirmed", r.refusal)
+				require.Contains(t, r.body, "Nothing was used")
+				requirePolicyHeaders(t, r)
+				require.Nil(t, sessionCookie(t, r))
+			})
+		})
+	}
+	s.signIn(t, o)
+}
+
+// Signed in, the case page says who is signed in (the case and the
+// respondent) above everything else, with a sign-out; signing out ends the
+// session in Redis and clears the cookie, and a refused sign-out changes
+// nothing.
+func TestTheCasePageShowsWhoIsSignedInAndSignsOut(t *testing.T) {
+	s := newStack(t)
+	o := s.open(t)
+	session := s.signIn(t, o)
+	page := s.get(t, "/respond/"+o.id, session)
+	require.Equal(t, http.StatusOK, page.status)
+	for _, want := range []string{
+		`<section id="signed-in-as"`,
+		`Signed in to case <strong id="who-case">` + o.id + `</strong> (<span id="who-external">ext-` + o.id + `</span>) as respondent <strong id="who-as">org-beta (participant p-respondent)</strong>`,
+		`<form id="signout" method="post" action="/respond/` + o.id + `/signout">`,
+	} {
+		require.Contains(t, page.body, want)
+	}
+	require.Less(t, strings.Index(page.body, `id="signed-in-as"`), strings.Index(page.body, `<main`), "in the header, before the case")
+	csrf := s.csrf(t, o, session)
+
+	for _, tc := range []struct {
+		name    string
+		session string
+		form    url.Values
+		headers []string
+		refusal string
+	}{
+		{"no CSRF token", session, url.Values{}, sameOrigin, "csrf_mismatch"},
+		{"cross-site", session, url.Values{"csrf": {csrf}}, []string{"Origin", "https://evil.example"}, "cross_origin"},
+		{"no session", "", url.Values{"csrf": {csrf}}, sameOrigin, "no_session"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s.unchanged(t, func() {
+				r := s.post(t, "/respond/"+o.id+"/signout", tc.session, tc.form, tc.headers...)
+				require.Equal(t, http.StatusForbidden, r.status, r.body)
+				require.Equal(t, tc.refusal, r.refusal)
+			})
+		})
+	}
+
+	r := s.post(t, "/respond/"+o.id+"/signout", session, url.Values{"csrf": {csrf}}, sameOrigin...)
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	requirePolicyHeaders(t, r)
+	require.Contains(t, r.body, `data-page="signed-out"`)
+	ck := sessionCookie(t, r)
+	require.NotNil(t, ck)
+	require.Less(t, ck.MaxAge, 0, "the cookie is cleared")
+	require.Equal(t, "/respond/"+o.id, ck.Path)
+	require.Empty(t, redistest.Keys(t, s.rdb, "pc:cases:*:case:"+o.id+":respond-session:*"), "the session is gone from Redis")
+	after := s.get(t, "/respond/"+o.id, session)
+	require.Contains(t, after.body, `data-page="signin"`)
+	require.NotContains(t, after.body, "org-beta")
 }
 
 // A browser that is signed in and opens the link again is refused too, and
@@ -188,7 +320,7 @@ func TestTheLinkOpenedAgainOnASignedInBrowserOffersToContinue(t *testing.T) {
 	o := s.open(t)
 	session := s.signIn(t, o)
 	s.unchanged(t, func() {
-		r := s.post(t, "/respond/"+o.id+"/session", session, url.Values{"login": {o.login}}, sameOrigin...)
+		r := s.post(t, "/respond/"+o.id+"/session", session, confirmed(o.login), sameOrigin...)
 		require.Equal(t, http.StatusGone, r.status)
 		require.Equal(t, "login_used", r.refusal)
 		require.Contains(t, r.body, `id="continue" href="/respond/`+o.id+`"`)
@@ -196,7 +328,7 @@ func TestTheLinkOpenedAgainOnASignedInBrowserOffersToContinue(t *testing.T) {
 }
 
 // Without a session the page shows nothing of the case: the sign-in page
-// holds the exchange form and the module, and no case data.
+// holds the preview form and the module, and no case data.
 func TestWithoutASessionNothingOfTheCaseIsShown(t *testing.T) {
 	s := newStack(t)
 	o := s.open(t)
@@ -212,7 +344,7 @@ func TestWithoutASessionNothingOfTheCaseIsShown(t *testing.T) {
 			require.Equal(t, http.StatusOK, r.status)
 			requirePolicyHeaders(t, r)
 			require.Contains(t, r.body, `data-page="signin"`)
-			require.Contains(t, r.body, `action="/respond/`+o.id+`/session"`)
+			require.Contains(t, r.body, `action="/respond/`+o.id+`/session/preview"`)
 			require.Contains(t, r.body, `src="/respond/static/respond.js"`)
 			for _, secret := range []string{"ext-" + o.id, "org-beta", "org-acme", "p-respondent", "awaiting_respondent", `name="csrf"`} {
 				require.NotContains(t, r.body, secret)
@@ -319,7 +451,8 @@ func TestAnAgentBoundRespondentIsNotActedForFromThePage(t *testing.T) {
 	page := s.get(t, "/respond/"+o.id, session)
 	require.Equal(t, http.StatusOK, page.status)
 	require.NotContains(t, page.body, `id="join"`)
-	require.NotRegexp(t, csrfField, page.body)
+	require.NotContains(t, page.body, `id="answer"`)
+	require.Contains(t, page.body, "to read it only", "who is signed in says the session acts for nobody")
 }
 
 // The module and the stylesheet are served from the page's own origin,

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"path"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -37,17 +38,77 @@ type frame struct {
 	Static string
 	// CaseID and Exchange are set on the pages of a case: Exchange is the
 	// login exchange the module posts the fragment's token to.
+	// Preview is where the module posts the fragment's token (it spends
+	// nothing); Exchange is where the confirmation page's button posts it.
 	CaseID   string
+	Preview  string
 	Exchange string
 	Page     string // the case page's path
+	// Who is set on the pages of a session: who is signed in, shown in the
+	// header of every page that can act, with the sign-out.
+	Who *whoView
+}
+
+// whoView is who a session acts as: the case and its respondent
+// participants the page acts for.
+type whoView struct {
+	CaseID     string
+	ExternalID string
+	As         string // respondentsLabel of the case
+	Since      time.Time
+	CSRF       string
+	SignOut    string
 }
 
 func (p *page) frame(caseID string) frame {
 	f := frame{Static: p.prefix + "/respond/static/"}
 	if caseID != "" {
-		f.CaseID, f.Exchange, f.Page = caseID, p.pagePath(caseID)+"/session", p.pagePath(caseID)
+		f.CaseID, f.Page = caseID, p.pagePath(caseID)
+		f.Preview, f.Exchange = f.Page+"/session/preview", f.Page+"/session"
 	}
 	return f
+}
+
+// confirmView is the page a link's preview answers: what the token would
+// sign in as, and the button that does it.
+type confirmView struct {
+	frame
+	Login      string // the token, posted back by the button's form
+	ExternalID string
+	Claimants  string
+	As         string
+}
+
+func (p *page) confirmView(c procedure.Case, token string) confirmView {
+	var claimants []string
+	for _, pt := range c.Participants {
+		if pt.Side == procedure.Claimant {
+			claimants = append(claimants, participantLabel(pt))
+		}
+	}
+	return confirmView{frame: p.frame(c.ID), Login: token, ExternalID: c.ExternalID,
+		Claimants: strings.Join(claimants, "; "), As: respondentsLabel(c)}
+}
+
+// respondentsLabel names the respondent participants a session of the
+// case acts for (actable), "" when there is none.
+func respondentsLabel(c procedure.Case) string {
+	var as []string
+	for _, id := range actable(c) {
+		if pt, ok := c.Participant(id); ok {
+			as = append(as, participantLabel(pt))
+		}
+	}
+	return strings.Join(as, "; ")
+}
+
+// participantLabel is how a person recognises a participant: the
+// principal it stands for, then its id in the case.
+func participantLabel(pt procedure.Participant) string {
+	if pt.PrincipalID == "" {
+		return "participant " + pt.ID
+	}
+	return pt.PrincipalID + " (participant " + pt.ID + ")"
 }
 
 // refusal is an HTML error page: a status, a stable code (in the page's
@@ -136,7 +197,6 @@ type caseView struct {
 	AnswerFiled  *answerView
 	MaxAnswer    int
 	Docket       []docketEntry
-	SignedInAt   time.Time
 }
 
 type participantView struct {
@@ -176,8 +236,10 @@ func (p *page) caseView(ctx context.Context, l store.Loaded, sess store.RespondS
 	v := caseView{
 		frame: p.frame(c.ID), CSRF: sess.CSRF, ExternalID: c.ExternalID, Status: c.Status(),
 		RulesVersion: c.Rules.Version, Profile: c.Plan.Profile, OpenedAt: c.OpenedAt,
-		MaxAnswer: httpapi.MaxAnswerRunes, SignedInAt: sess.CreatedAt,
+		MaxAnswer: httpapi.MaxAnswerRunes,
 	}
+	v.Who = &whoView{CaseID: c.ID, ExternalID: c.ExternalID, As: respondentsLabel(c), Since: sess.CreatedAt,
+		CSRF: sess.CSRF, SignOut: p.pagePath(c.ID) + "/signout"}
 	if c.Closed == "" {
 		v.StageDeadline = c.Stage.DeadlineAt
 	}

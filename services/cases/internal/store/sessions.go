@@ -76,6 +76,26 @@ func (s *Cases) SpendLogin(ctx context.Context, caseID, sessionHash, csrf string
 	return fmt.Errorf("spending the login of case %s: unexpected answer %q", caseID, res)
 }
 
+// LoginSpent reports whether the case's login token was spent. It only
+// reads: the sign-in page's preview of a link uses it to answer a spent
+// token as the exchange would, without spending anything.
+func (s *Cases) LoginSpent(ctx context.Context, caseID string) (bool, error) {
+	n, err := s.rdb.Exists(ctx, loginSpentKey(caseID)).Result()
+	if err != nil {
+		return false, fmt.Errorf("reading the login of case %s: %w", caseID, err)
+	}
+	return n == 1, nil
+}
+
+// EndRespondSession deletes the case's session whose id hashes to
+// sessionHash (signing out); the login token stays spent.
+func (s *Cases) EndRespondSession(ctx context.Context, caseID, sessionHash string) error {
+	if err := s.rdb.Del(ctx, sessionKey(caseID, sessionHash)).Err(); err != nil {
+		return fmt.Errorf("ending a respondent session of case %s: %w", caseID, err)
+	}
+	return nil
+}
+
 // RespondSession returns the case's session whose id hashes to
 // sessionHash, and false when there is none (never made, or expired).
 func (s *Cases) RespondSession(ctx context.Context, caseID, sessionHash string) (RespondSession, bool, error) {

@@ -92,7 +92,8 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	// today: the alias is announced with a Sunset in the future.
 	s.setEnv(policyEnv(time.Now().UTC().Format(time.DateOnly)))
 	rcv := newReceiver(t, http.StatusInternalServerError)
-	link := s.mint(t, acme).Data.URL
+	minted := s.mint(t, acme)
+	link, linkID := minted.Data.URL, minted.Data.ID
 
 	limit := 120 * time.Second
 	if os.Getenv("PC_CONSOLE_SCREENSHOTS") == "1" {
@@ -133,10 +134,36 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	}
 	statuses := `[...document.querySelectorAll('#deliveries tbody tr')].map(r => r.dataset.status)`
 
-	// Open the link: the module posts the token, the browser lands on the
-	// deliveries with the fragment gone and a cookie no script reads.
-	require.NoError(t, chromedp.Do(browser, chromedp.Navigate(link), chromedp.WaitVisible(`main[data-page="deliveries"]`)))
+	// Open the link: the module posts the token to the preview, and the
+	// page says which partner, tenant and environment the link signs in
+	// as. Nothing is spent and no session made until the click; then the
+	// browser lands on the deliveries with the fragment gone, a cookie no
+	// script reads, and who is signed in in the header.
+	require.NoError(t, chromedp.Do(browser, chromedp.Navigate(link), chromedp.WaitVisible(`main[data-page="confirm"]`)))
 	location, err := chromedp.Run(browser, chromedp.Location())
+	require.NoError(t, err)
+	require.NotContains(t, location, "#link=")
+	for sel, want := range map[string]string{
+		`#confirm-partner`:     "acme",
+		`#confirm-tenant`:      acmeCred.Tenant,
+		`#confirm-environment`: "sandbox",
+		`#signin button`:       "Sign in as partner acme (" + acmeCred.Tenant + ", sandbox)",
+	} {
+		got, err := chromedp.Run(browser, chromedp.Text(sel))
+		require.NoError(t, err)
+		require.Equal(t, want, got, sel)
+	}
+	stored, err := s.store.GetLink(context.Background(), linkID)
+	require.NoError(t, err)
+	require.Equal(t, console.LinkIssued, stored.State, "opening the link spent nothing")
+	require.Zero(t, s.rdb.Exists(context.Background(), "pc:edge:console:{"+linkID+"}:session").Val(), "and made no session")
+	require.NoError(t, chromedp.Do(browser, chromedp.Click(`#signin button`), chromedp.WaitVisible(`main[data-page="deliveries"]`)))
+	for sel, want := range map[string]string{`#partner`: "acme", `#tenant`: acmeCred.Tenant, `#environment`: "sandbox"} {
+		got, err := chromedp.Run(browser, chromedp.Text(`#signed-in-as `+sel))
+		require.NoError(t, err)
+		require.Equal(t, want, got, sel)
+	}
+	location, err = chromedp.Run(browser, chromedp.Location())
 	require.NoError(t, err)
 	require.Equal(t, s.url+"/console/deliveries", location)
 	cookies, err := chromedp.Run(browser, chromedp.Evaluate[string](`document.cookie`))
@@ -388,11 +415,27 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	t.Cleanup(cancelAgain)
 	require.NoError(t, chromedp.Do(again, chromedp.Navigate(link), chromedp.WaitVisible(`main[data-refusal="link_used"]`)))
 
-	// Another partner's link, in another browser context: none of acme's data.
+	// Another partner's link, opened in this browser: the page says it is
+	// signed in as acme and the link is globex's, and switches nothing
+	// until the person confirms.
 	globex, _ := s.partner(t, "globex")
+	require.NoError(t, chromedp.Do(again,
+		chromedp.Navigate(s.mint(t, globex).Data.URL),
+		chromedp.WaitVisible(`main[data-page="confirm"] #current-session[data-same="false"]`),
+	))
+	switchTo, err := chromedp.Run(again, chromedp.Text(`#signin button`))
+	require.NoError(t, err)
+	require.Contains(t, switchTo, "Sign out of acme (sandbox) and sign in as partner globex")
+	require.NoError(t, chromedp.Do(again, chromedp.Navigate(s.url+"/console/deliveries"), chromedp.WaitVisible(`#signed-in-as`)))
+	still, err := chromedp.Run(again, chromedp.Text(`#partner`))
+	require.NoError(t, err)
+	require.Equal(t, "acme", still, "not switched")
+
+	// Another partner's link, in another browser context: none of acme's data.
 	other, cancelOther := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
 	t.Cleanup(cancelOther)
-	require.NoError(t, chromedp.Do(other, chromedp.Navigate(s.mint(t, globex).Data.URL), chromedp.WaitVisible(`#no-deliveries`)))
+	require.NoError(t, chromedp.Do(other, chromedp.Navigate(s.mint(t, globex).Data.URL), chromedp.WaitVisible(`#signin button`),
+		chromedp.Click(`#signin button`), chromedp.WaitVisible(`#no-deliveries`)))
 	for _, page := range []string{"deliveries", "endpoints", "compatibility", "audit"} {
 		require.NoError(t, chromedp.Do(other, chromedp.Navigate(s.url+"/console/"+page), chromedp.WaitVisible(`main[data-page="`+page+`"]`)))
 		body, err := chromedp.Run(other, chromedp.Text(`body`))

@@ -5,9 +5,17 @@
 // Access. A partner's backend mints a single-use link with its bearer
 // credential (POST /api/console/links). The token rides in the URL
 // fragment (/console/#link=<token>), which no request carries; the page's
-// module takes it out of the address bar and posts it once to
+// module takes it out of the address bar and posts it to
+// /console/session/preview, which spends nothing and answers what the
+// link signs in as (partner, tenant, environment, capabilities; and the
+// session this browser holds now, if any) with a "Sign in as …" button.
+// Only that click posts the token, with the confirmation field, to
 // /console/session. There one Lua step spends the link and creates the
 // session, whose HttpOnly, SameSite=Strict cookie is scoped to /console.
+// The console never exchanges a link on load: the origin check stops other
+// sites from posting, not a person opening someone else's link here, which
+// would sign them into the sender's console. Every page of a session says
+// who is signed in, with a sign-out.
 //
 // API parity. At the exchange the console mints, with libs/auth, a bearer
 // credential for the link's tenant, environment and partner that expires
@@ -153,6 +161,7 @@ func (cs *Console) Register(r gin.IRouter) {
 	g := r.Group("/console", pageHeaders, cs.limitBody)
 	g.GET("/static/:file", serveStatic)
 	g.GET("/", cs.home)
+	g.POST("/session/preview", cs.preview)
 	g.POST("/session", cs.exchange)
 	g.POST("/signout", cs.guard(CapView, cs.signOut))
 	g.GET("/deliveries", cs.page(cs.deliveries))
@@ -230,8 +239,8 @@ func (cs *Console) session(c *gin.Context) (*session, bool, error) {
 	return &session{Session: s, bearer: bearer}, true, nil
 }
 
-// home is where a link leads: the sign-in page, whose module exchanges the
-// fragment's token, or, signed in already, the deliveries.
+// home is where a link leads: the sign-in page, whose module posts the
+// fragment's token to the preview, or, signed in already, the deliveries.
 func (cs *Console) home(c *gin.Context) {
 	_, ok, err := cs.session(c)
 	if err != nil {
@@ -240,16 +249,69 @@ func (cs *Console) home(c *gin.Context) {
 	}
 	if ok {
 		// The fragment survives the redirect: a new link opened in a
-		// signed-in browser is still exchanged (and refused when spent).
+		// signed-in browser is still previewed (refused when spent, and
+		// otherwise shown beside the session this browser holds).
 		c.Redirect(http.StatusSeeOther, cs.path("/deliveries"))
 		return
 	}
 	cs.render(c, http.StatusOK, "signin", cs.frame(c, nil, "signin", nil))
 }
 
-// exchange spends a link's token for a session. Only a same-origin post is
-// heard: a cross-site form could otherwise sign a browser into a partner's
-// console of the attacker's choosing.
+// ConfirmField and ConfirmValue are what the confirmation page's "Sign in
+// as …" button adds to the exchange. The module never sends them (it posts
+// to the preview, and form.submit() sends no button's value), so an
+// exchange carrying them is a person's click on that page.
+const (
+	ConfirmField = "confirm"
+	ConfirmValue = "signin"
+)
+
+// preview answers what a link would sign in as, spending nothing: the
+// link's partner, tenant, environment, capabilities and expiry, the
+// session this browser holds now if it holds one, and the button that
+// confirms. A forged, used, revoked or expired link is answered as the
+// exchange answers it (a used one audited as link_reuse_refused, as
+// before: someone opened it again). Nothing else is written, so the
+// module may post here on load.
+func (cs *Console) preview(c *gin.Context) {
+	if !cs.sameOrigin(c.Request) {
+		cs.refuse(c, nil, refusalCrossOrigin())
+		return
+	}
+	if err := c.Request.ParseForm(); err != nil {
+		cs.refuse(c, nil, refusalBadForm(err))
+		return
+	}
+	token, l, ok := cs.checkLink(c)
+	if !ok {
+		return
+	}
+	if r, refused := cs.unusable(c, l, cs.now()); refused {
+		cs.refuse(c, nil, r)
+		return
+	}
+	current, signedIn, err := cs.session(c)
+	if err != nil {
+		cs.fail(c, nil, err)
+		return
+	}
+	v := confirmView{Token: token, Link: l.Scope, Caps: joinCaps(l.Capabilities), ExpiresAt: l.ExpiresAt, ReturnURL: l.ReturnURL}
+	if signedIn {
+		v.Current = &current.Link.Scope
+		v.Same = current.Link.Scope == l.Scope
+	} else {
+		current = nil
+	}
+	cs.render(c, http.StatusOK, "confirm", cs.frame(c, current, "confirm", v))
+}
+
+// exchange spends a link's token for a session, when the person confirmed
+// it on the preview's page. Only a same-origin post is heard (a cross-site
+// form could otherwise sign a browser into a partner's console of the
+// attacker's choosing), and only with the confirmation field (the page
+// itself would otherwise sign in whoever opens someone else's link). A
+// session this browser held before ends, and its credential is revoked:
+// one browser, one console session.
 func (cs *Console) exchange(c *gin.Context) {
 	if !cs.sameOrigin(c.Request) {
 		cs.refuse(c, nil, refusalCrossOrigin())
@@ -259,30 +321,32 @@ func (cs *Console) exchange(c *gin.Context) {
 		cs.refuse(c, nil, refusalBadForm(err))
 		return
 	}
-	token := c.Request.PostForm.Get("link")
-	linkID, ok := splitToken(token, linkTokenPrefix)
+	if c.Request.PostForm.Get(ConfirmField) != ConfirmValue {
+		cs.refuse(c, nil, refusal{Status: http.StatusBadRequest, Code: "link_unconfirmed", Title: "Sign-in not confirmed",
+			Detail: "Signing in needs your click on \"Sign in as …\" after the console has shown which partner the link is for. Nothing was used: open the link again."})
+		return
+	}
+	token, l, ok := cs.checkLink(c)
 	if !ok {
-		cs.refuse(c, nil, refusalLinkInvalid())
 		return
 	}
 	ctx := c.Request.Context()
-	l, err := cs.store.GetLink(ctx, linkID)
-	if errors.Is(err, ErrLinkNotFound) {
-		cs.refuse(c, nil, refusalLinkInvalid())
+	tokenHash := auth.HashToken(token)
+	now := cs.now()
+	if r, refused := cs.unusable(c, l, now); refused {
+		cs.refuse(c, nil, r)
 		return
 	}
+	// A session this browser holds ends first: the person asked to switch
+	// (the confirmation page said so), and the old session must not live
+	// on, unseen, with a live credential once the new cookie replaces its
+	// own.
+	previous, hadSession, err := cs.session(c)
 	if err != nil {
 		cs.fail(c, nil, err)
 		return
 	}
-	tokenHash := auth.HashToken(token)
-	if !equalHash(tokenHash, cs.storedTokenHash(ctx, linkID)) {
-		cs.refuse(c, nil, refusalLinkInvalid())
-		return
-	}
-	now := cs.now()
-	if r, refused := cs.unusable(c, l, now); refused {
-		cs.refuse(c, nil, r)
+	if hadSession && !cs.endSession(c, previous, "replaced in this browser by console link "+l.ID) {
 		return
 	}
 	// The session's credential: the link's partner, expiring with it.
@@ -312,6 +376,34 @@ func (cs *Console) exchange(c *gin.Context) {
 	cs.audit(c, l.Scope, AuditEntry{Action: "link_exchanged", Actor: l.ID, Link: l.ID,
 		Detail: "session credential " + cred.PublicID + " until " + l.ExpiresAt.Format(time.RFC3339)})
 	c.Redirect(http.StatusSeeOther, cs.path("/deliveries"))
+}
+
+// checkLink reads the link token of a parsed form (the preview's and the
+// exchange's) and finds its link: the token's hash must be the stored one.
+// It answers the refusal itself; a token that names no link and a forged
+// one read the same.
+func (cs *Console) checkLink(c *gin.Context) (string, Link, bool) {
+	token := c.Request.PostForm.Get("link")
+	linkID, ok := splitToken(token, linkTokenPrefix)
+	if !ok {
+		cs.refuse(c, nil, refusalLinkInvalid())
+		return "", Link{}, false
+	}
+	ctx := c.Request.Context()
+	l, err := cs.store.GetLink(ctx, linkID)
+	if errors.Is(err, ErrLinkNotFound) {
+		cs.refuse(c, nil, refusalLinkInvalid())
+		return "", Link{}, false
+	}
+	if err != nil {
+		cs.fail(c, nil, err)
+		return "", Link{}, false
+	}
+	if !equalHash(auth.HashToken(token), cs.storedTokenHash(ctx, linkID)) {
+		cs.refuse(c, nil, refusalLinkInvalid())
+		return "", Link{}, false
+	}
+	return token, l, true
 }
 
 func (cs *Console) storedTokenHash(ctx context.Context, linkID string) string {
@@ -412,20 +504,29 @@ func (cs *Console) sameOrigin(r *http.Request) bool {
 
 // signOut ends the session and revokes its credential; the link stays spent.
 func (cs *Console) signOut(c *gin.Context, s *session) {
-	ctx := c.Request.Context()
-	if err := cs.store.EndSession(ctx, s.Link.ID); err != nil {
-		cs.fail(c, s, err)
-		return
-	}
-	if err := cs.creds.Revoke(ctx, s.Credential); err != nil && !errors.Is(err, auth.ErrNotFound) {
-		cs.fail(c, s, err)
+	if !cs.endSession(c, s, "signed out") {
 		return
 	}
 	http.SetCookie(c.Writer, &http.Cookie{Name: CookieName, Value: "", Path: cs.prefix + "/console", MaxAge: -1, HttpOnly: true,
 		Secure: cs.cfg.SecureCookie, SameSite: http.SameSiteStrictMode})
-	cs.audit(c, s.Link.Scope, AuditEntry{Action: "session_ended", Actor: s.Link.ID, Link: s.Link.ID, Detail: "signed out"})
 	cs.refuse(c, nil, refusal{Status: http.StatusOK, Code: "signed_out", Title: "Signed out",
 		Detail: "The console session ended and its credential was revoked. Open a new link from your application to come back.", Return: s.Link.ReturnURL})
+}
+
+// endSession deletes a session and revokes its credential, and audits
+// why; a failure is answered, and endSession reports false.
+func (cs *Console) endSession(c *gin.Context, s *session, why string) bool {
+	ctx := c.Request.Context()
+	if err := cs.store.EndSession(ctx, s.Link.ID); err != nil {
+		cs.fail(c, s, err)
+		return false
+	}
+	if err := cs.creds.Revoke(ctx, s.Credential); err != nil && !errors.Is(err, auth.ErrNotFound) {
+		cs.fail(c, s, err)
+		return false
+	}
+	cs.audit(c, s.Link.Scope, AuditEntry{Action: "session_ended", Actor: s.Link.ID, Link: s.Link.ID, Detail: why})
+	return true
 }
 
 // audit appends to the partner's trail; a failure is logged, never shown:

@@ -268,10 +268,30 @@ func (b *browser) post(path string, form url.Values, origin string) (*http.Respo
 	return resp, string(body)
 }
 
-// open exchanges a link's token as the sign-in page's module does.
+// open opens a link as a person does: the module posts the token to the
+// preview, and, when the preview shows the confirmation page, the person
+// clicks "Sign in as …", which posts it to the exchange with the
+// confirmation. A refused preview is the answer.
 func (b *browser) open(link string) (*http.Response, string) {
+	b.t.Helper()
+	resp, body := b.preview(link)
+	if resp.StatusCode != http.StatusOK {
+		return resp, body
+	}
+	require.Contains(b.t, body, `data-page="confirm"`)
+	return b.post("/console/session", confirmed(formValue(b.t, body, "link")), b.s.url)
+}
+
+// preview posts a link's token to the preview, as the module does on load.
+func (b *browser) preview(link string) (*http.Response, string) {
+	b.t.Helper()
 	_, frag, _ := strings.Cut(link, "#link=")
-	return b.post("/console/session", url.Values{"link": {frag}}, b.s.url)
+	return b.post("/console/session/preview", url.Values{"link": {frag}}, b.s.url)
+}
+
+// confirmed is the form the confirmation page's button posts.
+func confirmed(token string) url.Values {
+	return url.Values{"link": {token}, console.ConfirmField: {console.ConfirmValue}}
 }
 
 // formValue reads a hidden input's value from a page.

@@ -92,6 +92,20 @@ func (cs *Console) render(c *gin.Context, status int, name string, f frame) {
 	c.Data(status, "text/html; charset=utf-8", []byte(b.String()))
 }
 
+// confirmView is the page a link's preview answers: what the link signs in
+// as, the session this browser holds now (if any), and the button.
+type confirmView struct {
+	Token     string // posted back by the button's form
+	Link      Scope
+	Caps      string
+	ExpiresAt time.Time
+	ReturnURL string
+	// Current is the scope of the session this browser holds, nil for
+	// none; Same says the link is for that very partner and environment.
+	Current *Scope
+	Same    bool
+}
+
 // refusal is a page that says what was refused and why; nothing changed.
 type refusal struct {
 	Status int
