@@ -35,7 +35,7 @@ func TestHostedSignInNeedsTheConfirmationThroughTheEdge(t *testing.T) {
 	page := &pageClient{t: t, edge: p.edge}
 
 	t.Run("the respondent page", func(t *testing.T) {
-		d := p.prepare(t, orch, initiatorOnlyDraft())
+		d := p.prepare(t, orch, claimantInitiated()) // a hosted respondent: a login link
 		opened := p.do(t, "POST", "/api/v2/case-drafts/"+d.DraftID+"/confirmations", orch, p.key(), d.confirmation("p-claimant", orch.cred.PublicID, "org-acme"))
 		require.Equal(t, http.StatusCreated, opened.status, string(opened.body))
 		var o struct {
