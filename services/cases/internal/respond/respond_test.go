@@ -12,6 +12,8 @@ import (
 
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/redistest"
+	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
+	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 	"github.com/pcourt/pcourt/services/cases/internal/respond"
 )
 
@@ -436,6 +438,46 @@ func TestRefusedFormPostsChangeNothing(t *testing.T) {
 		})
 	}
 	require.Equal(t, []string{"opened"}, s.docket(t, o.id))
+}
+
+// Issue 21, item 1: no hosted session stands in for a respondent a
+// partner acts for: one the draft bound to a partner, or a hosted one that
+// joined through a partner's agent (the join bound it to that partner).
+// The page offers no form and refuses a post, changing nothing.
+func TestARespondentAPartnerActsForIsNotActedForFromThePage(t *testing.T) {
+	boundByTheDraft := func(payload map[string]any) {
+		respondent := payload["case"].(map[string]any)["participants"].([]map[string]any)[1]
+		respondent["partnerId"] = "partner-r"
+		delete(respondent, "hosted")
+	}
+	for name, setup := range map[string]func(t *testing.T, s *stack) opened{
+		"bound to a partner by the draft": func(t *testing.T, s *stack) opened { return s.open(t, boundByTheDraft) },
+		"joined through a partner's agent": func(t *testing.T, s *stack) opened {
+			o := s.open(t)
+			_, err := caseflow.New(s.cases, nil).Act(context.Background(), o.id,
+				procedure.Act{Kind: procedure.ActJoin, ParticipantID: "p-respondent", BindPartnerID: "partner-c"})
+			require.NoError(t, err)
+			return o
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := newStack(t)
+			o := setup(t, s)
+			session := s.signIn(t, o)
+			page := s.get(t, "/respond/"+o.id, session)
+			require.Equal(t, http.StatusOK, page.status)
+			require.NotContains(t, page.body, `id="join"`)
+			require.NotContains(t, page.body, `id="answer"`)
+			csrf := s.csrf(t, o, session) // the sign-out form's
+			s.unchanged(t, func() {
+				for _, path := range []string{"/respond/" + o.id + "/join", "/respond/" + o.id + "/answer"} {
+					r := s.post(t, path, session, url.Values{"csrf": {csrf}, "text": {"Denied."}, "participantId": {"p-respondent"}}, sameOrigin...)
+					require.Equal(t, http.StatusForbidden, r.status, r.body)
+					require.Equal(t, "forbidden", r.refusal)
+				}
+			})
+		})
+	}
 }
 
 // A respondent bound to an immutable agent is acted for by that agent
