@@ -46,7 +46,8 @@ type response struct {
 }
 
 // scripted is a receiver that answers its script in order, then repeats
-// the last answer. It verifies every request at the sender's clock.
+// the last answer. It verifies every request at the sender's clock, as the
+// receiver of endpoint we_x.
 type scripted struct {
 	script   []response
 	calls    atomic.Int64
@@ -56,7 +57,7 @@ type scripted struct {
 func (s *scripted) serve(f *fixture, clk *clock) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		if _, err := signature.Verify(r.Header, body, f.lookup, clk.Now(), 5*time.Minute); err == nil {
+		if _, err := signature.Verify(r.Header, body, "we_x", f.lookup, clk.Now(), 5*time.Minute); err == nil {
 			s.verified.Add(1)
 		}
 		n := int(s.calls.Add(1)) - 1

@@ -491,7 +491,9 @@ func (s *Sender) send(ctx context.Context, d store.Delivery, ep endpoints.Endpoi
 	if err != nil {
 		return fail(delivery.ClassNetwork, err)
 	}
-	headers, err := signer.Sign(body, d.EventID, start)
+	// The signature names the endpoint, so it is good at this partner's
+	// receiver only (the keys are the environment's, shared by all).
+	headers, err := signer.Sign(body, d.EventID, signature.Recipient{EndpointID: d.EndpointID, Test: d.Test}, start)
 	if err != nil {
 		return fail(delivery.ClassNetwork, err)
 	}

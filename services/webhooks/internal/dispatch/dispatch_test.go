@@ -91,7 +91,7 @@ func TestSuccessfulDeliveryIsSignedAndRecorded(t *testing.T) {
 	var verified atomic.Value
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		_, err := signature.Verify(r.Header, body, f.lookup, time.Now(), 5*time.Minute)
+		_, err := signature.Verify(r.Header, body, "we_ok", f.lookup, time.Now(), 5*time.Minute)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusUnauthorized)
 			return
@@ -115,9 +115,11 @@ func TestSuccessfulDeliveryIsSignedAndRecorded(t *testing.T) {
 	assert.Equal(t, "scheduled", a.Trigger)
 	assert.Regexp(t, `^pcwh_sandbox_`, a.KeyID)
 	assert.Equal(t, "ok", a.ResponseHeaders["X-Receipt"])
-	for _, h := range signature.HeaderNames {
+	for _, h := range signature.SignedHeaderNames {
 		assert.NotEmpty(t, a.RequestHeaders[http.CanonicalHeaderKey(h)], h)
 	}
+	assert.Equal(t, "we_ok", a.RequestHeaders["X-Pc-Endpoint-Id"])
+	assert.Equal(t, "false", a.RequestHeaders["X-Pc-Test"], "an event of a case is no test")
 	var body map[string]any
 	require.NoError(t, json.Unmarshal([]byte(verified.Load().(string)), &body))
 	assert.Equal(t, d.ID, body["deliveryId"])

@@ -156,7 +156,7 @@ func TestKilledSendersLoseNothing(t *testing.T) {
 		}
 		recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)
-			_, verr := signature.Verify(r.Header, body, lookup, time.Now(), 5*time.Minute)
+			_, verr := signature.Verify(r.Header, body, fmt.Sprintf("we_%02d", i), lookup, time.Now(), 5*time.Minute)
 			var b struct {
 				DeliveryID string `json:"deliveryId"`
 				EventID    string `json:"eventId"`
