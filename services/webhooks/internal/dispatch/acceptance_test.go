@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -21,7 +20,6 @@ import (
 	"github.com/pcourt/pcourt/libs/webhook/signature"
 	"github.com/pcourt/pcourt/services/webhooks/internal/delivery"
 	"github.com/pcourt/pcourt/services/webhooks/internal/dispatch"
-	"github.com/pcourt/pcourt/services/webhooks/internal/egress"
 	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
 	"github.com/pcourt/pcourt/services/webhooks/internal/events"
 	"github.com/pcourt/pcourt/services/webhooks/internal/keys"
@@ -288,9 +286,7 @@ func newClockedFixture(t testing.TB, cfg dispatch.Config, now func() time.Time, 
 	ring, err := keys.New(keys.DefaultConfig(dispatch.DefaultConfig().RetryHorizon()), ks...)
 	require.NoError(t, err)
 	f := &fixture{ctx: context.Background(), eps: store.NewEndpoints(rdb), dlv: store.NewDeliveries(rdb, store.DeliveriesConfig{Shards: 2, Retention: time.Hour}), ring: ring}
-	policy := egress.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
-	client := egress.NewClient(egress.NewDialer(policy, nil, time.Second), cfg.Timeout, cfg.Concurrency)
-	f.sender = dispatch.New(cfg, f.dlv, f.eps, ring, client, slog.New(slog.NewTextHandler(io.Discard, nil)), now, jitter)
+	f.sender = dispatch.New(cfg, f.dlv, f.eps, ring, devClients(cfg), slog.New(slog.NewTextHandler(io.Discard, nil)), now, jitter)
 	return f
 }
 

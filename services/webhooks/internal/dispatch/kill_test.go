@@ -195,7 +195,7 @@ func TestKilledSendersLoseNothing(t *testing.T) {
 		run, stop := context.WithCancel(context.Background())
 		client := egress.NewClient(egress.NewDialer(egress.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, nil, time.Second), cfg.Timeout, cfg.Concurrency)
 		client.Transport = killable{base: client.Transport, dead: dead, incarnation: n}
-		s := dispatch.New(cfg, store.NewDeliveries(rdb, dcfg), store.NewEndpoints(rdb), ring, client, logger, nil, nil)
+		s := dispatch.New(cfg, store.NewDeliveries(rdb, dcfg), store.NewEndpoints(rdb), ring, dispatch.Clients{Sandbox: client}, logger, nil, nil)
 		r := &replica{incarnation: n, kill: kill, stop: stop, rdb: rdb, done: make(chan error, 1)}
 		go func() { r.done <- s.Run(run) }()
 		return r

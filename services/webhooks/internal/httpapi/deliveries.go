@@ -47,10 +47,13 @@ type attemptView struct {
 	Status          int               `json:"responseStatus,omitempty"`
 	ResponseHeaders map[string]string `json:"responseHeaders,omitempty"`
 	ResponseBody    string            `json:"responseBody,omitempty"`
-	Outcome         string            `json:"outcome"`
-	ErrorClass      string            `json:"errorClass,omitempty"`
-	Error           string            `json:"error,omitempty"`
-	NextAttemptAt   *time.Time        `json:"nextAttemptAt,omitempty"`
+	// ResponseWithheld: an internal receiver (allowlisted in development)
+	// answered; its headers and body are not kept.
+	ResponseWithheld bool       `json:"responseWithheld,omitempty"`
+	Outcome          string     `json:"outcome"`
+	ErrorClass       string     `json:"errorClass,omitempty"`
+	Error            string     `json:"error,omitempty"`
+	NextAttemptAt    *time.Time `json:"nextAttemptAt,omitempty"`
 }
 
 func optTime(t time.Time) *time.Time {
@@ -70,7 +73,7 @@ func toDeliveryView(d store.Delivery) deliveryView {
 func toAttemptView(a store.Attempt) attemptView {
 	return attemptView{Number: a.Number, Trigger: a.Trigger, StartedAt: a.StartedAt.UTC().Truncate(time.Millisecond), DurationMs: a.DurationMs,
 		URL: a.URL, KeyID: a.KeyID, RequestHeaders: a.RequestHeaders, Status: a.Status, ResponseHeaders: a.ResponseHeaders,
-		ResponseBody: a.ResponseBody, Outcome: a.Outcome, ErrorClass: a.ErrorClass, Error: a.Error, NextAttemptAt: optTime(a.NextAttemptAt)}
+		ResponseBody: a.ResponseBody, ResponseWithheld: a.ResponseWithheld, Outcome: a.Outcome, ErrorClass: a.ErrorClass, Error: a.Error, NextAttemptAt: optTime(a.NextAttemptAt)}
 }
 
 var deliveryStatuses = []string{store.StatusScheduled, store.StatusDelivered, store.StatusFailed, store.StatusCancelled}

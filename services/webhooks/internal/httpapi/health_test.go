@@ -67,8 +67,11 @@ func (s *stack) send(t testing.TB) {
 	t.Helper()
 	policy := egress.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
 	cfg := dispatch.DefaultConfig()
-	client := egress.NewClient(egress.NewDialer(policy, nil, time.Second), cfg.Timeout, cfg.Concurrency)
-	sender := dispatch.New(cfg, s.deliveries, s.endpoints, s.ring, client, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, nil)
+	clients := dispatch.Clients{
+		Sandbox: egress.NewClient(egress.NewDialer(policy.ForEnvironment("sandbox"), nil, time.Second), cfg.Timeout, cfg.Concurrency),
+		Live:    egress.NewClient(egress.NewDialer(policy.ForEnvironment("live"), nil, time.Second), cfg.Timeout, cfg.Concurrency),
+	}
+	sender := dispatch.New(cfg, s.deliveries, s.endpoints, s.ring, clients, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, nil)
 	sender.Poll(context.Background())
 	sender.Wait()
 }

@@ -73,10 +73,13 @@ type Attempt struct {
 	Status          int               `json:"status,omitempty"`
 	ResponseHeaders map[string]string `json:"responseHeaders,omitempty"`
 	ResponseBody    string            `json:"responseBody,omitempty"` // the first 4 KiB
-	ErrorClass      string            `json:"errorClass,omitempty"`
-	Error           string            `json:"error,omitempty"`
-	Outcome         string            `json:"outcome"` // success, failure or gone
-	NextAttemptAt   time.Time         `json:"nextAttemptAt,omitzero"`
+	// ResponseWithheld: the receiver was at an internal address the
+	// allowlist let through (development); its headers and body are not kept.
+	ResponseWithheld bool      `json:"responseWithheld,omitempty"`
+	ErrorClass       string    `json:"errorClass,omitempty"`
+	Error            string    `json:"error,omitempty"`
+	Outcome          string    `json:"outcome"` // success, failure or gone
+	NextAttemptAt    time.Time `json:"nextAttemptAt,omitzero"`
 }
 
 // ErrDeliveryNotFound is a delivery that does not exist in the scope asked.
