@@ -54,15 +54,23 @@ func TestPartnerJourneyFromPaidReportToSignedCallback(t *testing.T) {
 	keys, err := receiver.NewJWKSCache(p.edge+"/api/webhooks/keys?environment=sandbox", receiver.JWKSConfig{})
 	require.NoError(t, err)
 	got := make(chan receiver.Delivery, 16)
+	callbacks := httptest.NewUnstartedServer(nil)
+	t.Cleanup(callbacks.Close)
+	endpoint := p.do(t, "POST", "/api/v2/webhooks/endpoints", orch, p.key(), map[string]any{"url": "http://" + callbacks.Listener.Addr().String() + "/pcourt", "description": "journey test"})
+	require.Equal(t, http.StatusCreated, endpoint.status, string(endpoint.body))
+	var registered struct {
+		Data struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	require.NoError(t, json.Unmarshal(endpoint.body, &registered))
 	handler, err := receiver.NewHandler(keys, func(_ context.Context, d receiver.Delivery) error {
 		got <- d
 		return nil
-	}, receiver.Config{Environment: signature.Sandbox})
+	}, receiver.Config{EndpointID: registered.Data.ID, Environment: signature.Sandbox})
 	require.NoError(t, err)
-	callbacks := httptest.NewServer(handler)
-	t.Cleanup(callbacks.Close)
-	endpoint := p.do(t, "POST", "/api/v2/webhooks/endpoints", orch, p.key(), map[string]any{"url": callbacks.URL + "/pcourt", "description": "journey test"})
-	require.Equal(t, http.StatusCreated, endpoint.status, string(endpoint.body))
+	callbacks.Config.Handler = handler
+	callbacks.Start()
 
 	// 3. A draft only its initiator confirms: that confirmation opens the
 	// case, whose respondent is then invited and joins with the invitation.

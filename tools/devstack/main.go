@@ -122,12 +122,12 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	events, err := startReceiver(cfg, stdout)
+	events, err := listenReceiver()
 	if err != nil {
 		return err
 	}
 	defer events.close()
-	if err := events.register(ctx, cfg, creds[0].token); err != nil {
+	if err := events.register(ctx, cfg, creds[0].token, stdout); err != nil {
 		return err
 	}
 	printWelcome(stdout, cfg, creds, events.url)

@@ -198,11 +198,20 @@ func (s *stack) callbacks(ctx context.Context) []callback {
 }
 
 // registerReceiver subscribes the receiver container as the partner's
-// endpoint for every event type.
+// endpoint for every event type, and starts it for that endpoint id.
+// Deliveries made before it listens are retried.
 func (s *stack) registerReceiver(t *testing.T, orch *partner) {
 	t.Helper()
 	r := orch.do(t, "POST", "/api/v2/webhooks/endpoints", "e2e-endpoint-"+randomHex(8), map[string]any{
 		"url": fmt.Sprintf("http://receiver:%d/pcourt-events", receiverPort), "description": "e2e receiver container",
 	})
 	require.Equal(t, http.StatusCreated, r.status, string(r.body))
+	var created struct {
+		Data struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &created))
+	require.NotEmpty(t, created.Data.ID)
+	s.startReceiver(context.Background(), created.Data.ID)
 }

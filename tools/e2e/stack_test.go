@@ -206,14 +206,21 @@ func startStack(t *testing.T) *stack {
 		s.addReplica(ctx, "compat-edge", i, imageEdge, edgeEnv, edgePort+1000, s.edgeAddr(i))
 	}
 
-	// The partner's receiver verifies with the keys the edge publishes.
-	s.receiver = s.run(ctx, "receiver", imageReceiver, []string{"receiver"}, nil, fmt.Sprintf("%d/tcp", receiverPort),
-		wait.ForLog("webhook receiver listening"), []string{
-			"-addr", fmt.Sprintf(":%d", receiverPort), "-path", "/pcourt-events", "-env", "sandbox",
-			"-jwks", fmt.Sprintf("http://edge:%d/api/webhooks/keys?environment=sandbox", edgePort),
-		})
+	// The partner's receiver starts once its endpoint is registered
+	// (registerReceiver): it verifies deliveries are signed for that id.
 	t.Logf("stack up in %s: nginx at %s, %d containers", time.Since(begun).Round(time.Millisecond), s.ingress, 6+len(s.all()))
 	return s
+}
+
+// startReceiver runs the partner's receiver for endpointID: it verifies
+// with the keys the edge publishes, and that each delivery was signed for
+// its endpoint.
+func (s *stack) startReceiver(ctx context.Context, endpointID string) {
+	s.receiver = s.run(ctx, "receiver", imageReceiver, []string{"receiver"}, nil, fmt.Sprintf("%d/tcp", receiverPort),
+		wait.ForLog("webhook receiver listening"), []string{
+			"-addr", fmt.Sprintf(":%d", receiverPort), "-path", "/pcourt-events", "-env", "sandbox", "-endpoint", endpointID,
+			"-jwks", fmt.Sprintf("http://edge:%d/api/webhooks/keys?environment=sandbox", edgePort),
+		})
 }
 
 // requireLocalImages fails at once, saying what to run, when an image is

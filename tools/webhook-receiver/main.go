@@ -1,10 +1,13 @@
 // Command webhook-receiver is a partner-side receiver of pcourt case event
 // callbacks, for trying an integration end to end: it verifies each
 // delivery's signature against the published key set, deduplicates by event
-// id, and prints every verified event on stdout as one JSON line. Refusals
-// are answered 400/401 with their reason and logged on stderr.
+// id, and prints every verified event on stdout as one JSON line (a test
+// event is also logged on stderr as one). It serves one endpoint: -endpoint
+// is the id registration returned for it, and a delivery signed for any
+// other endpoint is refused (recipient_mismatch). Refusals are answered
+// 400/401 with their reason and logged on stderr.
 //
-//	go run ./tools/webhook-receiver -jwks http://127.0.0.1:8080/api/webhooks/keys -addr 127.0.0.1:8090
+//	go run ./tools/webhook-receiver -jwks http://127.0.0.1:8080/api/webhooks/keys -endpoint we_… -addr 127.0.0.1:8090
 package main
 
 import (
@@ -43,6 +46,7 @@ type config struct {
 	Addr        string
 	Path        string
 	Environment string
+	EndpointID  string
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -53,11 +57,15 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8090", "address to listen on")
 	fs.StringVar(&c.Path, "path", "/", "path that receives the callbacks")
 	fs.StringVar(&c.Environment, "env", "", "accept only key ids of this environment (sandbox or live); empty accepts both")
+	fs.StringVar(&c.EndpointID, "endpoint", "", "id of the endpoint this receiver serves (we_…, as registration returned it); required")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if c.EndpointID == "" {
+		return c, errors.New("-endpoint is required: the id of the endpoint this receiver serves, so that deliveries signed for other endpoints are refused")
 	}
 	return c, nil
 }
@@ -66,9 +74,13 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 type printer struct {
 	mu  sync.Mutex
 	out io.Writer
+	log *slog.Logger
 }
 
 func (p *printer) print(_ context.Context, d receiver.Delivery) error {
+	if d.Test {
+		p.log.Info("test event verified (x-pc-test: true): not a case fact", slog.String("event_id", d.Event.EventID), slog.String("type", d.Event.Type))
+	}
 	var line bytes.Buffer
 	if err := json.Compact(&line, d.Body); err != nil {
 		return fmt.Errorf("compacting event %s: %w", d.Event.EventID, err)
@@ -93,8 +105,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onListen 
 	if err != nil {
 		return err
 	}
-	p := &printer{out: stdout}
+	p := &printer{out: stdout, log: log}
 	h, err := receiver.NewHandler(keys, p.print, receiver.Config{
+		EndpointID:  cfg.EndpointID,
 		Environment: signature.Environment(cfg.Environment),
 		Logger:      log,
 	})
@@ -109,7 +122,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onListen 
 		return err
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second}
-	log.Info("webhook receiver listening", slog.String("addr", ln.Addr().String()), slog.String("path", cfg.Path), slog.String("jwks", cfg.JWKS))
+	log.Info("webhook receiver listening", slog.String("addr", ln.Addr().String()), slog.String("path", cfg.Path), slog.String("jwks", cfg.JWKS),
+		slog.String("endpoint", cfg.EndpointID))
 	if onListen != nil {
 		onListen(ln.Addr().String())
 	}

@@ -61,7 +61,7 @@ func TestReceiverPrintsVerifiedEvents(t *testing.T) {
 	addrs := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"-jwks", jwks.URL + "/api/webhooks/keys", "-addr", "127.0.0.1:0", "-path", "/hooks"}, stdout, stderr,
+		done <- run(ctx, []string{"-jwks", jwks.URL + "/api/webhooks/keys", "-addr", "127.0.0.1:0", "-path", "/hooks", "-endpoint", "we_a"}, stdout, stderr,
 			func(addr string) { addrs <- addr })
 	}()
 	var addr string
@@ -73,9 +73,9 @@ func TestReceiverPrintsVerifiedEvents(t *testing.T) {
 		t.Fatal("receiver did not start")
 	}
 
-	send := func(body []byte, eventID string, at time.Time, tamper bool) *http.Response {
+	send := func(body []byte, eventID string, to signature.Recipient, at time.Time, tamper bool) *http.Response {
 		t.Helper()
-		h, err := signer.Sign(body, eventID, at)
+		h, err := signer.Sign(body, eventID, to, at)
 		require.NoError(t, err)
 		if tamper {
 			body = bytes.Replace(body, []byte(`"sequence":1`), []byte(`"sequence":2`), 1)
@@ -94,11 +94,14 @@ func TestReceiverPrintsVerifiedEvents(t *testing.T) {
 		return []byte(fmt.Sprintf("{\n  \"schemaVersion\": \"case-event-v2\", \"eventId\": %q, \"deliveryId\": \"dlv_1\", \"sequence\":1,\n  \"type\": \"case.opened\", \"occurredAt\": \"2026-11-23T10:00:00.000Z\", \"caseId\": \"case_1\", \"externalCaseId\": \"ext-1\", \"actionRequired\": false\n}", eventID))
 	}
 
-	require.Equal(t, http.StatusUnauthorized, send(body("evt_tampered"), "evt_tampered", time.Now(), true).StatusCode)
-	require.Equal(t, http.StatusUnauthorized, send(body("evt_stale"), "evt_stale", time.Now().Add(-time.Hour), false).StatusCode)
-	require.Equal(t, http.StatusNoContent, send(body("evt_1"), "evt_1", time.Now(), false).StatusCode)
-	require.Equal(t, http.StatusOK, send(body("evt_1"), "evt_1", time.Now(), false).StatusCode, "a redelivery is a duplicate")
-	require.Equal(t, http.StatusNoContent, send(body("evt_2"), "evt_2", time.Now(), false).StatusCode)
+	toA := signature.Recipient{EndpointID: "we_a"}
+	require.Equal(t, http.StatusUnauthorized, send(body("evt_tampered"), "evt_tampered", toA, time.Now(), true).StatusCode)
+	require.Equal(t, http.StatusUnauthorized, send(body("evt_stale"), "evt_stale", toA, time.Now().Add(-time.Hour), false).StatusCode)
+	require.Equal(t, http.StatusUnauthorized, send(body("evt_for_b"), "evt_for_b", signature.Recipient{EndpointID: "we_b"}, time.Now(), false).StatusCode,
+		"a delivery signed for another endpoint")
+	require.Equal(t, http.StatusNoContent, send(body("evt_1"), "evt_1", toA, time.Now(), false).StatusCode)
+	require.Equal(t, http.StatusOK, send(body("evt_1"), "evt_1", toA, time.Now(), false).StatusCode, "a redelivery is a duplicate")
+	require.Equal(t, http.StatusNoContent, send(body("evt_2"), "evt_2", signature.Recipient{EndpointID: "we_a", Test: true}, time.Now(), false).StatusCode)
 
 	// Deliveries are printed before they are acknowledged (the callback is synchronous).
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
@@ -112,6 +115,9 @@ func TestReceiverPrintsVerifiedEvents(t *testing.T) {
 	}
 	require.Contains(t, stderr.String(), "reason=digest_mismatch")
 	require.Contains(t, stderr.String(), "reason=timestamp_window")
+	require.Contains(t, stderr.String(), "reason=recipient_mismatch")
+	require.Contains(t, stderr.String(), "test event verified", "evt_2 was a test event")
+	require.Equal(t, 1, strings.Count(stderr.String(), "test event verified"), "evt_1 was not")
 
 	cancel()
 	select {
@@ -128,8 +134,10 @@ func TestFlags(t *testing.T) {
 	require.Error(t, err)
 	_, err = parseFlags([]string{"extra"}, &stderr)
 	require.Error(t, err)
-	err = run(context.Background(), []string{"-env", "prod"}, io.Discard, io.Discard, nil)
+	_, err = parseFlags([]string{"-addr", "127.0.0.1:0"}, &stderr)
+	require.ErrorContains(t, err, "-endpoint is required")
+	err = run(context.Background(), []string{"-endpoint", "we_a", "-env", "prod"}, io.Discard, io.Discard, nil)
 	require.ErrorContains(t, err, "environment")
-	err = run(context.Background(), []string{"-jwks", "ftp://x"}, io.Discard, io.Discard, nil)
+	err = run(context.Background(), []string{"-endpoint", "we_a", "-jwks", "ftp://x"}, io.Discard, io.Discard, nil)
 	require.ErrorContains(t, err, "jwks url")
 }

@@ -25,6 +25,9 @@ type Delivery struct {
 	// KeyID and Timestamp are those of this attempt's signature.
 	KeyID     string
 	Timestamp time.Time
+	// Test is true for a test event a partner asked for (signed x-pc-test:
+	// true): no case fact stands behind it, so do not act on it as one.
+	Test bool
 	// Body is the exact verified body.
 	Body []byte
 }
@@ -33,8 +36,14 @@ type Delivery struct {
 // event id, so a later delivery of the event is processed again.
 type Callback func(ctx context.Context, d Delivery) error
 
-// Config tunes a Handler. The zero value of a field takes its default.
+// Config tunes a Handler. The zero value of a field takes its default,
+// except EndpointID, which is required.
 type Config struct {
+	// EndpointID is this receiver's endpoint id (we_…, as registration
+	// returned it). Every delivery is signed for one endpoint; one signed
+	// for another is refused as recipient_mismatch, so a delivery that
+	// another partner received cannot be replayed here.
+	EndpointID string
 	// MaxBodyBytes bounds the body; 64 KiB by default (events are sparse).
 	MaxBodyBytes int64
 	// Tolerance is how far a timestamp may be from the clock;
@@ -63,10 +72,10 @@ type Config struct {
 // Answers: 204 processed (sync) or 202 accepted (async); 200 "duplicate" for
 // an event already handled (the callback is not called again); 400 or 401
 // with the signature.Reason as a short text body for a refused delivery (401
-// for timestamp_window, digest_mismatch, unknown_key and bad_signature, 400
-// for the others); 400 event_invalid for a verified body that is not a
-// case-event-v2; 405 for a method other than POST; 413 for a body over the
-// limit; 500 when the callback fails; 503 when the key set or the deduper
+// for recipient_mismatch, timestamp_window, digest_mismatch, unknown_key and
+// bad_signature, 400 for the others); 400 event_invalid for a verified body
+// that is not a case-event-v2; 405 for a method other than POST; 413 for a
+// body over the limit; 500 when the callback fails; 503 when the key set or the deduper
 // cannot be reached, when async capacity is full, or after Shutdown.
 type Handler struct {
 	keys     KeySource
@@ -84,6 +93,9 @@ type Handler struct {
 func NewHandler(keys KeySource, callback Callback, cfg Config) (*Handler, error) {
 	if keys == nil || callback == nil {
 		return nil, errors.New("receiver: a key source and a callback are required")
+	}
+	if !signature.ValidID(cfg.EndpointID) {
+		return nil, fmt.Errorf("receiver: endpoint id %q: want the id registration returned for this endpoint (we_…)", cfg.EndpointID)
 	}
 	if cfg.Environment != "" && !cfg.Environment.Valid() {
 		return nil, fmt.Errorf("receiver: environment %q: want sandbox or live", cfg.Environment)
@@ -125,7 +137,8 @@ func answer(w http.ResponseWriter, status int, text string) {
 // or replayed, 400 where it is malformed.
 func statusOf(r signature.Reason) int {
 	switch r {
-	case signature.ReasonTimestampWindow, signature.ReasonDigestMismatch, signature.ReasonUnknownKey, signature.ReasonBadSignature:
+	case signature.ReasonRecipientMismatch, signature.ReasonTimestampWindow, signature.ReasonDigestMismatch,
+		signature.ReasonUnknownKey, signature.ReasonBadSignature:
 		return http.StatusUnauthorized
 	default:
 		return http.StatusBadRequest
@@ -152,7 +165,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	log := h.cfg.Logger.With(slog.String("event_id", r.Header.Get(signature.HeaderEventID)))
 
 	ctx := r.Context()
-	v, err := signature.Verify(r.Header, body, func(keyID string) (ed25519.PublicKey, error) {
+	v, err := signature.Verify(r.Header, body, h.cfg.EndpointID, func(keyID string) (ed25519.PublicKey, error) {
 		if h.cfg.Environment != "" {
 			if id, err := signature.ParseKeyID(keyID); err != nil || id.Environment != h.cfg.Environment {
 				return nil, fmt.Errorf("%w: %q is not a %s key id", signature.ErrUnknownKey, keyID, h.cfg.Environment)
@@ -177,7 +190,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		answer(w, http.StatusBadRequest, "event_invalid")
 		return
 	}
-	d := Delivery{Event: ev, KeyID: v.KeyID, Timestamp: v.Timestamp, Body: body}
+	d := Delivery{Event: ev, KeyID: v.KeyID, Timestamp: v.Timestamp, Test: v.Test, Body: body}
 
 	h.mu.RLock()
 	defer h.mu.RUnlock()

@@ -112,7 +112,7 @@ func eventBody(eventID, deliveryID string, sequence int) []byte {
 
 func deliver(t testing.TB, h http.Handler, s *signature.Signer, body []byte, eventID string, at time.Time) *httptest.ResponseRecorder {
 	t.Helper()
-	hdr, err := s.Sign(body, eventID, at)
+	hdr, err := s.Sign(body, eventID, toA, at)
 	require.NoError(t, err)
 	return post(h, hdr.HTTPHeader(), body)
 }
@@ -160,8 +160,15 @@ type fixture struct {
 	h      *receiver.Handler
 }
 
+// toA is the recipient of the fixtures' deliveries: the receiver's own
+// endpoint.
+var toA = signature.Recipient{EndpointID: "we_a"}
+
 func newFixture(t testing.TB, cfg receiver.Config) *fixture {
 	t.Helper()
+	if cfg.EndpointID == "" {
+		cfg.EndpointID = toA.EndpointID
+	}
 	f := &fixture{clock: newClock(), signer: newSigner(t, signature.Sandbox, "key A"), rec: &recorder{}}
 	f.jwks = newJWKSServer(t, f.signer)
 	cache, err := receiver.NewJWKSCache(f.jwks.URL+"/api/webhooks/keys", receiver.JWKSConfig{Client: f.jwks.Client(), Now: f.clock.Now})
@@ -206,21 +213,23 @@ func TestHandlerRefusesFastWithAShortReason(t *testing.T) {
 	f := newFixture(t, receiver.Config{MaxBodyBytes: 1024})
 	now := f.clock.Now()
 	body := eventBody("evt_1", "dlv_1", 1)
-	signed, err := f.signer.Sign(body, "evt_1", now)
+	signed, err := f.signer.Sign(body, "evt_1", toA, now)
 	require.NoError(t, err)
 
-	stale, err := f.signer.Sign(body, "evt_1", now.Add(-6*time.Minute))
+	stale, err := f.signer.Sign(body, "evt_1", toA, now.Add(-6*time.Minute))
 	require.NoError(t, err)
 	missing := signed.HTTPHeader()
 	missing.Del(signature.HeaderSignature)
 	other := newSigner(t, signature.Sandbox, "key X")
-	forged, err := other.Sign(body, "evt_1", now)
+	forged, err := other.Sign(body, "evt_1", toA, now)
 	require.NoError(t, err)
 	forged.KeyID = f.signer.KeyID()
-	unknown, err := other.Sign(body, "evt_1", now)
+	unknown, err := other.Sign(body, "evt_1", toA, now)
 	require.NoError(t, err)
 	extra := []byte(strings.Replace(string(body), `"caseId"`, `"surprise":1,"caseId"`, 1))
-	extraSigned, err := f.signer.Sign(extra, "evt_1", now)
+	extraSigned, err := f.signer.Sign(extra, "evt_1", toA, now)
+	require.NoError(t, err)
+	forB, err := f.signer.Sign(body, "evt_1", signature.Recipient{EndpointID: "we_b", Test: true}, now)
 	require.NoError(t, err)
 
 	for _, c := range []struct {
@@ -235,6 +244,7 @@ func TestHandlerRefusesFastWithAShortReason(t *testing.T) {
 		{"missing header", missing, body, http.StatusBadRequest, "header_missing"},
 		{"forged under a published key id", forged.HTTPHeader(), body, http.StatusUnauthorized, "bad_signature"},
 		{"key not published", unknown.HTTPHeader(), body, http.StatusUnauthorized, "unknown_key"},
+		{"signed for another partner's endpoint", forB.HTTPHeader(), body, http.StatusUnauthorized, "recipient_mismatch"},
 		{"valid signature, not a case-event-v2", extraSigned.HTTPHeader(), extra, http.StatusBadRequest, "event_invalid"},
 		{"body over the limit", signed.HTTPHeader(), bytes.Repeat([]byte("x"), 1025), http.StatusRequestEntityTooLarge, "body_too_large"},
 	} {
@@ -261,7 +271,7 @@ func TestHandlerEnvironmentRefusesKeysOfTheOtherEnvironment(t *testing.T) {
 	require.Equal(t, "unknown_key\n", rec.Body.String())
 	require.Zero(t, f.jwks.fetches.Load(), "a sandbox key id is refused before any fetch")
 
-	_, err := receiver.NewHandler(receiver.StaticKeys{}, (&recorder{}).callback, receiver.Config{Environment: "prod"})
+	_, err := receiver.NewHandler(receiver.StaticKeys{}, (&recorder{}).callback, receiver.Config{EndpointID: "we_a", Environment: "prod"})
 	require.Error(t, err)
 }
 
@@ -376,7 +386,7 @@ func TestAsyncAcknowledgesBeforeTheCallback(t *testing.T) {
 		<-release
 		handed <- d
 		return ctx.Err()
-	}, receiver.Config{Async: true, MaxInFlight: 1, Now: clk.Now})
+	}, receiver.Config{EndpointID: toA.EndpointID, Async: true, MaxInFlight: 1, Now: clk.Now})
 	require.NoError(t, err)
 
 	rec := deliver(t, h, s, eventBody("evt_1", "dlv_1", 1), "evt_1", clk.Now())
@@ -433,8 +443,9 @@ func TestHandlerAgreesWithTheConformanceVectors(t *testing.T) {
 	data, err := os.ReadFile("../signature/testdata/conformance.json")
 	require.NoError(t, err)
 	var f struct {
-		JWKS    json.RawMessage `json:"jwks"`
-		Vectors []struct {
+		EndpointID string          `json:"endpointId"`
+		JWKS       json.RawMessage `json:"jwks"`
+		Vectors    []struct {
 			Name       string      `json:"name"`
 			Now        string      `json:"now"`
 			BodyBase64 string      `json:"bodyBase64"`
@@ -452,7 +463,7 @@ func TestHandlerAgreesWithTheConformanceVectors(t *testing.T) {
 			require.NoError(t, err)
 			body, err := base64.StdEncoding.DecodeString(v.BodyBase64)
 			require.NoError(t, err)
-			h, err := receiver.NewHandler(receiver.StaticKeys(keys), (&recorder{}).callback, receiver.Config{Now: func() time.Time { return now }})
+			h, err := receiver.NewHandler(receiver.StaticKeys(keys), (&recorder{}).callback, receiver.Config{EndpointID: f.EndpointID, Now: func() time.Time { return now }})
 			require.NoError(t, err)
 			hdr := http.Header{}
 			for _, kv := range v.Headers {
@@ -485,5 +496,28 @@ func TestDecodeEvent(t *testing.T) {
 	} {
 		_, err := receiver.DecodeEvent([]byte(body))
 		require.ErrorIs(t, err, receiver.ErrEvent, name)
+	}
+}
+
+// TestHandlerTellsTestEventsFromCaseFacts: a test event is handed over
+// marked as one, so the partner's code can acknowledge it without acting
+// on it; a receiver must name its endpoint to be made at all.
+func TestHandlerTellsTestEventsFromCaseFacts(t *testing.T) {
+	f := newFixture(t, receiver.Config{})
+	now := f.clock.Now()
+	fact, err := f.signer.Sign(eventBody("evt_1", "dlv_1", 1), "evt_1", toA, now)
+	require.NoError(t, err)
+	test, err := f.signer.Sign(eventBody("evt_test_1", "dlv_2", 1), "evt_test_1", signature.Recipient{EndpointID: toA.EndpointID, Test: true}, now)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusNoContent, post(f.h, fact.HTTPHeader(), eventBody("evt_1", "dlv_1", 1)).Code)
+	require.Equal(t, http.StatusNoContent, post(f.h, test.HTTPHeader(), eventBody("evt_test_1", "dlv_2", 1)).Code)
+	got := f.rec.deliveries()
+	require.Len(t, got, 2)
+	require.False(t, got[0].Test, "a case fact")
+	require.True(t, got[1].Test, "a test event")
+
+	for _, id := range []string{"", "we a"} {
+		_, err = receiver.NewHandler(receiver.StaticKeys{}, (&recorder{}).callback, receiver.Config{EndpointID: id})
+		require.Error(t, err, "endpoint id %q", id)
 	}
 }

@@ -21,10 +21,18 @@ const (
 	HeaderSchemaVersion    = "x-pc-schema-version"
 	HeaderSignatureVersion = "x-pc-signature-version"
 	HeaderSignature        = "x-pc-signature"
+	// HeaderEndpointID names the endpoint the delivery was signed for: a
+	// receiver accepts only deliveries signed for its own endpoint id, so a
+	// delivery one partner received cannot be replayed to another's receiver.
+	HeaderEndpointID = "x-pc-endpoint-id"
+	// HeaderTest is "true" on a test event (POST /endpoints/{id}/test) and
+	// "false" on a case fact. It is signed, so a receiver can trust it.
+	HeaderTest = "x-pc-test"
 )
 
-// HeaderNames lists the seven required headers in the order the spec gives
-// them, which is also the order Verify checks them in.
+// HeaderNames lists the seven headers of the spec in the order the spec
+// gives them. Verify requires them and the two binding headers
+// (SignedHeaderNames).
 var HeaderNames = [7]string{
 	HeaderContentDigest,
 	HeaderEventID,
@@ -33,6 +41,22 @@ var HeaderNames = [7]string{
 	HeaderSchemaVersion,
 	HeaderSignatureVersion,
 	HeaderSignature,
+}
+
+// SignedHeaderNames lists the nine required headers in the order Verify
+// checks their presence and format: the seven of the spec, then the
+// endpoint id and the test flag, which bind the signature to its recipient
+// and say whether the event is a test.
+var SignedHeaderNames = [9]string{
+	HeaderContentDigest,
+	HeaderEventID,
+	HeaderEventTimestamp,
+	HeaderKeyID,
+	HeaderSchemaVersion,
+	HeaderSignatureVersion,
+	HeaderSignature,
+	HeaderEndpointID,
+	HeaderTest,
 }
 
 const (
@@ -61,23 +85,36 @@ var (
 	timestampPattern = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$`)
 )
 
-// ValidID reports whether s is a valid event id or key id: 1 to 160
-// characters of A-Z a-z 0-9 . _ : -.
+// ValidID reports whether s is a valid event id, key id or endpoint id: 1
+// to 160 characters of A-Z a-z 0-9 . _ : -.
 func ValidID(s string) bool { return idPattern.MatchString(s) }
 
-// CanonicalInput returns the bytes that are signed: five lines joined by
+// CanonicalInput returns the bytes that are signed: seven lines joined by
 // "\n" with no trailing newline. digestHeader is the whole content-digest
-// value (sha-256=:…:). The schema line is always SchemaVersion; the signature
-// version and the signature are not part of the input.
-func CanonicalInput(eventID, timestamp, keyID, digestHeader string) []byte {
+// value (sha-256=:…:), endpointID the endpoint the delivery is sent to and
+// test the x-pc-test value ("true" or "false"). The schema line is always
+// SchemaVersion; the signature version and the signature are not part of
+// the input. The content-digest line stays last, as the spec says.
+func CanonicalInput(eventID, timestamp, keyID, endpointID, test, digestHeader string) []byte {
 	var b strings.Builder
-	b.Grow(len(eventID) + len(timestamp) + len(keyID) + len(digestHeader) + 120)
+	b.Grow(len(eventID) + len(timestamp) + len(keyID) + len(endpointID) + len(digestHeader) + 160)
 	b.WriteString(HeaderEventID + ": " + eventID + "\n")
 	b.WriteString(HeaderEventTimestamp + ": " + timestamp + "\n")
 	b.WriteString(HeaderKeyID + ": " + keyID + "\n")
 	b.WriteString(HeaderSchemaVersion + ": " + SchemaVersion + "\n")
+	b.WriteString(HeaderEndpointID + ": " + endpointID + "\n")
+	b.WriteString(HeaderTest + ": " + test + "\n")
 	b.WriteString(HeaderContentDigest + ": " + digestHeader)
 	return []byte(b.String())
+}
+
+// TestFlag returns the x-pc-test value of a delivery: "true" for a test
+// event, "false" for a case fact.
+func TestFlag(test bool) string {
+	if test {
+		return "true"
+	}
+	return "false"
 }
 
 // ContentDigest returns the content-digest value of body:

@@ -51,15 +51,18 @@ func TestConformance(t *testing.T) {
 			now, err := signature.ParseTimestamp(v.Now)
 			require.NoError(t, err)
 
-			got, err := signature.Verify(h, body, keys.Lookup, now, 0)
+			got, err := signature.Verify(h, body, f.EndpointID, keys.Lookup, now, 0)
 			switch v.Expect {
 			case "accept":
 				require.NoError(t, err)
 				require.Equal(t, h.Get(signature.HeaderEventID), got.EventID)
 				require.Equal(t, h.Get(signature.HeaderKeyID), got.KeyID)
+				require.Equal(t, f.EndpointID, got.EndpointID)
+				require.Equal(t, h.Get(signature.HeaderTest) == "true", got.Test)
 				require.Equal(t, v.CanonicalInput, string(signature.CanonicalInput(
 					h.Get(signature.HeaderEventID), h.Get(signature.HeaderEventTimestamp),
-					h.Get(signature.HeaderKeyID), h.Get(signature.HeaderContentDigest))))
+					h.Get(signature.HeaderKeyID), h.Get(signature.HeaderEndpointID), h.Get(signature.HeaderTest),
+					h.Get(signature.HeaderContentDigest))))
 			case "refuse":
 				require.Error(t, err)
 				require.Equal(t, v.Reason, signature.ReasonOf(err), "error: %v", err)
@@ -94,6 +97,42 @@ func TestDocsWorkedExample(t *testing.T) {
 	require.Contains(t, text, "`"+f.JWKS.Keys[0].X+"`")
 	require.Contains(t, text, "`"+f.Keys[0].PublicKeyHex+"`")
 	require.Contains(t, text, v.Now)
+}
+
+// TestDocsExampleKeysCannotPassForRealOnes is item 7 of "Security, round
+// 2": the JWKS example of docs/webhook-signatures.md is named as an example
+// and is none of the conformance keys (whose seeds are public), and every
+// conformance key's kid says its seed is public, so none looks like a key
+// of a deployment (pcwh_<environment>_…).
+func TestDocsExampleKeysCannotPassForRealOnes(t *testing.T) {
+	doc, err := os.ReadFile("../../../docs/webhook-signatures.md")
+	if err != nil {
+		t.Skipf("docs/webhook-signatures.md is not beside this module (outside a full checkout): %v", err)
+	}
+	f := loadVectors(t)
+	_, rest, ok := strings.Cut(string(doc), "## Verification keys (JWKS)")
+	require.True(t, ok)
+	_, rest, ok = strings.Cut(rest, "```json\n")
+	require.True(t, ok)
+	example, _, ok := strings.Cut(rest, "\n```")
+	require.True(t, ok)
+	set, err := signature.ParseJWKS([]byte(example))
+	require.NoError(t, err)
+	require.NotEmpty(t, set)
+	for kid, pub := range set {
+		require.True(t, strings.HasPrefix(kid, "example-not-a-real-key-"), kid)
+		_, err := signature.ParseKeyID(kid)
+		require.Error(t, err, "%s has the form of a deployment's key id", kid)
+		for _, k := range f.Keys {
+			require.NotEqual(t, k.KeyID, kid)
+			require.NotEqual(t, k.PublicKeyHex, fmt.Sprintf("%x", []byte(pub)), "the docs' example key %s is conformance %s", kid, k.Name)
+		}
+	}
+	for _, k := range f.Keys {
+		require.Contains(t, k.KeyID, "seed-is-public.not-a-real-key", k.Name)
+		_, err := signature.ParseKeyID(k.KeyID)
+		require.Error(t, err, "%s has the form of a deployment's key id", k.KeyID)
+	}
 }
 
 func mustJSON(t testing.TB, v any) []byte {

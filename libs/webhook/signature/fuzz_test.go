@@ -23,32 +23,33 @@ func FuzzVerify(f *testing.F) {
 	keys := signature.KeySet{s.KeyID(): s.PublicKey()}
 	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 	body := []byte(caseEvent("evt_1", signature.SchemaVersion, 1))
-	h, err := s.Sign(body, "evt_1", now)
+	h, err := s.Sign(body, "evt_1", signature.Recipient{EndpointID: "we_fuzz"}, now)
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(body, h.ContentDigest, h.EventID, h.EventTimestamp, h.KeyID, h.Signature)
-	f.Add([]byte(`{"eventId":"a","eventId":"a"}`), "sha-256=::", "", "2026-02-30T00:00:00.000Z", "k", "ed25519=:==:")
+	f.Add(body, h.ContentDigest, h.EventID, h.EventTimestamp, h.KeyID, h.Signature, h.EndpointID, h.Test)
+	f.Add([]byte(`{"eventId":"a","eventId":"a"}`), "sha-256=::", "", "2026-02-30T00:00:00.000Z", "k", "ed25519=:==:", "we_other", "True")
 	known := map[signature.Reason]bool{}
 	for _, r := range signature.Reasons() {
 		known[r] = true
 	}
-	f.Fuzz(func(t *testing.T, body []byte, digest, eventID, ts, keyID, sig string) {
+	f.Fuzz(func(t *testing.T, body []byte, digest, eventID, ts, keyID, sig, endpointID, test string) {
 		hdr := signature.Headers{
 			ContentDigest: digest, EventID: eventID, EventTimestamp: ts, KeyID: keyID,
 			SchemaVersion: signature.SchemaVersion, SignatureVersion: signature.SignatureVersion, Signature: sig,
+			EndpointID: endpointID, Test: test,
 		}.HTTPHeader()
-		got, err := signature.Verify(hdr, body, keys.Lookup, now, 0)
+		got, err := signature.Verify(hdr, body, "we_fuzz", keys.Lookup, now, 0)
 		if err != nil {
 			if !known[signature.ReasonOf(err)] {
 				t.Fatalf("refusal without a known reason: %v", err)
 			}
 			return
 		}
-		if got.EventID != eventID || got.KeyID != keyID {
+		if got.EventID != eventID || got.KeyID != keyID || got.EndpointID != "we_fuzz" || endpointID != "we_fuzz" {
 			t.Fatalf("verified %+v from headers %v", got, hdr)
 		}
-		in := signature.CanonicalInput(eventID, ts, keyID, digest)
+		in := signature.CanonicalInput(eventID, ts, keyID, endpointID, test, digest)
 		if !ed25519.Verify(s.PublicKey(), in, mustSig(t, sig)) {
 			t.Fatalf("accepted a signature that does not verify")
 		}
@@ -75,11 +76,11 @@ func TestVerifyMatchesHeaderNamesCaseInsensitively(t *testing.T) {
 		hdr[kv[0]] = []string{kv[1]} // lower-case keys, as another stack might build them
 	}
 	now, _ := signature.ParseTimestamp(v.Now)
-	if _, err := signature.Verify(hdr, []byte(v.Body), keys.Lookup, now, 0); err != nil {
+	if _, err := signature.Verify(hdr, []byte(v.Body), f.EndpointID, keys.Lookup, now, 0); err != nil {
 		t.Fatal(err)
 	}
 	hdr.Add(signature.HeaderEventID, v.Headers[1][1]) // a second line under the canonical name
-	if _, err := signature.Verify(hdr, []byte(v.Body), keys.Lookup, now, 0); signature.ReasonOf(err) != signature.ReasonHeaderFormat {
+	if _, err := signature.Verify(hdr, []byte(v.Body), f.EndpointID, keys.Lookup, now, 0); signature.ReasonOf(err) != signature.ReasonHeaderFormat {
 		t.Fatalf("two lines under two spellings of one name: %v", err)
 	}
 }

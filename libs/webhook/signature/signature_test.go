@@ -29,21 +29,66 @@ func TestSignThenVerify(t *testing.T) {
 	s := testSigner(t, signature.Live)
 	body := []byte(caseEvent("evt_1", signature.SchemaVersion, 1))
 	at := time.Date(2026, 11, 23, 10, 0, 0, 987_654_321, time.FixedZone("CET", 3600))
-	h, err := s.Sign(body, "evt_1", at)
+	h, err := s.Sign(body, "evt_1", signature.Recipient{EndpointID: "we_a"}, at)
 	require.NoError(t, err)
 	require.Equal(t, "2026-11-23T09:00:00.987Z", h.EventTimestamp, "UTC, truncated to milliseconds")
 	require.Equal(t, signature.SignatureVersion, h.SignatureVersion)
 	require.Equal(t, signature.SchemaVersion, h.SchemaVersion)
+	require.Equal(t, "we_a", h.EndpointID)
+	require.Equal(t, "false", h.Test)
 
 	hdr := h.HTTPHeader()
-	require.Len(t, hdr, 7)
+	require.Len(t, hdr, 9)
 	keys := signature.KeySet{s.KeyID(): s.PublicKey()}
-	got, err := signature.Verify(hdr, body, keys.Lookup, at.Add(time.Minute), 0)
+	got, err := signature.Verify(hdr, body, "we_a", keys.Lookup, at.Add(time.Minute), 0)
 	require.NoError(t, err)
-	require.Equal(t, signature.Verified{EventID: "evt_1", KeyID: s.KeyID(), Timestamp: time.Date(2026, 11, 23, 9, 0, 0, 987_000_000, time.UTC)}, got)
+	require.Equal(t, signature.Verified{EventID: "evt_1", KeyID: s.KeyID(), Timestamp: time.Date(2026, 11, 23, 9, 0, 0, 987_000_000, time.UTC), EndpointID: "we_a"}, got)
 
-	_, err = signature.Verify(hdr, body, keys.Lookup, at.Add(time.Minute), 30*time.Second)
+	_, err = signature.Verify(hdr, body, "we_a", keys.Lookup, at.Add(time.Minute), 30*time.Second)
 	require.Equal(t, signature.ReasonTimestampWindow, signature.ReasonOf(err), "a tolerance narrower than the default is honoured")
+}
+
+// TestASignatureBindsItsRecipient is item 4 of "Security, round 2": a
+// delivery signed for one endpoint verifies at that endpoint's receiver
+// only, and whether it is a test event cannot be changed or stripped.
+func TestASignatureBindsItsRecipient(t *testing.T) {
+	s := testSigner(t, signature.Sandbox)
+	keys := signature.KeySet{s.KeyID(): s.PublicKey()}
+	body := []byte(caseEvent("evt_1", signature.SchemaVersion, 1))
+	at := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	forB, err := s.Sign(body, "evt_1", signature.Recipient{EndpointID: "we_b", Test: true}, at)
+	require.NoError(t, err)
+	require.Equal(t, "true", forB.Test)
+
+	got, err := signature.Verify(forB.HTTPHeader(), body, "we_b", keys.Lookup, at, 0)
+	require.NoError(t, err, "B's receiver accepts it")
+	require.True(t, got.Test, "and knows it is a test event")
+
+	for name, c := range map[string]struct {
+		receiver string
+		edit     func(http.Header)
+		want     signature.Reason
+	}{
+		"replayed to A's receiver":                   {"we_a", func(http.Header) {}, signature.ReasonRecipientMismatch},
+		"replayed to a receiver that names no id":    {"", func(http.Header) {}, signature.ReasonRecipientMismatch},
+		"replayed to A with A's id in the header":    {"we_a", func(h http.Header) { h.Set(signature.HeaderEndpointID, "we_a") }, signature.ReasonBadSignature},
+		"the test flag turned into a case fact":      {"we_b", func(h http.Header) { h.Set(signature.HeaderTest, "false") }, signature.ReasonBadSignature},
+		"the test flag stripped":                     {"we_b", func(h http.Header) { h.Del(signature.HeaderTest) }, signature.ReasonHeaderMissing},
+		"the endpoint id stripped":                   {"we_b", func(h http.Header) { h.Del(signature.HeaderEndpointID) }, signature.ReasonHeaderMissing},
+		"a test flag other than true or false":       {"we_b", func(h http.Header) { h.Set(signature.HeaderTest, "yes") }, signature.ReasonHeaderFormat},
+		"an endpoint id outside the id alphabet":     {"we_b", func(h http.Header) { h.Set(signature.HeaderEndpointID, "we b") }, signature.ReasonHeaderFormat},
+		"endpoint ids are compared exactly, by case": {"WE_B", func(http.Header) {}, signature.ReasonRecipientMismatch},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := forB.HTTPHeader()
+			c.edit(h)
+			_, err := signature.Verify(h, body, c.receiver, keys.Lookup, at, 0)
+			require.Equal(t, c.want, signature.ReasonOf(err), "error: %v", err)
+		})
+	}
+
+	_, err = s.Sign(body, "evt_1", signature.Recipient{}, at)
+	require.Error(t, err, "nothing is signed for no recipient")
 }
 
 func TestSignRefusesWhatReceiversRefuse(t *testing.T) {
@@ -61,7 +106,7 @@ func TestSignRefusesWhatReceiversRefuse(t *testing.T) {
 		"year out of range": {caseEvent("evt_1", signature.SchemaVersion, 1), "evt_1", time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := s.Sign([]byte(c.body), c.eventID, c.at)
+			_, err := s.Sign([]byte(c.body), c.eventID, signature.Recipient{EndpointID: "we_a"}, c.at)
 			require.Error(t, err)
 		})
 	}
@@ -98,15 +143,15 @@ func TestVerifyKeepsTheLookupError(t *testing.T) {
 	s := testSigner(t, signature.Sandbox)
 	body := []byte(caseEvent("evt_1", signature.SchemaVersion, 1))
 	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
-	h, err := s.Sign(body, "evt_1", now)
+	h, err := s.Sign(body, "evt_1", signature.Recipient{EndpointID: "we_a"}, now)
 	require.NoError(t, err)
 
-	_, err = signature.Verify(h.HTTPHeader(), body, signature.KeySet{}.Lookup, now, 0)
+	_, err = signature.Verify(h.HTTPHeader(), body, "we_a", signature.KeySet{}.Lookup, now, 0)
 	require.Equal(t, signature.ReasonUnknownKey, signature.ReasonOf(err))
 	require.ErrorIs(t, err, signature.ErrUnknownKey)
 
 	unreachable := errors.New("jwks: connection refused")
-	_, err = signature.Verify(h.HTTPHeader(), body, func(string) (ed25519.PublicKey, error) { return nil, unreachable }, now, 0)
+	_, err = signature.Verify(h.HTTPHeader(), body, "we_a", func(string) (ed25519.PublicKey, error) { return nil, unreachable }, now, 0)
 	require.Equal(t, signature.ReasonUnknownKey, signature.ReasonOf(err))
 	require.ErrorIs(t, err, unreachable)
 	require.NotErrorIs(t, err, signature.ErrUnknownKey, "a caller can tell an unreachable key source from an unknown key")
@@ -122,16 +167,16 @@ func TestVerifyReportsTheFirstFailingStep(t *testing.T) {
 	s := testSigner(t, signature.Sandbox)
 	body := []byte(caseEvent("evt_1", signature.SchemaVersion, 1))
 	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
-	h, err := s.Sign(body, "evt_1", now.Add(-time.Hour))
+	h, err := s.Sign(body, "evt_1", signature.Recipient{EndpointID: "we_a"}, now.Add(-time.Hour))
 	require.NoError(t, err)
 	hdr := h.HTTPHeader()
 	hdr.Set(signature.HeaderSignatureVersion, "v0")
 	hdr.Set(signature.HeaderKeyID, "bad key")
 	// Stale, wrong version and a bad key id: header_format comes first.
-	_, err = signature.Verify(hdr, []byte("tampered"), signature.KeySet{}.Lookup, now, 0)
+	_, err = signature.Verify(hdr, []byte("tampered"), "we_a", signature.KeySet{}.Lookup, now, 0)
 	require.Equal(t, signature.ReasonHeaderFormat, signature.ReasonOf(err))
 	hdr.Del(signature.HeaderSignature)
-	_, err = signature.Verify(hdr, body, signature.KeySet{}.Lookup, now, 0)
+	_, err = signature.Verify(hdr, body, "we_a", signature.KeySet{}.Lookup, now, 0)
 	require.Equal(t, signature.ReasonHeaderMissing, signature.ReasonOf(err))
 }
 

@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// Headers are the seven headers of one signed delivery attempt.
+// Headers are the nine headers of one signed delivery attempt: the seven of
+// the spec, the endpoint id it is signed for and the test flag.
 type Headers struct {
 	ContentDigest    string
 	EventID          string
@@ -16,9 +17,11 @@ type Headers struct {
 	SchemaVersion    string
 	SignatureVersion string
 	Signature        string
+	EndpointID       string
+	Test             string // "true" or "false"
 }
 
-// Apply sets the seven headers on dst, replacing any earlier values.
+// Apply sets the nine headers on dst, replacing any earlier values.
 func (h Headers) Apply(dst http.Header) {
 	dst.Set(HeaderContentDigest, h.ContentDigest)
 	dst.Set(HeaderEventID, h.EventID)
@@ -27,18 +30,31 @@ func (h Headers) Apply(dst http.Header) {
 	dst.Set(HeaderSchemaVersion, h.SchemaVersion)
 	dst.Set(HeaderSignatureVersion, h.SignatureVersion)
 	dst.Set(HeaderSignature, h.Signature)
+	dst.Set(HeaderEndpointID, h.EndpointID)
+	dst.Set(HeaderTest, h.Test)
 }
 
-// HTTPHeader returns the seven headers as a new http.Header.
+// HTTPHeader returns the nine headers as a new http.Header.
 func (h Headers) HTTPHeader() http.Header {
-	dst := make(http.Header, len(HeaderNames))
+	dst := make(http.Header, len(SignedHeaderNames))
 	h.Apply(dst)
 	return dst
 }
 
 // CanonicalInput returns the bytes the signature covers.
 func (h Headers) CanonicalInput() []byte {
-	return CanonicalInput(h.EventID, h.EventTimestamp, h.KeyID, h.ContentDigest)
+	return CanonicalInput(h.EventID, h.EventTimestamp, h.KeyID, h.EndpointID, h.Test, h.ContentDigest)
+}
+
+// Recipient is what a signature binds besides the body: the endpoint the
+// delivery is sent to, and whether the event is a test.
+type Recipient struct {
+	// EndpointID is the id of the partner's endpoint (we_…), which its
+	// receiver is configured with.
+	EndpointID string
+	// Test marks a test event, made up on the partner's request: no case
+	// fact stands behind it.
+	Test bool
 }
 
 // Signer signs deliveries with one Ed25519 key of one environment.
@@ -68,14 +84,18 @@ func (s *Signer) PublicKey() ed25519.PublicKey { return s.key.Public().(ed25519.
 // JWK returns the verification key as a JWK for the published JWKS.
 func (s *Signer) JWK() JWK { return NewJWK(s.keyID, s.PublicKey()) }
 
-// Sign signs one delivery attempt of body at the instant at (each attempt is
-// signed afresh with its own timestamp). It refuses to sign what every
-// receiver would refuse: an invalid event id, a body that is not a strict
-// JSON object with schemaVersion case-event-v2 and eventId equal to eventID,
-// or an instant outside years 0000 to 9999.
-func (s *Signer) Sign(body []byte, eventID string, at time.Time) (Headers, error) {
+// Sign signs one delivery attempt of body to one recipient at the instant
+// at (each attempt is signed afresh with its own timestamp). It refuses to
+// sign what every receiver would refuse: an invalid event id or endpoint
+// id, a body that is not a strict JSON object with schemaVersion
+// case-event-v2 and eventId equal to eventID, or an instant outside years
+// 0000 to 9999.
+func (s *Signer) Sign(body []byte, eventID string, to Recipient, at time.Time) (Headers, error) {
 	if !ValidID(eventID) {
 		return Headers{}, fmt.Errorf("signing event %q: want an event id of 1 to 160 of A-Z a-z 0-9 . _ : -", eventID)
+	}
+	if !ValidID(to.EndpointID) {
+		return Headers{}, fmt.Errorf("signing event %s for endpoint %q: want an endpoint id of 1 to 160 of A-Z a-z 0-9 . _ : -", eventID, to.EndpointID)
 	}
 	ident, err := readBodyIdentity(body)
 	if err != nil {
@@ -98,6 +118,8 @@ func (s *Signer) Sign(body []byte, eventID string, at time.Time) (Headers, error
 		KeyID:            s.keyID,
 		SchemaVersion:    SchemaVersion,
 		SignatureVersion: SignatureVersion,
+		EndpointID:       to.EndpointID,
+		Test:             TestFlag(to.Test),
 	}
 	h.Signature = formatSignatureHeader(ed25519.Sign(s.key, h.CanonicalInput()))
 	return h, nil

@@ -30,14 +30,17 @@ const (
 
 // conformanceFile is the JSON shape of testdata/conformance.json.
 type conformanceFile struct {
-	Description      string             `json:"description"`
-	SignatureVersion string             `json:"signatureVersion"`
-	SchemaVersion    string             `json:"schemaVersion"`
-	ToleranceSeconds int                `json:"toleranceSeconds"`
-	Reasons          []signature.Reason `json:"reasons"`
-	Keys             []vectorKey        `json:"keys"`
-	JWKS             signature.JWKS     `json:"jwks"`
-	Vectors          []vector           `json:"vectors"`
+	Description      string `json:"description"`
+	SignatureVersion string `json:"signatureVersion"`
+	SchemaVersion    string `json:"schemaVersion"`
+	ToleranceSeconds int    `json:"toleranceSeconds"`
+	// EndpointID is the receiver's own endpoint id: every vector is
+	// verified as that endpoint's receiver would.
+	EndpointID string             `json:"endpointId"`
+	Reasons    []signature.Reason `json:"reasons"`
+	Keys       []vectorKey        `json:"keys"`
+	JWKS       signature.JWKS     `json:"jwks"`
+	Vectors    []vector           `json:"vectors"`
 }
 
 // vectorKey is one fixed test key. Published keys are in the file's jwks.
@@ -76,15 +79,21 @@ type testKey struct {
 	published bool
 }
 
-func newTestKey(name string, created time.Time, published bool) testKey {
+// newTestKey makes a conformance key. Its seed is published with the
+// vectors, so its kid says so: no one can take it for a key of a
+// deployment (whose kids are pcwh_<environment>_…) and trust it.
+func newTestKey(name, kid string, published bool) testKey {
 	seed := sha256.Sum256([]byte("pcourt webhook conformance " + name))
 	priv := ed25519.NewKeyFromSeed(seed[:])
-	kid, err := signature.NewKeyID(signature.Sandbox, created, priv.Public().(ed25519.PublicKey))
-	if err != nil {
-		panic(err)
-	}
 	return testKey{name: name, kid: kid, seed: seed[:], priv: priv, published: published}
 }
+
+// The endpoint ids of the vectors: the receiver's own, and another
+// partner's endpoint, which a delivery may be replayed from.
+const (
+	receiverEndpoint = "we_01JD8QA4TQ6W2Z8X3C5V7B9N1M"
+	otherEndpoint    = "we_01JD8QB7YH3K5M7P9R1T3V5X7Z"
+)
 
 // delivery is one attempt under construction: the body and the field lines.
 type delivery struct {
@@ -161,12 +170,18 @@ func (d delivery) at(now time.Time) delivery {
 	return d
 }
 
-// signRaw signs like the sender but without the Signer's refusals, so that
-// a vector can carry a valid signature over inputs that a verifier must
-// refuse for an earlier reason. timestamp is used as given.
+// signRaw signs like the sender, for the receiver's endpoint and a case
+// fact, but without the Signer's refusals, so that a vector can carry a
+// valid signature over inputs that a verifier must refuse for an earlier
+// reason. timestamp is used as given.
 func signRaw(k testKey, kid, eventID, timestamp string, body []byte) delivery {
+	return signRawTo(k, kid, eventID, timestamp, receiverEndpoint, "false", body)
+}
+
+// signRawTo is signRaw for any endpoint id and x-pc-test value.
+func signRawTo(k testKey, kid, eventID, timestamp, endpointID, test string, body []byte) delivery {
 	digest := signature.ContentDigest(body)
-	input := signature.CanonicalInput(eventID, timestamp, kid, digest)
+	input := signature.CanonicalInput(eventID, timestamp, kid, endpointID, test, digest)
 	sig := ed25519.Sign(k.priv, input)
 	return delivery{
 		body: body,
@@ -178,17 +193,26 @@ func signRaw(k testKey, kid, eventID, timestamp string, body []byte) delivery {
 			{signature.HeaderSchemaVersion, signature.SchemaVersion},
 			{signature.HeaderSignatureVersion, signature.SignatureVersion},
 			{signature.HeaderSignature, "ed25519=:" + base64.StdEncoding.EncodeToString(sig) + ":"},
+			{signature.HeaderEndpointID, endpointID},
+			{signature.HeaderTest, test},
 		},
 		input: string(input),
 	}
 }
 
-// signWith signs through the public Signer, as the sender does.
+// signWith signs through the public Signer, as the sender does, for the
+// receiver's endpoint and a case fact.
 func signWith(t testing.TB, k testKey, body string, eventID string, at, now time.Time) delivery {
+	t.Helper()
+	return signWithTo(t, k, body, eventID, signature.Recipient{EndpointID: receiverEndpoint}, at, now)
+}
+
+// signWithTo is signWith for any recipient.
+func signWithTo(t testing.TB, k testKey, body string, eventID string, to signature.Recipient, at, now time.Time) delivery {
 	t.Helper()
 	s, err := signature.NewSigner(k.kid, k.priv)
 	require.NoError(t, err)
-	h, err := s.Sign([]byte(body), eventID, at)
+	h, err := s.Sign([]byte(body), eventID, to, at)
 	require.NoError(t, err)
 	return delivery{
 		now:  now,
@@ -201,6 +225,8 @@ func signWith(t testing.TB, k testKey, body string, eventID string, at, now time
 			{signature.HeaderSchemaVersion, h.SchemaVersion},
 			{signature.HeaderSignatureVersion, h.SignatureVersion},
 			{signature.HeaderSignature, h.Signature},
+			{signature.HeaderEndpointID, h.EndpointID},
+			{signature.HeaderTest, h.Test},
 		},
 		input: string(h.CanonicalInput()),
 	}
@@ -215,9 +241,9 @@ func caseEvent(eventID, schema string, sequence int) string {
 // fixed seeds, fixed clocks, and Ed25519 signatures are deterministic.
 func buildVectors(t testing.TB) conformanceFile {
 	t.Helper()
-	keyA := newTestKey("key A", time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC), true)
-	keyB := newTestKey("key B", time.Date(2027, 2, 1, 0, 0, 0, 0, time.UTC), true)
-	keyC := newTestKey("key C (not published)", time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC), false)
+	keyA := newTestKey("key A", "conformance-key-a.seed-is-public.not-a-real-key", true)
+	keyB := newTestKey("key B", "conformance-key-b.seed-is-public.not-a-real-key", true)
+	keyC := newTestKey("key C (not published)", "conformance-key-c.seed-is-public.not-a-real-key", false)
 
 	now := time.Date(2026, 11, 23, 10, 15, 30, 123_000_000, time.UTC)
 	signedAt := now.Add(-2 * time.Second)
@@ -243,7 +269,7 @@ func buildVectors(t testing.TB) conformanceFile {
 		signWith(t, keyB, body, eid, signedAt, now))
 	accept("accept_header_names_any_case", "Header names are case-insensitive.", func() delivery {
 		d := base.clone()
-		for i, name := range []string{"Content-Digest", "X-PC-Event-ID", "X-Pc-Event-Timestamp", "X-PC-KEY-ID", "x-Pc-Schema-Version", "X-PC-Signature-Version", "X-Pc-Signature"} {
+		for i, name := range []string{"Content-Digest", "X-PC-Event-ID", "X-Pc-Event-Timestamp", "X-PC-KEY-ID", "x-Pc-Schema-Version", "X-PC-Signature-Version", "X-Pc-Signature", "X-PC-Endpoint-ID", "X-Pc-Test"} {
 			d.headers[i][0] = name
 		}
 		return d
@@ -256,11 +282,13 @@ func buildVectors(t testing.TB) conformanceFile {
 	accept("accept_event_id_160_characters", "An event id of the maximum length, 160 characters, using every allowed punctuation character.",
 		signWith(t, keyA, caseEvent(longID, signature.SchemaVersion, 7), longID, signedAt, now))
 	pretty := "{\n  \"schemaVersion\": \"case-event-v2\",\n  \"eventId\": \"" + eid + "\",\n  \"deliveryId\": \"dlv_01JD8Q4A0B1C2D3E4F5G6H7J8K\",\n  \"sequence\": 8,\n  \"type\": \"case.deadline_set\",\n  \"occurredAt\": \"2026-11-23T10:14:58.000Z\",\n  \"caseId\": \"case_7Q2M9X4K\",\n  \"externalCaseId\": \"commande-n\u00b0-4411-\u00e9t\u00e9\",\n  \"actionRequired\": true,\n  \"deadlineAt\": \"2026-11-30T23:59:59.999Z\"\n}\n"
+	accept("accept_test_event", "A test event a partner asked for: x-pc-test is true, signed like the rest; a receiver accepts it and knows no case fact stands behind it.",
+		signWithTo(t, keyA, body, eid, signature.Recipient{EndpointID: receiverEndpoint, Test: true}, signedAt, now))
 	accept("accept_pretty_printed_utf8_body", "The digest covers the exact bytes: indentation, a trailing newline and non-ASCII UTF-8 are signed as sent.",
 		signWith(t, keyA, pretty, eid, signedAt, now))
 
-	// header_missing: each of the seven headers.
-	for _, name := range signature.HeaderNames {
+	// header_missing: each of the nine headers.
+	for _, name := range signature.SignedHeaderNames {
 		refuse("missing_"+strings.ReplaceAll(name, "-", "_"), "The "+name+" header is absent.", signature.ReasonHeaderMissing, base.without(name))
 	}
 
@@ -274,6 +302,14 @@ func buildVectors(t testing.TB) conformanceFile {
 		base.set(signature.HeaderEventID, ""))
 	refuse("key_id_space", "A key id with a space (signature valid over it).", signature.ReasonHeaderFormat,
 		raw(keyA, "pcwh sandbox", eid, ts, body))
+	refuse("endpoint_id_space", "An endpoint id with a space (signature valid over it).", signature.ReasonHeaderFormat,
+		signRawTo(keyA, keyA.kid, eid, ts, "we 01", "false", []byte(body)).at(now))
+	refuse("endpoint_id_header_twice", "Two x-pc-endpoint-id field lines: the receiver's and another.", signature.ReasonHeaderFormat,
+		base.add(signature.HeaderEndpointID, otherEndpoint))
+	refuse("test_flag_yes", "x-pc-test is exactly true or false.", signature.ReasonHeaderFormat,
+		signRawTo(keyA, keyA.kid, eid, ts, receiverEndpoint, "yes", []byte(body)).at(now))
+	refuse("test_flag_upper_case", "x-pc-test is compared exactly: TRUE is not true.", signature.ReasonHeaderFormat,
+		signRawTo(keyA, keyA.kid, eid, ts, receiverEndpoint, "TRUE", []byte(body)).at(now))
 	refuse("event_id_header_twice", "Two x-pc-event-id field lines, even with the same value.", signature.ReasonHeaderFormat,
 		base.add(signature.HeaderEventID, eid))
 	refuse("timestamp_header_twice", "Two x-pc-event-timestamp field lines.", signature.ReasonHeaderFormat,
@@ -345,6 +381,12 @@ func buildVectors(t testing.TB) conformanceFile {
 	refuse("event_id_case_differs", "Ids are compared exactly, case included.", signature.ReasonEventIDMismatch,
 		raw(keyA, keyA.kid, strings.ToLower(eid), ts, body))
 
+	// recipient_mismatch.
+	refuse("another_recipient", "A valid delivery signed for another endpoint (another partner's receiver got it and replays it here).", signature.ReasonRecipientMismatch,
+		signWithTo(t, keyA, body, eid, signature.Recipient{EndpointID: otherEndpoint, Test: true}, signedAt, now))
+	refuse("another_recipient_case_differs", "Endpoint ids are compared exactly, case included (signature valid).", signature.ReasonRecipientMismatch,
+		signRawTo(keyA, keyA.kid, eid, ts, strings.ToUpper(receiverEndpoint), "false", []byte(body)).at(now))
+
 	// timestamp_format: each signed over the non-canonical value itself.
 	for _, c := range []struct{ name, ts, desc string }{
 		{"timestamp_no_millis", "2026-11-23T10:15:28Z", "No fractional digits."},
@@ -387,6 +429,10 @@ func buildVectors(t testing.TB) conformanceFile {
 		raw(keyC, keyA.kid, eid, ts, body))
 	refuse("key_id_swapped", "Signed by key A but sent under key B's id.", signature.ReasonBadSignature,
 		base.set(signature.HeaderKeyID, keyB.kid))
+	refuse("endpoint_id_changed_after_signing", "Signed for another endpoint, then sent with the receiver's endpoint id in x-pc-endpoint-id.", signature.ReasonBadSignature,
+		signWithTo(t, keyA, body, eid, signature.Recipient{EndpointID: otherEndpoint}, signedAt, now).set(signature.HeaderEndpointID, receiverEndpoint))
+	refuse("test_flag_changed_after_signing", "A test event sent with x-pc-test changed to false, to pass for a case fact.", signature.ReasonBadSignature,
+		signWithTo(t, keyA, body, eid, signature.Recipient{EndpointID: receiverEndpoint, Test: true}, signedAt, now).set(signature.HeaderTest, "false"))
 	refuse("timestamp_changed_after_signing", "The timestamp was moved one second after signing (still canonical and in the window).", signature.ReasonBadSignature,
 		base.set(signature.HeaderEventTimestamp, signature.FormatTimestamp(signedAt.Add(time.Second))))
 	refuse("signature_bit_flipped", "One bit of the signature flipped.", signature.ReasonBadSignature,
@@ -397,16 +443,20 @@ func buildVectors(t testing.TB) conformanceFile {
 		withInput(keyA, base, strings.ReplaceAll(base.input, "\n", "\r\n")))
 	refuse("input_with_signature_version", "The sender added the signature-version line to the input.", signature.ReasonBadSignature,
 		withInput(keyA, base, base.input+"\nx-pc-signature-version: "+signature.SignatureVersion))
+	refuse("input_without_recipient_lines", "The sender signed the five lines of the first draft, without the x-pc-endpoint-id and x-pc-test lines.", signature.ReasonBadSignature,
+		withInput(keyA, base, strings.Replace(base.input, "x-pc-endpoint-id: "+receiverEndpoint+"\nx-pc-test: false\n", "", 1)))
 	refuse("input_digest_value_only", "The sender put only the base64 digest, not the whole content-digest value, in the last line.", signature.ReasonBadSignature,
 		withInput(keyA, base, strings.Replace(base.input, "content-digest: "+digest, "content-digest: "+digestB64, 1)))
 
 	f := conformanceFile{
 		Description: "Conformance vectors of pc-webhook-ed25519-v1 case event callbacks (case-event-v2). " +
-			"For each vector, verify the headers and the exact body bytes (bodyBase64) against the keys of jwks with the clock at now and a tolerance of toleranceSeconds; " +
+			"For each vector, verify the headers and the exact body bytes (bodyBase64) as the receiver of endpoint endpointId, against the keys of jwks, with the clock at now and a tolerance of toleranceSeconds; " +
+			"the keys' seeds are published here on purpose: never trust them outside tests. " +
 			"accepted vectors must verify, refused ones must fail at the named reason (reasons lists the verification steps in order). Generated by libs/webhook/signature (go test -run TestGenerateVectors -update); see docs/webhook-signatures.md.",
 		SignatureVersion: signature.SignatureVersion,
 		SchemaVersion:    signature.SchemaVersion,
 		ToleranceSeconds: int(signature.DefaultTolerance / time.Second),
+		EndpointID:       receiverEndpoint,
 		Reasons:          signature.Reasons(),
 		Vectors:          vs,
 	}

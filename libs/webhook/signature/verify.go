@@ -22,11 +22,14 @@ const (
 	ReasonBodyFormat       Reason = "body_format"
 	ReasonSchemaVersion    Reason = "schema_version"
 	ReasonEventIDMismatch  Reason = "event_id_mismatch"
-	ReasonTimestampFormat  Reason = "timestamp_format"
-	ReasonTimestampWindow  Reason = "timestamp_window"
-	ReasonDigestMismatch   Reason = "digest_mismatch"
-	ReasonUnknownKey       Reason = "unknown_key"
-	ReasonBadSignature     Reason = "bad_signature"
+	// ReasonRecipientMismatch is a delivery signed for another endpoint
+	// than the receiver's own: replayed from another partner's records.
+	ReasonRecipientMismatch Reason = "recipient_mismatch"
+	ReasonTimestampFormat   Reason = "timestamp_format"
+	ReasonTimestampWindow   Reason = "timestamp_window"
+	ReasonDigestMismatch    Reason = "digest_mismatch"
+	ReasonUnknownKey        Reason = "unknown_key"
+	ReasonBadSignature      Reason = "bad_signature"
 )
 
 // Reasons returns every reason in verification order.
@@ -34,7 +37,7 @@ func Reasons() []Reason {
 	return []Reason{
 		ReasonHeaderMissing, ReasonHeaderFormat, ReasonSignatureVersion,
 		ReasonBodyFormat, ReasonSchemaVersion, ReasonEventIDMismatch,
-		ReasonTimestampFormat, ReasonTimestampWindow, ReasonDigestMismatch,
+		ReasonRecipientMismatch, ReasonTimestampFormat, ReasonTimestampWindow, ReasonDigestMismatch,
 		ReasonUnknownKey, ReasonBadSignature,
 	}
 }
@@ -88,39 +91,44 @@ type KeyLookup func(keyID string) (ed25519.PublicKey, error)
 
 // Verified is what a successful verification establishes.
 type Verified struct {
-	EventID   string
-	KeyID     string
-	Timestamp time.Time
+	EventID    string
+	KeyID      string
+	Timestamp  time.Time
+	EndpointID string
+	// Test is true for a test event: no case fact stands behind it.
+	Test bool
 }
 
 func refuse(r Reason, header, detail string) *Error {
 	return &Error{Reason: r, Header: header, Detail: detail}
 }
 
-// Verify checks a delivery: its headers, the exact body bytes, the key of its
-// key id, and its timestamp against now. tolerance is how far the timestamp
-// may be from now either way; zero or less means DefaultTolerance. A refusal
-// is an *Error whose Reason is the first failing step (see the package doc).
-func Verify(h http.Header, body []byte, keys KeyLookup, now time.Time, tolerance time.Duration) (Verified, error) {
+// Verify checks a delivery: its headers, the exact body bytes, that it was
+// signed for endpointID (the receiver's own endpoint id, as registered), the
+// key of its key id, and its timestamp against now. tolerance is how far
+// the timestamp may be from now either way; zero or less means
+// DefaultTolerance. A refusal is an *Error whose Reason is the first failing
+// step (see the package doc).
+func Verify(h http.Header, body []byte, endpointID string, keys KeyLookup, now time.Time, tolerance time.Duration) (Verified, error) {
 	if tolerance <= 0 {
 		tolerance = DefaultTolerance
 	}
 	lines := fieldLines(h)
-	var v [len(HeaderNames)]string
-	for i, name := range HeaderNames {
+	var v [len(SignedHeaderNames)]string
+	for i, name := range SignedHeaderNames {
 		if len(lines[i]) == 0 {
 			return Verified{}, refuse(ReasonHeaderMissing, name, "header is absent")
 		}
 	}
-	for i, name := range HeaderNames {
+	for i, name := range SignedHeaderNames {
 		vals := lines[i]
 		if len(vals) != 1 {
 			return Verified{}, refuse(ReasonHeaderFormat, name, fmt.Sprintf("header has %d field lines", len(vals)))
 		}
 		v[i] = vals[0]
 	}
-	digestHeader, eventID, timestamp, keyID, schemaVersion, signatureVersion, signatureHeader :=
-		v[0], v[1], v[2], v[3], v[4], v[5], v[6]
+	digestHeader, eventID, timestamp, keyID, schemaVersion, signatureVersion, signatureHeader, sentTo, test :=
+		v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]
 
 	wantDigest, ok := parseDigestHeader(digestHeader)
 	if !ok {
@@ -135,6 +143,12 @@ func Verify(h http.Header, body []byte, keys KeyLookup, now time.Time, tolerance
 	sig, ok := parseSignatureHeader(signatureHeader)
 	if !ok {
 		return Verified{}, refuse(ReasonHeaderFormat, HeaderSignature, "want ed25519=:<base64 of 64 bytes>:")
+	}
+	if !ValidID(sentTo) {
+		return Verified{}, refuse(ReasonHeaderFormat, HeaderEndpointID, "want 1 to 160 of A-Z a-z 0-9 . _ : -")
+	}
+	if test != "true" && test != "false" {
+		return Verified{}, refuse(ReasonHeaderFormat, HeaderTest, "want true or false")
 	}
 
 	if signatureVersion != SignatureVersion {
@@ -153,6 +167,10 @@ func Verify(h http.Header, body []byte, keys KeyLookup, now time.Time, tolerance
 	}
 	if !ident.hasEventID || ident.eventID != eventID {
 		return Verified{}, refuse(ReasonEventIDMismatch, HeaderEventID, "body eventId differs from the header")
+	}
+	if sentTo != endpointID {
+		return Verified{}, refuse(ReasonRecipientMismatch, HeaderEndpointID,
+			fmt.Sprintf("signed for endpoint %s, this receiver is endpoint %q", sentTo, endpointID))
 	}
 
 	at, err := ParseTimestamp(timestamp)
@@ -176,19 +194,19 @@ func Verify(h http.Header, body []byte, keys KeyLookup, now time.Time, tolerance
 		return Verified{}, &Error{Reason: ReasonUnknownKey, Header: HeaderKeyID, Detail: keyID,
 			Err: fmt.Errorf("%w: key of %d bytes", ErrUnknownKey, len(pub))}
 	}
-	if !ed25519.Verify(pub, CanonicalInput(eventID, timestamp, keyID, digestHeader), sig) {
+	if !ed25519.Verify(pub, CanonicalInput(eventID, timestamp, keyID, sentTo, test, digestHeader), sig) {
 		return Verified{}, refuse(ReasonBadSignature, HeaderSignature, "signature does not verify with key "+keyID)
 	}
-	return Verified{EventID: eventID, KeyID: keyID, Timestamp: at}, nil
+	return Verified{EventID: eventID, KeyID: keyID, Timestamp: at, EndpointID: sentTo, Test: test == "true"}, nil
 }
 
-// fieldLines returns the values of each of HeaderNames, matching names
-// case-insensitively: net/http canonicalizes names, but a header built by
-// hand (or by another HTTP stack) may not be.
-func fieldLines(h http.Header) [len(HeaderNames)][]string {
-	var out [len(HeaderNames)][]string
+// fieldLines returns the values of each of SignedHeaderNames, matching
+// names case-insensitively: net/http canonicalizes names, but a header
+// built by hand (or by another HTTP stack) may not be.
+func fieldLines(h http.Header) [len(SignedHeaderNames)][]string {
+	var out [len(SignedHeaderNames)][]string
 	for k, vals := range h {
-		for i, name := range HeaderNames {
+		for i, name := range SignedHeaderNames {
 			if strings.EqualFold(k, name) {
 				out[i] = append(out[i], vals...)
 			}

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"testing"
@@ -91,8 +92,14 @@ func Start(t testing.TB, rdb redis.UniversalClient, creds *auth.Store, opts Opti
 		t.Fatalf("webhookstest: idempotency journal: %v", err)
 	}
 	policy := egress.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
-	client := egress.NewClient(egress.NewDialer(policy, nil, cfg.Timeout), cfg.Timeout, cfg.Concurrency)
-	sender := dispatch.New(cfg, deliveries, eps, ring, client, logger, nil, nil)
+	// The tests' receivers listen on loopback and stand for partners'
+	// receivers on public addresses, whose answers a delivery record
+	// keeps: the sender dials them without the dial guard, whose
+	// allowlist would withhold their answers (the guard has its own tests
+	// in this service and in tools/devstack). Like the guarded clients,
+	// this one never follows a redirect.
+	public := &http.Client{Timeout: cfg.Timeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	sender := dispatch.New(cfg, deliveries, eps, ring, dispatch.Clients{Sandbox: public, Live: public}, logger, nil, nil)
 	rcfg := recovery.DefaultConfig()
 	rcfg.Poll = 50 * time.Millisecond
 	worker := recovery.NewWorker(rcfg, recoveries, deliveries, eps, logger, nil, sender.Nudge)
@@ -100,7 +107,7 @@ func Start(t testing.TB, rdb redis.UniversalClient, creds *auth.Store, opts Opti
 	srv := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "webhooks", Logger: logger, Mapper: httpapi.Problem})
 	httpapi.Register(srv.Router(), httpapi.Deps{
 		Credentials: creds, Endpoints: eps, Deliveries: deliveries, Recoveries: recoveries, Journal: journal,
-		URLRules: endpoints.URLRules{AllowHTTP: true, CheckAddr: policy.Check},
+		URLRules: endpoints.URLRules{AllowHTTP: true, CheckAddr: policy.CheckFor},
 		Keys:     ring, Logger: logger, Health: cfg.Health,
 	})
 	ts := httptest.NewServer(srv.Router())

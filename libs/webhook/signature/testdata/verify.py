@@ -29,6 +29,8 @@ HEADERS = [
     "x-pc-schema-version",
     "x-pc-signature-version",
     "x-pc-signature",
+    "x-pc-endpoint-id",
+    "x-pc-test",
 ]
 SCHEMA_VERSION = "case-event-v2"
 SIGNATURE_VERSION = "pc-webhook-ed25519-v1"
@@ -120,7 +122,7 @@ def jwks_keys(jwks):
     return keys
 
 
-def verify(field_lines, body, keys, now_ms):
+def verify(field_lines, body, keys, now_ms, endpoint_id):
     values = {name: [] for name in HEADERS}
     for name, value in field_lines:
         if name.lower() in values:
@@ -143,6 +145,10 @@ def verify(field_lines, body, keys, now_ms):
     sig = wrapped(h["x-pc-signature"], "ed25519=:", 64)
     if sig is None:
         raise Refused("header_format", "x-pc-signature")
+    if not ID_RE.fullmatch(h["x-pc-endpoint-id"]):
+        raise Refused("header_format", "x-pc-endpoint-id")
+    if h["x-pc-test"] not in ("true", "false"):
+        raise Refused("header_format", "x-pc-test")
     # 3. signature_version
     if h["x-pc-signature-version"] != SIGNATURE_VERSION:
         raise Refused("signature_version", h["x-pc-signature-version"])
@@ -154,26 +160,31 @@ def verify(field_lines, body, keys, now_ms):
     # 6. event_id_mismatch
     if doc.get("eventId") != h["x-pc-event-id"]:
         raise Refused("event_id_mismatch")
-    # 7. timestamp_format
+    # 7. recipient_mismatch
+    if h["x-pc-endpoint-id"] != endpoint_id:
+        raise Refused("recipient_mismatch", h["x-pc-endpoint-id"])
+    # 8. timestamp_format
     ts_ms = parse_ts(h["x-pc-event-timestamp"])
     if ts_ms is None:
         raise Refused("timestamp_format", h["x-pc-event-timestamp"])
-    # 8. timestamp_window
+    # 9. timestamp_window
     if abs(now_ms - ts_ms) > TOLERANCE_MS:
         raise Refused("timestamp_window", f"{now_ms - ts_ms} ms")
-    # 9. digest_mismatch
+    # 10. digest_mismatch
     if wrapped(h["content-digest"], "sha-256=:", 32) != hashlib.sha256(body).digest():
         raise Refused("digest_mismatch")
-    # 10. unknown_key
+    # 11. unknown_key
     key = keys.get(h["x-pc-key-id"])
     if key is None:
         raise Refused("unknown_key", h["x-pc-key-id"])
-    # 11. bad_signature
+    # 12. bad_signature
     lines = [
         "x-pc-event-id: " + h["x-pc-event-id"],
         "x-pc-event-timestamp: " + h["x-pc-event-timestamp"],
         "x-pc-key-id: " + h["x-pc-key-id"],
         "x-pc-schema-version: " + SCHEMA_VERSION,
+        "x-pc-endpoint-id: " + h["x-pc-endpoint-id"],
+        "x-pc-test: " + h["x-pc-test"],
         "content-digest: " + h["content-digest"],
     ]
     try:
@@ -191,7 +202,7 @@ def main(path):
         body = base64.b64decode(v["bodyBase64"], validate=True)
         now_ms = parse_ts(v["now"])
         try:
-            verify(v["headers"], body, keys, now_ms)
+            verify(v["headers"], body, keys, now_ms, data["endpointId"])
             got = "accept"
         except Refused as e:
             got = "refuse " + e.reason

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -286,7 +287,7 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	}
 	require.NotEmpty(t, got.Body)
 	var headerText strings.Builder
-	for _, name := range []string{"Content-Digest", "X-Pc-Event-Id", "X-Pc-Event-Timestamp", "X-Pc-Key-Id", "X-Pc-Schema-Version", "X-Pc-Signature-Version", "X-Pc-Signature"} {
+	for _, name := range []string{"Content-Digest", "X-Pc-Event-Id", "X-Pc-Event-Timestamp", "X-Pc-Key-Id", "X-Pc-Schema-Version", "X-Pc-Signature-Version", "X-Pc-Signature", "X-Pc-Endpoint-Id", "X-Pc-Test"} {
 		require.NotEmpty(t, got.Header.Get(name), name)
 		headerText.WriteString(strings.ToLower(name) + ": " + got.Header.Get(name) + "\n")
 	}
@@ -295,9 +296,14 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 		chromedp.WaitVisible(`#verify-form`),
 		chromedp.SetValue(`#v-headers`, headerText.String()),
 		chromedp.SetValue(`#v-body`, string(got.Body)),
+		chromedp.SetValue(`#v-endpoint`, "we_someone_else"),
+		chromedp.Click(`#verify-form button`),
+		chromedp.WaitVisible(`#v-result[data-reason="recipient_mismatch"]`),
+		chromedp.SetValue(`#v-endpoint`, got.Header.Get("X-Pc-Endpoint-Id")),
 		chromedp.Click(`#verify-form button`),
 		chromedp.WaitVisible(`#v-result[data-reason="ok"]`),
 	))
+	require.Equal(t, ep, got.Header.Get("X-Pc-Endpoint-Id"), "signed for the endpoint it was sent to")
 	labelled("verify")
 	tampered := strings.Replace(string(got.Body), `"case_walk"`, `"case_walk2"`, 1)
 	require.NotEqual(t, string(got.Body), tampered)
@@ -320,7 +326,7 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
   const out = {};
   for (const v of `+string(vectorsJSON)+`) {
     const body = Uint8Array.from(atob(v.bodyBase64), (c) => c.charCodeAt(0));
-    const r = await m.verify(v.headers, body, jwks, Date.parse(v.now), `+jsInt(v.ToleranceSeconds*1000)+`);
+    const r = await m.verify(v.headers, body, jwks, Date.parse(v.now), `+strconv.Quote(v.EndpointID)+`, `+jsInt(v.ToleranceSeconds*1000)+`);
     out[v.name] = r.ok ? 'accept' : r.reason;
   }
   return out;
@@ -356,6 +362,7 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 		chromedp.SetValue(`#v-headers`, exHeaders),
 		chromedp.SetValue(`#v-body`, exBody),
 		chromedp.SetValue(`#v-keyset`, "jwks-conformance"),
+		chromedp.SetValue(`#v-endpoint`, console.ExampleEndpointID),
 		chromedp.SendKeys(`#v-now`, console.ExampleSignedAt.Format("2006-01-02T15:04:05.000Z")),
 		chromedp.Click(`#verify-form button`),
 		chromedp.WaitVisible(`#v-result[data-reason="ok"]`),

@@ -59,19 +59,24 @@ var eventDocs = []eventDoc{
 var (
 	exampleKeySeed = sha256.Sum256([]byte("pcourt webhook conformance key A"))
 	exampleKey     = ed25519.NewKeyFromSeed(exampleKeySeed[:])
-	exampleKeyDay  = time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
 	// ExampleSignedAt is the moment every example is signed at: set the
 	// Verify page's clock to it to check one.
 	ExampleSignedAt = time.Date(2026, 11, 23, 10, 15, 30, 0, time.UTC)
 )
 
+// exampleKeyID is conformance key A's kid, which says its seed is public.
+const exampleKeyID = "conformance-key-a.seed-is-public.not-a-real-key"
+
+// ExampleEndpointID is the endpoint every example is signed for: give it
+// as the endpoint id on the Verify page to check one.
+const ExampleEndpointID = "we_example"
+
+// ExampleEndpointID is offered on the Verify page, for the examples.
+func (keysView) ExampleEndpointID() string { return ExampleEndpointID }
+
 // exampleSigner returns the conformance key A signer and its key id.
 func exampleSigner() (*signature.Signer, error) {
-	kid, err := signature.NewKeyID(signature.Sandbox, exampleKeyDay, exampleKey.Public().(ed25519.PublicKey))
-	if err != nil {
-		return nil, err
-	}
-	return signature.NewSigner(kid, exampleKey)
+	return signature.NewSigner(exampleKeyID, exampleKey)
 }
 
 // exampleBody is the case-event-v2 body of an example of ev, sequence seq,
@@ -126,7 +131,9 @@ func exampleCatalogue() (catalogueView, error) {
 		if err != nil {
 			return catalogueView{}, err
 		}
-		h, err := signer.Sign(body, b.EventID, ExampleSignedAt)
+		// An example shows a case fact's delivery (x-pc-test: false); signed
+		// with a key whose seed is public, it can never pass for one.
+		h, err := signer.Sign(body, b.EventID, signature.Recipient{EndpointID: ExampleEndpointID}, ExampleSignedAt)
 		if err != nil {
 			return catalogueView{}, err
 		}

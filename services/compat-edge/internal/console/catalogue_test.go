@@ -62,10 +62,10 @@ func TestTheEventCatalogueHasASignedExampleOfEveryType(t *testing.T) {
 		h, body := exampleOf(t, page, typ)
 		apitest.Event(t, "case-event-v2.schema.json", body)
 		require.Contains(t, string(body), `"type":"`+typ+`"`)
-		got, err := signature.Verify(h, body, vectorKeys.Lookup, console.ExampleSignedAt, 300e9)
+		got, err := signature.Verify(h, body, console.ExampleEndpointID, vectorKeys.Lookup, console.ExampleSignedAt, 300e9)
 		require.NoError(t, err, typ)
-		require.Equal(t, "pcwh_sandbox_2026-11-23_73b7bc42a572", got.KeyID, "conformance key A")
-		_, err = signature.Verify(h, body, liveKeys.Lookup, console.ExampleSignedAt, 300e9)
+		require.Equal(t, "conformance-key-a.seed-is-public.not-a-real-key", got.KeyID, "conformance key A")
+		_, err = signature.Verify(h, body, console.ExampleEndpointID, liveKeys.Lookup, console.ExampleSignedAt, 300e9)
 		require.Equal(t, signature.Reason("unknown_key"), signature.ReasonOf(err), "never a live signature")
 		require.Equal(t, "application/json", h.Get("Content-Type"))
 	}

@@ -463,7 +463,7 @@ func TestKeysAndVerifyPages(t *testing.T) {
 	_, page = b.get("/console/verify")
 	require.Contains(t, page, `<script type="application/json" id="jwks">{"keys":[`)
 	require.Contains(t, page, `<script type="application/json" id="jwks-conformance">{"keys":[{`)
-	require.Contains(t, page, `"kid":"pcwh_sandbox_2026-11-23_73b7bc42a572"`, "the conformance key A, for the Events page's examples")
+	require.Contains(t, page, `"kid":"conformance-key-a.seed-is-public.not-a-real-key"`, "the conformance key A, for the Events page's examples")
 	var anyJSON map[string]any
 	start := strings.Index(page, `id="jwks">`) + len(`id="jwks">`)
 	require.NoError(t, json.Unmarshal([]byte(page[start:start+strings.Index(page[start:], "</script>")]), &anyJSON))

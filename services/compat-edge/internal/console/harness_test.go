@@ -46,6 +46,7 @@ func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, ni
 // vectors is docs/webhook-signature-vectors.json.
 type vectors struct {
 	ToleranceSeconds int             `json:"toleranceSeconds"`
+	EndpointID       string          `json:"endpointId"`
 	JWKS             json.RawMessage `json:"jwks"`
 	Vectors          []struct {
 		Name       string      `json:"name"`

@@ -59,9 +59,13 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	}
 	policy := egress.Policy{Allow: cfg.EgressAllow}
 	if len(policy.Allow) > 0 {
-		logger.Warn("egress allowlist opens internal addresses to deliveries", "cidrs", fmt.Sprint(policy.Allow))
+		logger.Warn("egress allowlist opens internal addresses to sandbox deliveries (never live; their answers are not recorded)", "cidrs", fmt.Sprint(policy.Allow))
 	}
-	client := egress.NewClient(egress.NewDialer(policy, nil, cfg.Dispatch.Timeout), cfg.Dispatch.Timeout, cfg.Dispatch.Concurrency)
+	timeout, idle := cfg.Dispatch.Timeout, cfg.Dispatch.Concurrency
+	clients := dispatch.Clients{
+		Sandbox: egress.NewClient(egress.NewDialer(policy.ForEnvironment("sandbox"), nil, timeout), timeout, idle),
+		Live:    egress.NewClient(egress.NewDialer(policy.ForEnvironment("live"), nil, timeout), timeout, idle),
+	}
 	eps := store.NewEndpoints(rdb)
 	deliveries := store.NewDeliveries(rdb, cfg.Deliveries)
 	recoveries := store.NewRecoveries(rdb, cfg.Deliveries.Retention)
@@ -71,7 +75,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		return err
 	}
 	defer producer.Close()
-	sender := dispatch.New(cfg.Dispatch, deliveries, eps, ring, client, logger, nil, nil)
+	sender := dispatch.New(cfg.Dispatch, deliveries, eps, ring, clients, logger, nil, nil)
 	recoverer := recovery.NewWorker(recovery.DefaultConfig(), recoveries, deliveries, eps, logger, nil, sender.Nudge)
 	fanout := &events.Fanout{Endpoints: eps, Deliveries: deliveries, Logger: logger, Now: time.Now, Scheduled: sender.Nudge}
 	consumer, err := kafka.NewConsumer(kafka.ConsumerConfig{
@@ -93,7 +97,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		Deliveries:  deliveries,
 		Recoveries:  recoveries,
 		Journal:     idempotent,
-		URLRules:    endpoints.URLRules{AllowHTTP: cfg.AllowHTTP, CheckAddr: policy.Check},
+		URLRules:    endpoints.URLRules{AllowHTTP: cfg.AllowHTTP, CheckAddr: policy.CheckFor},
 		Keys:        ring,
 		Logger:      logger,
 		Health:      cfg.Dispatch.Health,

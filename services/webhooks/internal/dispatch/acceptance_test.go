@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -21,7 +20,6 @@ import (
 	"github.com/pcourt/pcourt/libs/webhook/signature"
 	"github.com/pcourt/pcourt/services/webhooks/internal/delivery"
 	"github.com/pcourt/pcourt/services/webhooks/internal/dispatch"
-	"github.com/pcourt/pcourt/services/webhooks/internal/egress"
 	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
 	"github.com/pcourt/pcourt/services/webhooks/internal/events"
 	"github.com/pcourt/pcourt/services/webhooks/internal/keys"
@@ -46,7 +44,8 @@ type response struct {
 }
 
 // scripted is a receiver that answers its script in order, then repeats
-// the last answer. It verifies every request at the sender's clock.
+// the last answer. It verifies every request at the sender's clock, as the
+// receiver of endpoint we_x.
 type scripted struct {
 	script   []response
 	calls    atomic.Int64
@@ -56,7 +55,7 @@ type scripted struct {
 func (s *scripted) serve(f *fixture, clk *clock) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		if _, err := signature.Verify(r.Header, body, f.lookup, clk.Now(), 5*time.Minute); err == nil {
+		if _, err := signature.Verify(r.Header, body, "we_x", f.lookup, clk.Now(), 5*time.Minute); err == nil {
 			s.verified.Add(1)
 		}
 		n := int(s.calls.Add(1)) - 1
@@ -287,9 +286,7 @@ func newClockedFixture(t testing.TB, cfg dispatch.Config, now func() time.Time, 
 	ring, err := keys.New(keys.DefaultConfig(dispatch.DefaultConfig().RetryHorizon()), ks...)
 	require.NoError(t, err)
 	f := &fixture{ctx: context.Background(), eps: store.NewEndpoints(rdb), dlv: store.NewDeliveries(rdb, store.DeliveriesConfig{Shards: 2, Retention: time.Hour}), ring: ring}
-	policy := egress.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
-	client := egress.NewClient(egress.NewDialer(policy, nil, time.Second), cfg.Timeout, cfg.Concurrency)
-	f.sender = dispatch.New(cfg, f.dlv, f.eps, ring, client, slog.New(slog.NewTextHandler(io.Discard, nil)), now, jitter)
+	f.sender = dispatch.New(cfg, f.dlv, f.eps, ring, devClients(cfg), slog.New(slog.NewTextHandler(io.Discard, nil)), now, jitter)
 	return f
 }
 

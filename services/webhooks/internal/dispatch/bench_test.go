@@ -269,7 +269,14 @@ func (r *benchReceiver) firstVerified() error {
 	if r.first == nil {
 		return fmt.Errorf("nothing was received")
 	}
-	_, err := signature.Verify(r.first.Header, r.firstBody, r.lookup, time.Now(), 5*time.Minute)
+	// Every bench endpoint shares this receiver: it takes the endpoint id
+	// the delivery names, once it is one of the bench's.
+	to := r.first.Header.Get(signature.HeaderEndpointID)
+	var n int
+	if _, err := fmt.Sscanf(to, "we_%02d", &n); err != nil || n >= benchEndpoints {
+		return fmt.Errorf("signed for %q, not a bench endpoint", to)
+	}
+	_, err := signature.Verify(r.first.Header, r.firstBody, to, r.lookup, time.Now(), 5*time.Minute)
 	return err
 }
 

@@ -29,12 +29,15 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptrace"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pcourt/pcourt/libs/webhook/signature"
 	"github.com/pcourt/pcourt/services/webhooks/internal/delivery"
+	"github.com/pcourt/pcourt/services/webhooks/internal/egress"
 	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
 	"github.com/pcourt/pcourt/services/webhooks/internal/events"
 	"github.com/pcourt/pcourt/services/webhooks/internal/store"
@@ -93,6 +96,31 @@ func (c Config) RetryHorizon() time.Duration {
 	return c.Schedule.Horizon() + holds + c.Timeout
 }
 
+// Clients are the HTTP clients deliveries are sent with, one per
+// environment, each over its own dial guard (egress.Policy.ForEnvironment):
+// live's never dials an internal address, whatever the allowlist says.
+// Separate transports also mean a connection a sandbox delivery opened to
+// an allowlisted address is never reused by a live one.
+type Clients struct {
+	Sandbox *http.Client
+	Live    *http.Client
+}
+
+// For returns the client of env.
+func (c Clients) For(env string) (*http.Client, error) {
+	var client *http.Client
+	switch env {
+	case "sandbox":
+		client = c.Sandbox
+	case "live":
+		client = c.Live
+	}
+	if client == nil {
+		return nil, fmt.Errorf("no delivery client for environment %q", env)
+	}
+	return client, nil
+}
+
 // Signers gives the active signer of an environment.
 type Signers interface {
 	Signer(env signature.Environment, now time.Time) (*signature.Signer, error)
@@ -104,7 +132,7 @@ type Sender struct {
 	deliveries *store.Deliveries
 	endpoints  *store.Endpoints
 	signers    Signers
-	client     *http.Client
+	clients    Clients
 	logger     *slog.Logger
 	now        func() time.Time
 	jitter     delivery.Jitter
@@ -149,7 +177,7 @@ type claimed struct {
 const recordMargin = time.Second
 
 // New returns a sender. now and jitter may be nil (time.Now, rand.Float64).
-func New(cfg Config, deliveries *store.Deliveries, eps *store.Endpoints, signers Signers, client *http.Client, logger *slog.Logger, now func() time.Time, jitter delivery.Jitter) *Sender {
+func New(cfg Config, deliveries *store.Deliveries, eps *store.Endpoints, signers Signers, clients Clients, logger *slog.Logger, now func() time.Time, jitter delivery.Jitter) *Sender {
 	if now == nil {
 		now = time.Now
 	}
@@ -159,7 +187,7 @@ func New(cfg Config, deliveries *store.Deliveries, eps *store.Endpoints, signers
 	b := make([]byte, 8)
 	_, _ = cryptoRead(b)
 	token := hex.EncodeToString(b)
-	return &Sender{cfg: cfg, deliveries: deliveries, endpoints: eps, signers: signers, client: client, logger: logger,
+	return &Sender{cfg: cfg, deliveries: deliveries, endpoints: eps, signers: signers, clients: clients, logger: logger,
 		now: now, jitter: jitter, token: token, gates: map[string]*gate{}, slots: make(chan struct{}, cfg.Concurrency),
 		wake: make(chan struct{}, 1), freed: make(chan struct{}, 1), recorder: &recorder{deliveries: deliveries, token: token}}
 }
@@ -473,6 +501,10 @@ func (s *Sender) release(endpointID string, k delivery.Kind) {
 // maxRecordedBody is how much of a response body an attempt keeps.
 const maxRecordedBody = 4 << 10
 
+// maxDrainedBody is how much of a withheld answer is read (and dropped),
+// so that its connection can be reused.
+const maxDrainedBody = 64 << 10
+
 func (s *Sender) send(ctx context.Context, d store.Delivery, ep endpoints.Endpoint) (store.Attempt, delivery.Result) {
 	start := s.now()
 	a := store.Attempt{Number: d.Attempts + 1, Trigger: store.TriggerScheduled, StartedAt: start, URL: ep.URL}
@@ -491,13 +523,25 @@ func (s *Sender) send(ctx context.Context, d store.Delivery, ep endpoints.Endpoi
 	if err != nil {
 		return fail(delivery.ClassNetwork, err)
 	}
-	headers, err := signer.Sign(body, d.EventID, start)
+	// The signature names the endpoint, so it is good at this partner's
+	// receiver only (the keys are the environment's, shared by all).
+	headers, err := signer.Sign(body, d.EventID, signature.Recipient{EndpointID: d.EndpointID, Test: d.Test}, start)
 	if err != nil {
 		return fail(delivery.ClassNetwork, err)
 	}
 	a.KeyID = signer.KeyID()
+	client, err := s.clients.For(d.Environment)
+	if err != nil {
+		return fail(delivery.ClassNetwork, err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
+	// The connection's dial tells whether the receiver is on an internal
+	// range the allowlist opened: then nothing of its answer is kept.
+	var allowlisted atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		allowlisted.Store(egress.Allowlisted(info.Conn))
+	}})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL, bytes.NewReader(body))
 	if err != nil {
 		return fail(delivery.ClassNetwork, err)
@@ -507,7 +551,7 @@ func (s *Sender) send(ctx context.Context, d store.Delivery, ep endpoints.Endpoi
 	req.Header.Set("User-Agent", "pcourt-webhooks/1")
 	a.RequestHeaders = flatten(req.Header)
 
-	resp, err := s.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		a.DurationMs = s.now().Sub(start).Milliseconds()
 		r := delivery.Classify(delivery.Outcome{Err: err}, s.now())
@@ -515,9 +559,21 @@ func (s *Sender) send(ctx context.Context, d store.Delivery, ep endpoints.Endpoi
 		return a, r
 	}
 	defer resp.Body.Close()
-	head, readErr := io.ReadAll(io.LimitReader(resp.Body, maxRecordedBody))
+	var head []byte
+	var readErr error
+	if allowlisted.Load() {
+		// An internal service answered (a development allowlist let the
+		// dial through): its headers and body stay out of the record the
+		// partner reads, or an endpoint at a debug port would read the
+		// port's output back.
+		_, readErr = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrainedBody))
+		a.ResponseWithheld = true
+	} else {
+		head, readErr = io.ReadAll(io.LimitReader(resp.Body, maxRecordedBody))
+		a.ResponseHeaders, a.ResponseBody = flatten(resp.Header), string(bytes.ToValidUTF8(head, []byte("\uFFFD")))
+	}
 	a.DurationMs = s.now().Sub(start).Milliseconds()
-	a.Status, a.ResponseHeaders, a.ResponseBody = resp.StatusCode, flatten(resp.Header), string(bytes.ToValidUTF8(head, []byte("\uFFFD")))
+	a.Status = resp.StatusCode
 	r := delivery.Classify(delivery.Outcome{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After")}, s.now())
 	if readErr != nil && r.Kind == delivery.Success {
 		// The status arrived; a body cut short does not undo the receipt.

@@ -51,26 +51,50 @@ func newFixture(t testing.TB, cfg dispatch.Config) *fixture {
 	ring, err := keys.New(keys.DefaultConfig(dispatch.DefaultConfig().RetryHorizon()), ks...)
 	require.NoError(t, err)
 	f := &fixture{ctx: context.Background(), rdb: rdb, eps: store.NewEndpoints(rdb), dlv: store.NewDeliveries(rdb, store.DeliveriesConfig{Shards: 2, Retention: time.Hour}), ring: ring}
-	policy := egress.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
-	client := egress.NewClient(egress.NewDialer(policy, nil, time.Second), cfg.Timeout, cfg.Concurrency)
-	f.sender = dispatch.New(cfg, f.dlv, f.eps, ring, client, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, delivery.NoJitter)
+	f.sender = dispatch.New(cfg, f.dlv, f.eps, ring, publicClients(cfg), slog.New(slog.NewTextHandler(io.Discard, nil)), nil, delivery.NoJitter)
 	return f
 }
 
-func (f *fixture) endpoint(t *testing.T, id, url string) {
+// publicClients stand for receivers on public addresses: the test's
+// receivers listen on loopback, which the dial guard refuses unless an
+// allowlist opens it, and then their answers are not recorded
+// (TestAnswersOfAllowlistedReceiversAreNotKept). These clients dial
+// without the guard and, like the guarded ones, never follow redirects.
+func publicClients(cfg dispatch.Config) dispatch.Clients {
+	c := &http.Client{Timeout: cfg.Timeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return dispatch.Clients{Sandbox: c, Live: c}
+}
+
+// devClients are the clients of the development stack: the allowlist
+// 127.0.0.0/8, which only sandbox uses.
+func devClients(cfg dispatch.Config) dispatch.Clients {
+	policy := egress.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+	return dispatch.Clients{
+		Sandbox: egress.NewClient(egress.NewDialer(policy.ForEnvironment("sandbox"), nil, time.Second), cfg.Timeout, cfg.Concurrency),
+		Live:    egress.NewClient(egress.NewDialer(policy.ForEnvironment("live"), nil, time.Second), cfg.Timeout, cfg.Concurrency),
+	}
+}
+
+func (f *fixture) endpoint(t *testing.T, id, url string) { f.endpointIn(t, acme, id, url) }
+
+func (f *fixture) endpointIn(t *testing.T, scope endpoints.Scope, id, url string) {
 	t.Helper()
-	require.NoError(t, f.eps.Create(f.ctx, endpoints.New(id, acme, endpoints.Registration{URL: url}, time.Now())))
+	require.NoError(t, f.eps.Create(f.ctx, endpoints.New(id, scope, endpoints.Registration{URL: url}, time.Now())))
 	now := time.Now()
 	_, err := f.dlv.Create(f.ctx, store.Delivery{ID: events.DeliveryID("evt_1", id), EventID: "evt_1", EventType: "case.opened", EndpointID: id,
-		Tenant: acme.Tenant, Environment: acme.Environment, PartnerID: acme.PartnerID, Status: store.StatusScheduled, Trigger: store.TriggerScheduled,
+		Tenant: scope.Tenant, Environment: scope.Environment, PartnerID: scope.PartnerID, Status: store.StatusScheduled, Trigger: store.TriggerScheduled,
 		CreatedAt: now, NextAttemptAt: now, Event: json.RawMessage(event)})
 	require.NoError(t, err)
 }
 
 func (f *fixture) delivery(t *testing.T, endpointID string) (store.Delivery, []store.Attempt) {
+	return f.deliveryIn(t, acme, endpointID)
+}
+
+func (f *fixture) deliveryIn(t *testing.T, scope endpoints.Scope, endpointID string) (store.Delivery, []store.Attempt) {
 	t.Helper()
 	id := events.DeliveryID("evt_1", endpointID)
-	d, err := f.dlv.Get(f.ctx, acme, id)
+	d, err := f.dlv.Get(f.ctx, scope, id)
 	require.NoError(t, err)
 	atts, err := f.dlv.Attempts(f.ctx, id)
 	require.NoError(t, err)
@@ -91,7 +115,7 @@ func TestSuccessfulDeliveryIsSignedAndRecorded(t *testing.T) {
 	var verified atomic.Value
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		_, err := signature.Verify(r.Header, body, f.lookup, time.Now(), 5*time.Minute)
+		_, err := signature.Verify(r.Header, body, "we_ok", f.lookup, time.Now(), 5*time.Minute)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusUnauthorized)
 			return
@@ -115,9 +139,11 @@ func TestSuccessfulDeliveryIsSignedAndRecorded(t *testing.T) {
 	assert.Equal(t, "scheduled", a.Trigger)
 	assert.Regexp(t, `^pcwh_sandbox_`, a.KeyID)
 	assert.Equal(t, "ok", a.ResponseHeaders["X-Receipt"])
-	for _, h := range signature.HeaderNames {
+	for _, h := range signature.SignedHeaderNames {
 		assert.NotEmpty(t, a.RequestHeaders[http.CanonicalHeaderKey(h)], h)
 	}
+	assert.Equal(t, "we_ok", a.RequestHeaders["X-Pc-Endpoint-Id"])
+	assert.Equal(t, "false", a.RequestHeaders["X-Pc-Test"], "an event of a case is no test")
 	var body map[string]any
 	require.NoError(t, json.Unmarshal([]byte(verified.Load().(string)), &body))
 	assert.Equal(t, d.ID, body["deliveryId"])
@@ -379,4 +405,67 @@ func TestABacklogDrainsBesideAHangingEndpoint(t *testing.T) {
 		"the backlog waited for the hanging endpoint's sends")
 	cancel()
 	require.NoError(t, <-running)
+}
+
+// TestAnswersOfAllowlistedReceiversAreNotKept is item 5 of "Security,
+// round 2": with the development allowlist, an endpoint at an internal
+// address (a debug port of the deployment) is dialed, but nothing of its
+// answer reaches the record the partner reads; its status still counts.
+func TestAnswersOfAllowlistedReceiversAreNotKept(t *testing.T) {
+	cfg := dispatch.DefaultConfig()
+	f := newFixture(t, cfg)
+	f.sender = dispatch.New(cfg, f.dlv, f.eps, f.ring, devClients(cfg), slog.New(slog.NewTextHandler(io.Discard, nil)), nil, delivery.NoJitter)
+	internal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Internal-Build", "secret-sha")
+		_, _ = io.WriteString(w, "goroutine profile: total 42\n")
+	}))
+	t.Cleanup(internal.Close)
+	f.endpoint(t, "we_debug", internal.URL+"/debug/pprof/goroutine?debug=1")
+
+	f.sender.Poll(f.ctx)
+	f.sender.Wait()
+
+	d, atts := f.delivery(t, "we_debug")
+	assert.Equal(t, store.StatusDelivered, d.Status, "the dial is allowed in sandbox")
+	require.Len(t, atts, 1)
+	assert.Equal(t, http.StatusOK, atts[0].Status)
+	assert.True(t, atts[0].ResponseWithheld)
+	assert.Empty(t, atts[0].ResponseBody)
+	assert.Empty(t, atts[0].ResponseHeaders)
+	raw, err := f.rdb.Keys(f.ctx, "*").Result()
+	require.NoError(t, err)
+	for _, k := range raw {
+		if typ, _ := f.rdb.Type(f.ctx, k).Result(); typ == "string" {
+			v, _ := f.rdb.Get(f.ctx, k).Result()
+			assert.NotContains(t, v, "goroutine profile", k)
+			assert.NotContains(t, v, "secret-sha", k)
+		}
+	}
+}
+
+// TestLiveNeverDialsInternalAddresses: the development allowlist opens
+// loopback to sandbox deliveries only. A live endpoint stored at a
+// loopback address (registered before registration refused it, or by a
+// name that resolves there) is refused at dial time.
+func TestLiveNeverDialsInternalAddresses(t *testing.T) {
+	cfg := dispatch.DefaultConfig()
+	f := newFixture(t, cfg)
+	f.sender = dispatch.New(cfg, f.dlv, f.eps, f.ring, devClients(cfg), slog.New(slog.NewTextHandler(io.Discard, nil)), nil, delivery.NoJitter)
+	var calls atomic.Int64
+	internal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { calls.Add(1) }))
+	t.Cleanup(internal.Close)
+	live := endpoints.Scope{Tenant: acme.Tenant, Environment: "live", PartnerID: acme.PartnerID}
+	f.endpointIn(t, live, "we_live", internal.URL+"/hook")
+	f.endpoint(t, "we_sandbox", internal.URL+"/hook")
+
+	f.sender.Poll(f.ctx)
+	f.sender.Wait()
+
+	_, atts := f.deliveryIn(t, live, "we_live")
+	require.Len(t, atts, 1)
+	assert.Equal(t, "forbidden_address", atts[0].ErrorClass, atts[0].Error)
+	assert.Zero(t, atts[0].Status)
+	d, _ := f.delivery(t, "we_sandbox")
+	assert.Equal(t, store.StatusDelivered, d.Status)
+	assert.EqualValues(t, 1, calls.Load(), "only the sandbox delivery reached the receiver")
 }

@@ -156,7 +156,7 @@ func TestKilledSendersLoseNothing(t *testing.T) {
 		}
 		recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)
-			_, verr := signature.Verify(r.Header, body, lookup, time.Now(), 5*time.Minute)
+			_, verr := signature.Verify(r.Header, body, fmt.Sprintf("we_%02d", i), lookup, time.Now(), 5*time.Minute)
 			var b struct {
 				DeliveryID string `json:"deliveryId"`
 				EventID    string `json:"eventId"`
@@ -195,7 +195,7 @@ func TestKilledSendersLoseNothing(t *testing.T) {
 		run, stop := context.WithCancel(context.Background())
 		client := egress.NewClient(egress.NewDialer(egress.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, nil, time.Second), cfg.Timeout, cfg.Concurrency)
 		client.Transport = killable{base: client.Transport, dead: dead, incarnation: n}
-		s := dispatch.New(cfg, store.NewDeliveries(rdb, dcfg), store.NewEndpoints(rdb), ring, client, logger, nil, nil)
+		s := dispatch.New(cfg, store.NewDeliveries(rdb, dcfg), store.NewEndpoints(rdb), ring, dispatch.Clients{Sandbox: client}, logger, nil, nil)
 		r := &replica{incarnation: n, kill: kill, stop: stop, rdb: rdb, done: make(chan error, 1)}
 		go func() { r.done <- s.Run(run) }()
 		return r

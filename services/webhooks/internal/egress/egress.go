@@ -6,7 +6,10 @@
 // being connected to after resolution, so a hostname that resolves (or
 // re-resolves, DNS rebinding) to an internal address is refused as surely as
 // a literal one. A deployment may allow prefixes explicitly (Policy.Allow),
-// for example 127.0.0.0/8 in development; nothing is allowed by default.
+// for example 127.0.0.0/8 in development; nothing is allowed by default, and
+// the allowlist applies to sandbox only (Policy.ForEnvironment): live never
+// dials an internal address. A connection the allowlist let through is
+// marked (Allowlisted), so the sender keeps nothing of its answer.
 package egress
 
 import (
@@ -93,8 +96,31 @@ var (
 type Policy struct {
 	// Allow lists prefixes that are dialed even though they are forbidden,
 	// for a deployment that needs it (development: 127.0.0.0/8). Empty by
-	// default.
+	// default. It applies to sandbox endpoints only (ForEnvironment).
 	Allow []netip.Prefix
+}
+
+// ForEnvironment returns the policy of an environment's endpoints: p for
+// sandbox, and p without its allowlist for live (and anything else). A
+// development allowlist must never let a live credential's endpoint reach
+// the deployment's own internal services.
+func (p Policy) ForEnvironment(env string) Policy {
+	if env == "sandbox" {
+		return p
+	}
+	return Policy{}
+}
+
+// CheckFor is ForEnvironment(env).Check(addr): the check of registration.
+func (p Policy) CheckFor(env string, addr netip.Addr) error {
+	return p.ForEnvironment(env).Check(addr)
+}
+
+// allowlisted reports whether addr is internal and dialed only because the
+// allowlist lets it.
+func (p Policy) allowlisted(addr netip.Addr) bool {
+	addr = addr.WithZone("")
+	return forbiddenReason(addr) != "" && p.Check(addr) == nil
 }
 
 // Check returns nil when addr may be dialed, or a *ForbiddenError.
@@ -210,6 +236,9 @@ func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.
 	for _, a := range addrs {
 		conn, err := d.dialer.DialContext(ctx, network, netip.AddrPortFrom(a.Unmap(), uint16(portNum)).String())
 		if err == nil {
+			if d.policy.allowlisted(a.Unmap()) {
+				return allowlistedConn{conn}, nil
+			}
 			return conn, nil
 		}
 		errs = append(errs, err)
@@ -218,6 +247,29 @@ func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.
 		}
 	}
 	return nil, errors.Join(errs...)
+}
+
+// allowlistedConn is a connection to an internal address the allowlist let
+// through.
+type allowlistedConn struct{ net.Conn }
+
+// Allowlisted reports whether c (or the connection a TLS connection runs
+// over) was dialed to an internal address only because the allowlist lets
+// it: what answers there is the deployment's own network, so the sender
+// keeps none of its answer (an endpoint at a debug port would otherwise
+// read the port's output back from its delivery record).
+func Allowlisted(c net.Conn) bool {
+	for c != nil {
+		if _, ok := c.(allowlistedConn); ok {
+			return true
+		}
+		inner, ok := c.(interface{ NetConn() net.Conn })
+		if !ok {
+			return false
+		}
+		c = inner.NetConn()
+	}
+	return false
 }
 
 // NewClient returns the client deliveries are sent with: the guarded

@@ -2,6 +2,7 @@ package egress_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"net/http"
@@ -153,4 +154,40 @@ func TestClientDialsAllowlistedAndNeverFollowsRedirects(t *testing.T) {
 	var dnsErr *net.DNSError
 	require.True(t, errors.As(err, &dnsErr))
 	assert.Equal(t, delivery.ClassDNS, delivery.Classify(delivery.Outcome{Err: err}, time.Now()).Class)
+}
+
+// TestTheAllowlistIsSandboxOnly: a development allowlist opens loopback to
+// sandbox endpoints and never to live ones (item 5 of "Security, round 2").
+func TestTheAllowlistIsSandboxOnly(t *testing.T) {
+	dev := egress.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+	loopback := netip.MustParseAddr("127.0.0.1")
+	require.NoError(t, dev.CheckFor("sandbox", loopback))
+	for _, env := range []string{"live", "", "Sandbox", "prod"} {
+		var fe *egress.ForbiddenError
+		require.ErrorAs(t, dev.CheckFor(env, loopback), &fe, "environment %q", env)
+		assert.Equal(t, "loopback", fe.Reason)
+	}
+	require.NoError(t, dev.CheckFor("live", netip.MustParseAddr("8.8.8.8")))
+}
+
+// TestConnectionsTheAllowlistOpenedAreMarked: the sender keeps nothing of
+// an answer over such a connection, plain or under TLS; one the
+// allowlist did not open is not marked.
+func TestConnectionsTheAllowlistOpenedAreMarked(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(srv.Close)
+	addr := srv.Listener.Addr().String()
+	dev := egress.NewDialer(egress.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, nil, time.Second)
+	conn, err := dev.DialContext(context.Background(), "tcp", addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	assert.True(t, egress.Allowlisted(conn))
+	tlsConn := tls.Client(conn, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // a test server's own certificate
+	assert.True(t, egress.Allowlisted(tlsConn), "seen through the TLS connection")
+
+	plain, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { plain.Close() })
+	assert.False(t, egress.Allowlisted(plain))
+	assert.False(t, egress.Allowlisted(nil))
 }

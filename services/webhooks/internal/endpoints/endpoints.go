@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -108,19 +109,32 @@ func invalid(field, format string, args ...any) *ValidationError {
 type URLRules struct {
 	// AllowHTTP lets sandbox endpoints use http://; live always needs https.
 	AllowHTTP bool
-	// CheckAddr refuses literal IP hosts the dial guard would refuse; nil
-	// checks nothing here (the dial guard still does at send time).
-	CheckAddr func(netip.Addr) error
+	// CheckAddr refuses the IP addresses the dial guard of the endpoint's
+	// environment would refuse (egress.Policy.CheckFor); nil checks nothing
+	// here (the dial guard still does at send time).
+	CheckAddr func(env string, addr netip.Addr) error
 }
 
 // ValidateURL checks a URL for an endpoint of environment env and returns
 // it normalised (scheme and host lower-case).
+//
+// The host is read as the dialer will read it: a literal IPv6 address
+// (with or without a zone), an IPv4 address in any spelling the system
+// resolver accepts (127.1, 2130706433, 0x7f000001, 0177.0.0.1, a trailing
+// dot), or localhost and its subdomains, which name loopback. Any of them
+// that names an address the environment may not reach is ErrURLForbidden;
+// an allowed IPv4 address must be written in dotted decimal. A name is not
+// resolved here (it may resolve elsewhere later): the dial guard checks
+// the address of every connection.
 func (r URLRules) ValidateURL(raw, env string) (string, error) {
 	if raw == "" {
 		return "", invalid("url", "url is required")
 	}
 	if len(raw) > MaxURLLength {
 		return "", invalid("url", "url is longer than %d characters", MaxURLLength)
+	}
+	if err := checkURIChars(raw); err != nil {
+		return "", err
 	}
 	u, err := url.Parse(raw)
 	if err != nil || !u.IsAbs() || u.Opaque != "" {
@@ -154,18 +168,135 @@ func (r URLRules) ValidateURL(raw, env string) (string, error) {
 	}
 	u.Host = strings.ToLower(u.Host)
 	host = strings.ToLower(host)
-	if r.CheckAddr != nil {
-		addr, err := netip.ParseAddr(host)
-		if err != nil && (host == "localhost" || strings.HasSuffix(host, ".localhost")) {
-			addr, err = netip.MustParseAddr("127.0.0.1"), nil
-		}
-		if err == nil {
-			if cerr := r.CheckAddr(addr); cerr != nil {
-				return "", fmt.Errorf("%w: %w", ErrURLForbidden, cerr)
-			}
+	addr, spelling, err := hostAddr(host)
+	if err != nil {
+		return "", err
+	}
+	if addr.IsValid() && r.CheckAddr != nil {
+		if cerr := r.CheckAddr(env, addr); cerr != nil {
+			return "", fmt.Errorf("%w: %s endpoint: %w", ErrURLForbidden, env, cerr)
 		}
 	}
+	if spelling == ipv4Unusual {
+		return "", invalid("url", "host %q is the IPv4 address %s: write it in dotted decimal", host, addr)
+	}
 	return u.String(), nil
+}
+
+// checkURIChars refuses what RFC 3986 does not allow in a URI: a space,
+// <, >, ", {, }, |, \, ^, `, controls, non-ASCII, and % not followed by two
+// hex digits. Go's parser keeps such bytes of a query as they are, and
+// they would be written unescaped into the request line.
+func checkURIChars(raw string) error {
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case c == '%':
+			if i+2 >= len(raw) || !isHex(raw[i+1]) || !isHex(raw[i+2]) {
+				return invalid("url", "url has %% at byte %d not followed by two hex digits", i)
+			}
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("-._~:/?#[]@!$&'()*+,;=", c) >= 0:
+		default:
+			return invalid("url", "url has %q at byte %d: a URI allows only RFC 3986 characters; percent-encode the others (a space is %%20)", c, i)
+		}
+	}
+	return nil
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// spelling says how a host names its address.
+type spelling int
+
+const (
+	hostName    spelling = iota // a DNS name: no address known here
+	ipLiteral                   // a dotted-decimal IPv4 or an IPv6 literal
+	ipv4Unusual                 // an IPv4 address spelled another way (127.1, 0x7f000001, a trailing dot, …)
+	localName                   // localhost or a subdomain of it: loopback
+)
+
+// hostAddr returns the address host names, read as a resolver would read
+// it, and how it is spelled. A host whose last label is a number (decimal,
+// 0x hexadecimal or 0 octal, as inet_aton reads it) is an IPv4 address or
+// invalid, as in the WHATWG URL standard; it is never looked up as a name.
+func hostAddr(host string) (netip.Addr, spelling, error) {
+	if addr, err := netip.ParseAddr(host); err == nil {
+		return addr, ipLiteral, nil
+	}
+	if strings.Contains(host, ":") {
+		return netip.Addr{}, hostName, invalid("url", "host %q is not an IPv6 address", host)
+	}
+	name := strings.TrimSuffix(host, ".")
+	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
+		return netip.AddrFrom4([4]byte{127, 0, 0, 1}), localName, nil
+	}
+	labels := strings.Split(name, ".")
+	if !numericLabel(labels[len(labels)-1]) {
+		return netip.Addr{}, hostName, nil
+	}
+	addr, ok := parseInetAton(labels)
+	if !ok {
+		return netip.Addr{}, hostName, invalid("url", "host %q ends in a number but is not an IPv4 address", host)
+	}
+	return addr, ipv4Unusual, nil
+}
+
+// numericLabel reports whether a label reads as a number: decimal digits,
+// or 0x followed by hex digits (none: zero).
+func numericLabel(l string) bool {
+	if h, ok := strings.CutPrefix(l, "0x"); ok {
+		return strings.TrimLeft(h, "0123456789abcdef") == ""
+	}
+	return l != "" && strings.TrimLeft(l, "0123456789") == ""
+}
+
+// parseInetAton reads one to four numeric parts as inet_aton does: each
+// decimal, 0x hexadecimal or 0-prefixed octal; the last part fills the
+// bytes the others leave.
+func parseInetAton(parts []string) (netip.Addr, bool) {
+	if len(parts) > 4 {
+		return netip.Addr{}, false
+	}
+	var v uint64
+	for i, p := range parts {
+		n, ok := parseAtonPart(p)
+		if !ok {
+			return netip.Addr{}, false
+		}
+		if i < len(parts)-1 {
+			if n > 0xff {
+				return netip.Addr{}, false
+			}
+			v |= n << (8 * (3 - i))
+			continue
+		}
+		if n >= 1<<(8*(4-i)) {
+			return netip.Addr{}, false
+		}
+		v |= n
+	}
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true
+}
+
+func parseAtonPart(p string) (uint64, bool) {
+	base := 10
+	switch {
+	case strings.HasPrefix(p, "0x"):
+		p, base = p[2:], 16
+		if p == "" {
+			return 0, true
+		}
+	case len(p) > 1 && p[0] == '0':
+		p, base = p[1:], 8
+	}
+	if p == "" || len(p) > 12 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(p, base, 64)
+	return n, err == nil
 }
 
 var eventTypePattern = regexp.MustCompile(`^[a-z][a-z0-9_.]{0,79}$`)

@@ -17,9 +17,9 @@ import (
 var t0 = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 
 func TestValidateURL(t *testing.T) {
-	strict := endpoints.URLRules{CheckAddr: egress.Policy{}.Check}
-	sandboxHTTP := endpoints.URLRules{AllowHTTP: true, CheckAddr: egress.Policy{}.Check}
-	dev := endpoints.URLRules{AllowHTTP: true, CheckAddr: egress.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}.Check}
+	strict := endpoints.URLRules{CheckAddr: egress.Policy{}.CheckFor}
+	sandboxHTTP := endpoints.URLRules{AllowHTTP: true, CheckAddr: egress.Policy{}.CheckFor}
+	dev := endpoints.URLRules{AllowHTTP: true, CheckAddr: egress.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}.CheckFor}
 	tests := []struct {
 		name    string
 		rules   endpoints.URLRules
@@ -47,6 +47,62 @@ func TestValidateURL(t *testing.T) {
 		{"localhost", strict, "live", "https://localhost/", "", "forbidden"},
 		{"localhost allowed in dev", dev, "sandbox", "http://localhost:9000/hook", "http://localhost:9000/hook", ""},
 		{"too long", strict, "live", "https://x.example/" + strings.Repeat("a", 2048), "", "longer"},
+
+		// Item 5: every spelling of an internal address, read as the
+		// dialer (the system resolver's inet_aton) reads it, is refused
+		// for live, whatever the deployment's allowlist says.
+		{"short form 127.1", dev, "live", "https://127.1/", "", "forbidden"},
+		{"decimal integer", dev, "live", "https://2130706433/", "", "forbidden"},
+		{"hex integer", dev, "live", "https://0x7f000001/", "", "forbidden"},
+		{"hex integer, upper case", dev, "live", "https://0X7F000001/", "", "forbidden"},
+		{"octal dotted", dev, "live", "https://0177.0.0.1/", "", "forbidden"},
+		{"hex dotted", dev, "live", "https://0x7f.0.0.1/", "", "forbidden"},
+		{"trailing dot", dev, "live", "https://127.0.0.1./", "", "forbidden"},
+		{"localhost with trailing dot", dev, "live", "https://localhost./", "", "forbidden"},
+		{"subdomain of localhost", dev, "live", "https://a.b.localhost/", "", "forbidden"},
+		{"upper-case localhost", dev, "live", "https://LOCALHOST:8443/", "", "forbidden"},
+		{"loopback in dev, live", dev, "live", "https://127.0.0.1:9000/", "", "forbidden"},
+		{"v6 loopback long form", dev, "live", "https://[0:0:0:0:0:0:0:1]/", "", "forbidden"},
+		{"v4-mapped loopback", dev, "live", "https://[::ffff:127.0.0.1]/", "", "forbidden"},
+		{"v4-mapped loopback in hex", dev, "live", "https://[::ffff:7f00:1]/", "", "forbidden"},
+		{"v4-compatible loopback", dev, "live", "https://[::127.0.0.1]/", "", "forbidden"},
+		{"nat64 loopback", dev, "live", "https://[64:ff9b::7f00:1]/", "", "forbidden"},
+		{"6to4 loopback", dev, "live", "https://[2002:7f00:1::1]/", "", "forbidden"},
+		{"v6 unspecified", dev, "live", "https://[::]/", "", "forbidden"},
+		{"v4 unspecified", dev, "live", "https://0.0.0.0/", "", "forbidden"},
+		{"v4 unspecified as 0", dev, "live", "https://0/", "", "forbidden"},
+		{"metadata as decimal", dev, "live", "https://2852039166/", "", "forbidden"},
+		{"link-local v6 with zone", dev, "live", "https://[fe80::1%25eth0]/", "", "forbidden"},
+		{"private", dev, "live", "https://10.0.0.8/", "", "forbidden"},
+		{"private short form", dev, "live", "https://10.8/", "", "forbidden"},
+		{"sandbox outside the allowlist", dev, "sandbox", "http://169.254.169.254/latest/meta-data/", "", "forbidden"},
+		{"sandbox short form outside the allowlist", dev, "sandbox", "http://0xa9fea9fe/", "", "forbidden"},
+		{"allowlisted, but spelled unusually", dev, "sandbox", "http://127.1:9000/", "", "dotted decimal"},
+		{"public, but spelled unusually", strict, "live", "https://134744072/", "", "dotted decimal"},
+		{"a number that is no address", strict, "live", "https://1.2.3.4.5/", "", "not an IPv4 address"},
+		{"a last label out of range", strict, "live", "https://1.2.3.256/", "", "not an IPv4 address"},
+		{"a name ending in a number", strict, "live", "https://hooks.example.123/", "", "not an IPv4 address"},
+		{"a name with digits is a name", strict, "live", "https://123.hooks.example/", "https://123.hooks.example/", ""},
+		{"a public address", strict, "live", "https://8.8.8.8/hook", "https://8.8.8.8/hook", ""},
+		{"a public v6 address", strict, "live", "https://[2606:4700::1111]/hook", "https://[2606:4700::1111]/hook", ""},
+
+		// Item 9: characters RFC 3986 does not allow are refused, not
+		// written raw into the request line.
+		{"raw space in the query", strict, "live", "https://hooks.example/pc?a=b c", "", "percent-encode"},
+		{"raw < in the query", strict, "live", "https://hooks.example/pc?a=<x>", "", "percent-encode"},
+		{"raw > in the path", strict, "live", "https://hooks.example/a>b", "", "percent-encode"},
+		{"raw quote", strict, "live", `https://hooks.example/pc?a="b"`, "", "percent-encode"},
+		{"raw braces", strict, "live", "https://hooks.example/pc?a={b}", "", "percent-encode"},
+		{"raw pipe", strict, "live", "https://hooks.example/pc?a=b|c", "", "percent-encode"},
+		{"raw backslash", strict, "live", `https://hooks.example\pc`, "", "percent-encode"},
+		{"raw caret and backtick", strict, "live", "https://hooks.example/pc?a=^`", "", "percent-encode"},
+		{"tab", strict, "live", "https://hooks.example/pc?a=\tb", "", "percent-encode"},
+		{"CR LF", strict, "live", "https://hooks.example/pc?a=b\r\nX-Injected: 1", "", "percent-encode"},
+		{"non-ASCII", strict, "live", "https://hooks.example/pc?name=é", "", "percent-encode"},
+		{"a bare %", strict, "live", "https://hooks.example/pc?a=100%", "", "two hex digits"},
+		{"a % with one hex digit", strict, "live", "https://hooks.example/pc?a=%2", "", "two hex digits"},
+		{"percent-encoded is fine", strict, "live", "https://hooks.example/pc?a=b%20c&d=%3Cx%3E", "https://hooks.example/pc?a=b%20c&d=%3Cx%3E", ""},
+		{"every other RFC 3986 character is fine", strict, "live", "https://hooks.example/a-b._~!$&'()*+,;=:@/?q=[1]", "https://hooks.example/a-b._~!$&'()*+,;=:@/?q=[1]", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

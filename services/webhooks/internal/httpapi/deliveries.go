@@ -24,6 +24,7 @@ type deliveryView struct {
 	Status        string     `json:"status"`
 	Trigger       string     `json:"trigger"`
 	ReplayOf      string     `json:"replayOf,omitempty"`
+	Test          bool       `json:"test,omitempty"` // a test event, signed x-pc-test: true
 	AttemptCount  int        `json:"attemptCount"`
 	CreatedAt     time.Time  `json:"createdAt"`
 	NextAttemptAt *time.Time `json:"nextAttemptAt,omitempty"`
@@ -46,10 +47,13 @@ type attemptView struct {
 	Status          int               `json:"responseStatus,omitempty"`
 	ResponseHeaders map[string]string `json:"responseHeaders,omitempty"`
 	ResponseBody    string            `json:"responseBody,omitempty"`
-	Outcome         string            `json:"outcome"`
-	ErrorClass      string            `json:"errorClass,omitempty"`
-	Error           string            `json:"error,omitempty"`
-	NextAttemptAt   *time.Time        `json:"nextAttemptAt,omitempty"`
+	// ResponseWithheld: an internal receiver (allowlisted in development)
+	// answered; its headers and body are not kept.
+	ResponseWithheld bool       `json:"responseWithheld,omitempty"`
+	Outcome          string     `json:"outcome"`
+	ErrorClass       string     `json:"errorClass,omitempty"`
+	Error            string     `json:"error,omitempty"`
+	NextAttemptAt    *time.Time `json:"nextAttemptAt,omitempty"`
 }
 
 func optTime(t time.Time) *time.Time {
@@ -62,14 +66,14 @@ func optTime(t time.Time) *time.Time {
 
 func toDeliveryView(d store.Delivery) deliveryView {
 	return deliveryView{ID: d.ID, EventID: d.EventID, EventType: d.EventType, EndpointID: d.EndpointID, Status: d.Status,
-		Trigger: d.Trigger, ReplayOf: d.ReplayOf, AttemptCount: d.Attempts, CreatedAt: d.CreatedAt.UTC().Truncate(time.Millisecond),
+		Trigger: d.Trigger, ReplayOf: d.ReplayOf, Test: d.Test, AttemptCount: d.Attempts, CreatedAt: d.CreatedAt.UTC().Truncate(time.Millisecond),
 		NextAttemptAt: optTime(d.NextAttemptAt), LastAttemptAt: optTime(d.LastAttemptAt), LastStatus: d.LastStatus}
 }
 
 func toAttemptView(a store.Attempt) attemptView {
 	return attemptView{Number: a.Number, Trigger: a.Trigger, StartedAt: a.StartedAt.UTC().Truncate(time.Millisecond), DurationMs: a.DurationMs,
 		URL: a.URL, KeyID: a.KeyID, RequestHeaders: a.RequestHeaders, Status: a.Status, ResponseHeaders: a.ResponseHeaders,
-		ResponseBody: a.ResponseBody, Outcome: a.Outcome, ErrorClass: a.ErrorClass, Error: a.Error, NextAttemptAt: optTime(a.NextAttemptAt)}
+		ResponseBody: a.ResponseBody, ResponseWithheld: a.ResponseWithheld, Outcome: a.Outcome, ErrorClass: a.ErrorClass, Error: a.Error, NextAttemptAt: optTime(a.NextAttemptAt)}
 }
 
 var deliveryStatuses = []string{store.StatusScheduled, store.StatusDelivered, store.StatusFailed, store.StatusCancelled}
@@ -216,7 +220,7 @@ func (h *handlers) replay(c *gin.Context) {
 	now := h.Now()
 	d := store.Delivery{ID: newID("dlv_"), EventID: orig.EventID, EventType: orig.EventType, EndpointID: orig.EndpointID,
 		Tenant: orig.Tenant, Environment: orig.Environment, PartnerID: orig.PartnerID, Status: store.StatusScheduled,
-		Trigger: store.TriggerManual, ReplayOf: orig.ID, CreatedAt: now, NextAttemptAt: now, Event: orig.Event}
+		Trigger: store.TriggerManual, ReplayOf: orig.ID, Test: orig.Test, CreatedAt: now, NextAttemptAt: now, Event: orig.Event}
 	if _, err := h.Deliveries.Create(ctx, d); err != nil {
 		problem.Render(c, err)
 		return

@@ -69,7 +69,7 @@ func newStack(t testing.TB, ring ...*keys.Ring) *stack {
 		Journal:     idempotent,
 		URLRules: endpoints.URLRules{AllowHTTP: true, CheckAddr: egress.Policy{
 			Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
-		}.Check},
+		}.CheckFor},
 		Keys:   s.ring,
 		Logger: logger,
 	})

@@ -67,8 +67,11 @@ func (s *stack) send(t testing.TB) {
 	t.Helper()
 	policy := egress.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
 	cfg := dispatch.DefaultConfig()
-	client := egress.NewClient(egress.NewDialer(policy, nil, time.Second), cfg.Timeout, cfg.Concurrency)
-	sender := dispatch.New(cfg, s.deliveries, s.endpoints, s.ring, client, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, nil)
+	clients := dispatch.Clients{
+		Sandbox: egress.NewClient(egress.NewDialer(policy.ForEnvironment("sandbox"), nil, time.Second), cfg.Timeout, cfg.Concurrency),
+		Live:    egress.NewClient(egress.NewDialer(policy.ForEnvironment("live"), nil, time.Second), cfg.Timeout, cfg.Concurrency),
+	}
+	sender := dispatch.New(cfg, s.deliveries, s.endpoints, s.ring, clients, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, nil)
 	sender.Poll(context.Background())
 	sender.Wait()
 }
@@ -109,8 +112,9 @@ func TestTestEventsAreSignedDeliveriesCountedInTheHealth(t *testing.T) {
 	jwks := s.do(t, "GET", "/api/webhooks/keys?environment=sandbox", "", nil)
 	set, err := signature.ParseJWKS(jwks.raw)
 	require.NoError(t, err)
-	_, err = signature.Verify(rcv.got[0].header, rcv.got[0].body, set.Lookup, time.Now(), 5*time.Minute)
-	require.NoError(t, err, "signed with a published key, as every delivery")
+	got, err := signature.Verify(rcv.got[0].header, rcv.got[0].body, ep, set.Lookup, time.Now(), 5*time.Minute)
+	require.NoError(t, err, "signed with a published key, for this endpoint, as every delivery")
+	assert.True(t, got.Test, "signed as a test event")
 
 	before := time.Now()
 	r = s.do(t, "GET", "/api/v2/webhooks/endpoints/"+ep+"/health", s.partner, nil)
@@ -143,6 +147,16 @@ func TestTestEventsAreSignedDeliveriesCountedInTheHealth(t *testing.T) {
 	assert.EqualValues(t, 0.5, h["successRate"])
 	assert.EqualValues(t, 1, h["consecutiveFailures"], "one success does not end a streak; three in a row do")
 	assert.Positive(t, h["latencyP95Ms"])
+
+	// A replay of a test event is a test event too, and signed as one.
+	r = s.do(t, "POST", "/api/webhooks/deliveries/"+d["id"].(string)+"/replay", s.partner, nil, idem()...)
+	require.Equal(t, http.StatusAccepted, r.status, string(r.raw))
+	assert.Equal(t, true, r.data()["test"])
+	s.send(t)
+	all := rcv.received()
+	require.Len(t, all, 3)
+	assert.Equal(t, "true", all[2].header.Get(signature.HeaderTest))
+	assert.Equal(t, ep, all[2].header.Get(signature.HeaderEndpointID))
 }
 
 func TestTestEventAndHealthRefusals(t *testing.T) {

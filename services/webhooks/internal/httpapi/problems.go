@@ -3,6 +3,7 @@ package httpapi
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
@@ -46,7 +47,10 @@ func Problem(err error) *problem.Error {
 	case errors.As(err, &invalid):
 		return problem.New(InvalidEndpoint, invalid.Error()).Wrap(err)
 	case errors.Is(err, endpoints.ErrURLForbidden):
-		return problem.New(EndpointURLForbidden, "The endpoint URL names an address deliveries may not reach (loopback, private, link-local, metadata or reserved).").Wrap(err)
+		// The detail names the address as the dialer reads the host, so a
+		// partner who wrote 0x7f000001 learns it is 127.0.0.1.
+		return problem.Newf(EndpointURLForbidden, "The endpoint URL names an address deliveries may not reach (loopback, private, link-local, metadata or reserved); a live endpoint never reaches one, whatever a development deployment allows: %s.",
+			problem.Clip(strings.TrimPrefix(err.Error(), endpoints.ErrURLForbidden.Error()+": "))).Wrap(err)
 	case errors.Is(err, endpoints.ErrNotFound):
 		return problem.New(EndpointNotFound, "No webhook endpoint with this id exists for this credential's partner and environment.").Wrap(err)
 	case errors.Is(err, endpoints.ErrTooMany):

@@ -38,8 +38,9 @@ const TestCaseID = "case_test"
 
 // sendTestEvent serves POST /endpoints/{id}/test: a delivery of a made-up
 // event of the chosen type to this one endpoint, signed and retried like
-// any other, with trigger test. Its eventId starts with evt_test_ and its
-// caseId is case_test.
+// any other, with trigger test, and signed x-pc-test: true (the mark a
+// receiver relies on). Its eventId starts with evt_test_ and its caseId is
+// case_test.
 func (h *handlers) sendTestEvent(c *gin.Context) {
 	var req testEventRequest
 	if err := httpserver.DecodeJSON(c, &req); err != nil {
@@ -77,7 +78,7 @@ func (h *handlers) sendTestEvent(c *gin.Context) {
 	}
 	d := store.Delivery{ID: newID("dlv_"), EventID: ev.EventID, EventType: ev.Type, EndpointID: ep.ID,
 		Tenant: scope.Tenant, Environment: scope.Environment, PartnerID: scope.PartnerID, Status: store.StatusScheduled,
-		Trigger: store.TriggerTest, CreatedAt: now, NextAttemptAt: now, Event: body}
+		Trigger: store.TriggerTest, Test: true, CreatedAt: now, NextAttemptAt: now, Event: body}
 	if _, err := h.Deliveries.Create(ctx, d); err != nil {
 		problem.Render(c, err)
 		return

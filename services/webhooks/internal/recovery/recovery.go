@@ -236,7 +236,7 @@ func (w *Worker) batch(ctx context.Context, job store.Recovery) (store.Recovery,
 			}
 			r := store.Delivery{ID: ReplayID(job.ID, d.ID), EventID: d.EventID, EventType: d.EventType, EndpointID: d.EndpointID,
 				Tenant: d.Tenant, Environment: d.Environment, PartnerID: d.PartnerID, Status: store.StatusScheduled,
-				Trigger: store.TriggerRecovery, ReplayOf: d.ID, RecoveryID: job.ID, CreatedAt: now, NextAttemptAt: now, Event: d.Event}
+				Trigger: store.TriggerRecovery, ReplayOf: d.ID, RecoveryID: job.ID, Test: d.Test, CreatedAt: now, NextAttemptAt: now, Event: d.Event}
 			if _, err := w.deliveries.Create(ctx, r); err != nil {
 				return job, made, err
 			}

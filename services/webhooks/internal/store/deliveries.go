@@ -32,17 +32,20 @@ const (
 
 // Delivery is one event's delivery to one endpoint, as stored.
 type Delivery struct {
-	ID            string    `json:"id"`
-	EventID       string    `json:"eventId"`
-	EventType     string    `json:"eventType"`
-	EndpointID    string    `json:"endpointId"`
-	Tenant        string    `json:"tenant"`
-	Environment   string    `json:"environment"`
-	PartnerID     string    `json:"partnerId"`
-	Status        string    `json:"status"`
-	Trigger       string    `json:"trigger"`              // what created it: scheduled (an event), manual (a replay), recovery or test
-	ReplayOf      string    `json:"replayOf,omitempty"`   // the delivery a replay repeats
-	RecoveryID    string    `json:"recoveryId,omitempty"` // the recovery that made this replay
+	ID          string `json:"id"`
+	EventID     string `json:"eventId"`
+	EventType   string `json:"eventType"`
+	EndpointID  string `json:"endpointId"`
+	Tenant      string `json:"tenant"`
+	Environment string `json:"environment"`
+	PartnerID   string `json:"partnerId"`
+	Status      string `json:"status"`
+	Trigger     string `json:"trigger"`              // what created it: scheduled (an event), manual (a replay), recovery or test
+	ReplayOf    string `json:"replayOf,omitempty"`   // the delivery a replay repeats
+	RecoveryID  string `json:"recoveryId,omitempty"` // the recovery that made this replay
+	// Test marks a test event and its replays: every attempt is signed
+	// x-pc-test: true, so a receiver never takes it for a case fact.
+	Test          bool      `json:"test,omitempty"`
 	Attempts      int       `json:"attempts"`
 	CreatedAt     time.Time `json:"createdAt"`
 	NextAttemptAt time.Time `json:"nextAttemptAt,omitzero"`
@@ -70,10 +73,13 @@ type Attempt struct {
 	Status          int               `json:"status,omitempty"`
 	ResponseHeaders map[string]string `json:"responseHeaders,omitempty"`
 	ResponseBody    string            `json:"responseBody,omitempty"` // the first 4 KiB
-	ErrorClass      string            `json:"errorClass,omitempty"`
-	Error           string            `json:"error,omitempty"`
-	Outcome         string            `json:"outcome"` // success, failure or gone
-	NextAttemptAt   time.Time         `json:"nextAttemptAt,omitzero"`
+	// ResponseWithheld: the receiver was at an internal address the
+	// allowlist let through (development); its headers and body are not kept.
+	ResponseWithheld bool      `json:"responseWithheld,omitempty"`
+	ErrorClass       string    `json:"errorClass,omitempty"`
+	Error            string    `json:"error,omitempty"`
+	Outcome          string    `json:"outcome"` // success, failure or gone
+	NextAttemptAt    time.Time `json:"nextAttemptAt,omitzero"`
 }
 
 // ErrDeliveryNotFound is a delivery that does not exist in the scope asked.

@@ -12,13 +12,14 @@ const keySets = {
   jwks: JSON.parse(document.getElementById('jwks').textContent),
   'jwks-conformance': JSON.parse(document.getElementById('jwks-conformance').textContent),
 };
-const ORDER = ['header format', 'body format', 'schema version', 'event id', 'timestamp format', 'timestamp window', 'digest', 'key id', 'signature'];
+const ORDER = ['header format', 'body format', 'schema version', 'event id', 'recipient', 'timestamp format', 'timestamp window', 'digest', 'key id', 'signature'];
 
 function show(outcome) {
   result.className = outcome.ok ? 'pass' : 'fail';
   result.dataset.reason = outcome.ok ? 'ok' : outcome.reason;
   result.textContent = outcome.ok
-    ? 'Verified: signed by ' + outcome.keyId + ' for event ' + outcome.eventId + '.'
+    ? 'Verified: signed by ' + outcome.keyId + ' for event ' + outcome.eventId + ' to endpoint ' + outcome.endpointId +
+      (outcome.test ? ', a test event (x-pc-test: true), not a case fact.' : ', a case fact.')
     : 'Refused at the ' + outcome.step + ' step (' + outcome.reason + ')' + (outcome.header ? ', header ' + outcome.header : '') + ': ' + outcome.detail;
   steps.replaceChildren();
   const failedAt = outcome.ok ? ORDER.length : ORDER.indexOf(outcome.step);
@@ -55,5 +56,6 @@ form.addEventListener('submit', async (ev) => {
   const nowText = document.getElementById('v-now').value.trim();
   const now = nowText === '' ? Date.now() : Date.parse(nowText);
   if (Number.isNaN(now)) { result.className = 'fail'; result.dataset.reason = 'bad_clock'; result.textContent = 'The time to check against is not a date-time.'; return; }
-  show(await verify(headers, body, keySets[document.getElementById('v-keyset').value], now));
+  const endpointId = document.getElementById('v-endpoint').value.trim();
+  show(await verify(headers, body, keySets[document.getElementById('v-keyset').value], now, endpointId));
 });

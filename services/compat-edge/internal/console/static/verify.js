@@ -4,10 +4,13 @@
 // (docs/webhook-signature-vectors.json). It uses WebCrypto only: SHA-256
 // for the content digest and Ed25519 for the signature, against the public
 // keys of the JWKS. No secret is involved and nothing leaves the page.
+// A delivery is signed for one endpoint (x-pc-endpoint-id, in the signed
+// input): it verifies only as the receiver of that endpoint id.
 
 export const HEADER_NAMES = [
   'content-digest', 'x-pc-event-id', 'x-pc-event-timestamp', 'x-pc-key-id',
   'x-pc-schema-version', 'x-pc-signature-version', 'x-pc-signature',
+  'x-pc-endpoint-id', 'x-pc-test',
 ];
 export const SCHEMA_VERSION = 'case-event-v2';
 export const SIGNATURE_VERSION = 'pc-webhook-ed25519-v1';
@@ -17,7 +20,7 @@ export const DEFAULT_TOLERANCE_MS = 5 * 60 * 1000;
 export const STEPS = {
   header_missing: 'header format', header_format: 'header format', signature_version: 'header format',
   body_format: 'body format', schema_version: 'schema version', event_id_mismatch: 'event id',
-  timestamp_format: 'timestamp format', timestamp_window: 'timestamp window', digest_mismatch: 'digest',
+  recipient_mismatch: 'recipient', timestamp_format: 'timestamp format', timestamp_window: 'timestamp window', digest_mismatch: 'digest',
   unknown_key: 'key id', bad_signature: 'signature',
 };
 
@@ -143,19 +146,22 @@ function parseTimestamp(s) {
   return t.getTime();
 }
 
-export function canonicalInput(eventId, timestamp, keyId, digestHeader) {
+export function canonicalInput(eventId, timestamp, keyId, endpointId, test, digestHeader) {
   return 'x-pc-event-id: ' + eventId + '\n' +
     'x-pc-event-timestamp: ' + timestamp + '\n' +
     'x-pc-key-id: ' + keyId + '\n' +
     'x-pc-schema-version: ' + SCHEMA_VERSION + '\n' +
+    'x-pc-endpoint-id: ' + endpointId + '\n' +
+    'x-pc-test: ' + test + '\n' +
     'content-digest: ' + digestHeader;
 }
 
 // verify checks headers ([[name, value], …], as received), the exact body
-// bytes (a Uint8Array), against jwks ({keys: [...]}) at nowMs. It resolves
-// to {ok: true, eventId, keyId} or to the first refusal: {ok: false,
-// reason, step, header, detail}.
-export async function verify(headers, body, jwks, nowMs, toleranceMs = DEFAULT_TOLERANCE_MS) {
+// bytes (a Uint8Array), against jwks ({keys: [...]}) at nowMs, as the
+// receiver of endpointId. It resolves to {ok: true, eventId, keyId,
+// endpointId, test} or to the first refusal: {ok: false, reason, step,
+// header, detail}.
+export async function verify(headers, body, jwks, nowMs, endpointId, toleranceMs = DEFAULT_TOLERANCE_MS) {
   const lines = HEADER_NAMES.map(() => []);
   for (const [name, value] of headers) {
     const k = HEADER_NAMES.indexOf(String(name).toLowerCase());
@@ -167,13 +173,15 @@ export async function verify(headers, body, jwks, nowMs, toleranceMs = DEFAULT_T
   for (let k = 0; k < HEADER_NAMES.length; k++) {
     if (lines[k].length !== 1) return refuse('header_format', HEADER_NAMES[k], 'header has ' + lines[k].length + ' field lines');
   }
-  const [digestHeader, eventId, timestamp, keyId, schemaVersion, signatureVersion, signatureHeader] = lines.map((l) => l[0]);
+  const [digestHeader, eventId, timestamp, keyId, schemaVersion, signatureVersion, signatureHeader, sentTo, test] = lines.map((l) => l[0]);
   const wantDigest = between(digestHeader, 'sha-256=:', 32);
   if (!wantDigest) return refuse('header_format', 'content-digest', 'want sha-256=:<base64 of 32 bytes>:');
   if (!ID.test(eventId)) return refuse('header_format', 'x-pc-event-id', 'want 1 to 160 of A-Z a-z 0-9 . _ : -');
   if (!ID.test(keyId)) return refuse('header_format', 'x-pc-key-id', 'want 1 to 160 of A-Z a-z 0-9 . _ : -');
   const sig = between(signatureHeader, 'ed25519=:', 64);
   if (!sig) return refuse('header_format', 'x-pc-signature', 'want ed25519=:<base64 of 64 bytes>:');
+  if (!ID.test(sentTo)) return refuse('header_format', 'x-pc-endpoint-id', 'want 1 to 160 of A-Z a-z 0-9 . _ : -');
+  if (test !== 'true' && test !== 'false') return refuse('header_format', 'x-pc-test', 'want true or false');
   if (signatureVersion !== SIGNATURE_VERSION) return refuse('signature_version', 'x-pc-signature-version', 'want ' + SIGNATURE_VERSION);
 
   let ident;
@@ -181,6 +189,9 @@ export async function verify(headers, body, jwks, nowMs, toleranceMs = DEFAULT_T
   if (schemaVersion !== SCHEMA_VERSION) return refuse('schema_version', 'x-pc-schema-version', 'want ' + SCHEMA_VERSION);
   if (ident.schemaVersion !== schemaVersion) return refuse('schema_version', 'x-pc-schema-version', 'body schemaVersion differs from the header');
   if (ident.eventId !== eventId) return refuse('event_id_mismatch', 'x-pc-event-id', 'body eventId differs from the header');
+  if (sentTo !== endpointId) {
+    return refuse('recipient_mismatch', 'x-pc-endpoint-id', 'signed for endpoint ' + sentTo + ', not for ' + (endpointId ? endpointId : 'the endpoint id given (none)'));
+  }
 
   const at = parseTimestamp(timestamp);
   if (at === null) return refuse('timestamp_format', 'x-pc-event-timestamp', 'want YYYY-MM-DDTHH:MM:SS.mmmZ, a real instant');
@@ -199,11 +210,11 @@ export async function verify(headers, body, jwks, nowMs, toleranceMs = DEFAULT_T
   if (!x || x.length !== 32) return refuse('unknown_key', 'x-pc-key-id', keyId + ' is not an Ed25519 key of the published set');
 
   const key = await crypto.subtle.importKey('raw', x, { name: 'Ed25519' }, false, ['verify']);
-  const input = new TextEncoder().encode(canonicalInput(eventId, timestamp, keyId, digestHeader));
+  const input = new TextEncoder().encode(canonicalInput(eventId, timestamp, keyId, sentTo, test, digestHeader));
   if (!(await crypto.subtle.verify({ name: 'Ed25519' }, key, sig, input))) {
     return refuse('bad_signature', 'x-pc-signature', 'signature does not verify with key ' + keyId);
   }
-  return { ok: true, eventId, keyId, timestamp };
+  return { ok: true, eventId, keyId, timestamp, endpointId: sentTo, test: test === 'true' };
 }
 
 // parseHeaderLines reads pasted "name: value" lines; a line that is not
