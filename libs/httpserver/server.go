@@ -47,11 +47,14 @@ type Config struct {
 	// without bound. Probes are not counted.
 	MaxInFlight int
 	// TrustedProxies lists the addresses (IP or CIDR) whose X-Forwarded-For
-	// is believed: the edge in front of a service.
+	// is believed: the edge in front of a service, the ingress in front of
+	// the edge. A request from any other peer is counted under the peer.
 	TrustedProxies []string
 	// TrustedHops is the number of proxies in front of this server that
 	// each append to X-Forwarded-For (the ingress in front of the edge).
-	// When set, the client address is the entry that many from the right.
+	// When set, the client address of a request from a trusted proxy is the
+	// entry that many from the right. It needs TrustedProxies: hops alone
+	// would believe whoever reaches the server directly.
 	TrustedHops int
 	// AddressRate limits requests per client address, shared by every
 	// replica through Redis (when the server has a limiter).
@@ -96,8 +99,15 @@ func (c Config) Validate() error {
 	case c.ReadHeaderTimeout <= 0 || c.ShutdownTimeout <= 0:
 		return errors.New("http: timeouts must be positive")
 	}
-	if _, err := parsePrefixes(c.TrustedProxies); err != nil {
+	trusted, err := parsePrefixes(c.TrustedProxies)
+	if err != nil {
 		return fmt.Errorf("http: trusted proxies: %w", err)
+	}
+	if c.TrustedHops > 0 && len(trusted) == 0 {
+		// Hops are counted only on requests from a trusted proxy; without
+		// one, X-Forwarded-For would never be believed and every client
+		// behind the ingress would share the ingress's address.
+		return errors.New("http: trusted hops (HTTP_TRUSTED_HOPS) need trusted proxies (HTTP_TRUSTED_PROXIES), the proxies the hops are counted behind")
 	}
 	if err := c.AddressRate.Validate(); err != nil {
 		return fmt.Errorf("http: address rate: %w", err)

@@ -80,8 +80,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	// limit. This cap only protects the edge itself.
 	cfg.Service.HTTP.MaxBodyBytes = int64(r.Int("HTTP_MAX_BODY_BYTES", 16<<20))
 	// TLS ends at the ingress in production; the client address comes
-	// from its X-Forwarded-For when HTTP_TRUSTED_HOPS says how many
-	// proxies stand in front of the edge.
+	// from its X-Forwarded-For, on requests from HTTP_TRUSTED_PROXIES (the
+	// ingress), when HTTP_TRUSTED_HOPS says how many proxies stand in
+	// front of the edge.
 	cfg.Forwarding.TLSTerminated = r.Bool("EDGE_TLS_TERMINATED", false)
 	defaults := map[routing.Owner]string{
 		routing.Readiness: "http://127.0.0.1:8081",
