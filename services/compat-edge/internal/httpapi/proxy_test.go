@@ -81,6 +81,7 @@ func newEdgeWith(t *testing.T, upstreams map[routing.Owner]*url.URL, cfg httpser
 	require.NoError(t, err)
 	doc, err := api.JSON()
 	require.NoError(t, err)
+	srv.Router().Use(httpapi.NormalizePath) // as the edge installs it
 	httpapi.Register(srv.Router(), httpapi.Config{MaxBodyBytes: 16 << 20}, proxy, doc)
 	ts := httptest.NewServer(srv.Router())
 	t.Cleanup(ts.Close)
