@@ -18,6 +18,9 @@ import (
 	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
 )
 
+// DefaultMaxConnections is the edge's HTTP_MAX_CONNECTIONS.
+const DefaultMaxConnections = 1024
+
 // config is everything the edge reads from its environment.
 type config struct {
 	Service    service.Config
@@ -79,6 +82,12 @@ func loadConfig(getenv func(string) string) (config, error) {
 	// The edge passes bodies through; each owner enforces its own, smaller
 	// limit. This cap only protects the edge itself.
 	cfg.Service.HTTP.MaxBodyBytes = int64(r.Int("HTTP_MAX_BODY_BYTES", 16<<20))
+	// The edge faces the internet: connections that never finish their
+	// headers are held to this many (each can hold up to twice
+	// HTTP_MAX_HEADER_BYTES), so a flood of them stays inside the pod's
+	// memory limit. As many as the in-flight cap, which needs a connection
+	// per request. docs/security-limits.md has the arithmetic.
+	cfg.Service.HTTP.MaxConnections = r.Int("HTTP_MAX_CONNECTIONS", DefaultMaxConnections)
 	// TLS ends at the ingress in production; the client address comes
 	// from its X-Forwarded-For, on requests from HTTP_TRUSTED_PROXIES (the
 	// ingress), when HTTP_TRUSTED_HOPS says how many proxies stand in
