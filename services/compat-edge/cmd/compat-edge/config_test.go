@@ -33,8 +33,7 @@ func TestLoadConfig(t *testing.T) {
 	require.Equal(t, time.Minute, cfg.NoticeInterval)
 	require.Empty(t, cfg.AdminToken, "the admin API refuses everyone until a token is set")
 	require.False(t, policy.Resolve(cfg.Compat.Env, nil).Enabled, "announcements are off by default")
-	require.Equal(t, 1024, cfg.Service.HTTP.MaxConnections, "the edge holds at most 1024 connections by default")
-	require.Equal(t, cfg.Service.HTTP.MaxInFlight, cfg.Service.HTTP.MaxConnections, "enough for the in-flight cap")
+	require.Equal(t, 512, cfg.Service.HTTP.MaxConnections, "the edge holds at most 512 connections by default")
 
 	for _, tc := range []struct {
 		name string
