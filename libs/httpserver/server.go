@@ -52,7 +52,10 @@ type Config struct {
 	// MaxHeaderBytes: this is what bounds them. At the cap the server stops
 	// accepting until one closes (ReadHeaderTimeout and IdleTimeout close
 	// the slow and the idle); further connections wait in the kernel's
-	// accept queue. The edge sets it; services behind it need none.
+	// accept queue. When a listener that held half its cap or more has
+	// drained to a quarter of it, the memory the connections held is
+	// given back at once. The
+	// edge sets it; services behind it need none.
 	MaxConnections int
 	// TrustedProxies lists the addresses (IP or CIDR) whose X-Forwarded-For
 	// is believed: the edge in front of a service, the ingress in front of

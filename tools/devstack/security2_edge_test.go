@@ -276,8 +276,8 @@ func readStatusKiB(pid int, field string) (int64, bool) {
 // finish against the real edge process and reads its memory from /proc:
 // the edge holds no more connections than its cap, its heap stays inside
 // its pod's memory limit, and the memory is given back once they are gone
-// (by the collector's periodic cycle: this test takes about three
-// minutes). docs/security-limits.md has the figures.
+// (the edge returns it when its full listener has drained).
+// docs/security-limits.md has the figures.
 func TestPartialHeaderBlocksAtTheEdge(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs every service; skipped with -short")
@@ -327,9 +327,12 @@ func TestPartialHeaderBlocksAtTheEdge(t *testing.T) {
 		opened, conns, pad>>10, base, peak, baseAnon, maxAnon.Load(), maxFDs.Load())
 	require.LessOrEqual(t, maxFDs.Load(), int64(edgeMaxConnections(t)+64), "the edge held no more connections than its cap (and its own descriptors)")
 	require.Less(t, maxAnon.Load(), int64(podLimitKiB), "the edge's heap stays inside its pod's memory limit")
-	// Given back: most of what the flood took is returned to the system.
+	// Given back: three quarters of what the flood took are returned to
+	// the system within the edge's drain interval (10 s) and some slack.
+	// (Left to the runtime, 103 MiB of 224 were still held after three
+	// minutes in one run.)
 	var after, afterAnon int64
-	for deadline := time.Now().Add(180 * time.Second); ; {
+	for deadline := time.Now().Add(30 * time.Second); ; {
 		after, afterAnon = rssKiB(t, pid, "VmRSS"), rssKiB(t, pid, "RssAnon")
 		if afterAnon < baseAnon+(maxAnon.Load()-baseAnon)/4 {
 			break
