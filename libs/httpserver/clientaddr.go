@@ -34,18 +34,21 @@ func clientAddress(trusted []netip.Prefix, hops int) gin.HandlerFunc {
 	}
 }
 
-// ResolveClientAddr names the client of r. X-Forwarded-For is believed only
-// as far as configuration allows:
+// ResolveClientAddr names the client of r. X-Forwarded-For is believed
+// only on a request whose peer is a trusted proxy (an address in trusted):
+// anyone else can write the header, so a request that reached the server
+// directly, past the proxies, is counted under its own peer address.
 //
-//   - with hops > 0 (proxies in front that each append the address they
-//     saw), the entry hops places from the right; a request with fewer
-//     entries did not come through them, so its peer is the client;
-//   - else, when the peer is a trusted proxy, the rightmost entry that is
-//     not itself a trusted proxy;
-//   - else the peer address. A client's own X-Forwarded-For never counts.
+//   - peer not trusted (or nothing trusted): the peer address, whatever
+//     X-Forwarded-For says, and whatever hops is;
+//   - peer trusted and hops > 0 (that many proxies in front, each
+//     appending the address it saw): the entry hops places from the right;
+//     a chain shorter than that did not come through them all, so the peer;
+//   - peer trusted and hops == 0: the rightmost entry that is not itself a
+//     trusted proxy.
 func ResolveClientAddr(r *http.Request, trusted []netip.Prefix, hops int) string {
 	peer := peerAddr(r.RemoteAddr)
-	if hops == 0 && !(peer.IsValid() && contains(trusted, peer)) {
+	if !peer.IsValid() || !contains(trusted, peer) {
 		return addrString(peer, r.RemoteAddr)
 	}
 	chain, ok := forwardedFor(r.Header)

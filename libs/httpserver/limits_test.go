@@ -181,6 +181,7 @@ func TestAdminAddressIsDerivedFromThePublicPort(t *testing.T) {
 
 func TestResolveClientAddr(t *testing.T) {
 	edge := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+	ingress := []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}
 	tests := []struct {
 		name    string
 		remote  string
@@ -196,9 +197,12 @@ func TestResolveClientAddr(t *testing.T) {
 		{"trusted edge: trusted entries skipped from the right", "10.1.2.3:5000", []string{"198.51.100.7, 10.9.9.9"}, edge, 0, "198.51.100.7"},
 		{"trusted edge without header: peer", "10.1.2.3:5000", nil, edge, 0, "10.1.2.3"},
 		{"garbage chain: peer", "10.1.2.3:5000", []string{"198.51.100.7, nonsense"}, edge, 0, "10.1.2.3"},
-		{"one ingress hop: last entry", "192.0.2.1:443", []string{"1.2.3.4, 198.51.100.7"}, nil, 1, "198.51.100.7"},
-		{"two hops", "192.0.2.1:443", []string{"1.2.3.4, 198.51.100.7, 192.0.2.50"}, nil, 2, "198.51.100.7"},
-		{"hops but no header: peer", "192.0.2.1:443", nil, nil, 1, "192.0.2.1"},
+		{"one ingress hop: last entry", "192.0.2.1:443", []string{"1.2.3.4, 198.51.100.7"}, ingress, 1, "198.51.100.7"},
+		{"two hops", "192.0.2.1:443", []string{"1.2.3.4, 198.51.100.7, 192.0.2.50"}, ingress, 2, "198.51.100.7"},
+		{"hops but no header: peer", "192.0.2.1:443", nil, ingress, 1, "192.0.2.1"},
+		{"hops, chain shorter than the hops: peer", "192.0.2.1:443", []string{"198.51.100.7"}, ingress, 2, "192.0.2.1"},
+		{"hops, peer not the ingress (reached directly): peer, forged header ignored", "203.0.113.9:5000", []string{"1.2.3.4"}, ingress, 1, "203.0.113.9"},
+		{"hops and no proxy configured: peer, forged header ignored", "203.0.113.9:5000", []string{"1.2.3.4"}, nil, 1, "203.0.113.9"},
 		{"IPv6 peer", "[2001:db8::1]:443", nil, nil, 0, "2001:db8::1"},
 	}
 	for _, tc := range tests {
@@ -274,4 +278,33 @@ func TestEchoedPathIsClippedInBodyAndLog(t *testing.T) {
 	require.NoError(t, json.Unmarshal(bytes.TrimSpace(logs.Bytes()), &line))
 	require.LessOrEqual(t, len(line.Path), problem.EchoLimit)
 	require.True(t, strings.HasPrefix(long, strings.TrimSuffix(line.Path, "…")))
+}
+
+// Hops are counted behind the proxies they name; alone they would believe
+// whoever reaches the server directly, so the server refuses to start.
+func TestTrustedHopsNeedTrustedProxies(t *testing.T) {
+	tests := []struct {
+		name    string
+		proxies []string
+		hops    int
+		wantErr string
+	}{
+		{"hops behind a named ingress", []string{"10.0.0.0/8"}, 1, ""},
+		{"proxies without hops", []string{"10.0.0.0/8"}, 0, ""},
+		{"neither", nil, 0, ""},
+		{"hops alone", nil, 1, "HTTP_TRUSTED_PROXIES"},
+		{"hops with only blank proxies", []string{" "}, 2, "HTTP_TRUSTED_PROXIES"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := httpserver.DefaultConfig()
+			cfg.TrustedProxies, cfg.TrustedHops = tc.proxies, tc.hops
+			err := cfg.Validate()
+			if tc.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tc.wantErr)
+		})
+	}
 }

@@ -46,12 +46,26 @@ type Config struct {
 	// gets a 503 overloaded problem with Retry-After instead of queueing
 	// without bound. Probes are not counted.
 	MaxInFlight int
+	// MaxConnections caps the connections the public listener holds open,
+	// idle, reading headers or serving; 0 is no cap. A connection still
+	// sending its headers is outside MaxInFlight and can hold up to twice
+	// MaxHeaderBytes: this is what bounds them. At the cap the server stops
+	// accepting until one closes (ReadHeaderTimeout and IdleTimeout close
+	// the slow and the idle); further connections wait in the kernel's
+	// accept queue. When a listener that held half its cap or more has
+	// drained to a quarter of it, the memory the connections held is
+	// given back at once. The
+	// edge sets it; services behind it need none.
+	MaxConnections int
 	// TrustedProxies lists the addresses (IP or CIDR) whose X-Forwarded-For
-	// is believed: the edge in front of a service.
+	// is believed: the edge in front of a service, the ingress in front of
+	// the edge. A request from any other peer is counted under the peer.
 	TrustedProxies []string
 	// TrustedHops is the number of proxies in front of this server that
 	// each append to X-Forwarded-For (the ingress in front of the edge).
-	// When set, the client address is the entry that many from the right.
+	// When set, the client address of a request from a trusted proxy is the
+	// entry that many from the right. It needs TrustedProxies: hops alone
+	// would believe whoever reaches the server directly.
 	TrustedHops int
 	// AddressRate limits requests per client address, shared by every
 	// replica through Redis (when the server has a limiter).
@@ -91,13 +105,22 @@ func (c Config) Validate() error {
 		return errors.New("http: max header bytes must be at least 4096")
 	case c.MaxInFlight <= 0:
 		return errors.New("http: max in-flight requests must be positive")
+	case c.MaxConnections < 0:
+		return errors.New("http: max connections must not be negative (0 is no cap)")
 	case c.TrustedHops < 0:
 		return errors.New("http: trusted hops must not be negative")
 	case c.ReadHeaderTimeout <= 0 || c.ShutdownTimeout <= 0:
 		return errors.New("http: timeouts must be positive")
 	}
-	if _, err := parsePrefixes(c.TrustedProxies); err != nil {
+	trusted, err := parsePrefixes(c.TrustedProxies)
+	if err != nil {
 		return fmt.Errorf("http: trusted proxies: %w", err)
+	}
+	if c.TrustedHops > 0 && len(trusted) == 0 {
+		// Hops are counted only on requests from a trusted proxy; without
+		// one, X-Forwarded-For would never be believed and every client
+		// behind the ingress would share the ingress's address.
+		return errors.New("http: trusted hops (HTTP_TRUSTED_HOPS) need trusted proxies (HTTP_TRUSTED_PROXIES), the proxies the hops are counted behind")
 	}
 	if err := c.AddressRate.Validate(); err != nil {
 		return fmt.Errorf("http: address rate: %w", err)
@@ -247,6 +270,9 @@ func (s *Server) Listen() (net.Addr, error) {
 		}
 		s.adminLn = aln
 	}
+	if s.cfg.MaxConnections > 0 {
+		ln = newLimitListener(ln, s.cfg.MaxConnections)
+	}
 	s.listener = ln
 	return ln.Addr(), nil
 }
@@ -387,7 +413,7 @@ func isOperational(path string) bool {
 
 // ConfigFromEnv reads HTTP_ADDR (default defaultAddr), ADMIN_ADDR,
 // HTTP_MAX_BODY_BYTES, HTTP_MAX_HEADER_BYTES, HTTP_MAX_IN_FLIGHT,
-// HTTP_TRUSTED_PROXIES, HTTP_TRUSTED_HOPS, RATE_LIMIT_ADDRESS_RATE,
+// HTTP_MAX_CONNECTIONS, HTTP_TRUSTED_PROXIES, HTTP_TRUSTED_HOPS, RATE_LIMIT_ADDRESS_RATE,
 // _PERIOD and _BURST, and HTTP_SHUTDOWN_TIMEOUT over the defaults.
 // docs/security-limits.md lists them.
 func ConfigFromEnv(r *envconf.Reader, defaultAddr string) Config {
@@ -397,6 +423,7 @@ func ConfigFromEnv(r *envconf.Reader, defaultAddr string) Config {
 	c.MaxBodyBytes = int64(r.Int("HTTP_MAX_BODY_BYTES", int(c.MaxBodyBytes)))
 	c.MaxHeaderBytes = r.Int("HTTP_MAX_HEADER_BYTES", c.MaxHeaderBytes)
 	c.MaxInFlight = r.Int("HTTP_MAX_IN_FLIGHT", c.MaxInFlight)
+	c.MaxConnections = r.Int("HTTP_MAX_CONNECTIONS", c.MaxConnections)
 	c.TrustedProxies = r.List("HTTP_TRUSTED_PROXIES", nil)
 	c.TrustedHops = r.Int("HTTP_TRUSTED_HOPS", 0)
 	c.AddressRate = ratelimit.FromEnv(r, "RATE_LIMIT_ADDRESS", c.AddressRate)

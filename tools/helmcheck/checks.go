@@ -181,14 +181,21 @@ func checkDeployment(d *appsv1.Deployment, m *Manifests, fail func(string, ...an
 			fail("%s: the grace period must outlast the preStop sleep", where)
 		}
 		seen := map[string]bool{}
+		values := map[string]string{}
 		for _, e := range c.Env {
 			if seen[e.Name] {
 				fail("%s: env %s is set twice", where, e.Name)
 			}
 			seen[e.Name] = true
+			values[e.Name] = e.Value
 			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && (e.ValueFrom.SecretKeyRef.Name == "" || e.ValueFrom.SecretKeyRef.Key == "") {
 				fail("%s: env %s refers to a Secret without a name or key", where, e.Name)
 			}
+		}
+		// Hops are counted only behind the proxies named beside them; the
+		// service refuses to start without them.
+		if hops := values["HTTP_TRUSTED_HOPS"]; hops != "" && hops != "0" && values["HTTP_TRUSTED_PROXIES"] == "" {
+			fail("%s: HTTP_TRUSTED_HOPS=%s without HTTP_TRUSTED_PROXIES, the proxies it counts hops behind", where, hops)
 		}
 		for _, vm := range c.VolumeMounts {
 			if !volumes[vm.Name] {

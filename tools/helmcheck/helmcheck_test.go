@@ -87,6 +87,10 @@ func TestDefaultValues(t *testing.T) {
 		assert.Equal(t, port+1000, c.Ports[1].ContainerPort, "%s: the admin port is the public port + 1000", d.Name)
 		assert.Equal(t, pod.Annotations["prometheus.io/port"], strings.TrimPrefix(e["ADMIN_ADDR"], ":"), d.Name)
 		assert.Equal(t, "standalone", e["REDIS_MODE"])
+		if d.Name == "pcourt-compat-edge" {
+			assert.Equal(t, "1", e["HTTP_TRUSTED_HOPS"])
+			assert.Equal(t, "10.0.0.0/8", e["HTTP_TRUSTED_PROXIES"], "hops are counted behind the ingress's pods only")
+		}
 		// Only the edge's manager talks to the API server.
 		assert.Equal(t, d.Name == "pcourt-compat-edge", *pod.Spec.AutomountServiceAccountToken, d.Name)
 	}
@@ -164,6 +168,7 @@ func TestRefusedValues(t *testing.T) {
 		"webhooks without signing keys":                {[]string{"services.webhooks.signingKeysSecret="}, "signingKeysSecret"},
 		"sentinel without a master":                    {[]string{"redis.mode=sentinel"}, "sentinelMaster"},
 		"no Kafka":                                     {[]string{"kafka.brokers=null"}, "kafka.brokers"},
+		"edge hops with no proxy to count them behind": {[]string{"podNetworkCIDRs=null"}, "trustedProxies"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			args := []string{"template", "pcourt", chart, "--kube-version", helmcheck.KubeVersion}
@@ -203,6 +208,7 @@ spec:
         - name: a
           image: a
           ports: [{name: http, containerPort: 8080}]
+          env: [{name: HTTP_TRUSTED_HOPS, value: "1"}]
 ---
 apiVersion: v1
 kind: Service
@@ -234,6 +240,7 @@ spec:
 		"targets web",
 		"not a Deployment of the chart",
 		"spread across nodes and zones",
+		"HTTP_TRUSTED_HOPS=1 without HTTP_TRUSTED_PROXIES",
 	} {
 		assert.ErrorContains(t, err, want)
 	}

@@ -18,6 +18,9 @@ import (
 	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
 )
 
+// DefaultMaxConnections is the edge's HTTP_MAX_CONNECTIONS.
+const DefaultMaxConnections = 512
+
 // config is everything the edge reads from its environment.
 type config struct {
 	Service    service.Config
@@ -79,9 +82,17 @@ func loadConfig(getenv func(string) string) (config, error) {
 	// The edge passes bodies through; each owner enforces its own, smaller
 	// limit. This cap only protects the edge itself.
 	cfg.Service.HTTP.MaxBodyBytes = int64(r.Int("HTTP_MAX_BODY_BYTES", 16<<20))
+	// The edge faces the internet: connections that never finish their
+	// headers are held to this many (each can hold up to twice
+	// HTTP_MAX_HEADER_BYTES, and more while the collector catches up), so
+	// a flood of them stays inside the pod's memory limit (256 MiB):
+	// measured, 5,000 of them peak at 269 MiB with 1024 (see the docs for 512).
+	// docs/security-limits.md has the figures.
+	cfg.Service.HTTP.MaxConnections = r.Int("HTTP_MAX_CONNECTIONS", DefaultMaxConnections)
 	// TLS ends at the ingress in production; the client address comes
-	// from its X-Forwarded-For when HTTP_TRUSTED_HOPS says how many
-	// proxies stand in front of the edge.
+	// from its X-Forwarded-For, on requests from HTTP_TRUSTED_PROXIES (the
+	// ingress), when HTTP_TRUSTED_HOPS says how many proxies stand in
+	// front of the edge.
 	cfg.Forwarding.TLSTerminated = r.Bool("EDGE_TLS_TERMINATED", false)
 	defaults := map[routing.Owner]string{
 		routing.Readiness: "http://127.0.0.1:8081",

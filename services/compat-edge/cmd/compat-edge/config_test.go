@@ -33,6 +33,7 @@ func TestLoadConfig(t *testing.T) {
 	require.Equal(t, time.Minute, cfg.NoticeInterval)
 	require.Empty(t, cfg.AdminToken, "the admin API refuses everyone until a token is set")
 	require.False(t, policy.Resolve(cfg.Compat.Env, nil).Enabled, "announcements are off by default")
+	require.Equal(t, 512, cfg.Service.HTTP.MaxConnections, "the edge holds at most 512 connections by default")
 
 	for _, tc := range []struct {
 		name string
@@ -51,6 +52,8 @@ func TestLoadConfig(t *testing.T) {
 		{"an SMTP user without password", map[string]string{"EDGE_SMTP_USERNAME": "edge"}},
 		{"a notice interval of zero", map[string]string{"EDGE_NOTICE_INTERVAL": "0s"}},
 		{"a short admin token", map[string]string{"EDGE_ADMIN_TOKEN": "secret"}},
+		{"a negative connection cap", map[string]string{"HTTP_MAX_CONNECTIONS": "-1"}},
+		{"hops with no proxy to count them behind", map[string]string{"HTTP_TRUSTED_HOPS": "1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := loadConfig(func(k string) string { return tc.env[k] })
@@ -59,11 +62,16 @@ func TestLoadConfig(t *testing.T) {
 	}
 
 	cfg, err = loadConfig(func(k string) string {
-		return map[string]string{"EDGE_PUBLIC_URL": "https://api.pcourt.dev/", "EDGE_TLS_TERMINATED": "true"}[k]
+		return map[string]string{
+			"EDGE_PUBLIC_URL": "https://api.pcourt.dev/", "EDGE_TLS_TERMINATED": "true",
+			"HTTP_MAX_CONNECTIONS": "4096", "HTTP_TRUSTED_HOPS": "1", "HTTP_TRUSTED_PROXIES": "10.0.0.0/8",
+		}[k]
 	})
 	require.NoError(t, err)
 	require.Equal(t, "https://api.pcourt.dev", cfg.PublicURL)
 	require.True(t, cfg.Forwarding.TLSTerminated)
+	require.Equal(t, 4096, cfg.Service.HTTP.MaxConnections)
+	require.Equal(t, 1, cfg.Service.HTTP.TrustedHops)
 }
 
 // The spec's variables reach the policy as given; an invalid date is no

@@ -120,6 +120,9 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		return err
 	}
 	srv := base.Server(nil)
+	// One path for everything after: the console, routing, the policy, the
+	// ledger and the owner.
+	srv.Router().Use(httpapi.NormalizePath)
 	// The console's API paths come before the proxy's /api catch-all.
 	srv.Router().Use(cons.API)
 	cons.Register(srv.Router())

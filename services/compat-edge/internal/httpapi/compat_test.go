@@ -97,6 +97,7 @@ func newCompatEdge(t *testing.T, ups map[routing.Owner]*url.URL, integrations fu
 		Record:       record,
 	})
 	require.NoError(t, err)
+	srv.Router().Use(httpapi.NormalizePath) // as the edge installs it
 	httpapi.Register(srv.Router(), httpapi.Config{MaxBodyBytes: 1 << 20}, proxy, []byte("{}"))
 	ts := httptest.NewServer(srv.Router())
 	t.Cleanup(ts.Close)

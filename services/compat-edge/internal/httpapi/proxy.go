@@ -41,7 +41,7 @@ type Forwarding struct {
 // Codes returns the edge's problem codes, the rows of owner compat-edge in
 // docs/problems.md.
 func Codes() []problem.Code {
-	return []problem.Code{UpstreamUnavailable, UpstreamTimeout, AliasRetired, ExtensionShortened, InvalidCompatChange}
+	return []problem.Code{UpstreamUnavailable, UpstreamTimeout, AliasRetired, ExtensionShortened, InvalidCompatChange, InvalidPath}
 }
 
 // Proxy forwards requests to the owning service.

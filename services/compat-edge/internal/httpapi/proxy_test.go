@@ -81,6 +81,7 @@ func newEdgeWith(t *testing.T, upstreams map[routing.Owner]*url.URL, cfg httpser
 	require.NoError(t, err)
 	doc, err := api.JSON()
 	require.NoError(t, err)
+	srv.Router().Use(httpapi.NormalizePath) // as the edge installs it
 	httpapi.Register(srv.Router(), httpapi.Config{MaxBodyBytes: 16 << 20}, proxy, doc)
 	ts := httptest.NewServer(srv.Router())
 	t.Cleanup(ts.Close)
@@ -243,6 +244,10 @@ func TestForwardedHeadersComeFromTheEdge(t *testing.T) {
 	}
 	behindIngress := httpserver.DefaultConfig()
 	behindIngress.TrustedHops = 1
+	behindIngress.TrustedProxies = []string{"127.0.0.1"} // the ingress: where the test's requests come from
+	pastIngress := httpserver.DefaultConfig()
+	pastIngress.TrustedHops = 1
+	pastIngress.TrustedProxies = []string{"192.0.2.0/24"} // an ingress the test's requests do not come through
 	tests := []struct {
 		name      string
 		cfg       httpserver.Config
@@ -253,6 +258,7 @@ func TestForwardedHeadersComeFromTheEdge(t *testing.T) {
 	}{
 		{"direct: the peer is the client, forged headers dropped", httpserver.DefaultConfig(), httpapi.Forwarding{}, "6.6.6.6", "127.0.0.1", "http"},
 		{"behind a TLS-terminating ingress: its entry is the client", behindIngress, httpapi.Forwarding{TLSTerminated: true}, "6.6.6.6, 198.51.100.7", "198.51.100.7", "https"},
+		{"hops, but reached directly past the ingress: the peer is the client", pastIngress, httpapi.Forwarding{TLSTerminated: true}, "6.6.6.6, 198.51.100.7", "127.0.0.1", "https"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
