@@ -2,6 +2,7 @@ package httpserver
 
 import (
 	"net"
+	"net/http"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -9,8 +10,9 @@ import (
 )
 
 // limitListener holds at most cap(slots) connections open at once. Accept
-// waits for one to close: further connections wait in the kernel's accept
-// queue, where they cost the process nothing, instead of each holding a
+// waits for one to close, holding the one connection it accepted:
+// further connections wait in the kernel's accept queue, where they cost
+// the process nothing, instead of each holding a
 // goroutine, buffers and up to MaxHeaderBytes of a header block that may
 // never finish. (golang.org/x/net/netutil.LimitListener works the same
 // way; this one also gives the memory of a flood back when it ends.)
@@ -34,6 +36,26 @@ type limitListener struct {
 	pending       bool // a drain waits for the interval to end
 	drained       func()
 	drainInterval time.Duration
+
+	// atCap runs when every slot is taken and a connection waits to be
+	// accepted: the server closes its idle keep-alive connections then
+	// (closeIdleAtCap). An ingress keeps a pool of idle connections per
+	// worker, which together may exceed the cap; without this a new
+	// connection would wait behind idle ones until their idle timeout,
+	// and the ingress would answer 502. Connections still sending their
+	// headers are not idle: they leave at the header timeout.
+	atCap func()
+}
+
+// closeIdleAtCap makes l close srv's idle connections whenever it is full
+// and a connection waits. Turning keep-alives off closes the idle
+// connections at once (and any still without a request after 5 s);
+// turning them on again keeps keep-alive for everything after.
+func closeIdleAtCap(l *limitListener, srv *http.Server) {
+	l.atCap = func() {
+		srv.SetKeepAlivesEnabled(false)
+		srv.SetKeepAlivesEnabled(true)
+	}
 }
 
 func newLimitListener(l net.Listener, n int) *limitListener {
@@ -44,20 +66,50 @@ func newLimitListener(l net.Listener, n int) *limitListener {
 }
 
 func (l *limitListener) Accept() (net.Conn, error) {
-	select {
-	case l.slots <- struct{}{}:
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
 	c, err := l.Listener.Accept()
 	if err != nil {
-		l.release()
 		return nil, err
+	}
+	if !l.acquire() {
+		_ = c.Close()
+		return nil, net.ErrClosed
 	}
 	if len(l.slots) >= (cap(l.slots)+1)/2 && !l.full.Load() {
 		l.full.Store(true)
 	}
 	return &limitedConn{Conn: c, release: l.release}, nil
+}
+
+// atCapInterval is how often a connection waiting for a slot asks the
+// server again to close its idle connections: one that was busy when it
+// last asked may be idle now.
+const atCapInterval = 50 * time.Millisecond
+
+// acquire takes a slot for a connection just accepted, waiting while every
+// slot is taken and asking the server to make room meanwhile (atCap). It
+// holds one accepted connection at most, a descriptor and nothing more:
+// the rest wait in the kernel's accept queue. It reports false once the
+// listener is closed.
+func (l *limitListener) acquire() bool {
+	select {
+	case l.slots <- struct{}{}:
+		return true
+	default:
+	}
+	tick := time.NewTicker(atCapInterval)
+	defer tick.Stop()
+	for {
+		if l.atCap != nil {
+			l.atCap()
+		}
+		select {
+		case l.slots <- struct{}{}:
+			return true
+		case <-l.done:
+			return false
+		case <-tick.C:
+		}
+	}
 }
 
 // release frees a slot and, when a full listener has drained, gives the

@@ -1,7 +1,9 @@
 package httpserver
 
 import (
+	"io"
 	"net"
+	"net/http"
 	"testing"
 	"time"
 
@@ -91,5 +93,59 @@ func TestASecondDrainWithinTheIntervalWaitsForIt(t *testing.T) {
 		require.GreaterOrEqual(t, second.Sub(first), l.drainInterval, "not before the interval ends")
 	case <-time.After(5 * time.Second):
 		t.Fatal("the second flood's memory was never given back")
+	}
+}
+
+// An ingress keeps idle keep-alive connections open, per worker, and
+// together they may fill the cap: a new connection is then served at
+// once, because the server closes its idle connections to make room,
+// not after their idle timeout. A connection in the middle of a request
+// is not idle and keeps its slot.
+func TestIdleKeepAlivesMakeRoomAtTheCap(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	l := newLimitListener(ln, 2)
+	release := make(chan struct{})
+	srv := &http.Server{
+		IdleTimeout: time.Hour, // far beyond the test: only the cap closes idle connections
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/slow" {
+				<-release
+			}
+			_, _ = w.Write([]byte("ok"))
+		}),
+	}
+	closeIdleAtCap(l, srv)
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { close(release); _ = srv.Close() })
+	url := "http://" + ln.Addr().String()
+
+	// One connection stays busy, one stays idle after its request: the
+	// cap of two is full.
+	busy := &http.Client{Transport: &http.Transport{}}
+	slow := make(chan error, 1)
+	go func() {
+		resp, err := busy.Get(url + "/slow")
+		if err == nil {
+			resp.Body.Close()
+		}
+		slow <- err
+	}()
+	require.Eventually(t, func() bool { return len(l.slots) == 1 }, 5*time.Second, 10*time.Millisecond)
+	idle := &http.Client{Transport: &http.Transport{}}
+	resp, err := idle.Get(url + "/")
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	require.Len(t, l.slots, 2, "the cap is full: one busy, one idle keep-alive")
+
+	fresh := &http.Client{Transport: &http.Transport{}, Timeout: 5 * time.Second}
+	resp, err = fresh.Get(url + "/")
+	require.NoError(t, err, "a new connection is served at the cap: the idle one made room")
+	resp.Body.Close()
+	select {
+	case err := <-slow:
+		t.Fatalf("the busy connection was closed: %v", err)
+	default:
 	}
 }

@@ -50,9 +50,9 @@ type Config struct {
 	// idle, reading headers or serving; 0 is no cap. A connection still
 	// sending its headers is outside MaxInFlight and can hold up to twice
 	// MaxHeaderBytes: this is what bounds them. At the cap the server stops
-	// accepting until one closes (ReadHeaderTimeout and IdleTimeout close
-	// the slow and the idle); further connections wait in the kernel's
-	// accept queue. When a listener that held half its cap or more has
+	// accepting until one closes (ReadHeaderTimeout closes the slow, and
+	// the server closes its idle keep-alive connections at once to make
+	// room); further connections wait in the kernel's accept queue. When a listener that held half its cap or more has
 	// drained to a quarter of it, the memory the connections held is
 	// given back at once. The
 	// edge sets it; services behind it need none.
@@ -304,6 +304,9 @@ func (s *Server) Run(ctx context.Context) error {
 		WriteTimeout:      s.cfg.WriteTimeout,
 		IdleTimeout:       s.cfg.IdleTimeout,
 		BaseContext:       base,
+	}
+	if ll, ok := s.listener.(*limitListener); ok {
+		closeIdleAtCap(ll, srv)
 	}
 	serveErr := make(chan error, 2)
 	go func() { serveErr <- srv.Serve(s.listener) }()
