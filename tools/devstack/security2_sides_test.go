@@ -145,21 +145,18 @@ func TestSidesThroughTheEdge(t *testing.T) {
 
 	t.Run("2: an agent id is one partner's: another partner cannot mint under it", func(t *testing.T) {
 		d := p.prepare(t, a, claimantInitiated())
-		participants := d.participants(t, p, a)
-		require.Len(t, participants, 2)
 		agentX := p.mint(t, "tenant-dev", auth.Sandbox, auth.RoleRespondentAgent, "partner-a", "agent-x-21")
 		_, _, err := p.creds.Mint(context.Background(), auth.MintRequest{Tenant: "tenant-dev", Environment: auth.Sandbox,
 			Role: auth.RoleRespondentAgent, PartnerID: "partner-b", AgentID: "agent-x-21", Label: "security probe"})
 		require.ErrorIs(t, err, auth.ErrAgentIDTaken)
-		// A principal membership names the partner with the agent id: the
-		// same agent id in another environment, of another partner, is not
-		// admitted by partner-a's grant.
-		sameIDElsewhere := p.mint(t, "tenant-dev", auth.Live, auth.RoleRespondentAgent, "partner-b", "agent-x-21")
+		// A grant to the agent identity names its partner, and admits
+		// partner-a's agent. (That a principal membership never admits
+		// another partner's credential with the same agent id is held by
+		// libs/auth's TestAuthorizeSide: through the edge, such a
+		// credential can no longer be minted.)
 		require.NoError(t, p.creds.Grant(context.Background(), auth.Membership{Resource: "draft:" + d.DraftID, Side: auth.Respondent,
 			Subject: auth.PrincipalSubject("partner-a", "agent-x-21"), ExpiresAt: time.Now().Add(time.Hour)}))
-		r := p.do(t, "GET", "/api/v2/case-drafts/"+d.DraftID, sameIDElsewhere, "", nil)
-		require.Equal(t, http.StatusNotFound, r.status, string(r.body))
-		r = p.do(t, "GET", "/api/v2/case-drafts/"+d.DraftID, agentX, "", nil)
+		r := p.do(t, "GET", "/api/v2/case-drafts/"+d.DraftID, agentX, "", nil)
 		require.Equal(t, http.StatusOK, r.status, string(r.body))
 	})
 }
@@ -219,26 +216,6 @@ func (p *probe) invitation(t *testing.T, who minted, caseID string) string {
 	require.NoError(t, json.Unmarshal(r.body, &env))
 	require.NotEmpty(t, env.Data.Invitation.RespondentInviteToken)
 	return env.Data.Invitation.RespondentInviteToken
-}
-
-// participants reads the draft's participant ids as who.
-func (d draftView) participants(t *testing.T, p *probe, who minted) []string {
-	t.Helper()
-	r := p.do(t, "GET", "/api/v2/case-drafts/"+d.DraftID, who, "", nil)
-	require.Equal(t, http.StatusOK, r.status, string(r.body))
-	var env struct {
-		Data struct {
-			Participants []struct {
-				ParticipantID string `json:"participantId"`
-			} `json:"participants"`
-		} `json:"data"`
-	}
-	require.NoError(t, json.Unmarshal(r.body, &env))
-	var ids []string
-	for _, x := range env.Data.Participants {
-		ids = append(ids, x.ParticipantID)
-	}
-	return ids
 }
 
 // unchangedCase is unchanged for acts on opened cases: the cases
