@@ -39,7 +39,6 @@ import (
 	"github.com/pcourt/pcourt/services/webhooks/internal/delivery"
 	"github.com/pcourt/pcourt/services/webhooks/internal/egress"
 	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
-	"github.com/pcourt/pcourt/services/webhooks/internal/events"
 	"github.com/pcourt/pcourt/services/webhooks/internal/store"
 )
 
@@ -515,10 +514,9 @@ func (s *Sender) send(ctx context.Context, d store.Delivery, ep endpoints.Endpoi
 		a.ErrorClass, a.Error, a.Outcome = string(class), err.Error(), string(delivery.Failure)
 		return a, delivery.Result{Kind: delivery.Failure, Class: class}
 	}
-	body, err := events.WithDeliveryID(d.Event, d.ID)
-	if err != nil {
-		return fail(delivery.ClassNetwork, err)
-	}
+	// The stored event, encoded once: these bytes are signed, sent and
+	// shown as the delivery's requestBody.
+	body := d.Event.Body(d.ID)
 	signer, err := s.signers.Signer(signature.Environment(d.Environment), start)
 	if err != nil {
 		return fail(delivery.ClassNetwork, err)

@@ -75,6 +75,14 @@ func devClients(cfg dispatch.Config) dispatch.Clients {
 	}
 }
 
+// parseEvent decodes a case-event-v2 body as the fan-out does.
+func parseEvent(t testing.TB, raw string) delivery.Event {
+	t.Helper()
+	ev, err := events.ParseBody([]byte(raw))
+	require.NoError(t, err)
+	return ev
+}
+
 func (f *fixture) endpoint(t *testing.T, id, url string) { f.endpointIn(t, acme, id, url) }
 
 func (f *fixture) endpointIn(t *testing.T, scope endpoints.Scope, id, url string) {
@@ -83,7 +91,7 @@ func (f *fixture) endpointIn(t *testing.T, scope endpoints.Scope, id, url string
 	now := time.Now()
 	_, err := f.dlv.Create(f.ctx, store.Delivery{ID: events.DeliveryID("evt_1", id), EventID: "evt_1", EventType: "case.opened", EndpointID: id,
 		Tenant: scope.Tenant, Environment: scope.Environment, PartnerID: scope.PartnerID, Status: store.StatusScheduled, Trigger: store.TriggerScheduled,
-		CreatedAt: now, NextAttemptAt: now, Event: json.RawMessage(event)})
+		CreatedAt: now, NextAttemptAt: now, Event: parseEvent(t, event)})
 	require.NoError(t, err)
 }
 
@@ -362,11 +370,11 @@ func TestABusyEndpointsDeliveriesWaitForItsSendsInsteadOfTheSchedule(t *testing.
 func scheduleEvent(t *testing.T, f *fixture, eventID, endpointID string) string {
 	t.Helper()
 	now := time.Now()
-	ev := fmt.Sprintf(`{"schemaVersion":"case-event-v2","eventId":%q,"sequence":1,"type":"case.opened","occurredAt":"2026-11-23T12:00:00.000Z","caseId":"case_1","externalCaseId":"ext-1","actionRequired":false}`, eventID)
+	ev := delivery.Event{SchemaVersion: "case-event-v2", EventID: eventID, Sequence: 1, Type: "case.opened", OccurredAt: "2026-11-23T12:00:00.000Z", CaseID: "case_1", ExternalCaseID: "ext-1"}
 	id := events.DeliveryID(eventID, endpointID)
 	_, err := f.dlv.Create(f.ctx, store.Delivery{ID: id, EventID: eventID, EventType: "case.opened", EndpointID: endpointID,
 		Tenant: acme.Tenant, Environment: acme.Environment, PartnerID: acme.PartnerID, Status: store.StatusScheduled, Trigger: store.TriggerScheduled,
-		CreatedAt: now, NextAttemptAt: now, Event: json.RawMessage(ev)})
+		CreatedAt: now, NextAttemptAt: now, Event: ev})
 	require.NoError(t, err)
 	return id
 }

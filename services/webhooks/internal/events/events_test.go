@@ -84,7 +84,7 @@ func TestFanoutMakesOneDeliveryPerSubscribedEnabledEndpoint(t *testing.T) {
 
 	d, err := f.dlv.Get(f.ctx, acme, events.DeliveryID("evt_1", "we_all"))
 	require.NoError(t, err)
-	assert.JSONEq(t, body, string(d.Event))
+	assert.JSONEq(t, body, string(d.Event.Body("")))
 	assert.Equal(t, store.StatusScheduled, d.Status)
 	claimed, err := f.dlv.Claim(f.ctx, 0, t0, time.Minute, 100, "tok")
 	require.NoError(t, err)
@@ -113,9 +113,10 @@ func TestFanoutRefusesInvalidRecords(t *testing.T) {
 	assert.Empty(t, f.deliveries(t, acme))
 }
 
-func TestWithDeliveryIDKeepsTheFieldOrder(t *testing.T) {
-	out, err := events.WithDeliveryID([]byte(body), "dlv_x")
+func TestBodyKeepsTheFieldOrder(t *testing.T) {
+	ev, err := events.ParseBody([]byte(body))
 	require.NoError(t, err)
+	out := ev.Body("dlv_x")
 	assert.Equal(t, `{"schemaVersion":"case-event-v2","eventId":"evt_1","deliveryId":"dlv_x","sequence":3,"type":"case.opened","occurredAt":"2026-11-23T12:00:00.000Z","caseId":"case_1","externalCaseId":"ext-1","actionRequired":false}`, string(out))
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/libs/requestid"
 	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
-	"github.com/pcourt/pcourt/services/webhooks/internal/events"
 	"github.com/pcourt/pcourt/services/webhooks/internal/store"
 )
 
@@ -187,9 +186,7 @@ func (h *handlers) getDelivery(c *gin.Context) {
 		return
 	}
 	v := toDeliveryView(d)
-	if body, err := events.WithDeliveryID(d.Event, d.ID); err == nil {
-		v.RequestBody = string(body)
-	}
+	v.RequestBody = string(d.Event.Body(d.ID))
 	views := make([]attemptView, 0, len(atts))
 	for _, a := range atts {
 		views = append(views, toAttemptView(a))

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pcourt/pcourt/libs/webhook/signature"
+	"github.com/pcourt/pcourt/services/webhooks/internal/delivery"
 	"github.com/pcourt/pcourt/services/webhooks/internal/dispatch"
 	"github.com/pcourt/pcourt/services/webhooks/internal/egress"
 	"github.com/pcourt/pcourt/services/webhooks/internal/keys"
@@ -239,11 +240,10 @@ func TestDeliveryFiltersAndTheExactRequestBody(t *testing.T) {
 	for i, tc := range []struct{ endpoint, typ, caseID string }{
 		{ep, "opened", "case_1"}, {ep, "answer_filed", "case_1"}, {ep, "opened", "case_2"}, {down, "opened", "case_2"},
 	} {
-		ev := fmt.Sprintf(`{"schemaVersion":"case-event-v2","eventId":"evt_f%d","sequence":%d,"type":"%s","occurredAt":"2026-11-23T12:00:00.000Z","caseId":"%s","externalCaseId":"x","actionRequired":false}`,
-			i, i+1, tc.typ, tc.caseID)
+		ev := delivery.Event{SchemaVersion: "case-event-v2", EventID: fmt.Sprintf("evt_f%d", i), Sequence: int64(i + 1), Type: tc.typ, OccurredAt: "2026-11-23T12:00:00.000Z", CaseID: tc.caseID, ExternalCaseID: "x"}
 		_, err := s.deliveries.Create(context.Background(), store.Delivery{ID: fmt.Sprintf("dlv_f%d", i), EventID: fmt.Sprintf("evt_f%d", i), EventType: tc.typ,
 			EndpointID: tc.endpoint, Tenant: "tenant-test", Environment: "sandbox", PartnerID: "partner-test", Status: store.StatusScheduled,
-			Trigger: store.TriggerScheduled, CreatedAt: now.Add(time.Duration(i) * time.Millisecond), NextAttemptAt: now, Event: json.RawMessage(ev)})
+			Trigger: store.TriggerScheduled, CreatedAt: now.Add(time.Duration(i) * time.Millisecond), NextAttemptAt: now, Event: ev})
 		require.NoError(t, err)
 	}
 	s.send(t)
