@@ -98,4 +98,5 @@ func TestDeliveriesListReadAndReplay(t *testing.T) {
 	r = s.do(t, "POST", "/api/webhooks/deliveries/"+ids[2]+"/replay", s.partner, nil, idem()...)
 	assert.Equal(t, http.StatusConflict, r.status)
 	assert.Equal(t, "endpoint_disabled", r.body["code"])
+	assert.Equal(t, "Endpoint "+ep+" is disabled_by_partner; enable it before replaying to it.", r.body["detail"])
 }

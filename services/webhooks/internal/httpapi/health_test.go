@@ -188,6 +188,8 @@ func TestTestEventAndHealthRefusals(t *testing.T) {
 			assert.Equal(t, "application/problem+json", r.header.Get("Content-Type"))
 		})
 	}
+	r = s.do(t, "POST", "/api/webhooks/endpoints/"+ep+"/test", s.partner, map[string]any{"type": "case.exploded"}, idem()...)
+	assert.Equal(t, `type "case.exploded" is not a case event type; the case-event-v2 schema lists them.`, r.body["detail"])
 	r = s.do(t, "POST", "/api/webhooks/endpoints/"+ep+"/test", s.partner, map[string]any{})
 	assert.Equal(t, "idempotency_key_missing", r.body["code"])
 
@@ -195,6 +197,7 @@ func TestTestEventAndHealthRefusals(t *testing.T) {
 	r = s.do(t, "POST", "/api/webhooks/endpoints/"+ep+"/test", s.partner, map[string]any{}, idem()...)
 	assert.Equal(t, http.StatusConflict, r.status)
 	assert.Equal(t, "endpoint_disabled", r.body["code"])
+	assert.Equal(t, "Endpoint "+ep+" is disabled_by_partner; enable it before sending it a test event.", r.body["detail"])
 
 	r = s.do(t, "GET", "/api/webhooks/deliveries", s.partner, nil)
 	assert.Empty(t, r.body["data"], "no refusal scheduled anything")

@@ -107,4 +107,5 @@ func TestRecoverAnEndpoint(t *testing.T) {
 	r = s.do(t, "POST", "/api/webhooks/endpoints/"+ep+"/recover", s.partner, map[string]any{"since": since}, idem()...)
 	assert.Equal(t, http.StatusConflict, r.status)
 	assert.Equal(t, "endpoint_disabled", r.body["code"])
+	assert.Equal(t, "Endpoint "+ep+` is disabled_by_partner; enable it before recovering to it, or send "enable": true.`, r.body["detail"])
 }
