@@ -231,15 +231,10 @@ func TestAHangingEndpointDoesNotDelayOthers(t *testing.T) {
 
 	start := time.Now()
 	f.sender.Poll(f.ctx)
-	deadline := time.Now().Add(cfg.Timeout / 2)
-	for {
+	require.Eventually(t, func() bool {
 		d, _ := f.delivery(t, "we_fast")
-		if d.Status == store.StatusDelivered {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "the fast endpoint waited for the hanging one")
-		time.Sleep(10 * time.Millisecond)
-	}
+		return d.Status == store.StatusDelivered
+	}, cfg.Timeout/2, 10*time.Millisecond, "the fast endpoint waited for the hanging one")
 	assert.Less(t, time.Since(start), cfg.Timeout)
 	f.sender.Wait()
 	d, atts := f.delivery(t, "we_hang")
@@ -266,6 +261,17 @@ func TestNudgeSendsWithoutWaitingForThePoll(t *testing.T) {
 	cfg := dispatch.DefaultConfig()
 	cfg.Poll = time.Hour
 	f := newFixture(t, cfg)
+	// The sender reads its clock once per shard and poll: after as many
+	// reads as shards, Run's first poll has claimed with its last instant.
+	var reads atomic.Int64
+	var lastRead atomic.Int64 // unix ms
+	f.sender = dispatch.New(cfg, f.dlv, f.eps, f.ring, publicClients(cfg), slog.New(slog.NewTextHandler(io.Discard, nil)),
+		func() time.Time {
+			now := time.Now()
+			lastRead.Store(now.UnixMilli())
+			reads.Add(1)
+			return now
+		}, delivery.NoJitter)
 	got := make(chan struct{}, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
@@ -275,7 +281,12 @@ func TestNudgeSendsWithoutWaitingForThePoll(t *testing.T) {
 	ctx, cancel := context.WithCancel(f.ctx)
 	running := make(chan error, 1)
 	go func() { running <- f.sender.Run(ctx) }()
-	time.Sleep(50 * time.Millisecond) // Run's first poll found nothing
+	// Run's first poll found nothing: every shard was asked, and the
+	// delivery below is due after the instant the last one was asked at,
+	// so only a nudged poll can claim it.
+	require.Eventually(t, func() bool {
+		return reads.Load() >= int64(f.dlv.Shards()) && time.Now().UnixMilli() > lastRead.Load()
+	}, 5*time.Second, time.Millisecond, "Run did not poll")
 
 	f.endpoint(t, "we_nudged", srv.URL+"/hook")
 	f.sender.Nudge()
@@ -330,11 +341,14 @@ func TestABusyEndpointsDeliveriesWaitForItsSendsInsteadOfTheSchedule(t *testing.
 	cfg.Rate = delivery.Rate{PerSecond: 1e6, Burst: 1e6}
 	f := newFixture(t, cfg)
 	var inFlight, most atomic.Int64
+	// A slow endpoint: its first sends hang until the test has seen the
+	// in-flight bound reached, so the others have to queue.
+	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		n := inFlight.Add(1)
 		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 		}
-		time.Sleep(50 * time.Millisecond) // a slow endpoint, so the others queue
+		<-release
 		inFlight.Add(-1)
 		w.WriteHeader(http.StatusNoContent)
 	}))
@@ -347,6 +361,8 @@ func TestABusyEndpointsDeliveriesWaitForItsSendsInsteadOfTheSchedule(t *testing.
 	ctx, cancel := context.WithCancel(f.ctx)
 	running := make(chan error, 1)
 	go func() { running <- f.sender.Run(ctx) }()
+	require.Eventually(t, func() bool { return inFlight.Load() == 2 }, 5*time.Second, time.Millisecond, "the first two were not sent")
+	close(release)
 	require.Eventually(t, func() bool {
 		for _, id := range ids {
 			if d, err := f.dlv.Get(f.ctx, acme, id); err != nil || d.Status != store.StatusDelivered {
@@ -401,7 +417,10 @@ func TestABacklogDrainsBesideAHangingEndpoint(t *testing.T) {
 	for i := range 3 {
 		scheduleEvent(t, f, fmt.Sprintf("evt_h%d", i), "we_hang")
 	}
-	time.Sleep(2 * time.Millisecond) // the hanging endpoint's deliveries are due first
+	// The hanging endpoint's deliveries are due first: the backlog's are
+	// scheduled in a later millisecond, the schedule's resolution.
+	hangDue := time.Now().UnixMilli()
+	require.Eventually(t, func() bool { return time.Now().UnixMilli() > hangDue }, time.Second, 100*time.Microsecond)
 	const backlog = 20
 	for i := range backlog {
 		scheduleEvent(t, f, fmt.Sprintf("evt_f%d", i), "we_fast")

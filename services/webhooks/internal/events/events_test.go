@@ -3,7 +3,6 @@ package events_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -138,11 +137,8 @@ func TestConsumerSchedulesBeforeCommitting(t *testing.T) {
 	go func() { done <- cons.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 
-	deadline := time.Now().Add(20 * time.Second)
-	for len(f.deliveries(t, globex)) == 0 {
-		require.True(t, time.Now().Before(deadline), fmt.Sprintf("no delivery for globex; acme has %v", f.deliveries(t, acme)))
-		time.Sleep(20 * time.Millisecond)
-	}
+	require.Eventually(t, func() bool { return len(f.deliveries(t, globex)) > 0 }, 20*time.Second, 20*time.Millisecond,
+		"no delivery for globex")
 	assert.ElementsMatch(t, []string{"we_all", "we_opened"}, f.deliveries(t, acme))
 	assert.Equal(t, []string{"we_globex"}, f.deliveries(t, globex))
 }
