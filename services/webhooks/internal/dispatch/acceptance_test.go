@@ -2,7 +2,6 @@ package dispatch_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -297,10 +296,10 @@ func (f *fixture) scheduleAt(t *testing.T, id, eventID, url string, at time.Time
 	if _, err := f.eps.Get(f.ctx, acme, id); err != nil {
 		require.NoError(t, f.eps.Create(f.ctx, endpoints.New(id, acme, endpoints.Registration{URL: url}, at)))
 	}
-	ev := `{"schemaVersion":"case-event-v2","eventId":"` + eventID + `","sequence":1,"type":"case.opened","occurredAt":"2026-11-23T12:00:00.000Z","caseId":"case_1","externalCaseId":"ext-1","actionRequired":false}`
+	ev := delivery.Event{SchemaVersion: "case-event-v2", EventID: eventID, Sequence: 1, Type: "case.opened", OccurredAt: "2026-11-23T12:00:00.000Z", CaseID: "case_1", ExternalCaseID: "ext-1"}
 	dID := events.DeliveryID(eventID, id)
 	_, err := f.dlv.Create(f.ctx, store.Delivery{ID: dID, EventID: eventID, EventType: "case.opened", EndpointID: id,
 		Tenant: acme.Tenant, Environment: acme.Environment, PartnerID: acme.PartnerID, Status: store.StatusScheduled, Trigger: store.TriggerScheduled,
-		CreatedAt: at, NextAttemptAt: at, Event: json.RawMessage(ev)})
+		CreatedAt: at, NextAttemptAt: at, Event: ev})
 	require.NoError(t, err)
 }

@@ -2,7 +2,6 @@ package dispatch_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -188,12 +187,11 @@ func BenchmarkPublishedToDelivered(b *testing.B) {
 // bench endpoints, due at now, as the fan-out does.
 func scheduleBenchEvent(b *testing.B, f *fixture, i int, now time.Time) {
 	eventID := fmt.Sprintf("evt_%d", i)
-	ev := fmt.Sprintf(`{"schemaVersion":"case-event-v2","eventId":%q,"sequence":1,"type":"case.opened","occurredAt":%q,"caseId":"case_1","externalCaseId":"ext-1","actionRequired":false}`,
-		eventID, now.UTC().Format("2006-01-02T15:04:05.000Z"))
+	ev := delivery.Event{SchemaVersion: "case-event-v2", EventID: eventID, Sequence: 1, Type: "case.opened", OccurredAt: now.UTC().Format("2006-01-02T15:04:05.000Z"), CaseID: "case_1", ExternalCaseID: "ext-1"}
 	endpoint := fmt.Sprintf("we_%02d", i%benchEndpoints)
 	_, err := f.dlv.Create(f.ctx, store.Delivery{ID: events.DeliveryID(eventID, endpoint), EventID: eventID, EventType: "case.opened", EndpointID: endpoint,
 		Tenant: acme.Tenant, Environment: acme.Environment, PartnerID: acme.PartnerID, Status: store.StatusScheduled, Trigger: store.TriggerScheduled,
-		CreatedAt: now, NextAttemptAt: now, Event: json.RawMessage(ev)})
+		CreatedAt: now, NextAttemptAt: now, Event: ev})
 	if err != nil {
 		b.Error(err)
 	}

@@ -75,6 +75,14 @@ func devClients(cfg dispatch.Config) dispatch.Clients {
 	}
 }
 
+// parseEvent decodes a case-event-v2 body as the fan-out does.
+func parseEvent(t testing.TB, raw string) delivery.Event {
+	t.Helper()
+	ev, err := events.ParseBody([]byte(raw))
+	require.NoError(t, err)
+	return ev
+}
+
 func (f *fixture) endpoint(t *testing.T, id, url string) { f.endpointIn(t, acme, id, url) }
 
 func (f *fixture) endpointIn(t *testing.T, scope endpoints.Scope, id, url string) {
@@ -83,7 +91,7 @@ func (f *fixture) endpointIn(t *testing.T, scope endpoints.Scope, id, url string
 	now := time.Now()
 	_, err := f.dlv.Create(f.ctx, store.Delivery{ID: events.DeliveryID("evt_1", id), EventID: "evt_1", EventType: "case.opened", EndpointID: id,
 		Tenant: scope.Tenant, Environment: scope.Environment, PartnerID: scope.PartnerID, Status: store.StatusScheduled, Trigger: store.TriggerScheduled,
-		CreatedAt: now, NextAttemptAt: now, Event: json.RawMessage(event)})
+		CreatedAt: now, NextAttemptAt: now, Event: parseEvent(t, event)})
 	require.NoError(t, err)
 }
 
@@ -223,15 +231,10 @@ func TestAHangingEndpointDoesNotDelayOthers(t *testing.T) {
 
 	start := time.Now()
 	f.sender.Poll(f.ctx)
-	deadline := time.Now().Add(cfg.Timeout / 2)
-	for {
+	require.Eventually(t, func() bool {
 		d, _ := f.delivery(t, "we_fast")
-		if d.Status == store.StatusDelivered {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "the fast endpoint waited for the hanging one")
-		time.Sleep(10 * time.Millisecond)
-	}
+		return d.Status == store.StatusDelivered
+	}, cfg.Timeout/2, 10*time.Millisecond, "the fast endpoint waited for the hanging one")
 	assert.Less(t, time.Since(start), cfg.Timeout)
 	f.sender.Wait()
 	d, atts := f.delivery(t, "we_hang")
@@ -258,6 +261,17 @@ func TestNudgeSendsWithoutWaitingForThePoll(t *testing.T) {
 	cfg := dispatch.DefaultConfig()
 	cfg.Poll = time.Hour
 	f := newFixture(t, cfg)
+	// The sender reads its clock once per shard and poll: after as many
+	// reads as shards, Run's first poll has claimed with its last instant.
+	var reads atomic.Int64
+	var lastRead atomic.Int64 // unix ms
+	f.sender = dispatch.New(cfg, f.dlv, f.eps, f.ring, publicClients(cfg), slog.New(slog.NewTextHandler(io.Discard, nil)),
+		func() time.Time {
+			now := time.Now()
+			lastRead.Store(now.UnixMilli())
+			reads.Add(1)
+			return now
+		}, delivery.NoJitter)
 	got := make(chan struct{}, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
@@ -267,7 +281,12 @@ func TestNudgeSendsWithoutWaitingForThePoll(t *testing.T) {
 	ctx, cancel := context.WithCancel(f.ctx)
 	running := make(chan error, 1)
 	go func() { running <- f.sender.Run(ctx) }()
-	time.Sleep(50 * time.Millisecond) // Run's first poll found nothing
+	// Run's first poll found nothing: every shard was asked, and the
+	// delivery below is due after the instant the last one was asked at,
+	// so only a nudged poll can claim it.
+	require.Eventually(t, func() bool {
+		return reads.Load() >= int64(f.dlv.Shards()) && time.Now().UnixMilli() > lastRead.Load()
+	}, 5*time.Second, time.Millisecond, "Run did not poll")
 
 	f.endpoint(t, "we_nudged", srv.URL+"/hook")
 	f.sender.Nudge()
@@ -322,11 +341,14 @@ func TestABusyEndpointsDeliveriesWaitForItsSendsInsteadOfTheSchedule(t *testing.
 	cfg.Rate = delivery.Rate{PerSecond: 1e6, Burst: 1e6}
 	f := newFixture(t, cfg)
 	var inFlight, most atomic.Int64
+	// A slow endpoint: its first sends hang until the test has seen the
+	// in-flight bound reached, so the others have to queue.
+	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		n := inFlight.Add(1)
 		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 		}
-		time.Sleep(50 * time.Millisecond) // a slow endpoint, so the others queue
+		<-release
 		inFlight.Add(-1)
 		w.WriteHeader(http.StatusNoContent)
 	}))
@@ -339,6 +361,8 @@ func TestABusyEndpointsDeliveriesWaitForItsSendsInsteadOfTheSchedule(t *testing.
 	ctx, cancel := context.WithCancel(f.ctx)
 	running := make(chan error, 1)
 	go func() { running <- f.sender.Run(ctx) }()
+	require.Eventually(t, func() bool { return inFlight.Load() == 2 }, 5*time.Second, time.Millisecond, "the first two were not sent")
+	close(release)
 	require.Eventually(t, func() bool {
 		for _, id := range ids {
 			if d, err := f.dlv.Get(f.ctx, acme, id); err != nil || d.Status != store.StatusDelivered {
@@ -362,11 +386,11 @@ func TestABusyEndpointsDeliveriesWaitForItsSendsInsteadOfTheSchedule(t *testing.
 func scheduleEvent(t *testing.T, f *fixture, eventID, endpointID string) string {
 	t.Helper()
 	now := time.Now()
-	ev := fmt.Sprintf(`{"schemaVersion":"case-event-v2","eventId":%q,"sequence":1,"type":"case.opened","occurredAt":"2026-11-23T12:00:00.000Z","caseId":"case_1","externalCaseId":"ext-1","actionRequired":false}`, eventID)
+	ev := delivery.Event{SchemaVersion: "case-event-v2", EventID: eventID, Sequence: 1, Type: "case.opened", OccurredAt: "2026-11-23T12:00:00.000Z", CaseID: "case_1", ExternalCaseID: "ext-1"}
 	id := events.DeliveryID(eventID, endpointID)
 	_, err := f.dlv.Create(f.ctx, store.Delivery{ID: id, EventID: eventID, EventType: "case.opened", EndpointID: endpointID,
 		Tenant: acme.Tenant, Environment: acme.Environment, PartnerID: acme.PartnerID, Status: store.StatusScheduled, Trigger: store.TriggerScheduled,
-		CreatedAt: now, NextAttemptAt: now, Event: json.RawMessage(ev)})
+		CreatedAt: now, NextAttemptAt: now, Event: ev})
 	require.NoError(t, err)
 	return id
 }
@@ -393,7 +417,10 @@ func TestABacklogDrainsBesideAHangingEndpoint(t *testing.T) {
 	for i := range 3 {
 		scheduleEvent(t, f, fmt.Sprintf("evt_h%d", i), "we_hang")
 	}
-	time.Sleep(2 * time.Millisecond) // the hanging endpoint's deliveries are due first
+	// The hanging endpoint's deliveries are due first: the backlog's are
+	// scheduled in a later millisecond, the schedule's resolution.
+	hangDue := time.Now().UnixMilli()
+	require.Eventually(t, func() bool { return time.Now().UnixMilli() > hangDue }, time.Second, 100*time.Microsecond)
 	const backlog = 20
 	for i := range backlog {
 		scheduleEvent(t, f, fmt.Sprintf("evt_f%d", i), "we_fast")

@@ -96,7 +96,7 @@ func TestAHangingEndpointDoesNotRaiseTheOthersP99(t *testing.T) {
 			}
 			_, err := f.dlv.Create(f.ctx, store.Delivery{ID: id, EventID: ev, EventType: "case.opened", EndpointID: endpoint,
 				Tenant: acme.Tenant, Environment: acme.Environment, PartnerID: acme.PartnerID, Status: store.StatusScheduled, Trigger: store.TriggerScheduled,
-				CreatedAt: now, NextAttemptAt: now, Event: json.RawMessage(eventBody(ev))})
+				CreatedAt: now, NextAttemptAt: now, Event: eventBody(ev)})
 			require.NoError(t, err)
 			f.sender.Nudge()
 		}
@@ -142,6 +142,6 @@ func TestAHangingEndpointDoesNotRaiseTheOthersP99(t *testing.T) {
 	require.LessOrEqual(t, p99With, limit, "the hanging endpoint raised the others' p99 from %v to %v", p99Without, p99With)
 }
 
-func eventBody(eventID string) string {
-	return `{"schemaVersion":"case-event-v2","eventId":"` + eventID + `","sequence":1,"type":"case.opened","occurredAt":"2026-11-23T12:00:00.000Z","caseId":"case_1","externalCaseId":"ext-1","actionRequired":false}`
+func eventBody(eventID string) delivery.Event {
+	return delivery.Event{SchemaVersion: "case-event-v2", EventID: eventID, Sequence: 1, Type: "case.opened", OccurredAt: "2026-11-23T12:00:00.000Z", CaseID: "case_1", ExternalCaseID: "ext-1"}
 }

@@ -1,11 +1,57 @@
 package dispatch
 
+// Recording: what a send leaves behind. A delivery's new state and its
+// attempt are written in one Lua step under the claim's lease token, so a
+// replica that lost its lease (it hung past it and another claimed the
+// delivery) changes nothing; concurrent sends share round trips (the
+// recorder's group commit), because at a few thousand sends a second one
+// round trip per delivery was the sender's bottleneck. The endpoint's
+// health is written after the record and only when it can change, so the
+// steady state of a working endpoint writes nothing but the delivery.
+
 import (
 	"context"
 	"sync"
 
+	"errors"
+	"github.com/pcourt/pcourt/services/webhooks/internal/delivery"
+	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
 	"github.com/pcourt/pcourt/services/webhooks/internal/store"
+	"log/slog"
 )
+
+func (s *Sender) complete(ctx context.Context, log func() *slog.Logger, d store.Delivery, a *store.Attempt) {
+	if err := s.recorder.record(ctx, store.Completion{Delivery: d, Attempt: a}); err != nil {
+		log().ErrorContext(ctx, "recording delivery failed", "err", err)
+	}
+}
+
+// recordHealth counts an attempt's outcome in its endpoint's health, which
+// disables an endpoint that keeps failing (endpoints.RecordAttempt).
+func (s *Sender) recordHealth(ctx context.Context, log func() *slog.Logger, ep endpoints.Endpoint, k delivery.Kind) {
+	// A success on an endpoint that was healthy when loaded leaves its
+	// health as it was: no write, which is the steady state of every
+	// working endpoint. (Had another replica recorded a failure since, this
+	// success goes uncounted and recovery takes one success more.)
+	if k == delivery.Success && !ep.Health.Failing() {
+		return
+	}
+	updated, err := s.endpoints.Modify(ctx, ep.Scope, ep.ID, func(e endpoints.Endpoint) (endpoints.Endpoint, error) {
+		next, changed := endpoints.RecordAttempt(e, s.cfg.Health, k, s.now())
+		if changed {
+			ev := next.Events[len(next.Events)-1]
+			log().WarnContext(ctx, "endpoint disabled", "reason", ev.Reason, "failingSince", ev.FailingSince, "failures", ev.Failures,
+				"partner", ep.Scope.PartnerID, "environment", ep.Scope.Environment)
+		}
+		return next, nil
+	})
+	switch {
+	case err == nil:
+		s.gates.remember(updated)
+	case !errors.Is(err, endpoints.ErrNotFound):
+		log().ErrorContext(ctx, "recording endpoint health failed", "err", err)
+	}
+}
 
 // recorder writes the completions of concurrent sends in shared round
 // trips (a group commit): the first send to finish writes its record at

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/pcourt/pcourt/libs/kafka"
+	"github.com/pcourt/pcourt/services/webhooks/internal/delivery"
 	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
 	"github.com/pcourt/pcourt/services/webhooks/internal/store"
 )
@@ -43,20 +44,9 @@ type Recipient struct {
 	PartnerID   string `json:"partnerId"`
 }
 
-// Body is the case-event-v2 callback body, in the order it is sent.
-// DeliveryID is empty in the envelope and set per delivery.
-type Body struct {
-	SchemaVersion  string `json:"schemaVersion"`
-	EventID        string `json:"eventId"`
-	DeliveryID     string `json:"deliveryId,omitempty"`
-	Sequence       int64  `json:"sequence"`
-	Type           string `json:"type"`
-	OccurredAt     string `json:"occurredAt"`
-	CaseID         string `json:"caseId"`
-	ExternalCaseID string `json:"externalCaseId"`
-	ActionRequired bool   `json:"actionRequired"`
-	DeadlineAt     string `json:"deadlineAt,omitempty"`
-}
+// Body is the case-event-v2 callback body, the typed value a delivery
+// stores and the sender encodes (delivery.Event).
+type Body = delivery.Event
 
 var (
 	idPattern      = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,160}$`)
@@ -97,17 +87,6 @@ func ParseBody(raw []byte) (Body, error) {
 		return b, fmt.Errorf("%w: instants must be UTC with 3 fractional digits and Z", ErrInvalidEvent)
 	}
 	return b, nil
-}
-
-// WithDeliveryID returns the callback body of one delivery: the event with
-// its deliveryId.
-func WithDeliveryID(event []byte, deliveryID string) ([]byte, error) {
-	b, err := ParseBody(event)
-	if err != nil {
-		return nil, err
-	}
-	b.DeliveryID = deliveryID
-	return json.Marshal(b)
 }
 
 // DeliveryID is the id of the delivery of event to endpoint made by the
@@ -163,10 +142,6 @@ func (f *Fanout) Handle(ctx context.Context, msg kafka.Message) error {
 	if msg.EventID != "" && msg.EventID != body.EventID {
 		return fmt.Errorf("%w: pc-event-id %q differs from the body eventId %q", ErrInvalidEvent, msg.EventID, body.EventID)
 	}
-	var compact bytes.Buffer
-	if err := json.Compact(&compact, env.Event); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidEvent, err)
-	}
 	now := f.Now()
 	var ds []store.Delivery
 	for _, r := range env.Recipients {
@@ -183,7 +158,7 @@ func (f *Fanout) Handle(ctx context.Context, msg kafka.Message) error {
 				ID: DeliveryID(body.EventID, e.ID), EventID: body.EventID, EventType: body.Type, EndpointID: e.ID,
 				Tenant: r.Tenant, Environment: r.Environment, PartnerID: r.PartnerID,
 				Status: store.StatusScheduled, Trigger: store.TriggerScheduled,
-				CreatedAt: now, NextAttemptAt: now, Event: json.RawMessage(compact.Bytes()),
+				CreatedAt: now, NextAttemptAt: now, Event: body,
 			})
 		}
 	}

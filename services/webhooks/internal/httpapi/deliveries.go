@@ -11,8 +11,6 @@ import (
 
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/libs/requestid"
-	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
-	"github.com/pcourt/pcourt/services/webhooks/internal/events"
 	"github.com/pcourt/pcourt/services/webhooks/internal/store"
 )
 
@@ -101,7 +99,7 @@ func decodeCursor(s string) (*store.Cursor, bool) {
 func (h *handlers) listDeliveries(c *gin.Context) {
 	f := store.Filter{EventID: c.Query("eventId"), EndpointID: c.Query("endpointId"), Status: c.Query("status"),
 		EventType: c.Query("eventType"), CaseID: c.Query("caseId")}
-	bad := func(detail string) { problem.Write(c, problem.New(InvalidQuery, detail)) }
+	bad := func(detail string) { _ = c.Error(problem.New(InvalidQuery, detail)) }
 	if f.Status != "" && !contains(deliveryStatuses, f.Status) {
 		bad("status must be one of scheduled, delivered, failed, cancelled.")
 		return
@@ -149,9 +147,9 @@ func (h *handlers) listDeliveries(c *gin.Context) {
 			return
 		}
 	}
-	list, next, err := h.Deliveries.List(c.Request.Context(), scopeOf(c), f, after, limit)
+	list, next, err := h.uc.ListDeliveries(c.Request.Context(), scopeOf(c), f, after, limit)
 	if err != nil {
-		problem.Render(c, err)
+		_ = c.Error(err)
 		return
 	}
 	out := make([]deliveryView, 0, len(list))
@@ -175,21 +173,13 @@ func contains(list []string, s string) bool {
 }
 
 func (h *handlers) getDelivery(c *gin.Context) {
-	ctx := c.Request.Context()
-	d, err := h.Deliveries.Get(ctx, scopeOf(c), c.Param("id"))
+	d, atts, err := h.uc.Delivery(c.Request.Context(), scopeOf(c), c.Param("id"))
 	if err != nil {
-		problem.Render(c, err)
-		return
-	}
-	atts, err := h.Deliveries.Attempts(ctx, d.ID)
-	if err != nil {
-		problem.Render(c, err)
+		_ = c.Error(err)
 		return
 	}
 	v := toDeliveryView(d)
-	if body, err := events.WithDeliveryID(d.Event, d.ID); err == nil {
-		v.RequestBody = string(body)
-	}
+	v.RequestBody = string(d.Event.Body(d.ID))
 	views := make([]attemptView, 0, len(atts))
 	for _, a := range atts {
 		views = append(views, toAttemptView(a))
@@ -201,28 +191,9 @@ func (h *handlers) getDelivery(c *gin.Context) {
 // replay sends the event of a delivery again to the same endpoint as a new
 // delivery: a new deliveryId, the same eventId, trigger manual.
 func (h *handlers) replay(c *gin.Context) {
-	ctx := c.Request.Context()
-	scope := scopeOf(c)
-	orig, err := h.Deliveries.Get(ctx, scope, c.Param("id"))
+	d, err := h.uc.Replay(c.Request.Context(), scopeOf(c), c.Param("id"))
 	if err != nil {
-		problem.Render(c, err)
-		return
-	}
-	ep, err := h.Endpoints.Get(ctx, scope, orig.EndpointID)
-	if err != nil {
-		problem.Render(c, err)
-		return
-	}
-	if ep.Status != endpoints.Enabled {
-		problem.Write(c, problem.Newf(EndpointDisabled, "Endpoint %s is %s; enable it before replaying to it.", ep.ID, ep.Status))
-		return
-	}
-	now := h.Now()
-	d := store.Delivery{ID: newID("dlv_"), EventID: orig.EventID, EventType: orig.EventType, EndpointID: orig.EndpointID,
-		Tenant: orig.Tenant, Environment: orig.Environment, PartnerID: orig.PartnerID, Status: store.StatusScheduled,
-		Trigger: store.TriggerManual, ReplayOf: orig.ID, Test: orig.Test, CreatedAt: now, NextAttemptAt: now, Event: orig.Event}
-	if _, err := h.Deliveries.Create(ctx, d); err != nil {
-		problem.Render(c, err)
+		_ = c.Error(err)
 		return
 	}
 	c.Header("Location", "/api/webhooks/deliveries/"+d.ID)

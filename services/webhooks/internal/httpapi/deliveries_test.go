@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pcourt/pcourt/services/webhooks/internal/delivery"
 	"github.com/pcourt/pcourt/services/webhooks/internal/store"
 )
 
@@ -22,7 +22,7 @@ func (s *stack) seed(t *testing.T, endpointID string, n int) []string {
 		d := store.Delivery{ID: fmt.Sprintf("dlv_%s_%02d", endpointID, i), EventID: fmt.Sprintf("evt_%d", i), EventType: "case.opened", EndpointID: endpointID,
 			Tenant: "tenant-test", Environment: "sandbox", PartnerID: "partner-test", Status: store.StatusScheduled, Trigger: store.TriggerScheduled,
 			CreatedAt: base.Add(time.Duration(i) * time.Minute), NextAttemptAt: base.Add(time.Duration(i) * time.Minute),
-			Event: json.RawMessage(`{"schemaVersion":"case-event-v2","eventId":"evt","sequence":1,"type":"case.opened","occurredAt":"2026-11-23T12:00:00.000Z","caseId":"c","externalCaseId":"x","actionRequired":false}`)}
+			Event: delivery.Event{SchemaVersion: "case-event-v2", EventID: "evt", Sequence: 1, Type: "case.opened", OccurredAt: "2026-11-23T12:00:00.000Z", CaseID: "c", ExternalCaseID: "x"}}
 		if i%2 == 1 {
 			d.Status = store.StatusDelivered
 		}
@@ -98,4 +98,5 @@ func TestDeliveriesListReadAndReplay(t *testing.T) {
 	r = s.do(t, "POST", "/api/webhooks/deliveries/"+ids[2]+"/replay", s.partner, nil, idem()...)
 	assert.Equal(t, http.StatusConflict, r.status)
 	assert.Equal(t, "endpoint_disabled", r.body["code"])
+	assert.Equal(t, "Endpoint "+ep+" is disabled_by_partner; enable it before replaying to it.", r.body["detail"])
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/pcourt/pcourt/libs/httpserver"
-	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
+	"github.com/pcourt/pcourt/services/webhooks/internal/selfservice"
 )
 
 type createEndpointRequest struct {
@@ -65,9 +65,9 @@ func toEndpointView(e endpoints.Endpoint) endpointView {
 }
 
 func (h *handlers) listEndpoints(c *gin.Context) {
-	list, err := h.Endpoints.List(c.Request.Context(), scopeOf(c))
+	list, err := h.uc.ListEndpoints(c.Request.Context(), scopeOf(c))
 	if err != nil {
-		problem.Render(c, err)
+		_ = c.Error(err)
 		return
 	}
 	out := make([]endpointView, 0, len(list))
@@ -80,29 +80,23 @@ func (h *handlers) listEndpoints(c *gin.Context) {
 func (h *handlers) createEndpoint(c *gin.Context) {
 	var req createEndpointRequest
 	if err := httpserver.DecodeJSON(c, &req); err != nil {
-		problem.Render(c, err)
+		_ = c.Error(err)
 		return
 	}
-	scope := scopeOf(c)
-	reg, err := h.URLRules.NewRegistration(scope.Environment, req.URL, req.EventTypes, req.Description)
+	e, err := h.uc.RegisterEndpoint(c.Request.Context(), scopeOf(c),
+		selfservice.Registration{URL: req.URL, EventTypes: req.EventTypes, Description: req.Description})
 	if err != nil {
-		problem.Render(c, err)
+		_ = c.Error(err)
 		return
 	}
-	e := endpoints.New(newID("we_"), scope, reg, h.Now())
-	if err := h.Endpoints.Create(c.Request.Context(), e); err != nil {
-		problem.Render(c, err)
-		return
-	}
-	h.Logger.InfoContext(c.Request.Context(), "endpoint registered", "endpoint", e.ID, "partner", scope.PartnerID, "environment", scope.Environment)
 	c.Header("Location", c.FullPath()+"/"+e.ID)
 	data(c, http.StatusCreated, toEndpointView(e))
 }
 
 func (h *handlers) getEndpoint(c *gin.Context) {
-	e, err := h.Endpoints.Get(c.Request.Context(), scopeOf(c), c.Param("id"))
+	e, err := h.uc.Endpoint(c.Request.Context(), scopeOf(c), c.Param("id"))
 	if err != nil {
-		problem.Render(c, err)
+		_ = c.Error(err)
 		return
 	}
 	data(c, http.StatusOK, toEndpointView(e))
@@ -111,7 +105,7 @@ func (h *handlers) getEndpoint(c *gin.Context) {
 func (h *handlers) patchEndpoint(c *gin.Context) {
 	var req patchEndpointRequest
 	if err := httpserver.DecodeJSON(c, &req); err != nil {
-		problem.Render(c, err)
+		_ = c.Error(err)
 		return
 	}
 	p := endpoints.Patch{URL: req.URL, Description: req.Description}
@@ -119,25 +113,23 @@ func (h *handlers) patchEndpoint(c *gin.Context) {
 		types := []string{}
 		if !bytes.Equal(req.EventTypes, []byte("null")) {
 			if err := httpserver.DecodeStrict(req.EventTypes, &types); err != nil {
-				problem.Render(c, err)
+				_ = c.Error(err)
 				return
 			}
 		}
 		p.EventTypes = &types
 	}
-	e, err := h.Endpoints.Modify(c.Request.Context(), scopeOf(c), c.Param("id"), func(e endpoints.Endpoint) (endpoints.Endpoint, error) {
-		return h.URLRules.Apply(e, p, h.Now())
-	})
+	e, err := h.uc.ChangeEndpoint(c.Request.Context(), scopeOf(c), c.Param("id"), p)
 	if err != nil {
-		problem.Render(c, err)
+		_ = c.Error(err)
 		return
 	}
 	data(c, http.StatusOK, toEndpointView(e))
 }
 
 func (h *handlers) deleteEndpoint(c *gin.Context) {
-	if err := h.Endpoints.Delete(c.Request.Context(), scopeOf(c), c.Param("id")); err != nil {
-		problem.Render(c, err)
+	if err := h.uc.DeleteEndpoint(c.Request.Context(), scopeOf(c), c.Param("id")); err != nil {
+		_ = c.Error(err)
 		return
 	}
 	c.Status(http.StatusNoContent)
@@ -145,14 +137,9 @@ func (h *handlers) deleteEndpoint(c *gin.Context) {
 
 func (h *handlers) setEnabled(enable bool) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		e, err := h.Endpoints.Modify(c.Request.Context(), scopeOf(c), c.Param("id"), func(e endpoints.Endpoint) (endpoints.Endpoint, error) {
-			if enable {
-				return endpoints.Enable(e, h.Now()), nil
-			}
-			return endpoints.Disable(e, h.Now()), nil
-		})
+		e, err := h.uc.SetEnabled(c.Request.Context(), scopeOf(c), c.Param("id"), enable)
 		if err != nil {
-			problem.Render(c, err)
+			_ = c.Error(err)
 			return
 		}
 		data(c, http.StatusOK, toEndpointView(e))

@@ -5,9 +5,6 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-
-	"github.com/pcourt/pcourt/libs/problem"
-	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
 )
 
 type endpointHealthView struct {
@@ -35,33 +32,22 @@ type endpointHealthView struct {
 // over the last 24 clock hours (success rate, latency) and its failing
 // streak with the time the senders will disable it if it keeps failing.
 func (h *handlers) endpointHealth(c *gin.Context) {
-	ctx := c.Request.Context()
-	scope := scopeOf(c)
-	ep, err := h.Endpoints.Get(ctx, scope, c.Param("id"))
+	hl, err := h.uc.EndpointHealth(c.Request.Context(), scopeOf(c), c.Param("id"))
 	if err != nil {
-		problem.Render(c, err)
+		_ = c.Error(err)
 		return
 	}
-	now := h.Now()
-	f, err := h.Deliveries.EndpointFigures(ctx, scope, ep.ID, now)
-	if err != nil {
-		problem.Render(c, err)
-		return
-	}
-	v := endpointHealthView{EndpointID: ep.ID, Status: string(ep.Status), Since: f.Since, Until: now.UTC().Truncate(time.Millisecond),
+	ep, f := hl.Endpoint, hl.Figures
+	v := endpointHealthView{EndpointID: ep.ID, Status: string(ep.Status), Since: f.Since, Until: hl.At.UTC().Truncate(time.Millisecond),
 		Attempts: f.Attempts, Successes: f.Successes, LatencyAvgMs: f.LatencyAvgMs, LatencyP95Ms: f.LatencyP95Ms,
-		ConsecutiveFailures: ep.Health.Failures, DisableMinFailures: h.Health.MinFailures, RecoverAfter: h.Health.RecoverAfter}
+		ConsecutiveFailures: ep.Health.Failures, DisableMinFailures: hl.Policy.MinFailures, RecoverAfter: hl.Policy.RecoverAfter,
+		DisableAt: optTime(hl.DisableAt)}
 	if f.Attempts > 0 {
 		rate := float64(f.Successes) / float64(f.Attempts)
 		v.SuccessRate = &rate
 	}
 	if ep.Health.Failing() {
 		v.FailingSince = optTime(ep.Health.FailingSince)
-		if ep.Status == endpoints.Enabled {
-			// The streak disables at its first failure once it is
-			// DisableAfter old and holds MinFailures failures.
-			v.DisableAt = optTime(ep.Health.FailingSince.Add(h.Health.DisableAfter))
-		}
 	}
 	data(c, http.StatusOK, v)
 }

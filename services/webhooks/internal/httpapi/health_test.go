@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pcourt/pcourt/libs/webhook/signature"
+	"github.com/pcourt/pcourt/services/webhooks/internal/delivery"
 	"github.com/pcourt/pcourt/services/webhooks/internal/dispatch"
 	"github.com/pcourt/pcourt/services/webhooks/internal/egress"
 	"github.com/pcourt/pcourt/services/webhooks/internal/keys"
@@ -187,6 +188,8 @@ func TestTestEventAndHealthRefusals(t *testing.T) {
 			assert.Equal(t, "application/problem+json", r.header.Get("Content-Type"))
 		})
 	}
+	r = s.do(t, "POST", "/api/webhooks/endpoints/"+ep+"/test", s.partner, map[string]any{"type": "case.exploded"}, idem()...)
+	assert.Equal(t, `type "case.exploded" is not a case event type; the case-event-v2 schema lists them.`, r.body["detail"])
 	r = s.do(t, "POST", "/api/webhooks/endpoints/"+ep+"/test", s.partner, map[string]any{})
 	assert.Equal(t, "idempotency_key_missing", r.body["code"])
 
@@ -194,6 +197,7 @@ func TestTestEventAndHealthRefusals(t *testing.T) {
 	r = s.do(t, "POST", "/api/webhooks/endpoints/"+ep+"/test", s.partner, map[string]any{}, idem()...)
 	assert.Equal(t, http.StatusConflict, r.status)
 	assert.Equal(t, "endpoint_disabled", r.body["code"])
+	assert.Equal(t, "Endpoint "+ep+" is disabled_by_partner; enable it before sending it a test event.", r.body["detail"])
 
 	r = s.do(t, "GET", "/api/webhooks/deliveries", s.partner, nil)
 	assert.Empty(t, r.body["data"], "no refusal scheduled anything")
@@ -239,11 +243,10 @@ func TestDeliveryFiltersAndTheExactRequestBody(t *testing.T) {
 	for i, tc := range []struct{ endpoint, typ, caseID string }{
 		{ep, "opened", "case_1"}, {ep, "answer_filed", "case_1"}, {ep, "opened", "case_2"}, {down, "opened", "case_2"},
 	} {
-		ev := fmt.Sprintf(`{"schemaVersion":"case-event-v2","eventId":"evt_f%d","sequence":%d,"type":"%s","occurredAt":"2026-11-23T12:00:00.000Z","caseId":"%s","externalCaseId":"x","actionRequired":false}`,
-			i, i+1, tc.typ, tc.caseID)
+		ev := delivery.Event{SchemaVersion: "case-event-v2", EventID: fmt.Sprintf("evt_f%d", i), Sequence: int64(i + 1), Type: tc.typ, OccurredAt: "2026-11-23T12:00:00.000Z", CaseID: tc.caseID, ExternalCaseID: "x"}
 		_, err := s.deliveries.Create(context.Background(), store.Delivery{ID: fmt.Sprintf("dlv_f%d", i), EventID: fmt.Sprintf("evt_f%d", i), EventType: tc.typ,
 			EndpointID: tc.endpoint, Tenant: "tenant-test", Environment: "sandbox", PartnerID: "partner-test", Status: store.StatusScheduled,
-			Trigger: store.TriggerScheduled, CreatedAt: now.Add(time.Duration(i) * time.Millisecond), NextAttemptAt: now, Event: json.RawMessage(ev)})
+			Trigger: store.TriggerScheduled, CreatedAt: now.Add(time.Duration(i) * time.Millisecond), NextAttemptAt: now, Event: ev})
 		require.NoError(t, err)
 	}
 	s.send(t)

@@ -24,10 +24,10 @@ type KeySource interface {
 func (h *handlers) keys(c *gin.Context) {
 	env := signature.Environment(c.Query("environment"))
 	if _, given := c.GetQuery("environment"); given && !env.Valid() {
-		problem.Write(c, problem.New(InvalidQuery, "environment must be live or sandbox."))
+		_ = c.Error(problem.New(InvalidQuery, "environment must be live or sandbox."))
 		return
 	}
-	set := signature.JWKS{Keys: h.Keys.Published(env, h.Now())}
+	set := signature.JWKS{Keys: h.keySource.Published(env, h.now())}
 	if set.Keys == nil {
 		set.Keys = []signature.JWK{}
 	}
@@ -53,20 +53,20 @@ type keyStatusView struct {
 func (h *handlers) keyStatus(c *gin.Context) {
 	env := signature.Environment(c.Query("environment"))
 	if _, given := c.GetQuery("environment"); given && !env.Valid() {
-		problem.Write(c, problem.New(InvalidQuery, "environment must be live or sandbox."))
+		_ = c.Error(problem.New(InvalidQuery, "environment must be live or sandbox."))
 		return
 	}
-	now := h.Now()
+	now := h.now()
 	out := []keyStatusView{}
 	for _, e := range []signature.Environment{signature.Live, signature.Sandbox} {
 		if env != "" && env != e {
 			continue
 		}
 		state := map[string]keys.State{}
-		for _, st := range h.Keys.States(e, now) {
+		for _, st := range h.keySource.States(e, now) {
 			state[st.ID] = st.State
 		}
-		for _, tl := range h.Keys.Timelines(e) {
+		for _, tl := range h.keySource.Timelines(e) {
 			st := state[tl.ID]
 			if st == "" || st == keys.Expired {
 				continue // no longer published

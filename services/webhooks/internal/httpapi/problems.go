@@ -8,6 +8,7 @@ import (
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
 	"github.com/pcourt/pcourt/services/webhooks/internal/recovery"
+	"github.com/pcourt/pcourt/services/webhooks/internal/selfservice"
 	"github.com/pcourt/pcourt/services/webhooks/internal/store"
 )
 
@@ -38,11 +39,21 @@ func Codes() []problem.Code {
 	}
 }
 
+// disabledRemedy ends the detail of endpoint_disabled for each use case
+// that refuses a disabled endpoint.
+var disabledRemedy = map[selfservice.Op]string{
+	selfservice.OpReplay:    "replaying to it",
+	selfservice.OpTestEvent: "sending it a test event",
+	selfservice.OpRecover:   `recovering to it, or send "enable": true`,
+}
+
 // Problem maps the service's errors to problems; it is the server's
 // problem.Mapper.
 func Problem(err error) *problem.Error {
 	var invalid *endpoints.ValidationError
 	var running *store.InProgressError
+	var disabled *selfservice.DisabledError
+	var unknownType *selfservice.UnknownEventTypeError
 	switch {
 	case errors.As(err, &invalid):
 		return problem.New(InvalidEndpoint, invalid.Error()).Wrap(err)
@@ -65,6 +76,10 @@ func Problem(err error) *problem.Error {
 		return problem.New(RecoveryNotFound, "No recovery with this id exists for this endpoint, partner and environment.").Wrap(err)
 	case errors.Is(err, store.ErrDeliveryNotFound):
 		return problem.New(DeliveryNotFound, "No delivery with this id exists for this credential's partner and environment.").Wrap(err)
+	case errors.As(err, &disabled):
+		return problem.Newf(EndpointDisabled, "Endpoint %s is %s; enable it before %s.", disabled.EndpointID, disabled.Status, disabledRemedy[disabled.Op]).Wrap(err)
+	case errors.As(err, &unknownType):
+		return problem.Newf(InvalidTestEvent, "type %q is not a case event type; the case-event-v2 schema lists them.", problem.Clip(unknownType.Type)).Wrap(err)
 	}
 	return nil
 }

@@ -7,9 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/pcourt/pcourt/libs/httpserver"
-	"github.com/pcourt/pcourt/libs/problem"
-	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
-	"github.com/pcourt/pcourt/services/webhooks/internal/recovery"
+	"github.com/pcourt/pcourt/services/webhooks/internal/selfservice"
 	"github.com/pcourt/pcourt/services/webhooks/internal/store"
 )
 
@@ -52,63 +50,27 @@ func toRecoveryView(r store.Recovery) recoveryView {
 func (h *handlers) recoverEndpoint(c *gin.Context) {
 	var req recoverRequest
 	if err := httpserver.DecodeJSON(c, &req); err != nil {
-		problem.Render(c, err)
+		_ = c.Error(err)
 		return
 	}
-	now := h.Now()
 	var since time.Time
 	if req.Since != nil {
 		since = *req.Since
 	}
-	w, err := recovery.NewWindow(since, req.Until, now)
+	job, err := h.uc.StartRecovery(c.Request.Context(), scopeOf(c), c.Param("id"),
+		selfservice.RecoveryRequest{Since: since, Until: req.Until, Enable: req.Enable})
 	if err != nil {
-		problem.Render(c, err)
+		_ = c.Error(err)
 		return
 	}
-	ctx := c.Request.Context()
-	scope := scopeOf(c)
-	ep, err := h.Endpoints.Get(ctx, scope, c.Param("id"))
-	if err != nil {
-		problem.Render(c, err)
-		return
-	}
-	if ep.Status != endpoints.Enabled && !req.Enable {
-		problem.Write(c, problem.Newf(EndpointDisabled, "Endpoint %s is %s; enable it before recovering to it, or send \"enable\": true.", ep.ID, ep.Status))
-		return
-	}
-	if ep.Status != endpoints.Enabled {
-		ep, err = h.Endpoints.Modify(ctx, scope, ep.ID, func(e endpoints.Endpoint) (endpoints.Endpoint, error) {
-			return endpoints.Enable(e, now), nil
-		})
-		if err != nil {
-			problem.Render(c, err)
-			return
-		}
-		h.Logger.InfoContext(ctx, "endpoint enabled for a recovery", "endpoint", ep.ID)
-	}
-	total, err := h.Deliveries.CountWindow(ctx, scope, w.Since, w.Until)
-	if err != nil {
-		problem.Render(c, err)
-		return
-	}
-	job := store.Recovery{ID: newID("rcv_"), EndpointID: ep.ID, Tenant: scope.Tenant, Environment: scope.Environment, PartnerID: scope.PartnerID,
-		Since: w.Since, Until: w.Until, Status: store.RecoveryRunning, Total: total, CreatedAt: now, UpdatedAt: now}
-	if err := h.Recoveries.Create(ctx, job); err != nil {
-		problem.Render(c, err)
-		return
-	}
-	h.Logger.InfoContext(ctx, "recovery started", "recovery", job.ID, "endpoint", ep.ID, "since", w.Since, "until", w.Until, "total", total)
-	c.Header("Location", "/api/webhooks/endpoints/"+ep.ID+"/recoveries/"+job.ID)
+	c.Header("Location", "/api/webhooks/endpoints/"+job.EndpointID+"/recoveries/"+job.ID)
 	data(c, http.StatusAccepted, toRecoveryView(job))
 }
 
 func (h *handlers) getRecovery(c *gin.Context) {
-	r, err := h.Recoveries.Get(c.Request.Context(), scopeOf(c), c.Param("recoveryId"))
-	if err == nil && r.EndpointID != c.Param("id") {
-		err = store.ErrRecoveryNotFound
-	}
+	r, err := h.uc.Recovery(c.Request.Context(), scopeOf(c), c.Param("id"), c.Param("recoveryId"))
 	if err != nil {
-		problem.Render(c, err)
+		_ = c.Error(err)
 		return
 	}
 	data(c, http.StatusOK, toRecoveryView(r))

@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pcourt/pcourt/services/webhooks/internal/delivery"
 	"github.com/pcourt/pcourt/services/webhooks/internal/recovery"
 	"github.com/pcourt/pcourt/services/webhooks/internal/store"
 )
@@ -28,7 +28,7 @@ func TestRecoverAnEndpoint(t *testing.T) {
 		at := time.Now().Add(-time.Hour + time.Duration(i)*time.Minute)
 		d := store.Delivery{ID: fmt.Sprintf("dlv_r%d", i), EventID: fmt.Sprintf("evt_r%d", i), EventType: "case.opened", EndpointID: ep,
 			Tenant: "tenant-test", Environment: "sandbox", PartnerID: "partner-test", Status: status, Trigger: store.TriggerScheduled,
-			CreatedAt: at, NextAttemptAt: at, Event: json.RawMessage(`{}`)}
+			CreatedAt: at, NextAttemptAt: at, Event: delivery.Event{}}
 		_, err := s.deliveries.Create(context.Background(), d)
 		require.NoError(t, err)
 		ids = append(ids, d.ID)
@@ -107,4 +107,5 @@ func TestRecoverAnEndpoint(t *testing.T) {
 	r = s.do(t, "POST", "/api/webhooks/endpoints/"+ep+"/recover", s.partner, map[string]any{"since": since}, idem()...)
 	assert.Equal(t, http.StatusConflict, r.status)
 	assert.Equal(t, "endpoint_disabled", r.body["code"])
+	assert.Equal(t, "Endpoint "+ep+` is disabled_by_partner; enable it before recovering to it, or send "enable": true.`, r.body["detail"])
 }

@@ -3,8 +3,6 @@
 package httpapi
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"log/slog"
 	"time"
 
@@ -16,10 +14,14 @@ import (
 	"github.com/pcourt/pcourt/libs/requestid"
 	"github.com/pcourt/pcourt/services/webhooks/internal/delivery"
 	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
+	"github.com/pcourt/pcourt/services/webhooks/internal/selfservice"
 	"github.com/pcourt/pcourt/services/webhooks/internal/store"
 )
 
-// Deps are what the handlers need.
+// Deps are what Register wires: the stores, URL rules and health policy
+// go to the use cases (selfservice.Service), which Register builds, so
+// that the binary and webhookstest wire the API with one call; the rest
+// serve the routes.
 type Deps struct {
 	Credentials *auth.Store
 	Endpoints   *store.Endpoints
@@ -36,8 +38,13 @@ type Deps struct {
 	Health delivery.HealthPolicy
 }
 
+// handlers decode requests, call one use case and write its view; every
+// refusal goes to c.Error, which the server's problem middleware (or the
+// idempotency journal, on its routes) renders through Problem.
 type handlers struct {
-	Deps
+	uc        *selfservice.Service
+	keySource KeySource
+	now       func() time.Time
 }
 
 // The idempotency operations; the v2 and canonical routes share them.
@@ -57,7 +64,9 @@ func Register(r *gin.Engine, d Deps) {
 	if d.Health == (delivery.HealthPolicy{}) {
 		d.Health = delivery.DefaultHealthPolicy()
 	}
-	h := &handlers{d}
+	uc := selfservice.New(selfservice.Deps{Endpoints: d.Endpoints, Deliveries: d.Deliveries, Recoveries: d.Recoveries,
+		URLRules: d.URLRules, Health: d.Health, EventTypes: EventTypes, Logger: d.Logger, Now: d.Now})
+	h := &handlers{uc: uc, keySource: d.Keys, now: d.Now}
 	authenticated := auth.Middleware(d.Credentials)
 	partner := auth.RequireRole(auth.RolePlatformOrchestrator)
 
@@ -90,7 +99,8 @@ func noStore(c *gin.Context) { c.Header("Cache-Control", "no-store"); c.Next() }
 func requirePartner(c *gin.Context) {
 	cred, ok := auth.CredentialFrom(c.Request.Context())
 	if !ok || cred.PartnerID == "" {
-		problem.Write(c, problem.New(NoPartner, "Webhook endpoints and deliveries belong to a partner; use a credential bound to one."))
+		_ = c.Error(problem.New(NoPartner, "Webhook endpoints and deliveries belong to a partner; use a credential bound to one."))
+		c.Abort()
 		return
 	}
 	c.Next()
@@ -103,10 +113,4 @@ func scopeOf(c *gin.Context) endpoints.Scope {
 
 func data(c *gin.Context, status int, v any) {
 	c.JSON(status, gin.H{"data": v, "requestId": requestid.Get(c)})
-}
-
-func newID(prefix string) string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return prefix + hex.EncodeToString(b)
 }

@@ -1,18 +1,13 @@
 package httpapi
 
 import (
-	"encoding/json"
 	"net/http"
-	"slices"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/pcourt/pcourt/api"
 	"github.com/pcourt/pcourt/libs/httpserver"
-	"github.com/pcourt/pcourt/libs/problem"
-	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
-	"github.com/pcourt/pcourt/services/webhooks/internal/events"
-	"github.com/pcourt/pcourt/services/webhooks/internal/store"
+	"github.com/pcourt/pcourt/services/webhooks/internal/selfservice"
 )
 
 type testEventRequest struct {
@@ -31,10 +26,8 @@ func mustEventTypes() []string {
 	return types
 }
 
-// TestCaseID is the caseId of every test event: it names no case, so a
-// receiver that reads the case back learns at once that the event was a
-// test.
-const TestCaseID = "case_test"
+// TestCaseID is the caseId of every test event (selfservice.TestCaseID).
+const TestCaseID = selfservice.TestCaseID
 
 // sendTestEvent serves POST /endpoints/{id}/test: a delivery of a made-up
 // event of the chosen type to this one endpoint, signed and retried like
@@ -44,46 +37,14 @@ const TestCaseID = "case_test"
 func (h *handlers) sendTestEvent(c *gin.Context) {
 	var req testEventRequest
 	if err := httpserver.DecodeJSON(c, &req); err != nil {
-		problem.Render(c, err)
+		_ = c.Error(err)
 		return
 	}
-	if req.Type == "" {
-		req.Type = EventTypes[0]
-	}
-	if !slices.Contains(EventTypes, req.Type) {
-		problem.Write(c, problem.Newf(InvalidTestEvent, "type %q is not a case event type; the case-event-v2 schema lists them.", problem.Clip(req.Type)))
-		return
-	}
-	ctx := c.Request.Context()
-	scope := scopeOf(c)
-	ep, err := h.Endpoints.Get(ctx, scope, c.Param("id"))
+	d, err := h.uc.SendTestEvent(c.Request.Context(), scopeOf(c), c.Param("id"), req.Type)
 	if err != nil {
-		problem.Render(c, err)
+		_ = c.Error(err)
 		return
 	}
-	if ep.Status != endpoints.Enabled {
-		problem.Write(c, problem.Newf(EndpointDisabled, "Endpoint %s is %s; enable it before sending it a test event.", ep.ID, ep.Status))
-		return
-	}
-	now := h.Now().UTC()
-	ev := events.Body{SchemaVersion: events.BodySchema, EventID: newID("evt_test_"), Sequence: 1, Type: req.Type,
-		OccurredAt: now.Format("2006-01-02T15:04:05.000Z"), CaseID: TestCaseID, ExternalCaseID: "test"}
-	body, err := json.Marshal(ev)
-	if err == nil {
-		_, err = events.ParseBody(body) // the checks every consumed event passes
-	}
-	if err != nil {
-		problem.Render(c, err)
-		return
-	}
-	d := store.Delivery{ID: newID("dlv_"), EventID: ev.EventID, EventType: ev.Type, EndpointID: ep.ID,
-		Tenant: scope.Tenant, Environment: scope.Environment, PartnerID: scope.PartnerID, Status: store.StatusScheduled,
-		Trigger: store.TriggerTest, Test: true, CreatedAt: now, NextAttemptAt: now, Event: body}
-	if _, err := h.Deliveries.Create(ctx, d); err != nil {
-		problem.Render(c, err)
-		return
-	}
-	h.Logger.InfoContext(ctx, "test event scheduled", "delivery", d.ID, "endpoint", ep.ID, "type", ev.Type)
 	c.Header("Location", "/api/webhooks/deliveries/"+d.ID)
 	data(c, http.StatusAccepted, toDeliveryView(d))
 }

@@ -84,11 +84,8 @@ func TestLiveKeysReloadWithoutRestart(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- live.Watch(ctx, 10*time.Millisecond) }()
 	require.NoError(t, os.Remove(filepath.Join(dir, old+".pem")))
-	deadline := time.Now().Add(5 * time.Second)
-	for len(published(live, signature.Live, now)) != 1 {
-		require.True(t, time.Now().Before(deadline), "the watcher did not drop the removed key")
-		time.Sleep(10 * time.Millisecond) // polling with a deadline
-	}
+	require.Eventually(t, func() bool { return len(published(live, signature.Live, now)) == 1 }, 5*time.Second, 10*time.Millisecond,
+		"the watcher did not drop the removed key")
 	cancel()
 	require.NoError(t, <-done)
 	assert.Equal(t, []string{newID}, published(live, signature.Live, now))

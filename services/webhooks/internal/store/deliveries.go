@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/pcourt/pcourt/services/webhooks/internal/delivery"
 	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
 )
 
@@ -52,8 +53,10 @@ type Delivery struct {
 	LastAttemptAt time.Time `json:"lastAttemptAt,omitzero"`
 	// LastStatus is the HTTP status of the last attempt's answer; 0 before
 	// any attempt and when no answer came (timeout, DNS, TLS, refused).
-	LastStatus int             `json:"lastStatus,omitempty"`
-	Event      json.RawMessage `json:"event"` // the case-event-v2 body without deliveryId
+	LastStatus int `json:"lastStatus,omitempty"`
+	// Event is the case-event-v2 body without deliveryId, decoded once
+	// when the record is read; the sender encodes it once per attempt.
+	Event delivery.Event `json:"event"`
 }
 
 // Scope is the partner the delivery belongs to.
@@ -431,16 +434,7 @@ func (f Filter) match(d Delivery) bool {
 		(f.Status == "" || d.Status == f.Status) &&
 		(f.EventType == "" || d.EventType == f.EventType) &&
 		(f.ResponseStatus == 0 || d.LastStatus == f.ResponseStatus) &&
-		(f.CaseID == "" || caseIDOf(d.Event) == f.CaseID)
-}
-
-// caseIDOf reads the caseId of a stored event body.
-func caseIDOf(event json.RawMessage) string {
-	var ev struct {
-		CaseID string `json:"caseId"`
-	}
-	_ = json.Unmarshal(event, &ev)
-	return ev.CaseID
+		(f.CaseID == "" || d.Event.CaseID == f.CaseID)
 }
 
 // Cursor is where a listing page ends: the creation time and id of its

@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pcourt/pcourt/libs/redistest"
+	"github.com/pcourt/pcourt/services/webhooks/internal/delivery"
 	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
 	"github.com/pcourt/pcourt/services/webhooks/internal/store"
 )
@@ -72,7 +72,7 @@ func TestEndpointsAreScopedVersionedAndBounded(t *testing.T) {
 func newDelivery(id, endpoint, status string, created time.Time) store.Delivery {
 	return store.Delivery{ID: id, EventID: "evt_" + id, EventType: "case.opened", EndpointID: endpoint,
 		Tenant: acme.Tenant, Environment: acme.Environment, PartnerID: acme.PartnerID, Status: status,
-		Trigger: store.TriggerScheduled, CreatedAt: created, NextAttemptAt: created, Event: json.RawMessage(`{"eventId":"x"}`)}
+		Trigger: store.TriggerScheduled, CreatedAt: created, NextAttemptAt: created, Event: delivery.Event{EventID: "x"}}
 }
 
 func TestDeliveryScheduleLeasesAndCompletion(t *testing.T) {
