@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httputil"
@@ -108,7 +109,24 @@ func startStack(t *testing.T, flags ...string) stackAddrs {
 	// so it is removed after the stack stopped writing to it (cleanups run
 	// last first).
 	dir := t.TempDir()
-	ctx, stop := context.WithCancel(context.Background())
+	up := runStack(t, dir, base, extra, flags...)
+	t.Cleanup(func() { require.NoError(t, up.stop()) })
+	return stackAddrs{edge: "127.0.0.1:" + strconv.Itoa(base), redis: redisAddrs}
+}
+
+// runningStack is one start of the stack: what it printed up to "pcourt
+// dev stack is up", and how to stop it as Ctrl-C does.
+type runningStack struct {
+	printed []string
+	stop    func() error
+}
+
+// runStack starts the stack on dir with the edge at base and Kafka and
+// Redis from extra on, and returns once it is up (the test fails if it
+// never comes up).
+func runStack(t *testing.T, dir string, base, extra int, flags ...string) runningStack {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
 	out, w := io.Pipe()
 	var runErr error
 	finished := make(chan struct{})
@@ -118,25 +136,26 @@ func startStack(t *testing.T, flags ...string) stackAddrs {
 		w.Close()
 		close(finished)
 	}()
-	t.Cleanup(func() {
-		stop()
+	stop := func() error {
+		cancel()
 		select {
 		case <-finished:
-			require.NoError(t, runErr)
+			return runErr
 		case <-time.After(60 * time.Second):
-			t.Error("the stack did not stop within 60s")
+			return errors.New("the stack did not stop within 60s")
 		}
-	})
+	}
 	var printed []string
 	lines := bufio.NewScanner(out)
 	for lines.Scan() {
 		printed = append(printed, lines.Text())
 		if strings.HasPrefix(lines.Text(), "pcourt dev stack is up") {
 			go func() { _, _ = io.Copy(io.Discard, out) }()
-			return stackAddrs{edge: "127.0.0.1:" + strconv.Itoa(base), redis: redisAddrs}
+			return runningStack{printed: printed, stop: stop}
 		}
 	}
 	<-finished
+	cancel()
 	t.Fatalf("the stack never came up:\n%s\n%v", strings.Join(printed, "\n"), runErr)
-	return stackAddrs{}
+	return runningStack{}
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -70,41 +71,115 @@ func (r *devReceiver) serve(cfg config, endpointID string, out io.Writer) error 
 	return nil
 }
 
-// register subscribes the receiver, for every event type, as an endpoint of
-// the orchestrator's partner, through the edge like any partner, and starts
-// serving it: deliveries that arrive meanwhile wait in the listen queue.
+// receiverDescription marks the endpoint that make run registers for its
+// development receiver, so that a later start finds it again.
+const receiverDescription = "make run: the development receiver"
+
+// register makes the receiver the orchestrator's partner's development
+// endpoint, through the edge like any partner, and starts serving it:
+// deliveries that arrive meanwhile wait in the listen queue.
+//
+// The state directory outlives the stack, and the receiver takes a new
+// port at every start. So an earlier start's endpoint is reused: its URL
+// moves to this receiver and it is enabled again, keeping its id and its
+// delivery history; any further endpoints with the same description (left
+// by starts before this rule) are deleted. Registering a new endpoint at
+// every start would reach the partner's endpoint limit after 20 starts.
 func (r *devReceiver) register(ctx context.Context, cfg config, orchestratorToken string, out io.Writer) error {
-	body, err := json.Marshal(map[string]any{"url": r.url, "description": "make run: the development receiver"})
-	if err != nil {
-		return err
+	api := devAPI{base: fmt.Sprintf("http://127.0.0.1:%d/api/v2/webhooks", cfg.EdgePort), token: orchestratorToken}
+	var listed struct {
+		Data []struct {
+			ID          string `json:"id"`
+			Description string `json:"description"`
+			Status      string `json:"status"`
+		} `json:"data"`
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf("http://127.0.0.1:%d/api/v2/webhooks/endpoints", cfg.EdgePort), bytes.NewReader(body))
-	if err != nil {
-		return err
+	if err := api.call(ctx, http.MethodGet, "/endpoints", nil, http.StatusOK, &listed); err != nil {
+		return fmt.Errorf("listing the partner's endpoints: %w", err)
 	}
-	key := make([]byte, 16)
-	_, _ = rand.Read(key)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+orchestratorToken)
-	req.Header.Set("Idempotency-Key", "devstack-"+hex.EncodeToString(key))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("registering the development receiver: %w", err)
+	var id, status string
+	for _, e := range listed.Data {
+		if e.Description != receiverDescription {
+			continue
+		}
+		if id == "" {
+			id, status = e.ID, e.Status
+			continue
+		}
+		if err := api.call(ctx, http.MethodDelete, "/endpoints/"+e.ID, nil, http.StatusNoContent, nil); err != nil {
+			return fmt.Errorf("deleting an earlier development receiver: %w", err)
+		}
 	}
-	defer resp.Body.Close()
-	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if resp.StatusCode != http.StatusCreated {
-		return fmt.Errorf("registering the development receiver: %s: %s", resp.Status, answer)
-	}
-	var created struct {
+	var endpoint struct {
 		Data struct {
 			ID string `json:"id"`
 		} `json:"data"`
 	}
-	if err := json.Unmarshal(answer, &created); err != nil || created.Data.ID == "" {
-		return fmt.Errorf("registering the development receiver: no endpoint id in %s", answer)
+	switch {
+	case id == "":
+		body := map[string]any{"url": r.url, "description": receiverDescription}
+		if err := api.call(ctx, http.MethodPost, "/endpoints", body, http.StatusCreated, &endpoint); err != nil {
+			return fmt.Errorf("registering the development receiver: %w", err)
+		}
+	default:
+		if err := api.call(ctx, http.MethodPatch, "/endpoints/"+id, map[string]any{"url": r.url}, http.StatusOK, &endpoint); err != nil {
+			return fmt.Errorf("moving the development receiver to %s: %w", r.url, err)
+		}
+		if status != "enabled" {
+			if err := api.call(ctx, http.MethodPost, "/endpoints/"+id+"/enable", nil, http.StatusOK, nil); err != nil {
+				return fmt.Errorf("enabling the development receiver: %w", err)
+			}
+		}
 	}
-	return r.serve(cfg, created.Data.ID, out)
+	if endpoint.Data.ID == "" {
+		return errors.New("registering the development receiver: the answer names no endpoint id")
+	}
+	return r.serve(cfg, endpoint.Data.ID, out)
+}
+
+// devAPI calls the webhooks API through the edge with one bearer token.
+type devAPI struct {
+	base, token string
+}
+
+// call sends body (JSON, when not nil) and decodes the answer into into
+// (when not nil); any status other than want is an error that quotes the
+// answer. Every write carries a fresh Idempotency-Key.
+func (a devAPI) call(ctx context.Context, method, path string, body any, want int, into any) error {
+	var payload io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		payload = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, a.base+path, payload)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+a.token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if method != http.MethodGet {
+		key := make([]byte, 16)
+		_, _ = rand.Read(key)
+		req.Header.Set("Idempotency-Key", "devstack-"+hex.EncodeToString(key))
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != want {
+		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, answer)
+	}
+	if into == nil {
+		return nil
+	}
+	return json.Unmarshal(answer, into)
 }
 
 func (r *devReceiver) close() {
