@@ -6,6 +6,27 @@ import (
 	"fmt"
 )
 
+// The Kafka topics between services and the schema names their records
+// carry in the pc-schema header. Each schema name is the title of
+// api/events/<name>.schema.json, whose description names its topic; the
+// producer and every consumer take the names from here, beside the schemas,
+// rather than each spelling them.
+const (
+	// CaseOpenedTopic carries filings' case-opened facts, keyed by case id.
+	CaseOpenedTopic = "pc.filings.case-opened.v2"
+	// CaseOpenedSchema is the value of a CaseOpenedTopic record.
+	CaseOpenedSchema = "filings-case-opened-v2"
+	// CaseEventsTopic carries the cases service's case events, keyed by
+	// case id.
+	CaseEventsTopic = "pc.cases.events.v2"
+	// CaseEventEnvelopeSchema is the value of a CaseEventsTopic record: the
+	// partners to notify beside a CaseEventSchema body.
+	CaseEventEnvelopeSchema = "cases-event-envelope-v2"
+	// CaseEventSchema is the case event body: on the docket, inside the
+	// envelope, and (with its deliveryId) in a webhook delivery.
+	CaseEventSchema = "case-event-v2"
+)
+
 // eventSchemas are the JSON Schemas of the events the services publish.
 //
 //go:embed events/*.schema.json

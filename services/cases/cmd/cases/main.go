@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/pcourt/pcourt/api"
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/kafka"
@@ -55,14 +56,17 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	}
 	defer producer.Close()
 	cases := store.NewCases(rdb)
+	// One use-case layer serves every way in: the case-opened consumer
+	// opens through it, the API and the hosted page act through it.
+	flow := caseflow.New(cases, nil)
 	relay, err := outbox.NewRelay(rdb, producer, outbox.DefaultRelayConfig(store.Sharding, cfg.Service.PodName), logger, base.Telemetry.Tracer)
 	if err != nil {
 		return err
 	}
 	opened, err := kafka.NewConsumer(kafka.ConsumerConfig{
-		Brokers: cfg.Service.KafkaBrokers, ClientID: "cases", GroupID: cfg.CaseOpenedGroup, Topic: events.OpenedTopic,
+		Brokers: cfg.Service.KafkaBrokers, ClientID: "cases", GroupID: cfg.CaseOpenedGroup, Topic: api.CaseOpenedTopic,
 		CommitInterval: cfg.Service.KafkaCommitInterval,
-	}, events.NewOpened(cases, logger).Handle, producer, logger, base.Telemetry.Tracer)
+	}, events.NewOpened(flow, logger).Handle, producer, logger, base.Telemetry.Tracer)
 	if err != nil {
 		return err
 	}
@@ -72,7 +76,6 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	flow := caseflow.New(cases, nil)
 	srv := base.Server(httpapi.Problem, httpserver.Check{Name: "case-opened-consumer", Probe: opened.Probe})
 	httpapi.Register(srv.Router(), httpapi.Deps{
 		Credentials: base.Credentials(),

@@ -1,7 +1,9 @@
-// Package caseflow is the cases service's use cases: load a case, let the
-// procedure decide, and store the result with its events in one step,
-// deciding again when another writer got there first. The HTTP routes and
-// the deadline scheduler both act through it.
+// Package caseflow is the cases service's use cases: open a case from the
+// case-opened fact (Open), and change it (Change): load it, let a pure
+// decision make the next case and its events, and store both in one step
+// with the outbox, deciding again when another writer got there first. The
+// HTTP routes, the hosted respondent page and the deadline scheduler all
+// act through Change (Act, tick); the Kafka consumer opens through Open.
 package caseflow
 
 import (
@@ -59,10 +61,31 @@ type Result struct {
 	FirstSequence int64
 }
 
-// Act applies act to the case at the service's clock, keeping docs (the
-// content the act's digest names) in the same step. Refusals are
-// *procedure.RefusalError; a missing case is store.ErrNotFound.
-func (s *Service) Act(ctx context.Context, caseID string, act procedure.Act, docs ...store.Document) (Result, error) {
+// Decision decides one change of a case: from the case as stored, the
+// next case and the events that record the change, or a refusal (which
+// changes nothing). It must be pure (no I/O, no clock but the instant it
+// was given): Change calls it again on the newer case whenever another
+// writer saved first. procedure.Decide and procedure.Tick are wrapped as
+// decisions here; a subdomain's pure package (tribunal and award,
+// evidence, after the award) provides its own, and its use-case package
+// stores them through Change, so every act of every subdomain lands in the
+// case's one store step with its outbox.
+type Decision func(c procedure.Case) (procedure.Outcome, error)
+
+// ErrNothingToStore is what a Decision returns when the case needs no
+// change (a deadline scan that found nothing due): Change then stores
+// nothing but keeps the case's entry in the deadline index at its real
+// next deadline, and returns a Result without events and no error.
+var ErrNothingToStore = errors.New("nothing to store")
+
+// Change is the case's one write path: load the case, let decide make the
+// next case and its events, and save both with docs (the content the
+// events' digests name) in one store step that also appends the events to
+// the outbox and reschedules the case's next deadline. When another writer
+// saved first (store.ErrConflict) it loads and decides again, up to
+// Attempts times, then gives up with ErrBusy. A missing case is
+// store.ErrNotFound; a refusal is decide's error, unchanged.
+func (s *Service) Change(ctx context.Context, caseID string, decide Decision, docs ...store.Document) (Result, error) {
 	lane := s.lane(caseID)
 	lane.Lock()
 	defer lane.Unlock()
@@ -71,7 +94,12 @@ func (s *Service) Act(ctx context.Context, caseID string, act procedure.Act, doc
 		if err != nil {
 			return Result{}, err
 		}
-		out, err := procedure.Decide(l.Case, act, s.now())
+		out, err := decide(l.Case)
+		if errors.Is(err, ErrNothingToStore) {
+			// Claimed early (a lease ran out, or a clock ran ahead): put
+			// the entry back at the case's real next deadline.
+			return Result{Case: l.Case, FirstSequence: l.Sequence + 1}, s.cases.Reschedule(ctx, l.Version, l.Case)
+		}
 		if err != nil {
 			return Result{}, err
 		}
@@ -88,38 +116,62 @@ func (s *Service) Act(ctx context.Context, caseID string, act procedure.Act, doc
 		}
 		return Result{Case: out.Case, Events: out.Events, FirstSequence: l.Sequence + 1}, nil
 	}
-	return Result{}, fmt.Errorf("%s on case %s: %w", act.Kind, caseID, ErrBusy)
+	return Result{}, fmt.Errorf("case %s: %w", caseID, ErrBusy)
 }
 
-// tick applies the scheduler's act to one case at now, reporting how many
-// events it recorded.
-func (s *Service) tick(ctx context.Context, caseID string, now time.Time) (int, error) {
-	for range Attempts {
-		l, err := s.cases.Load(ctx, caseID)
-		if errors.Is(err, store.ErrNotFound) {
-			return 0, s.cases.Unschedule(ctx, caseID)
-		}
-		if err != nil {
-			return 0, err
-		}
-		out := procedure.Tick(l.Case, now)
-		if !out.Changed() {
-			// Claimed early (a lease ran out, or a clock ran ahead): put
-			// the entry back at the case's real next deadline.
-			return 0, s.cases.Reschedule(ctx, l.Version, l.Case)
-		}
-		encoded, err := events.EncodeAll(out.Case, out.Events)
-		if err != nil {
-			return 0, err
-		}
-		err = s.cases.Save(ctx, l.Version, out.Case, encoded)
-		if errors.Is(err, store.ErrConflict) {
-			continue
-		}
-		if err != nil {
-			return 0, err
-		}
-		return len(out.Events), nil
+// Act applies act to the case at the service's clock, keeping docs (the
+// content the act's digest names) in the same step. Refusals are
+// *procedure.RefusalError; a missing case is store.ErrNotFound.
+func (s *Service) Act(ctx context.Context, caseID string, act procedure.Act, docs ...store.Document) (Result, error) {
+	res, err := s.Change(ctx, caseID, func(c procedure.Case) (procedure.Outcome, error) {
+		return procedure.Decide(c, act, s.now())
+	}, docs...)
+	if errors.Is(err, ErrBusy) {
+		return Result{}, fmt.Errorf("%s: %w", act.Kind, err)
 	}
-	return 0, fmt.Errorf("deadlines of case %s: %w", caseID, ErrBusy)
+	return res, err
+}
+
+// tick applies the deadlines due at now to one case, reporting how many
+// events it recorded. A case that no longer exists leaves the deadline
+// index.
+func (s *Service) tick(ctx context.Context, caseID string, now time.Time) (int, error) {
+	res, err := s.Change(ctx, caseID, func(c procedure.Case) (procedure.Outcome, error) {
+		out := procedure.Tick(c, now)
+		if !out.Changed() {
+			return out, ErrNothingToStore
+		}
+		return out, nil
+	})
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return 0, s.cases.Unschedule(ctx, caseID)
+	case errors.Is(err, ErrBusy):
+		return 0, fmt.Errorf("deadlines: %w", err)
+	case err != nil:
+		return 0, err
+	}
+	return len(res.Events), nil
+}
+
+// Open opens the case a case-opened fact asks for: the procedure's
+// opening, stored with its opening events in one step, unless the fact
+// was applied before. It reports whether this call opened the case; a
+// repeated fact, or another fact for an existing case, changes nothing and
+// emits nothing, so a replay of the whole topic is harmless. An opening
+// the procedure refuses wraps procedure.ErrInvalidOpening.
+func (s *Service) Open(ctx context.Context, in procedure.Opening) (procedure.Case, bool, error) {
+	out, err := procedure.Open(in)
+	if err != nil {
+		return procedure.Case{}, false, err
+	}
+	encoded, err := events.EncodeAll(out.Case, out.Events)
+	if err != nil {
+		return procedure.Case{}, false, err
+	}
+	applied, err := s.cases.Open(ctx, out.Case, in.EventID, encoded)
+	if err != nil {
+		return procedure.Case{}, false, err
+	}
+	return out.Case, applied, nil
 }

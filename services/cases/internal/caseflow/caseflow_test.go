@@ -284,3 +284,63 @@ func TestSchedulerClaimIsALease(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, got, "the lease ran out and the warning is recorded")
 }
+
+// Open is the case-opened use case: the procedure's opening stored with
+// its events once, whatever the number of deliveries of the fact; an
+// opening the procedure refuses stores nothing.
+func TestOpenAppliesAFactOnce(t *testing.T) {
+	rdb := redistest.NewClient(t)
+	cases := store.NewCases(rdb)
+	svc := caseflow.New(cases, nil)
+	for i, wantApplied := range []bool{true, false} {
+		c, applied, err := svc.Open(context.Background(), opening("case-open", false))
+		require.NoError(t, err, "delivery %d", i)
+		require.Equal(t, wantApplied, applied, "delivery %d", i)
+		require.Equal(t, "case-open", c.ID)
+	}
+	require.Equal(t, []docketEntry{{EventID: "case-event:case-open:1", Sequence: 1, Type: "opened"}}, docket(t, cases, "case-open"))
+	require.Len(t, outboxEvents(t, rdb), 1)
+
+	bad := opening("case-bad", false)
+	bad.Rules.Version = "no-such-rules"
+	_, applied, err := svc.Open(context.Background(), bad)
+	require.ErrorIs(t, err, procedure.ErrInvalidOpening)
+	require.False(t, applied)
+	_, err = cases.Load(context.Background(), "case-bad")
+	require.ErrorIs(t, err, store.ErrNotFound)
+}
+
+// Change is the seam a subdomain's decision plugs into: whatever it
+// decides is stored in the case's one step with its events on the docket
+// and the outbox; a refusal stores nothing; ErrNothingToStore stores
+// nothing and is no error.
+func TestChangeStoresAnyDecisionInTheCasesOneStep(t *testing.T) {
+	rdb := redistest.NewClient(t)
+	cases := store.NewCases(rdb)
+	openCase(t, cases, "case-seam", true)
+	svc := caseflow.New(cases, nil)
+	at := t0.Add(time.Hour)
+
+	refusal := &procedure.RefusalError{Code: procedure.CodeStageClosed, Detail: "not now"}
+	_, err := svc.Change(context.Background(), "case-seam", func(procedure.Case) (procedure.Outcome, error) { return procedure.Outcome{}, refusal })
+	require.ErrorIs(t, err, procedure.ErrStageClosed)
+	res, err := svc.Change(context.Background(), "case-seam", func(c procedure.Case) (procedure.Outcome, error) {
+		return procedure.Outcome{Case: c}, caseflow.ErrNothingToStore
+	})
+	require.NoError(t, err)
+	require.Empty(t, res.Events)
+	require.Len(t, docket(t, cases, "case-seam"), 2, "neither stored anything")
+
+	res, err = svc.Change(context.Background(), "case-seam", func(c procedure.Case) (procedure.Outcome, error) {
+		return procedure.Decide(c, procedure.Act{Kind: procedure.ActFileAnswer, ParticipantID: "p-resp", Digest: digest}, at)
+	}, store.Document{Digest: digest, Content: []byte("the answer")})
+	require.NoError(t, err)
+	require.Equal(t, int64(3), res.FirstSequence)
+	got := docket(t, cases, "case-seam")
+	require.Equal(t, "answer_filed", got[2].Type)
+	require.Equal(t, got, outboxEvents(t, rdb), "the docket and the outbox hold the same events")
+	content, ok, err := cases.Document(context.Background(), "case-seam", digest)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, "the answer", string(content))
+}

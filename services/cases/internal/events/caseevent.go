@@ -10,14 +10,9 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/pcourt/pcourt/api"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
-)
-
-// Schema versions of what this package writes.
-const (
-	BodySchemaVersion     = "case-event-v2"
-	EnvelopeSchemaVersion = store.EnvelopeSchema
 )
 
 // Body is the case-event-v2 body as the cases service produces it: every
@@ -42,7 +37,8 @@ type Recipient struct {
 	PartnerID   string `json:"partnerId"`
 }
 
-// Envelope is the value of a pc.cases.events.v2 record.
+// Envelope is the value of a pc.cases.events.v2 record
+// (api.CaseEventEnvelopeSchema).
 type Envelope struct {
 	SchemaVersion string          `json:"schemaVersion"`
 	Recipients    []Recipient     `json:"recipients"`
@@ -59,7 +55,7 @@ const (
 // Encode turns an event of case c into the parts the store records.
 func Encode(c procedure.Case, ev procedure.Event) (store.Event, error) {
 	body := Body{
-		SchemaVersion: BodySchemaVersion, Type: string(ev.Type), OccurredAt: procedure.Timestamp(ev.OccurredAt),
+		SchemaVersion: api.CaseEventSchema, Type: string(ev.Type), OccurredAt: procedure.Timestamp(ev.OccurredAt),
 		CaseID: c.ID, ExternalCaseID: c.ExternalID, ActionRequired: ev.ActionRequired,
 	}
 	if !ev.DeadlineAt.IsZero() {
@@ -73,7 +69,7 @@ func Encode(c procedure.Case, ev procedure.Event) (store.Event, error) {
 	if i < 0 || bytes.Count(template, []byte(idAndSequence)) != 1 {
 		return store.Event{}, fmt.Errorf("encoding %s event of case %s: no unique room for id and sequence", ev.Type, c.ID)
 	}
-	env := Envelope{SchemaVersion: EnvelopeSchemaVersion, Recipients: []Recipient{}, Event: json.RawMessage("null")}
+	env := Envelope{SchemaVersion: api.CaseEventEnvelopeSchema, Recipients: []Recipient{}, Event: json.RawMessage("null")}
 	for _, p := range ev.Recipients {
 		env.Recipients = append(env.Recipients, Recipient{Tenant: p.Tenant, Environment: p.Environment, PartnerID: p.PartnerID})
 	}

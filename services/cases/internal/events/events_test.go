@@ -65,10 +65,19 @@ func withDeliveryID(t testing.TB, body []byte) []byte {
 	return out
 }
 
+// openFixture opens the case of a case-opened fixture, after checking the
+// fixture is the published schema's (a member added within the version,
+// someFutureField, aside: the decoder must ignore it).
 func openFixture(t testing.TB, name string) procedure.Outcome {
 	t.Helper()
 	payload, err := os.ReadFile("testdata/" + name)
 	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(payload, &m))
+	delete(m, "someFutureField")
+	published, err := json.Marshal(m)
+	require.NoError(t, err)
+	apitest.Event(t, api.CaseOpenedSchema+".schema.json", published)
 	in, err := events.DecodeOpened(payload)
 	require.NoError(t, err)
 	out, err := procedure.Open(in)
@@ -152,7 +161,8 @@ func TestDecodeTodaysCaseOpened(t *testing.T) {
 	require.Equal(t, "3333333333333333333333333333333333333333333333333333333333333333", c.Capabilities[procedure.CapabilityRespondentInvite])
 	require.Equal(t, []procedure.Partner{{Tenant: "t1", Environment: "sandbox", PartnerID: "partner-c"}}, c.Recipients[procedure.Claimant])
 	require.Equal(t, []procedure.Partner{{Tenant: "t1", Environment: "sandbox", PartnerID: "partner-r"}}, c.Recipients[procedure.Respondent])
-	require.Equal(t, "partner-c", c.Participants[0].PartnerID, "a participant without a partner acts through the filing partner")
+	require.Equal(t, "partner-c", c.Participants[0].PartnerID)
+	require.Equal(t, "partner-r", c.Participants[1].PartnerID)
 }
 
 func TestDecodeTheRicherCaseOpened(t *testing.T) {
@@ -160,7 +170,7 @@ func TestDecodeTheRicherCaseOpened(t *testing.T) {
 	c := out.Case
 	require.Equal(t, "case_0002", c.ID)
 	require.Equal(t, procedure.StatusEvidence, c.Status(), "both joined, fast plan has no answer")
-	require.Equal(t, []procedure.Partner{{Tenant: "t2", Environment: "live", PartnerID: "partner-r"}}, c.Recipients[procedure.Respondent], "explicit recipients win")
+	require.Equal(t, []procedure.Partner{{Tenant: "t2", Environment: "live", PartnerID: "partner-r"}}, c.Recipients[procedure.Respondent], "the recipients as the fact names them")
 	require.Equal(t, "paid", c.FeeStatus)
 	require.Equal(t, []procedure.EventType{procedure.EventOpened, procedure.EventStageOpened}, []procedure.EventType{out.Events[0].Type, out.Events[1].Type})
 }
@@ -170,6 +180,10 @@ func TestDecodeRefusesWhatCanNeverOpen(t *testing.T) {
 	require.ErrorIs(t, err, events.ErrUndecodable)
 	_, err = events.DecodeOpened([]byte(`{"eventId":"case-opened:x","tenant":"t"}`))
 	require.ErrorIs(t, err, events.ErrUndecodable, "no procedure plan")
+	// Version 1 nested the case under "case"; no published schema has it,
+	// so its plan is not read.
+	_, err = events.DecodeOpened([]byte(`{"eventId":"case-opened:x","tenant":"t","case":{"caseId":"x","procedure":{"profile":"standard","evidenceRounds":1,"filingsPerSidePerStage":1,"recordConfirmationRequired":true}}}`))
+	require.ErrorIs(t, err, events.ErrUndecodable, "a plan nested under case")
 }
 
 // The fact filings publishes (filings-case-opened-v2, as its own tests

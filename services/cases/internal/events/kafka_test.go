@@ -15,10 +15,12 @@ import (
 	kafkago "github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pcourt/pcourt/api"
 	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/kafkatest"
 	"github.com/pcourt/pcourt/libs/outbox"
 	"github.com/pcourt/pcourt/libs/redistest"
+	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/events"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
@@ -36,9 +38,9 @@ func openedPayload(t testing.TB, i int) (id string, payload []byte) {
 	require.NoError(t, json.Unmarshal(raw, &m))
 	id = fmt.Sprintf("case_%04d", i)
 	m["eventId"] = "case-opened:" + id
-	c := m["case"].(map[string]any)
-	c["caseId"] = id
+	m["caseId"] = id
 	if i%2 == 0 {
+		m["participants"].([]any)[1].(map[string]any)["joined"] = true
 		m["confirmations"].([]any)[1].(map[string]any)["status"] = "confirmed"
 	}
 	payload, err = json.Marshal(m)
@@ -55,7 +57,7 @@ func consume(t *testing.T, brokers []string, group string, h *events.Opened, wan
 	require.NoError(t, err)
 	defer dlq.Close()
 	c, err := kafka.NewConsumer(kafka.ConsumerConfig{
-		Brokers: brokers, GroupID: group, Topic: events.OpenedTopic, StartOffset: kafka.FirstOffset,
+		Brokers: brokers, GroupID: group, Topic: api.CaseOpenedTopic, StartOffset: kafka.FirstOffset,
 		HeartbeatInterval: 200 * time.Millisecond, SessionTimeout: 6 * time.Second, RebalanceTimeout: 2 * time.Second,
 	}, func(ctx context.Context, m kafka.Message) error {
 		if err := h.Handle(ctx, m); err != nil {
@@ -96,11 +98,11 @@ func snap(t testing.TB, cases *store.Cases, ids []string) snapshot {
 // opened event per case.
 func TestConsumeAndReplayCaseOpened(t *testing.T) {
 	brokers := kafkatest.StartBroker(t)
-	kafkatest.CreateTopic(t, brokers, events.OpenedTopic, 4)
-	kafkatest.CreateTopic(t, brokers, store.Topic, 4)
+	kafkatest.CreateTopic(t, brokers, api.CaseOpenedTopic, 4)
+	kafkatest.CreateTopic(t, brokers, api.CaseEventsTopic, 4)
 	rdb := redistest.NewClient(t)
 	cases := store.NewCases(rdb)
-	handler := events.NewOpened(cases, discard())
+	handler := events.NewOpened(caseflow.New(cases, nil), discard())
 	_, envelopeSchema := schemas(t)
 
 	producer, err := kafka.NewProducer(kafka.ProducerConfig{Brokers: brokers})
@@ -112,7 +114,7 @@ func TestConsumeAndReplayCaseOpened(t *testing.T) {
 	for i := range n {
 		id, payload := openedPayload(t, i)
 		ids = append(ids, id)
-		msgs = append(msgs, kafka.Message{Topic: events.OpenedTopic, Key: id, EventID: "case-opened:" + id, Schema: events.OpenedSchema, Value: payload})
+		msgs = append(msgs, kafka.Message{Topic: api.CaseOpenedTopic, Key: id, EventID: "case-opened:" + id, Schema: api.CaseOpenedSchema, Value: payload})
 	}
 	require.NoError(t, producer.Publish(context.Background(), msgs...))
 
@@ -134,7 +136,7 @@ func TestConsumeAndReplayCaseOpened(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-relayed })
 
 	want := n + n/2 // opened for each; stage_opened where the respondent had confirmed
-	records := kafkatest.ReadMessages(t, brokers, store.Topic, want)
+	records := kafkatest.ReadMessages(t, brokers, api.CaseEventsTopic, want)
 	opened := map[string]int{}
 	for _, r := range records {
 		require.NoError(t, validate(t, envelopeSchema, r.Value), "%s", r.Value)
@@ -148,7 +150,7 @@ func TestConsumeAndReplayCaseOpened(t *testing.T) {
 			headers[h.Key] = string(h.Value)
 		}
 		require.Equal(t, b.EventID, headers[kafka.HeaderEventID])
-		require.Equal(t, store.EnvelopeSchema, headers[kafka.HeaderSchema])
+		require.Equal(t, api.CaseEventEnvelopeSchema, headers[kafka.HeaderSchema])
 		require.NotEmpty(t, env.Recipients)
 		if b.Type == "opened" {
 			opened[b.CaseID]++
@@ -168,7 +170,7 @@ func TestConsumeAndReplayCaseOpened(t *testing.T) {
 		}
 		return total == 0
 	}, kafkatest.Timeout, 20*time.Millisecond, "the relay drained the outbox")
-	require.Equal(t, int64(want), topicSize(t, brokers, store.Topic), "nothing more than the openings was published")
+	require.Equal(t, int64(want), topicSize(t, brokers, api.CaseEventsTopic), "nothing more than the openings was published")
 }
 
 // topicSize sums the end offsets of every partition (one broker leads all).

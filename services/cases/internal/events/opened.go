@@ -8,60 +8,29 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/pcourt/pcourt/api"
 	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
-	"github.com/pcourt/pcourt/services/cases/internal/store"
-)
-
-// The case-opened fact the filings service publishes.
-const (
-	OpenedTopic  = "pc.filings.case-opened.v2"
-	OpenedSchema = "filings-case-opened-v2"
 )
 
 // CaseOpened is the payload of pc.filings.case-opened.v2
 // (api/events/filings-case-opened-v2.schema.json) as this consumer reads
-// it. Fields are only ever added within a version, so unknown fields are
-// ignored. It also reads version 1's nesting of the confirmed case under
-// "case", so that records of either version replayed into a test or a
-// recovery open the same case; a top-level field wins over its nested
-// counterpart.
+// it: the members of that schema the opening needs, no others. Fields are
+// only ever added within a version, so unknown fields are ignored.
 type CaseOpened struct {
-	EventID     string    `json:"eventId"`
-	OpenedAt    time.Time `json:"openedAt"`
-	Tenant      string    `json:"tenant"`
-	Environment string    `json:"environment"`
-	PartnerID   string    `json:"partnerId"`
-	DraftID     string    `json:"draftId"`
-	DraftDigest string    `json:"draftDigest"`
-
-	// The richer shape.
-	CaseID         string              `json:"caseId"`
-	ExternalCaseID string              `json:"externalCaseId"`
-	Rules          *openedRules        `json:"rules"`
-	RulesVersion   string              `json:"rulesVersion"`
-	RulesHash      string              `json:"rulesHash"`
-	Procedure      *openedPlan         `json:"procedure"`
-	Participants   []openedParticipant `json:"participants"`
-	Recipients     *openedRecipients   `json:"recipients"`
-	FeeStatus      string              `json:"feeStatus"`
-
-	// Both shapes.
-	Fee              *openedFee           `json:"fee"`
-	Confirmations    []openedConfirmation `json:"confirmations"`
-	CapabilityHashes map[string]string    `json:"capabilityHashes"`
-
-	// Today's shape: the confirmed case (confirmed-filing-v2).
-	Case *openedCase `json:"case"`
-}
-
-type openedCase struct {
-	CaseID         string              `json:"caseId"`
-	ExternalCaseID string              `json:"externalCaseId"`
-	Rules          *openedRules        `json:"rules"`
-	CreatedAt      time.Time           `json:"createdAt"`
-	Procedure      *openedPlan         `json:"procedure"`
-	Participants   []openedParticipant `json:"participants"`
+	EventID          string              `json:"eventId"`
+	OpenedAt         time.Time           `json:"openedAt"`
+	CaseID           string              `json:"caseId"`
+	ExternalCaseID   string              `json:"externalCaseId"`
+	Tenant           string              `json:"tenant"`
+	Environment      string              `json:"environment"`
+	PartnerID        string              `json:"partnerId"`
+	Rules            *openedRules        `json:"rules"`
+	Procedure        *openedPlan         `json:"procedure"`
+	Participants     []openedParticipant `json:"participants"`
+	Recipients       *openedRecipients   `json:"recipients"`
+	Fee              *openedFee          `json:"fee"`
+	CapabilityHashes map[string]string   `json:"capabilityHashes"`
 }
 
 type openedRules struct {
@@ -84,10 +53,9 @@ type openedParticipant struct {
 	PartnerID     string `json:"partnerId"`
 	PrincipalID   string `json:"principalId"`
 	AgentID       string `json:"agentId"`
-	// Joined, in the richer shape, says the participant takes part from
-	// the opening; without it a respondent takes part when its
-	// confirmation is confirmed.
-	Joined *bool `json:"joined"`
+	// Joined says the participant takes part from the opening: every
+	// claimant, and a respondent whose confirmation the draft holds.
+	Joined bool `json:"joined"`
 	// Hosted says no partner acts for the participant until it joins;
 	// its partnerId then only names who delivers its invitation.
 	Hosted bool `json:"hosted"`
@@ -101,12 +69,6 @@ type openedRecipients struct {
 type openedFee struct {
 	FeeID  string `json:"feeId"`
 	Status string `json:"status"`
-}
-
-type openedConfirmation struct {
-	ParticipantID string `json:"participantId"`
-	Side          string `json:"side"`
-	Status        string `json:"status"`
 }
 
 // ErrUndecodable means a case-opened record can never be applied: it is
@@ -125,30 +87,19 @@ func DecodeOpened(payload []byte) (procedure.Opening, error) {
 
 // Opening maps the fact to the procedure's opening.
 func (e CaseOpened) Opening() (procedure.Opening, error) {
-	nested := e.Case
-	if nested == nil {
-		nested = &openedCase{}
-	}
 	in := procedure.Opening{
 		EventID:     e.EventID,
-		CaseID:      first(e.CaseID, nested.CaseID),
-		ExternalID:  first(e.ExternalCaseID, nested.ExternalCaseID),
+		CaseID:      e.CaseID,
+		ExternalID:  e.ExternalCaseID,
 		Tenant:      e.Tenant,
 		Environment: e.Environment,
 		PartnerID:   e.PartnerID,
 		OpenedAt:    e.OpenedAt,
-		FeeStatus:   e.FeeStatus,
 	}
-	if in.OpenedAt.IsZero() {
-		in.OpenedAt = nested.CreatedAt
+	if e.Rules != nil {
+		in.Rules = procedure.Rules{Version: e.Rules.Version, Hash: e.Rules.Hash}
 	}
-	switch rules := firstPtr(e.Rules, nested.Rules); {
-	case e.RulesVersion != "":
-		in.Rules = procedure.Rules{Version: e.RulesVersion, Hash: e.RulesHash}
-	case rules != nil:
-		in.Rules = procedure.Rules{Version: rules.Version, Hash: rules.Hash}
-	}
-	plan := firstPtr(e.Procedure, nested.Procedure)
+	plan := e.Procedure
 	if plan == nil {
 		return procedure.Opening{}, fmt.Errorf("%w: event %s has no procedure plan", ErrUndecodable, e.EventID)
 	}
@@ -158,35 +109,15 @@ func (e CaseOpened) Opening() (procedure.Opening, error) {
 		RecordConfirmationRequired: plan.RecordConfirmationRequired,
 	}
 	if e.Fee != nil {
-		in.FeeID = e.Fee.FeeID
-		if in.FeeStatus == "" {
-			in.FeeStatus = e.Fee.Status
-		}
+		in.FeeID, in.FeeStatus = e.Fee.FeeID, e.Fee.Status
 	}
-	confirmed := map[string]bool{}
-	for _, c := range e.Confirmations {
-		confirmed[c.ParticipantID] = c.Status == "confirmed"
-	}
-	participants := e.Participants
-	if len(participants) == 0 {
-		participants = nested.Participants
-	}
-	for _, p := range participants {
+	for _, p := range e.Participants {
 		side := procedure.Side(p.Side)
-		joined := side == procedure.Claimant || confirmed[p.ParticipantID]
-		if p.Joined != nil {
-			joined = *p.Joined
-		}
 		part := procedure.Participant{ID: p.ParticipantID, Side: side, PartnerID: p.PartnerID, PrincipalID: p.PrincipalID, AgentID: p.AgentID}
-		switch {
-		case p.Hosted && side == procedure.Respondent && !joined && p.AgentID == "":
+		if p.Hosted && side == procedure.Respondent && !p.Joined && p.AgentID == "" {
 			part.PartnerID = "" // nobody acts for it until its join binds it
-		case part.PartnerID == "":
-			// An earlier shape named no partner for a participant that
-			// acts through the filing partner.
-			part.PartnerID = e.PartnerID
 		}
-		if joined {
+		if p.Joined {
 			part.JoinedAt = in.OpenedAt // Open pins it to the opening instant
 		}
 		in.Participants = append(in.Participants, part)
@@ -208,29 +139,16 @@ func toPartners(rs []Recipient) []procedure.Partner {
 	return out
 }
 
-func first(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-func firstPtr[T any](a, b *T) *T {
-	if a != nil {
-		return a
-	}
-	return b
-}
-
-// Opener is where openings are stored: store.Cases.
+// Opener opens cases: caseflow.Service.Open, the use case that decides
+// the opening and stores it with its events in one step. It reports
+// whether this fact opened the case (false: applied before).
 type Opener interface {
-	Open(ctx context.Context, c procedure.Case, openedEventID string, events []store.Event) (bool, error)
+	Open(ctx context.Context, in procedure.Opening) (procedure.Case, bool, error)
 }
 
-// Opened applies case-opened facts: decode, open, store the case with its
-// opening events in one step. It is idempotent: a fact whose event id was
-// applied before changes nothing and emits nothing, so a replay of the
-// whole topic is harmless.
+// Opened applies case-opened facts: decode, then open through the use
+// case. It is idempotent: a fact whose event id was applied before changes
+// nothing and emits nothing, so a replay of the whole topic is harmless.
 type Opened struct {
 	cases  Opener
 	logger *slog.Logger
@@ -246,8 +164,8 @@ func NewOpened(cases Opener, logger *slog.Logger) *Opened {
 // an undecodable fact or one pinned to unknown rules never opens a case on
 // guessed terms.
 func (h *Opened) Handle(ctx context.Context, msg kafka.Message) error {
-	if msg.Schema != "" && msg.Schema != OpenedSchema {
-		return fmt.Errorf("record %s has schema %q, want %s", msg.EventID, msg.Schema, OpenedSchema)
+	if msg.Schema != "" && msg.Schema != api.CaseOpenedSchema {
+		return fmt.Errorf("record %s has schema %q, want %s", msg.EventID, msg.Schema, api.CaseOpenedSchema)
 	}
 	in, err := DecodeOpened(msg.Value)
 	if err != nil {
@@ -256,22 +174,14 @@ func (h *Opened) Handle(ctx context.Context, msg kafka.Message) error {
 	if msg.EventID != "" && in.EventID != msg.EventID {
 		return fmt.Errorf("%w: header event id %q differs from body %q", ErrUndecodable, msg.EventID, in.EventID)
 	}
-	out, err := procedure.Open(in)
-	if err != nil {
-		return err
-	}
-	encoded, err := EncodeAll(out.Case, out.Events)
-	if err != nil {
-		return err
-	}
-	applied, err := h.cases.Open(ctx, out.Case, in.EventID, encoded)
+	c, applied, err := h.cases.Open(ctx, in)
 	if err != nil {
 		return err
 	}
 	if applied {
-		h.logger.InfoContext(ctx, "case opened", "case_id", out.Case.ID, "event_id", in.EventID, "status", out.Case.Status())
+		h.logger.InfoContext(ctx, "case opened", "case_id", c.ID, "event_id", in.EventID, "status", c.Status())
 	} else {
-		h.logger.InfoContext(ctx, "case-opened event already applied", "case_id", out.Case.ID, "event_id", in.EventID)
+		h.logger.InfoContext(ctx, "case-opened event already applied", "case_id", c.ID, "event_id", in.EventID)
 	}
 	return nil
 }

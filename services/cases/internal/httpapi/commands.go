@@ -20,12 +20,10 @@ import (
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/libs/requestid"
+	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
 )
-
-// MaxAnswerRunes bounds the text of an answer.
-const MaxAnswerRunes = 20000
 
 // actView is the answer to an accepted act: the case after it and the
 // events it recorded.
@@ -208,15 +206,15 @@ func (h *handlers) answer(c *gin.Context) {
 	}
 }
 
-// checkText accepts 1 to MaxAnswerRunes characters of UTF-8 text without
+// checkText accepts 1 to caseflow.MaxAnswerRunes characters of UTF-8 text without
 // control characters other than tab and line breaks.
 func checkText(s string) error {
 	n := utf8.RuneCountInString(s)
 	switch {
 	case n == 0:
 		return errors.New("is required")
-	case n > MaxAnswerRunes:
-		return fmt.Errorf("has %d characters; at most %d", n, MaxAnswerRunes)
+	case n > caseflow.MaxAnswerRunes:
+		return fmt.Errorf("has %d characters; at most %d", n, caseflow.MaxAnswerRunes)
 	}
 	for _, r := range s {
 		if unicode.IsControl(r) && r != '\n' && r != '\r' && r != '\t' {

@@ -8,10 +8,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pcourt/pcourt/api"
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/kafkatest"
-	"github.com/pcourt/pcourt/services/cases/internal/events"
 )
 
 // A case filings opens is published on pc.filings.case-opened.v1; until
@@ -21,7 +21,7 @@ import (
 func TestACaseOpenedOnKafkaBecomesReadable(t *testing.T) {
 	s := newStack(t)
 	brokers := kafkatest.StartBroker(t)
-	kafkatest.CreateTopic(t, brokers, events.OpenedTopic, 2)
+	kafkatest.CreateTopic(t, brokers, api.CaseOpenedTopic, 2)
 	producer, err := kafka.NewProducer(kafka.ProducerConfig{Brokers: brokers})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = producer.Close() })
@@ -33,11 +33,11 @@ func TestACaseOpenedOnKafkaBecomesReadable(t *testing.T) {
 	require.Equal(t, "1", rep.header.Get("Retry-After"))
 
 	require.NoError(t, producer.Publish(context.Background(), kafka.Message{
-		Topic: events.OpenedTopic, Key: id, EventID: "case-opened:" + id, Schema: events.OpenedSchema,
+		Topic: api.CaseOpenedTopic, Key: id, EventID: "case-opened:" + id, Schema: api.CaseOpenedSchema,
 		Value: caseOpened(id, invite, time.Now()),
 	}))
 	consumer, err := kafka.NewConsumer(kafka.ConsumerConfig{
-		Brokers: brokers, GroupID: "cases-case-opened", Topic: events.OpenedTopic, StartOffset: kafka.FirstOffset,
+		Brokers: brokers, GroupID: "cases-case-opened", Topic: api.CaseOpenedTopic, StartOffset: kafka.FirstOffset,
 		HeartbeatInterval: 200 * time.Millisecond, SessionTimeout: 6 * time.Second, RebalanceTimeout: 2 * time.Second,
 	}, s.opened.Handle, producer, s.logger, nil)
 	require.NoError(t, err)

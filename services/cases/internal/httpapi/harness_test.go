@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pcourt/pcourt/api"
 	"github.com/pcourt/pcourt/api/apitest"
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/auth/authtest"
@@ -71,7 +72,8 @@ func newStack(t testing.TB) *stack {
 	cfg := auth.DefaultStoreConfig()
 	cfg.PerCredential = ratelimit.Off // the pacing itself is tested in libs/auth
 	s := &stack{rdb: rdb, credentials: auth.NewStore(rdb, cfg), cases: store.NewCases(rdb), logger: logger}
-	s.opened = events.NewOpened(s.cases, logger)
+	flow := caseflow.New(s.cases, nil)
+	s.opened = events.NewOpened(flow, logger)
 	orch := auth.RolePlatformOrchestrator
 	s.claimant, _ = authtest.Mint(t, s.credentials, orch)
 	s.respondent, _ = authtest.Mint(t, s.credentials, orch, authtest.WithPartner(respondentPartner))
@@ -87,7 +89,7 @@ func newStack(t testing.TB) *stack {
 	httpapi.Register(srv.Router(), httpapi.Deps{
 		Credentials: s.credentials,
 		Cases:       s.cases,
-		Flow:        caseflow.New(s.cases, nil),
+		Flow:        flow,
 		Journal:     idempotent,
 		Logger:      logger,
 	})
@@ -106,35 +108,30 @@ type opened struct {
 	inviteToken string
 }
 
-// caseOpened is the pc.filings.case-opened.v1 payload filings publishes
-// today for a case just confirmed by its claimant: the claimant acts
-// through the filing partner, the respondent through partner-r and has
-// not confirmed (it must be invited and join).
+// caseOpened is the pc.filings.case-opened.v2 payload filings publishes
+// for a case just confirmed by its claimant: the claimant acts through the
+// filing partner, the respondent through partner-r and has not confirmed
+// (it must be invited and join). Edits apply to the payload, which must
+// still be the published schema's.
 func caseOpened(id, inviteToken string, openedAt time.Time, edits ...func(payload map[string]any)) []byte {
 	at := openedAt.UTC().Format("2006-01-02T15:04:05.000Z")
 	payload := map[string]any{
-		"eventId":  "case-opened:" + id,
-		"openedAt": at,
-		"case": map[string]any{
-			"schemaVersion": "confirmed-filing-v2", "caseId": id, "externalCaseId": "ext-" + id, "status": "open",
-			"rules":     map[string]any{"version": "pcourt-rules-2026-11", "hash": strings.Repeat("1", 64)},
-			"createdAt": at,
-			"headless": map[string]any{
-				"respondentHandoffPath": "/api/cases/" + id + "/invitations", "answerPath": "/api/cases/" + id + "/answer",
-				"hostedRespondentPath": "/respond/" + id, "capabilityDelivery": "show_once_not_replayed",
-			},
-			"caseMode": "proceeding", "intakeMode": "claimant_initiated", "confirmationPolicy": map[string]any{"mode": "initiator_only"},
-			"procedure": map[string]any{
-				"schemaVersion": "case-procedure-plan-v2", "profile": "standard", "answerRequired": true, "evidenceRounds": 2,
-				"rebuttalRounds": 1, "filingsPerSidePerStage": 2, "recordConfirmationRequired": true,
-			},
-			"participants": []map[string]any{
-				{"participantId": "p-claimant", "side": "claimant", "principalId": "org-acme", "authorizationMode": "partner_credential"},
-				{"participantId": "p-respondent", "side": "respondent", "partnerId": respondentPartner, "principalId": "org-beta", "authorizationMode": "partner_credential"},
-			},
-		},
-		"draftId": "draft-" + id, "draftDigest": strings.Repeat("2", 64),
+		"schemaVersion": "filings-case-opened-v2",
+		"eventId":       "case-opened:" + id, "openedAt": at,
+		"caseId": id, "externalCaseId": "ext-" + id,
 		"tenant": "tenant-test", "environment": "sandbox", "partnerId": claimantPartner,
+		"draftId": "draft-" + id, "draftDigest": strings.Repeat("2", 64),
+		"rules": map[string]any{"version": "pcourt-rules-2026-11", "hash": strings.Repeat("1", 64)},
+		"procedure": map[string]any{
+			"profile": "standard", "answerRequired": true, "evidenceRounds": 2,
+			"rebuttalRounds": 1, "filingsPerSidePerStage": 2, "recordConfirmationRequired": true,
+		},
+		"participants": []map[string]any{
+			{"participantId": "p-claimant", "side": "claimant", "partnerId": claimantPartner, "principalId": "org-acme", "principalKind": "organization",
+				"authorizationMode": "partner_credential", "initiator": true, "joined": true},
+			{"participantId": "p-respondent", "side": "respondent", "partnerId": respondentPartner, "principalId": "org-beta", "principalKind": "organization",
+				"authorizationMode": "partner_credential", "initiator": false, "joined": false},
+		},
 		"confirmations": []map[string]any{
 			{"participantId": "p-claimant", "side": "claimant", "required": true, "status": "confirmed", "confirmedAt": at},
 			{"participantId": "p-respondent", "side": "respondent", "required": false, "status": "not_required"},
@@ -145,6 +142,7 @@ func caseOpened(id, inviteToken string, openedAt time.Time, edits ...func(payloa
 	for _, edit := range edits {
 		edit(payload)
 	}
+	addRecipients(payload)
 	b, err := json.Marshal(payload)
 	if err != nil {
 		panic(err)
@@ -152,10 +150,27 @@ func caseOpened(id, inviteToken string, openedAt time.Time, edits ...func(payloa
 	return b
 }
 
+// addRecipients names each side's partners as filings does: every
+// participant's partnerId (for a hosted respondent, the partner that
+// delivers its invitation), each once.
+func addRecipients(payload map[string]any) {
+	recipients := map[string][]map[string]any{"claimant": {}, "respondent": {}}
+	seen := map[string]bool{}
+	for _, p := range payload["participants"].([]map[string]any) {
+		side, partner := p["side"].(string), p["partnerId"].(string)
+		if seen[side+"/"+partner] {
+			continue
+		}
+		seen[side+"/"+partner] = true
+		recipients[side] = append(recipients[side], map[string]any{"tenant": payload["tenant"], "environment": payload["environment"], "partnerId": partner})
+	}
+	payload["recipients"] = recipients
+}
+
 // respondentAgentID binds the respondent participant to an immutable agent id.
 func respondentAgentID(agentID string) func(map[string]any) {
 	return func(payload map[string]any) {
-		participants := payload["case"].(map[string]any)["participants"].([]map[string]any)
+		participants := payload["participants"].([]map[string]any)
 		participants[1]["agentId"] = agentID
 	}
 }
@@ -164,9 +179,10 @@ func respondentAgentID(agentID string) func(map[string]any) {
 func (s *stack) open(t testing.TB, edits ...func(map[string]any)) opened {
 	t.Helper()
 	o := opened{id: fmt.Sprintf("cs_test_%d_%d", time.Now().UnixNano()%1e6, caseCounter.Add(1)), inviteToken: auth.NewToken("pc_inv_")}
+	value := caseOpened(o.id, o.inviteToken, time.Now(), edits...)
+	apitest.Event(t, api.CaseOpenedSchema+".schema.json", value)
 	err := s.opened.Handle(context.Background(), kafka.Message{
-		Topic: events.OpenedTopic, Key: o.id, EventID: "case-opened:" + o.id, Schema: events.OpenedSchema,
-		Value: caseOpened(o.id, o.inviteToken, time.Now(), edits...),
+		Topic: api.CaseOpenedTopic, Key: o.id, EventID: "case-opened:" + o.id, Schema: api.CaseOpenedSchema, Value: value,
 	})
 	require.NoError(t, err)
 	return o

@@ -70,7 +70,7 @@ type docketView struct {
 func (h *handlers) getDocket(c *gin.Context) {
 	after, limit, perr := docketQuery(c)
 	if perr != nil {
-		problem.Write(c, perr)
+		_ = c.Error(perr)
 		return
 	}
 	_, l, err := h.load(c, caseID(c))

@@ -32,108 +32,44 @@ type handlers struct {
 	logger      *slog.Logger
 }
 
-// The idempotency operations. Every route of one act shares its
-// operation, and so one journal (the spec's retry rules: canonical answer
-// and invitation commands share operation journals); the answer is stored
-// in the canonical {data, requestId} form, and the website envelope is
-// applied on the way out, so a retry may cross route families.
-const (
-	opInvite             = "inviteRespondent"
-	opJoin               = "joinCase"
-	opAnswer             = "fileAnswer"
-	opFile               = "fileSubmission"
-	opAmend              = "amendSubmission"
-	opConfirmRecord      = "confirmRecord"
-	opRequestTermination = "requestTermination"
-	opConfirmTermination = "confirmTermination"
-	opPostMessage        = "postMessage"
-	opReadMessages       = "markMessagesRead"
-)
+// routeKit is the service's shared middleware, from which every
+// subdomain's file registers its own routes: the credential check, the
+// website envelope, and the idempotency journal of a command.
+type routeKit struct {
+	authenticated gin.HandlerFunc
+	website       gin.HandlerFunc
+	// command journals an act under op; a replay is answered only to a
+	// caller that still has authority over side.
+	command func(op string, side procedure.Side) gin.HandlerFunc
+}
 
-// Register adds the service's routes.
+// Register adds the service's routes, one subdomain at a time. Each
+// subdomain registers its routes (built, or 501 until built) from its own
+// file, so none of them grows a hub: routes_case.go (the case and its
+// procedure), routes_tribunal.go (tribunal and award), routes_evidence.go
+// (evidence), routes_afteraward.go (appeals, executions, settlement).
 func Register(r *gin.Engine, d Deps) {
 	h := &handlers{credentials: d.Credentials, cases: d.Cases, flow: d.Flow, logger: d.Logger}
-	authenticated := auth.Middleware(d.Credentials)
-	website := websiteEnvelope()
-	command := func(op string, side procedure.Side) gin.HandlerFunc {
-		recheck := idempotency.RecheckBeforeReplay(h.recheck(side))
-		return func(c *gin.Context) {
-			// The journal fingerprints the operation and the body, not the
-			// path: naming the case (and the submission or request) in the
-			// operation makes a key reused on another case a different
-			// request (422), while the aliases of one act still share it.
-			d.Journal.Middleware(op+" "+caseID(c)+" "+c.Param("submissionId")+" "+c.Param("requestId"), recheck)(c)
-		}
+	k := routeKit{
+		authenticated: auth.Middleware(d.Credentials),
+		website:       websiteEnvelope(),
+		command: func(op string, side procedure.Side) gin.HandlerFunc {
+			recheck := idempotency.RecheckBeforeReplay(h.recheck(side))
+			return func(c *gin.Context) {
+				// The journal fingerprints the operation and the body, not
+				// the path: naming the case (and the submission or request)
+				// in the operation makes a key reused on another case a
+				// different request (422), while the aliases of one act
+				// still share it.
+				d.Journal.Middleware(op+" "+caseID(c)+" "+c.Param("submissionId")+" "+c.Param("requestId"), recheck)(c)
+			}
+		},
 	}
-	invite := command(opInvite, procedure.Claimant)
-	join := command(opJoin, procedure.Respondent)
-	answer := command(opAnswer, procedure.Respondent)
-	file := command(opFile, anySide)
-	amend := command(opAmend, anySide)
-	confirmRecord := command(opConfirmRecord, anySide)
-	requestTermination := command(opRequestTermination, anySide)
-	confirmTermination := command(opConfirmTermination, anySide)
-	postMessage := command(opPostMessage, anySide)
-	readMessages := command(opReadMessages, anySide)
-
-	r.GET("/api/rules/current", h.currentRules)
-	r.GET("/api/v2/rules/current", h.currentRules)
-
-	r.GET("/api/cases/:id", authenticated, h.getCase)
-	r.GET("/api/cases/:id/participants", authenticated, h.getParticipants)
-	r.GET("/api/cases/:id/events", authenticated, h.getDocket)
-	r.POST("/api/cases/:id/invitations", authenticated, invite, h.invite)
-	r.POST("/api/cases/:id/answer", authenticated, answer, h.answer)
-	r.GET("/api/cases/:id/messages", authenticated, h.listMessages)
-	r.POST("/api/cases/:id/messages", authenticated, postMessage, h.postMessage)
-	r.PATCH("/api/cases/:id/messages", authenticated, readMessages, h.markMessagesRead)
-	r.GET("/api/cases/:id/submissions", authenticated, h.listSubmissions)
-	r.POST("/api/cases/:id/submissions", authenticated, file, h.fileSubmission)
-	r.PATCH("/api/cases/:id/submissions/:submissionId", authenticated, amend, h.amendSubmission)
-	r.GET("/api/cases/:id/record-summary", authenticated, h.recordSummary)
-	r.POST("/api/cases/:id/record-summary/confirmations", authenticated, confirmRecord, h.confirmRecord)
-	r.POST("/api/cases/:id/termination-requests", authenticated, requestTermination, h.requestTermination)
-	r.POST("/api/cases/:id/termination-requests/:requestId/confirmations", authenticated, confirmTermination, h.confirmTermination)
-
-	r.GET("/api/v2/cases/:caseId", authenticated, h.getCase)
-	r.GET("/api/v2/cases/:caseId/participants", authenticated, h.getParticipants)
-	r.GET("/api/v2/cases/:caseId/docket", authenticated, h.getDocket)
-	r.POST("/api/v2/cases/:caseId/respondent-handoff", authenticated, invite, h.invite)
-	r.POST("/api/v2/cases/:caseId/answer", authenticated, answer, h.answer)
-	r.GET("/api/v2/cases/:caseId/messages", authenticated, h.listMessages)
-	r.POST("/api/v2/cases/:caseId/messages", authenticated, postMessage, h.postMessage)
-	r.PATCH("/api/v2/cases/:caseId/messages", authenticated, readMessages, h.markMessagesRead)
-	r.GET("/api/v2/cases/:caseId/submissions", authenticated, h.listSubmissions)
-	r.POST("/api/v2/cases/:caseId/submissions", authenticated, file, h.fileSubmission)
-	r.GET("/api/v2/cases/:caseId/record-confirmations", authenticated, h.recordSummary)
-	r.POST("/api/v2/cases/:caseId/record-confirmations", authenticated, confirmRecord, h.confirmRecord)
-	r.GET("/api/v2/cases/:caseId/decision-status", authenticated, h.decisionStatus)
-	r.POST("/api/v2/cases/:caseId/termination-requests", authenticated, requestTermination, h.requestTermination)
-	r.POST("/api/v2/cases/:caseId/termination-requests/:requestId/confirmations", authenticated, confirmTermination, h.confirmTermination)
-
-	r.POST("/api/partner-cases/:caseId/respondent", authenticated, join, h.join)
-
-	r.GET("/api/disputes/:id", website, authenticated, h.getCase)
-	r.GET("/api/disputes/:id/docket", website, authenticated, h.getDocket)
-	r.GET("/api/disputes/:id/rules", website, authenticated, h.caseRules)
-	r.POST("/api/disputes/:id/invite", website, authenticated, invite, h.invite)
-	r.POST("/api/disputes/:id/join", website, authenticated, join, h.join)
-	r.POST("/api/disputes/:id/answer", website, authenticated, answer, h.answer)
-	r.GET("/api/disputes/:id/messages", website, authenticated, h.listMessages)
-	r.POST("/api/disputes/:id/messages", website, authenticated, postMessage, h.postMessage)
-	r.PATCH("/api/disputes/:id/messages", website, authenticated, readMessages, h.markMessagesRead)
-	r.GET("/api/disputes/:id/submissions", website, authenticated, h.listSubmissions)
-	r.POST("/api/disputes/:id/submissions", website, authenticated, file, h.fileSubmission)
-
+	h.registerCase(r, k)
+	registerTribunal(r, k)
+	registerEvidence(r, k)
+	registerAfterAward(r, k)
 	// The hosted respondent page (/respond/...) is internal/respond's.
-
-	for _, u := range Unbuilt {
-		handlers := []gin.HandlerFunc{notAvailable(u.Route)}
-		if u.Website {
-			handlers = append([]gin.HandlerFunc{website}, handlers...)
-		}
-		r.Any(u.ginPath(), handlers...)
-	}
 }
 
 // caseID is the case named in the path, whatever the family calls it.

@@ -18,7 +18,7 @@ import (
 // confirm: the claimant's partner delivers its invitation and never acts
 // for it.
 func hostedRespondent(payload map[string]any) {
-	respondent := payload["case"].(map[string]any)["participants"].([]map[string]any)[1]
+	respondent := payload["participants"].([]map[string]any)[1]
 	respondent["partnerId"], respondent["hosted"] = claimantPartner, true
 }
 

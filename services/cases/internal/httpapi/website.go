@@ -41,7 +41,10 @@ func websiteEnvelope() gin.HandlerFunc {
 		c.Next()
 		c.Writer = w.ResponseWriter
 		// An error a handler recorded but nobody rendered yet is rendered
-		// now, so that it gets the envelope too.
+		// now, through the server's mapper, so that it gets the envelope
+		// too: the error middleware of libs/httpserver runs outside this
+		// route middleware and would render it after the envelope was
+		// written. This is the one direct problem.Render of the service.
 		if !w.wrote && len(c.Errors) > 0 {
 			c.Writer = w
 			problem.Render(c, c.Errors.Last().Err)

@@ -20,6 +20,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pcourt/pcourt/api"
+	"github.com/pcourt/pcourt/api/apitest"
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/auth/authtest"
 	"github.com/pcourt/pcourt/libs/httpserver"
@@ -71,7 +73,7 @@ func newStack(t testing.TB, edit ...func(*respond.Config)) *stack {
 	acfg.PerCredential = ratelimit.Off
 	credentials := auth.NewStore(rdb, acfg)
 	s := &stack{rdb: rdb, cases: store.NewCases(rdb)}
-	s.opened = events.NewOpened(s.cases, logger)
+	s.opened = events.NewOpened(caseflow.New(s.cases, nil), logger)
 	s.claimant, _ = authtest.Mint(t, credentials, auth.RolePlatformOrchestrator)
 	journal, err := idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:cases"), logger)
 	require.NoError(t, err)
@@ -115,28 +117,23 @@ func (s *stack) open(t testing.TB, edits ...func(payload map[string]any)) opened
 	o := opened{id: fmt.Sprintf("cs_respond_%d_%d", time.Now().UnixNano()%1e6, caseCounter.Add(1)), login: auth.NewToken("pc_login_")}
 	at := time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
 	payload := map[string]any{
-		"eventId": "case-opened:" + o.id, "openedAt": at,
-		"case": map[string]any{
-			"schemaVersion": "confirmed-filing-v2", "caseId": o.id, "externalCaseId": "ext-" + o.id, "status": "open",
-			"rules":     map[string]any{"version": "pcourt-rules-2026-11", "hash": strings.Repeat("1", 64)},
-			"createdAt": at,
-			"headless": map[string]any{
-				"respondentHandoffPath": "/api/cases/" + o.id + "/invitations", "answerPath": "/api/cases/" + o.id + "/answer",
-				"hostedRespondentPath": "/respond/" + o.id, "capabilityDelivery": "show_once_not_replayed",
-			},
-			"caseMode": "proceeding", "intakeMode": "claimant_initiated", "confirmationPolicy": map[string]any{"mode": "initiator_only"},
-			"procedure": map[string]any{
-				"schemaVersion": "case-procedure-plan-v2", "profile": "standard", "answerRequired": true, "evidenceRounds": 1,
-				"rebuttalRounds": 0, "filingsPerSidePerStage": 1, "recordConfirmationRequired": true,
-			},
-			"participants": []map[string]any{
-				{"participantId": "p-claimant", "side": "claimant", "principalId": "org-acme", "authorizationMode": "partner_credential"},
-				// A hosted respondent: no partner acts for it; the page's join binds it.
-				{"participantId": "p-respondent", "side": "respondent", "partnerId": "partner-test", "hosted": true, "principalId": "org-beta", "authorizationMode": "partner_credential"},
-			},
-		},
-		"draftId": "draft-" + o.id, "draftDigest": strings.Repeat("2", 64),
+		"schemaVersion": "filings-case-opened-v2",
+		"eventId":       "case-opened:" + o.id, "openedAt": at,
+		"caseId": o.id, "externalCaseId": "ext-" + o.id,
 		"tenant": "tenant-test", "environment": "sandbox", "partnerId": "partner-test",
+		"draftId": "draft-" + o.id, "draftDigest": strings.Repeat("2", 64),
+		"rules": map[string]any{"version": "pcourt-rules-2026-11", "hash": strings.Repeat("1", 64)},
+		"procedure": map[string]any{
+			"profile": "standard", "answerRequired": true, "evidenceRounds": 1,
+			"rebuttalRounds": 0, "filingsPerSidePerStage": 1, "recordConfirmationRequired": true,
+		},
+		"participants": []map[string]any{
+			{"participantId": "p-claimant", "side": "claimant", "partnerId": "partner-test", "principalId": "org-acme", "principalKind": "organization",
+				"authorizationMode": "partner_credential", "initiator": true, "joined": true},
+			// A hosted respondent: no partner acts for it; the page's join binds it.
+			{"participantId": "p-respondent", "side": "respondent", "partnerId": "partner-test", "hosted": true, "principalId": "org-beta", "principalKind": "organization",
+				"authorizationMode": "partner_credential", "initiator": false, "joined": false},
+		},
 		"confirmations": []map[string]any{
 			{"participantId": "p-claimant", "side": "claimant", "required": true, "status": "confirmed", "confirmedAt": at},
 			{"participantId": "p-respondent", "side": "respondent", "required": false, "status": "not_required"},
@@ -149,12 +146,31 @@ func (s *stack) open(t testing.TB, edits ...func(payload map[string]any)) opened
 	for _, edit := range edits {
 		edit(payload)
 	}
+	addRecipients(payload)
 	value, err := json.Marshal(payload)
 	require.NoError(t, err)
+	apitest.Event(t, api.CaseOpenedSchema+".schema.json", value)
 	require.NoError(t, s.opened.Handle(context.Background(), kafka.Message{
-		Topic: events.OpenedTopic, Key: o.id, EventID: "case-opened:" + o.id, Schema: events.OpenedSchema, Value: value,
+		Topic: api.CaseOpenedTopic, Key: o.id, EventID: "case-opened:" + o.id, Schema: api.CaseOpenedSchema, Value: value,
 	}))
 	return o
+}
+
+// addRecipients names each side's partners as filings does: every
+// participant's partnerId (for a hosted respondent, the partner that
+// delivers its invitation), each once.
+func addRecipients(payload map[string]any) {
+	recipients := map[string][]map[string]any{"claimant": {}, "respondent": {}}
+	seen := map[string]bool{}
+	for _, p := range payload["participants"].([]map[string]any) {
+		side, partner := p["side"].(string), p["partnerId"].(string)
+		if seen[side+"/"+partner] {
+			continue
+		}
+		seen[side+"/"+partner] = true
+		recipients[side] = append(recipients[side], map[string]any{"tenant": payload["tenant"], "environment": payload["environment"], "partnerId": partner})
+	}
+	payload["recipients"] = recipients
 }
 
 // reply is one answer of the page.

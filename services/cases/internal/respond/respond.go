@@ -41,7 +41,6 @@ import (
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/requestid"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
-	"github.com/pcourt/pcourt/services/cases/internal/httpapi"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
 )
@@ -63,7 +62,7 @@ const CookieName = "pc_respond_session"
 // showOnce.respondentLoginPath, and sends its SHA-256 in case-opened.
 const CapabilityLogin = "respondent_login"
 
-// MaxBodyBytes bounds a form post: an answer of httpapi.MaxAnswerRunes
+// MaxBodyBytes bounds a form post: an answer of caseflow.MaxAnswerRunes
 // characters of up to four bytes each, percent-encoded (three bytes per
 // byte), with room to spare.
 const MaxBodyBytes = 256 << 10
@@ -427,7 +426,7 @@ func (p *page) act(c *gin.Context, id string, build func(procedure.Case, string)
 	}
 	res, err := p.flow.Act(ctx, id, act, docs...)
 	if err != nil {
-		if pr := httpapi.Problem(err); pr != nil && pr.Code.Status < 500 {
+		if pr := caseflow.Problem(err); pr != nil && pr.Code.Status < 500 {
 			p.refuse(c, refusal{Status: pr.Code.Status, Code: pr.Code.Name, CaseID: id, Back: p.pagePath(id),
 				Title: pr.Code.Title, Detail: pr.Detail})
 			return
@@ -511,15 +510,15 @@ func (p *page) fail(c *gin.Context, caseID string, err error) {
 	p.refuse(c, refusal{Status: status, Code: "internal", CaseID: caseID, Title: title, Detail: detail})
 }
 
-// checkText accepts 1 to httpapi.MaxAnswerRunes characters without control
+// checkText accepts 1 to caseflow.MaxAnswerRunes characters without control
 // characters other than tab and line breaks, as the API's answer does.
 func checkText(s string) error {
 	n := utf8.RuneCountInString(s)
 	switch {
 	case strings.TrimSpace(s) == "":
 		return errors.New("is empty")
-	case n > httpapi.MaxAnswerRunes:
-		return fmt.Errorf("has %d characters; at most %d", n, httpapi.MaxAnswerRunes)
+	case n > caseflow.MaxAnswerRunes:
+		return fmt.Errorf("has %d characters; at most %d", n, caseflow.MaxAnswerRunes)
 	}
 	for _, r := range s {
 		if unicode.IsControl(r) && r != '\n' && r != '\r' && r != '\t' {

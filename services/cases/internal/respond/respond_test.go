@@ -446,7 +446,7 @@ func TestRefusedFormPostsChangeNothing(t *testing.T) {
 // The page offers no form and refuses a post, changing nothing.
 func TestARespondentAPartnerActsForIsNotActedForFromThePage(t *testing.T) {
 	boundByTheDraft := func(payload map[string]any) {
-		respondent := payload["case"].(map[string]any)["participants"].([]map[string]any)[1]
+		respondent := payload["participants"].([]map[string]any)[1]
 		respondent["partnerId"] = "partner-r"
 		delete(respondent, "hosted")
 	}
@@ -485,7 +485,7 @@ func TestARespondentAPartnerActsForIsNotActedForFromThePage(t *testing.T) {
 func TestAnAgentBoundRespondentIsNotActedForFromThePage(t *testing.T) {
 	s := newStack(t)
 	o := s.open(t, func(payload map[string]any) {
-		respondent := payload["case"].(map[string]any)["participants"].([]map[string]any)[1]
+		respondent := payload["participants"].([]map[string]any)[1]
 		respondent["agentId"], respondent["partnerId"] = "agent-bob-7", "partner-r"
 		delete(respondent, "hosted")
 	})

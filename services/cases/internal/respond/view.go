@@ -16,7 +16,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/pcourt/pcourt/services/cases/internal/httpapi"
+	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
 )
@@ -236,7 +236,7 @@ func (p *page) caseView(ctx context.Context, l store.Loaded, sess store.RespondS
 	v := caseView{
 		frame: p.frame(c.ID), CSRF: sess.CSRF, ExternalID: c.ExternalID, Status: c.Status(),
 		RulesVersion: c.Rules.Version, Profile: c.Plan.Profile, OpenedAt: c.OpenedAt,
-		MaxAnswer: httpapi.MaxAnswerRunes,
+		MaxAnswer: caseflow.MaxAnswerRunes,
 	}
 	v.Who = &whoView{CaseID: c.ID, ExternalID: c.ExternalID, As: respondentsLabel(c), Since: sess.CreatedAt,
 		CSRF: sess.CSRF, SignOut: p.pagePath(c.ID) + "/signout"}

@@ -28,18 +28,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/pcourt/pcourt/api"
 	"github.com/pcourt/pcourt/libs/outbox"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 )
 
 // Sharding spreads cases, their deadlines and their outbox over hash tags.
 var Sharding = outbox.Sharding{Service: "cases", Count: outbox.DefaultShards}
-
-// Topic is where case events go, keyed by case id.
-const Topic = "pc.cases.events.v2"
-
-// EnvelopeSchema names the Kafka value's schema (api/events).
-const EnvelopeSchema = "cases-event-envelope-v2"
 
 // Errors of the store.
 var (
@@ -254,7 +249,7 @@ func Tags() []string {
 func (s *Cases) common(ctx context.Context, c procedure.Case, record []byte) []any {
 	args := []any{record, string(c.Status()), nextDeadline(c), c.ID, eventIDPrefix(c.ID)}
 	// Id and payload are set per event inside the script.
-	return append(args, outbox.Args(ctx, outbox.Event{ID: "-", Topic: Topic, Key: c.ID, Schema: EnvelopeSchema})...)
+	return append(args, outbox.Args(ctx, outbox.Event{ID: "-", Topic: api.CaseEventsTopic, Key: c.ID, Schema: api.CaseEventEnvelopeSchema})...)
 }
 
 func nextDeadline(c procedure.Case) string {

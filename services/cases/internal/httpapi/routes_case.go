@@ -1,0 +1,121 @@
+package httpapi
+
+import (
+	"github.com/gin-gonic/gin"
+
+	"github.com/pcourt/pcourt/services/cases/internal/procedure"
+)
+
+// The case and its procedure (internal/procedure, acted on through
+// caseflow): the case's reads, the acts of the procedure, the rules, and
+// the routes of the inventory this subdomain will serve that are not
+// built yet.
+
+// The idempotency operations. Every route of one act shares its
+// operation, and so one journal (the spec's retry rules: canonical answer
+// and invitation commands share operation journals); the answer is stored
+// in the canonical {data, requestId} form, and the website envelope is
+// applied on the way out, so a retry may cross route families.
+const (
+	opInvite             = "inviteRespondent"
+	opJoin               = "joinCase"
+	opAnswer             = "fileAnswer"
+	opFile               = "fileSubmission"
+	opAmend              = "amendSubmission"
+	opConfirmRecord      = "confirmRecord"
+	opRequestTermination = "requestTermination"
+	opConfirmTermination = "confirmTermination"
+	opPostMessage        = "postMessage"
+	opReadMessages       = "markMessagesRead"
+)
+
+// registerCase adds the case's and its procedure's routes.
+func (h *handlers) registerCase(r gin.IRouter, k routeKit) {
+	invite := k.command(opInvite, procedure.Claimant)
+	join := k.command(opJoin, procedure.Respondent)
+	answer := k.command(opAnswer, procedure.Respondent)
+	file := k.command(opFile, anySide)
+	amend := k.command(opAmend, anySide)
+	confirmRecord := k.command(opConfirmRecord, anySide)
+	requestTermination := k.command(opRequestTermination, anySide)
+	confirmTermination := k.command(opConfirmTermination, anySide)
+	postMessage := k.command(opPostMessage, anySide)
+	readMessages := k.command(opReadMessages, anySide)
+
+	r.GET("/api/rules/current", h.currentRules)
+	r.GET("/api/v2/rules/current", h.currentRules)
+
+	r.GET("/api/cases/:id", k.authenticated, h.getCase)
+	r.GET("/api/cases/:id/participants", k.authenticated, h.getParticipants)
+	r.GET("/api/cases/:id/events", k.authenticated, h.getDocket)
+	r.POST("/api/cases/:id/invitations", k.authenticated, invite, h.invite)
+	r.POST("/api/cases/:id/answer", k.authenticated, answer, h.answer)
+	r.GET("/api/cases/:id/messages", k.authenticated, h.listMessages)
+	r.POST("/api/cases/:id/messages", k.authenticated, postMessage, h.postMessage)
+	r.PATCH("/api/cases/:id/messages", k.authenticated, readMessages, h.markMessagesRead)
+	r.GET("/api/cases/:id/submissions", k.authenticated, h.listSubmissions)
+	r.POST("/api/cases/:id/submissions", k.authenticated, file, h.fileSubmission)
+	r.PATCH("/api/cases/:id/submissions/:submissionId", k.authenticated, amend, h.amendSubmission)
+	r.GET("/api/cases/:id/record-summary", k.authenticated, h.recordSummary)
+	r.POST("/api/cases/:id/record-summary/confirmations", k.authenticated, confirmRecord, h.confirmRecord)
+	r.POST("/api/cases/:id/termination-requests", k.authenticated, requestTermination, h.requestTermination)
+	r.POST("/api/cases/:id/termination-requests/:requestId/confirmations", k.authenticated, confirmTermination, h.confirmTermination)
+
+	r.GET("/api/v2/cases/:caseId", k.authenticated, h.getCase)
+	r.GET("/api/v2/cases/:caseId/participants", k.authenticated, h.getParticipants)
+	r.GET("/api/v2/cases/:caseId/docket", k.authenticated, h.getDocket)
+	r.POST("/api/v2/cases/:caseId/respondent-handoff", k.authenticated, invite, h.invite)
+	r.POST("/api/v2/cases/:caseId/answer", k.authenticated, answer, h.answer)
+	r.GET("/api/v2/cases/:caseId/messages", k.authenticated, h.listMessages)
+	r.POST("/api/v2/cases/:caseId/messages", k.authenticated, postMessage, h.postMessage)
+	r.PATCH("/api/v2/cases/:caseId/messages", k.authenticated, readMessages, h.markMessagesRead)
+	r.GET("/api/v2/cases/:caseId/submissions", k.authenticated, h.listSubmissions)
+	r.POST("/api/v2/cases/:caseId/submissions", k.authenticated, file, h.fileSubmission)
+	r.GET("/api/v2/cases/:caseId/record-confirmations", k.authenticated, h.recordSummary)
+	r.POST("/api/v2/cases/:caseId/record-confirmations", k.authenticated, confirmRecord, h.confirmRecord)
+	r.GET("/api/v2/cases/:caseId/decision-status", k.authenticated, h.decisionStatus)
+	r.POST("/api/v2/cases/:caseId/termination-requests", k.authenticated, requestTermination, h.requestTermination)
+	r.POST("/api/v2/cases/:caseId/termination-requests/:requestId/confirmations", k.authenticated, confirmTermination, h.confirmTermination)
+
+	r.POST("/api/partner-cases/:caseId/respondent", k.authenticated, join, h.join)
+
+	r.GET("/api/disputes/:id", k.website, k.authenticated, h.getCase)
+	r.GET("/api/disputes/:id/docket", k.website, k.authenticated, h.getDocket)
+	r.GET("/api/disputes/:id/rules", k.website, k.authenticated, h.caseRules)
+	r.POST("/api/disputes/:id/invite", k.website, k.authenticated, invite, h.invite)
+	r.POST("/api/disputes/:id/join", k.website, k.authenticated, join, h.join)
+	r.POST("/api/disputes/:id/answer", k.website, k.authenticated, answer, h.answer)
+	r.GET("/api/disputes/:id/messages", k.website, k.authenticated, h.listMessages)
+	r.POST("/api/disputes/:id/messages", k.website, k.authenticated, postMessage, h.postMessage)
+	r.PATCH("/api/disputes/:id/messages", k.website, k.authenticated, readMessages, h.markMessagesRead)
+	r.GET("/api/disputes/:id/submissions", k.website, k.authenticated, h.listSubmissions)
+	r.POST("/api/disputes/:id/submissions", k.website, k.authenticated, file, h.fileSubmission)
+
+	registerUnbuilt(r, k, caseUnbuilt)
+}
+
+// caseUnbuilt are the routes of the inventory the case and its procedure
+// will serve, not built yet: the case list, representatives, the record's
+// corrections and restatement, consent, funding, service, audit, release,
+// refiling, the website's termination, and cases opened through AP2 and
+// UCP.
+var caseUnbuilt = []UnbuiltRoute{
+	{Route: "/api/cases/{id}/representatives"},
+	{Route: "/api/cases/{id}/record-summary/corrections"},
+	{Route: "/api/v2/cases/{caseId}/restatement"},
+	{Route: "/api/disputes", Website: true},
+	{Route: "/api/disputes/{id}/representatives", Website: true},
+	{Route: "/api/disputes/{id}/restatement", Website: true},
+	{Route: "/api/disputes/{id}/audit", Website: true},
+	{Route: "/api/disputes/{id}/consent", Website: true},
+	{Route: "/api/disputes/{id}/funding", Website: true},
+	{Route: "/api/disputes/{id}/refiling", Website: true},
+	{Route: "/api/disputes/{id}/release", Website: true},
+	{Route: "/api/disputes/{id}/restatement/generate", Website: true},
+	{Route: "/api/disputes/{id}/service", Website: true},
+	{Route: "/api/disputes/{id}/termination", Website: true},
+	{Route: "/api/v2/ap2/resolution-requests"},
+	{Route: "/api/v2/ap2/resolution-results/{caseId}"},
+	{Route: "/api/v2/ucp/resolution-requests"},
+	{Route: "/api/v2/ucp/resolution-results/{caseId}"},
+}
