@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/pcourt/pcourt/api"
 	"github.com/pcourt/pcourt/libs/outbox"
 	"github.com/pcourt/pcourt/services/filings/internal/draft"
 )
@@ -18,8 +19,8 @@ import (
 // no HTTP view (version 1 nested the confirmed-filing-v2 answer under
 // "case"); its schema is api/events/filings-case-opened-v2.schema.json.
 const (
-	CaseOpenedTopic  = "pc.filings.case-opened.v2"
-	CaseOpenedSchema = "filings-case-opened-v2"
+	CaseOpenedTopic  = api.CaseOpenedTopic
+	CaseOpenedSchema = api.CaseOpenedSchema
 )
 
 // CaseOpened is everything the cases service needs to own a case without

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/pcourt/pcourt/api"
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/requestid"
 )
@@ -37,7 +38,7 @@ var currentSchemaVersions = schemaVersions{
 	ConfirmedFiling:  "confirmed-filing-v2",
 	ProcedurePlan:    "case-procedure-plan-v2",
 	Evaluation:       "narrow-evaluation-v2",
-	CaseEvent:        "case-event-v2",
+	CaseEvent:        api.CaseEventSchema,
 	WebhookSignature: "pc-webhook-ed25519-v1",
 	X402:             2,
 }

@@ -17,17 +17,18 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/pcourt/pcourt/api"
 	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/services/webhooks/internal/delivery"
 	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
 	"github.com/pcourt/pcourt/services/webhooks/internal/store"
 )
 
-// Topic and schema names.
+// Topic and schema names, as api declares them beside the schemas.
 const (
-	Topic          = "pc.cases.events.v2"
-	EnvelopeSchema = "cases-event-envelope-v2"
-	BodySchema     = "case-event-v2"
+	Topic          = api.CaseEventsTopic
+	EnvelopeSchema = api.CaseEventEnvelopeSchema
+	BodySchema     = api.CaseEventSchema
 )
 
 // Envelope is the value of a pc.cases.events.v2 record.
