@@ -1,7 +1,10 @@
 // Command compat-edge is the platform's only public ingress: it routes every
 // public path to the service that owns it, applies the compatibility policy
 // to earlier routes (announcements, brownouts, 410s, the legacy-use
-// ledger), and serves the API document and the migration guide.
+// ledger), and serves the API document and the migration guide. It has no
+// Kubernetes client: the compat-controller writes the CompatibilityFamily
+// resources' settings into the durable store the edge refreshes from, and
+// sends the milestone notices.
 package main
 
 import (
@@ -9,26 +12,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/manager"
-
 	"github.com/pcourt/pcourt/api"
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/lifecycle"
 	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/console"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/controller"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/httpapi"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/legacyuse"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/mail"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/notice"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/store"
@@ -73,7 +70,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	}
 	st := store.New(base.Redis)
 	creds := base.Credentials()
-	current := policy.NewCurrent(cfg.Compat.Env, st.LoadAll, cfg.Compat.RefreshInterval, base.Logger)
+	current := policy.NewCurrent(cfg.Compat.Env, st.LoadLayers, cfg.Compat.RefreshInterval, base.Logger)
 	if err := current.Refresh(ctx); err != nil {
 		// The edge still serves: the environment's policy holds until the
 		// store answers, at the next refresh.
@@ -140,71 +137,5 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		{Name: "legacy-use", Run: recorder.Run},
 		{Name: "compat-policy", Run: current.Run},
 	}
-	var notices func(context.Context) error
-	if cfg.Mail.Enabled() {
-		notices = (&notice.Scheduler{
-			Policy: current.Policy,
-			Store:  st,
-			Credentials: func(ctx context.Context, publicID string) (notice.Credential, error) {
-				cred, err := creds.Get(ctx, publicID)
-				if errors.Is(err, auth.ErrNotFound) {
-					return notice.Credential{}, notice.ErrUnknownCredential
-				}
-				if err != nil {
-					return notice.Credential{}, err
-				}
-				return notice.Credential{Partner: cred.PartnerID, Active: cred.Active()}, nil
-			},
-			Sender:   mail.New(cfg.Mail, time.Now),
-			Now:      time.Now,
-			GuideURL: cfg.PublicURL + httpapi.GuidePath,
-			Interval: cfg.NoticeInterval,
-			Logger:   base.Logger,
-		}).Run
-	} else {
-		base.Logger.Warn("compatibility notices off: EDGE_SMTP_HOST is not set, no milestone e-mail is sent")
-	}
-	mgr, err := kubernetesManager(cfg.Kubernetes, getenv, controller.Deps{
-		SetResources: current.SetResources, Scheduler: notices, Now: time.Now, Logger: base.Logger,
-	}, base.Logger)
-	if err != nil {
-		return err
-	}
-	switch {
-	case mgr != nil:
-		// The manager runs the scheduler on the replica holding the lease.
-		components = append(components, lifecycle.Component{Name: "kubernetes", Run: mgr.Start})
-	case notices != nil:
-		// Without a lease every replica passes; the atomic claim in Redis
-		// still sends each notice once.
-		components = append(components, lifecycle.Component{Name: "notices", Run: notices})
-	}
 	return lifecycle.Run(ctx, base.Logger, components...)
-}
-
-// kubernetesManager returns the CompatibilityFamily manager, or nil when
-// the edge does not watch resources (EDGE_KUBERNETES=off, or auto outside
-// a cluster); it says which, once, at start.
-func kubernetesManager(cfg controller.Config, getenv func(string) string, deps controller.Deps, logger *slog.Logger) (manager.Manager, error) {
-	if cfg.Mode == controller.Off {
-		logger.Info("compatibility families: Kubernetes off (EDGE_KUBERNETES=off); the policy comes from the durable store and the environment")
-		return nil, nil
-	}
-	restCfg, err := controller.RESTConfig(getenv)
-	switch {
-	case errors.Is(err, controller.ErrNoCluster) && cfg.Mode == controller.Auto:
-		logger.Warn("compatibility families: not in a Kubernetes cluster (no KUBECONFIG, no in-cluster service account); "+
-			"CompatibilityFamily resources are not watched and the policy comes from the durable store and the environment",
-			"EDGE_KUBERNETES", string(cfg.Mode))
-		return nil, nil
-	case err != nil:
-		return nil, fmt.Errorf("EDGE_KUBERNETES=%s: %w", cfg.Mode, err)
-	}
-	mgr, err := controller.NewManager(restCfg, cfg, deps)
-	if err != nil {
-		return nil, err
-	}
-	logger.Info("compatibility families: watching CompatibilityFamily resources; they take precedence over the durable store",
-		"namespace", cfg.Namespace, "host", restCfg.Host, "lease", cfg.LeaseName)
-	return mgr, nil
 }

@@ -37,7 +37,7 @@ func newAdmin(t *testing.T, token string) *adminFixture {
 	st := store.New(redistest.NewClient(t))
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	env := policy.Env{CanonicalRoutes: "true", FamilyGA: map[inventory.Family]string{inventory.V2Cases: "2026-01-15"}}
-	current := policy.NewCurrent(env, st.LoadAll, time.Hour, logger)
+	current := policy.NewCurrent(env, st.LoadLayers, time.Hour, logger)
 	require.NoError(t, current.Refresh(context.Background()))
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	a := &httpapi.Admin{Token: envconf.Secret(token), Store: st, Policy: current.Policy, Refresh: current.Refresh,
