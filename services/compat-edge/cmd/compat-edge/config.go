@@ -10,9 +10,9 @@ import (
 	"github.com/pcourt/pcourt/libs/envconf"
 	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/console"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/httpapi"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/legacyuse"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/proxy"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
 )
 
@@ -23,7 +23,7 @@ const DefaultMaxConnections = 512
 type config struct {
 	Service    service.Config
 	Upstreams  map[routing.Owner]*url.URL
-	Forwarding httpapi.Forwarding
+	Forwarding proxy.Forwarding
 	// PublicURL is the address clients reach the edge at (the ingress);
 	// the served OpenAPI document names it as its server. Empty keeps the
 	// document's relative server.

@@ -22,11 +22,12 @@ import (
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/lifecycle"
 	"github.com/pcourt/pcourt/libs/service"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/admin"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/console"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/httpapi"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/legacyuse"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/proxy"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/store"
 )
@@ -60,7 +61,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	openAPI, err := httpapi.ServedDocument(doc, cfg.PublicURL)
+	openAPI, err := proxy.ServedDocument(doc, cfg.PublicURL)
 	if err != nil {
 		return err
 	}
@@ -85,7 +86,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		return cred.PublicID, err
 	}, st.AddUses, base.Logger)
 
-	proxy, err := httpapi.NewProxy(routing.NewTable(routing.Families), cfg.Upstreams, cfg.Forwarding, base.Telemetry.Propagator, httpapi.Compat{
+	forward, err := proxy.NewProxy(routing.NewTable(routing.Families), cfg.Upstreams, cfg.Forwarding, base.Telemetry.Propagator, proxy.Compat{
 		Index:  index,
 		Policy: current.Policy,
 		Now:    time.Now,
@@ -119,13 +120,13 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	srv := base.Server(nil)
 	// One path for everything after: the console, routing, the policy, the
 	// ledger and the owner.
-	srv.Router().Use(httpapi.NormalizePath)
+	srv.Router().Use(proxy.NormalizePath)
 	// The console's API paths come before the proxy's /api catch-all.
 	srv.Router().Use(cons.API)
 	cons.Register(srv.Router())
-	httpapi.Register(srv.Router(), httpapi.Config{MaxBodyBytes: cfg.Service.HTTP.MaxBodyBytes}, proxy, openAPI)
-	admin := &httpapi.Admin{Token: cfg.AdminToken, Store: st, Policy: current.Policy, Refresh: current.Refresh, Now: time.Now, Logger: base.Logger}
-	srv.HandleAdmin(httpapi.AdminPrefix, admin.Handler())
+	proxy.Register(srv.Router(), proxy.Config{MaxBodyBytes: cfg.Service.HTTP.MaxBodyBytes}, forward, openAPI)
+	adminAPI := &admin.API{Token: cfg.AdminToken, Store: st, Policy: current.Policy, Refresh: current.Refresh, Now: time.Now, Logger: base.Logger}
+	srv.HandleAdmin(admin.Prefix, adminAPI.Handler())
 	if cfg.AdminToken == "" {
 		base.Logger.Warn("compatibility admin API refuses every request: EDGE_ADMIN_TOKEN is not set")
 	}

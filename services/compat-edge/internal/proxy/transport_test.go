@@ -1,4 +1,4 @@
-package httpapi_test
+package proxy_test
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/pcourt/pcourt/services/compat-edge/internal/httpapi"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/proxy"
 )
 
 // countingOwner is an owner that counts the connections the edge opens to it.
@@ -62,7 +62,7 @@ func echoPath(w http.ResponseWriter, r *http.Request) {
 
 func TestTransportReusesOneConnectionForSequentialRequests(t *testing.T) {
 	owner := newCountingOwner(t, echoPath)
-	tr := httpapi.NewTransport()
+	tr := proxy.NewTransport()
 	for i := range 20 {
 		status, body := exchange(t, tr, http.MethodGet, owner.URL+"/api/cases/cs_1", nil)
 		require.Equal(t, http.StatusOK, status, "request %d", i)
@@ -76,7 +76,7 @@ func TestTransportReusesOneConnectionForSequentialRequests(t *testing.T) {
 
 func TestTransportOpensNoMoreConnectionsThanRequestsInFlight(t *testing.T) {
 	owner := newCountingOwner(t, echoPath)
-	tr := httpapi.NewTransport()
+	tr := proxy.NewTransport()
 	const callers = 8
 	var wg sync.WaitGroup
 	for range callers {
@@ -93,7 +93,7 @@ func TestTransportOpensNoMoreConnectionsThanRequestsInFlight(t *testing.T) {
 
 func TestTransportResendsAGetWhenTheOwnerClosedItsIdleConnection(t *testing.T) {
 	owner := newCountingOwner(t, echoPath)
-	tr := httpapi.NewTransport()
+	tr := proxy.NewTransport()
 	status, _ := exchange(t, tr, http.MethodGet, owner.URL+"/api/a", nil)
 	require.Equal(t, http.StatusOK, status)
 	owner.CloseClientConnections() // as an owner does when it restarts
@@ -112,7 +112,7 @@ func TestTransportSendsABodyOnceAndOnlyOnALiveConnection(t *testing.T) {
 		}
 		echoPath(w, r)
 	})
-	tr := httpapi.NewTransport()
+	tr := proxy.NewTransport()
 	status, _ := exchange(t, tr, http.MethodGet, owner.URL+"/api/a", nil)
 	require.Equal(t, http.StatusOK, status)
 	owner.CloseClientConnections()
@@ -132,7 +132,7 @@ func TestTransportPassesOnAnOwnersEarlyRefusalOfALargeBody(t *testing.T) {
 		}
 		echoPath(w, r)
 	})
-	tr := httpapi.NewTransport()
+	tr := proxy.NewTransport()
 	status, _ := exchange(t, tr, http.MethodPost, owner.URL+"/api/evidence", bytes.Repeat([]byte("a"), 8<<20))
 	require.Equal(t, http.StatusRequestEntityTooLarge, status)
 	status, body := exchange(t, tr, http.MethodPost, owner.URL+"/api/evidence", []byte("small"))
@@ -148,7 +148,7 @@ func TestTransportClosesAConnectionWhoseBodyWasNotReadToTheEnd(t *testing.T) {
 		}
 		echoPath(w, r)
 	})
-	tr := httpapi.NewTransport()
+	tr := proxy.NewTransport()
 	req, _ := http.NewRequest(http.MethodGet, owner.URL+"/big", nil)
 	resp, err := tr.RoundTrip(req)
 	require.NoError(t, err)
@@ -168,7 +168,7 @@ func TestTransportBoundsTheWaitForResponseHeaders(t *testing.T) {
 		<-release
 	})
 	defer close(release)
-	tr := httpapi.NewTransport()
+	tr := proxy.NewTransport()
 	tr.ResponseHeaderTimeout = 100 * time.Millisecond
 	req, _ := http.NewRequest(http.MethodGet, owner.URL+"/slow", nil)
 	_, err := tr.RoundTrip(req)
@@ -182,7 +182,7 @@ func TestTransportStopsWhenTheCallerGoesAway(t *testing.T) {
 		<-release
 	})
 	defer close(release)
-	tr := httpapi.NewTransport()
+	tr := proxy.NewTransport()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, owner.URL+"/slow", nil)
 	time.AfterFunc(100*time.Millisecond, cancel)
