@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -113,10 +114,12 @@ func TestTransportSendsABodyOnceAndOnlyOnALiveConnection(t *testing.T) {
 		echoPath(w, r)
 	})
 	tr := proxy.NewTransport()
+	pooled := keepDialed(tr)
 	status, _ := exchange(t, tr, http.MethodGet, owner.URL+"/api/a", nil)
 	require.Equal(t, http.StatusOK, status)
 	owner.CloseClientConnections()
-	time.Sleep(50 * time.Millisecond) // the close reaching the edge's socket, which nothing signals
+	require.Eventually(t, func() bool { return peerClosed(t, pooled()) }, 5*time.Second, time.Millisecond,
+		"the owner's close reaches the edge's idle connection")
 
 	status, body := exchange(t, tr, http.MethodPost, owner.URL+"/api/filings", []byte(`{"amount":1}`))
 	require.Equal(t, http.StatusOK, status)
@@ -177,15 +180,58 @@ func TestTransportBoundsTheWaitForResponseHeaders(t *testing.T) {
 }
 
 func TestTransportStopsWhenTheCallerGoesAway(t *testing.T) {
-	release := make(chan struct{})
+	release, arrived := make(chan struct{}), make(chan struct{})
 	owner := newCountingOwner(t, func(w http.ResponseWriter, r *http.Request) {
+		close(arrived)
 		<-release
 	})
 	defer close(release)
 	tr := proxy.NewTransport()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, owner.URL+"/slow", nil)
-	time.AfterFunc(100*time.Millisecond, cancel)
+	go func() {
+		<-arrived // the owner holds the request: the transport waits for its answer
+		cancel()
+	}()
 	_, err := tr.RoundTrip(req)
 	require.ErrorIs(t, err, context.Canceled)
+}
+
+// keepDialed makes tr remember the last connection it dialed, and returns
+// what reads it.
+func keepDialed(tr *proxy.Transport) func() net.Conn {
+	var mu sync.Mutex
+	var last net.Conn
+	dial := tr.Dial
+	tr.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		mu.Lock()
+		defer mu.Unlock()
+		last = c
+		return c, err
+	}
+	return func() net.Conn {
+		mu.Lock()
+		defer mu.Unlock()
+		return last
+	}
+}
+
+// peerClosed reports whether the peer's close has reached conn: a peek that
+// does not wait finds the end of the stream. It consumes nothing, so the
+// transport later sees the same.
+func peerClosed(t *testing.T, conn net.Conn) bool {
+	t.Helper()
+	sc, ok := conn.(syscall.Conn)
+	require.True(t, ok, "a TCP connection")
+	raw, err := sc.SyscallConn()
+	require.NoError(t, err)
+	closed := false
+	require.NoError(t, raw.Read(func(fd uintptr) bool {
+		var b [1]byte
+		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		closed = n == 0 && err == nil
+		return true // never wait for readiness
+	}))
+	return closed
 }
