@@ -168,6 +168,10 @@ func TestProductionValues(t *testing.T) {
 			}
 		}
 		assert.Equal(t, "pcourt-redis", secrets["REDIS_PASSWORD"], "the password comes from a Secret, never a value")
+		if d.Name == "pcourt-compat-controller" {
+			assert.Equal(t, "smtp.pcourt.example", e["EDGE_SMTP_HOST"])
+			assert.Equal(t, "pcourt-smtp", secrets["EDGE_SMTP_PASSWORD"], "the SMTP password from a Secret")
+		}
 		assert.NotContains(t, e, "REDIS_PASSWORD", "never a literal password")
 	}
 	for _, p := range m.PDBs {
@@ -195,6 +199,7 @@ func TestRefusedValues(t *testing.T) {
 		"sentinel without a master":                    {[]string{"redis.mode=sentinel"}, "sentinelMaster"},
 		"no Kafka":                                     {[]string{"kafka.brokers=null"}, "kafka.brokers"},
 		"edge hops with no proxy to count them behind": {[]string{"podNetworkCIDRs=null"}, "trustedProxies"},
+		"SMTP still set on the edge":                   {[]string{"services.compat-edge.smtp.host=smtp.example"}, "moved to services.compat-controller.smtp"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			args := []string{"template", "pcourt", chart, "--kube-version", helmcheck.KubeVersion}
