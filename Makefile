@@ -6,6 +6,9 @@ SHELL   := /bin/bash
 GO      ?= go
 MODULES := api libs tools services/readiness services/filings services/cases services/webhooks services/compat-edge
 SERVICES := readiness filings cases webhooks compat-edge
+# Further commands of a service module, built and imaged like the services:
+# compat-controller is compat-edge's second binary.
+COMMANDS := compat-controller
 # Supporting processes built into FROM-scratch images like the services.
 TOOL_IMAGES := facilitator webhook-receiver kafka-broker
 HELM_VERSION := v3.22.0
@@ -53,9 +56,9 @@ $(BIN)/staticcheck:
 	GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 .PHONY: generate
-generate: ## Regenerate compat-edge's CompatibilityFamily DeepCopy, CRD and RBAC role (controller-gen).
+generate: ## Regenerate compat-edge's CompatibilityFamily DeepCopy, CRD and the compat-controller's RBAC role (controller-gen).
 	cd services/compat-edge && GOWORK=off $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION) \
-		object crd rbac:roleName=compat-edge paths=./api/... paths=./internal/controller/... \
+		object crd rbac:roleName=compat-controller paths=./api/... paths=./internal/controller/... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	cp services/compat-edge/config/crd/bases/compat.pcourt.dev_compatibilityfamilies.yaml deploy/helm/pcourt/crds/compatibilityfamilies.yaml
 
@@ -64,19 +67,22 @@ bench: ## Run the benchmarks (compare ratios within one run; the machine is shar
 	@set -eo pipefail; for m in $(MODULES); do (cd $$m && GOWORK=off $(GO) test -run='^$$' -bench=. -benchmem ./... | { grep -v '^?\|no test files' || true; }); done
 
 .PHONY: build
-build: $(addprefix $(BIN)/linux/,$(SERVICES) $(TOOL_IMAGES)) ## Build static linux binaries of the services and supporting tools into bin/linux.
+build: $(addprefix $(BIN)/linux/,$(SERVICES) $(COMMANDS) $(TOOL_IMAGES)) ## Build static linux binaries of the services (and compat-controller) and supporting tools into bin/linux.
 
 LDFLAGS = -s -w -X main.version=$$(git describe --always --dirty 2>/dev/null || echo dev)
 
 $(addprefix $(BIN)/linux/,$(SERVICES)): $(BIN)/linux/%: FORCE
 	CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./services/$*/cmd/$*
 
+$(BIN)/linux/compat-controller: FORCE
+	CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./services/compat-edge/cmd/compat-controller
+
 $(addprefix $(BIN)/linux/,$(TOOL_IMAGES)): $(BIN)/linux/%: FORCE
 	CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./tools/$*
 
 .PHONY: images
-images: build images-deps ## Build every image with no registry: pcourt/<service>:dev, facilitator, webhook-receiver, kafka-broker (FROM scratch), redis and nginx (Debian).
-	@set -e; for s in $(SERVICES) $(TOOL_IMAGES); do \
+images: build images-deps ## Build every image with no registry: pcourt/<service>:dev, compat-controller, facilitator, webhook-receiver, kafka-broker (FROM scratch), redis and nginx (Debian).
+	@set -e; for s in $(SERVICES) $(COMMANDS) $(TOOL_IMAGES); do \
 	  ctx=$(BIN)/images/$$s; rm -rf $$ctx; mkdir -p $$ctx; \
 	  ln -f $(BIN)/linux/$$s $$ctx/$$s; cp /etc/ssl/certs/ca-certificates.crt $$ctx/; \
 	  dockerfile=deploy/docker/Dockerfile; \

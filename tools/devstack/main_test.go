@@ -67,7 +67,7 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Fatal("curl is needed to run the printed commands (apt-get install curl)")
 	}
-	base := freeBlock(t, 6, 1000)
+	base := freeBlock(t, 8, 1000) // the edge, four services, the facilitator, a gap, the compat-controller
 	extra := freeBlock(t, 2)
 	dir := t.TempDir()
 	ctx, stop := context.WithCancel(context.Background())
@@ -190,7 +190,7 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("the stack did not stop within 60s")
 	}
-	for p := range adminAndPublic(base, 6) {
+	for p := range adminAndPublic(base, 8) {
 		_, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", p), 200*time.Millisecond)
 		require.Error(t, err, "port %d still listening after stop", p)
 	}

@@ -32,7 +32,10 @@ type service struct {
 }
 
 // stackServices lists the services, the edge last so it starts once its
-// upstreams are listening, and stops first.
+// upstreams are listening, and stops first. The compat-controller runs
+// with Kubernetes off: it sends the milestone notices when the caller's
+// environment configures SMTP (EDGE_SMTP_*), and otherwise only answers
+// its probes.
 func stackServices(cfg config, redis *devRedis, brokers []string, facilitatorURL string) []*service {
 	common := []string{
 		"REDIS_ADDRS=" + strings.Join(redis.addrs, ","),
@@ -78,14 +81,19 @@ func stackServices(cfg config, redis *devRedis, brokers []string, facilitatorURL
 		out = append(out, &service{name: name, port: port, env: append(env, own[name]...)})
 		edgeEnv = append(edgeEnv, fmt.Sprintf("UPSTREAM_%s_URL=http://127.0.0.1:%d", strings.ToUpper(name), port))
 	}
+	controllerPort := cfg.EdgePort + 7
+	controllerEnv := append(append([]string(nil), common...), fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", controllerPort),
+		"EDGE_KUBERNETES=off", fmt.Sprintf("EDGE_PUBLIC_URL=http://127.0.0.1:%d", cfg.EdgePort))
+	out = append(out, &service{name: "compat-controller", port: controllerPort, env: append(controllerEnv, cfg.Compat...)})
 	edgeEnv = append(edgeEnv, fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", cfg.EdgePort))
 	edgeEnv = append(edgeEnv, cfg.Compat...)
 	return append(out, &service{name: "compat-edge", port: cfg.EdgePort, env: edgeEnv})
 }
 
 // compatEnv picks the compatibility policy's variables (SERVICE_API_*) out
-// of the caller's environment. The edge is named as their one reader; the
-// children inherit the rest of the caller's environment anyway.
+// of the caller's environment. The edge and the compat-controller are named
+// as their readers; the children inherit the rest of the caller's
+// environment anyway.
 func compatEnv(environ []string) []string {
 	var out []string
 	for _, kv := range environ {
@@ -104,6 +112,7 @@ func buildServices(ctx context.Context, cfg config) error {
 	for _, name := range []string{"readiness", "filings", "cases", "webhooks", "compat-edge"} {
 		args = append(args, "./services/"+name+"/cmd/"+name)
 	}
+	args = append(args, "./services/compat-edge/cmd/compat-controller")
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = cfg.Root
 	// The services build against this checkout's libs through the workspace,

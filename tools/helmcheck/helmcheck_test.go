@@ -20,7 +20,9 @@ const repo = "../.."
 var (
 	chart      = filepath.Join(repo, "deploy", "helm", "pcourt")
 	production = filepath.Join(chart, "values-production.yaml")
-	services   = []string{"readiness", "filings", "cases", "webhooks", "compat-edge"}
+	services   = []string{"readiness", "filings", "cases", "webhooks", "compat-edge", "compat-controller"}
+	// controller is the one workload not autoscaled: one leader works.
+	controller = "compat-controller"
 )
 
 func helm(t *testing.T) string {
@@ -60,9 +62,10 @@ func env(c corev1.Container) map[string]string {
 
 func TestDefaultValues(t *testing.T) {
 	m := render(t, helm(t))
-	// Per service: ServiceAccount, Deployment, Service, HPA, PDB; then the
-	// Ingress and the edge's Role and RoleBinding.
-	assert.Equal(t, 5*5+3, m.Count())
+	// Per service: ServiceAccount, Deployment, Service, HPA, PDB (the
+	// controller: no HPA); then the Ingress and the controller's Role and
+	// RoleBinding.
+	assert.Equal(t, 6*5-1+3, m.Count())
 	names := func(n int, name func(i int) string) []string {
 		var out []string
 		for i := range n {
@@ -74,7 +77,8 @@ func TestDefaultValues(t *testing.T) {
 	want := slices.Sorted(slices.Values(services))
 	assert.Equal(t, want, names(len(m.Deployments), func(i int) string { return m.Deployments[i].Name }))
 	assert.Equal(t, want, names(len(m.Services), func(i int) string { return m.Services[i].Name }))
-	assert.Equal(t, want, names(len(m.HPAs), func(i int) string { return m.HPAs[i].Name }))
+	assert.Equal(t, slices.DeleteFunc(slices.Clone(want), func(s string) bool { return s == controller }),
+		names(len(m.HPAs), func(i int) string { return m.HPAs[i].Name }), "every service but the controller is autoscaled")
 	assert.Equal(t, want, names(len(m.PDBs), func(i int) string { return m.PDBs[i].Name }))
 	assert.Empty(t, m.ServiceMonitors, "the ServiceMonitor is behind a value")
 
@@ -91,9 +95,25 @@ func TestDefaultValues(t *testing.T) {
 			assert.Equal(t, "1", e["HTTP_TRUSTED_HOPS"])
 			assert.Equal(t, "10.0.0.0/8", e["HTTP_TRUSTED_PROXIES"], "hops are counted behind the ingress's pods only")
 		}
-		// Only the edge's manager talks to the API server.
-		assert.Equal(t, d.Name == "pcourt-compat-edge", *pod.Spec.AutomountServiceAccountToken, d.Name)
+		// Only the controller talks to the API server: the edge, facing
+		// the internet, holds no token.
+		assert.Equal(t, d.Name == "pcourt-compat-controller", *pod.Spec.AutomountServiceAccountToken, d.Name)
+		if d.Name == "pcourt-compat-controller" {
+			assert.Equal(t, int32(2), *d.Spec.Replicas, "a leader and a standby")
+			assert.Equal(t, "compat-controller.compat.pcourt.dev", e["EDGE_KUBERNETES_LEASE"])
+			assert.Equal(t, "false", e["SERVICE_API_CANONICAL_ROUTES"], "the notices decide with the edge's variables")
+		}
+		if d.Name == "pcourt-compat-edge" {
+			assert.NotContains(t, e, "EDGE_KUBERNETES", "the edge watches nothing")
+			assert.NotContains(t, e, "EDGE_SMTP_HOST", "the edge sends no mail")
+		}
 	}
+	for _, sa := range m.ServiceAccounts {
+		assert.Equal(t, sa.Name == "pcourt-compat-controller", *sa.AutomountServiceAccountToken, sa.Name)
+	}
+	require.Len(t, m.RoleBindings, 1)
+	require.Len(t, m.RoleBindings[0].Subjects, 1)
+	assert.Equal(t, "pcourt-compat-controller", m.RoleBindings[0].Subjects[0].Name, "the role is bound to the controller alone")
 	ing := m.Ingresses[0]
 	assert.Equal(t, "pcourt-compat-edge", ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name)
 	for k := range ing.Annotations {
@@ -111,7 +131,7 @@ func TestDefaultValues(t *testing.T) {
 	}
 	for _, verb := range []string{"update", "patch"} {
 		assert.True(t, allows("compat.pcourt.dev", "compatibilityfamilies/status", verb), verb)
-		assert.False(t, allows("compat.pcourt.dev", "compatibilityfamilies", verb), "the edge writes status only, never spec")
+		assert.False(t, allows("compat.pcourt.dev", "compatibilityfamilies", verb), "the controller writes status only, never spec")
 	}
 	assert.True(t, allows("coordination.k8s.io", "leases", "update"))
 	for _, r := range role.Rules {
@@ -123,7 +143,7 @@ func TestDefaultValues(t *testing.T) {
 
 func TestProductionValues(t *testing.T) {
 	m := render(t, helm(t), "-f", production)
-	assert.Len(t, m.ServiceMonitors, 5)
+	assert.Len(t, m.ServiceMonitors, 6)
 	for _, h := range m.HPAs {
 		assert.Equal(t, int32(3), *h.Spec.MinReplicas, h.Name)
 	}
@@ -148,9 +168,19 @@ func TestProductionValues(t *testing.T) {
 			}
 		}
 		assert.Equal(t, "pcourt-redis", secrets["REDIS_PASSWORD"], "the password comes from a Secret, never a value")
+		if d.Name == "pcourt-compat-controller" {
+			assert.Equal(t, "smtp.pcourt.example", e["EDGE_SMTP_HOST"])
+			assert.Equal(t, "pcourt-smtp", secrets["EDGE_SMTP_PASSWORD"], "the SMTP password from a Secret")
+		}
 		assert.NotContains(t, e, "REDIS_PASSWORD", "never a literal password")
 	}
 	for _, p := range m.PDBs {
+		if p.Name == "pcourt-compat-controller" {
+			// Two replicas: minAvailable 2 would block every drain.
+			assert.Equal(t, 1, p.Spec.MaxUnavailable.IntValue(), p.Name)
+			assert.Nil(t, p.Spec.MinAvailable, "a service's budget replaces the default whole")
+			continue
+		}
 		assert.Equal(t, 2, p.Spec.MinAvailable.IntValue(), p.Name)
 		assert.Nil(t, p.Spec.MaxUnavailable, "a service's budget replaces the default whole")
 	}
@@ -169,6 +199,7 @@ func TestRefusedValues(t *testing.T) {
 		"sentinel without a master":                    {[]string{"redis.mode=sentinel"}, "sentinelMaster"},
 		"no Kafka":                                     {[]string{"kafka.brokers=null"}, "kafka.brokers"},
 		"edge hops with no proxy to count them behind": {[]string{"podNetworkCIDRs=null"}, "trustedProxies"},
+		"SMTP still set on the edge":                   {[]string{"services.compat-edge.smtp.host=smtp.example"}, "moved to services.compat-controller.smtp"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			args := []string{"template", "pcourt", chart, "--kube-version", helmcheck.KubeVersion}
@@ -246,7 +277,7 @@ spec:
 	}
 }
 
-// The CompatibilityFamily CRD: the names compat-edge's controller is
+// The CompatibilityFamily CRD: the names the compat-controller is
 // written against, a structural schema, and the shape of its fields.
 func TestCompatibilityFamilyCRD(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(chart, "crds", "compatibilityfamilies.yaml"))
@@ -265,7 +296,7 @@ func TestCompatibilityFamilyCRD(t *testing.T) {
 	assert.Equal(t, "v1alpha1", v.Name)
 	assert.True(t, v.Served && v.Storage)
 	require.NotNil(t, v.Subresources)
-	assert.NotNil(t, v.Subresources.Status, "status is a subresource: the edge writes it alone")
+	assert.NotNil(t, v.Subresources.Status, "status is a subresource: the controller writes it alone")
 	var columns []string
 	for _, c := range v.AdditionalPrinterColumns {
 		columns = append(columns, c.JSONPath)

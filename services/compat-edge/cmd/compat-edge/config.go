@@ -10,11 +10,9 @@ import (
 	"github.com/pcourt/pcourt/libs/envconf"
 	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/console"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/controller"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/httpapi"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/legacyuse"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/mail"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/proxy"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
 )
 
@@ -25,21 +23,12 @@ const DefaultMaxConnections = 512
 type config struct {
 	Service    service.Config
 	Upstreams  map[routing.Owner]*url.URL
-	Forwarding httpapi.Forwarding
+	Forwarding proxy.Forwarding
 	// PublicURL is the address clients reach the edge at (the ingress);
 	// the served OpenAPI document names it as its server. Empty keeps the
 	// document's relative server.
 	PublicURL string
 	Compat    compatConfig
-	// Kubernetes is the CompatibilityFamily controller's part
-	// (EDGE_KUBERNETES, EDGE_KUBERNETES_NAMESPACE, EDGE_KUBERNETES_LEASE).
-	Kubernetes controller.Config
-	// Mail is the SMTP server of the milestone notices (EDGE_SMTP_*);
-	// without a host no notice is sent.
-	Mail mail.Config
-	// NoticeInterval is how often the notice scheduler passes
-	// (EDGE_NOTICE_INTERVAL).
-	NoticeInterval time.Duration
 	// AdminToken is the bearer of the compatibility admin API on the admin
 	// listener (EDGE_ADMIN_TOKEN, from a Secret); unset refuses every
 	// request.
@@ -57,7 +46,8 @@ type compatConfig struct {
 	Env policy.Env
 	// RefreshInterval is how often the durable family settings are read
 	// again (EDGE_COMPAT_REFRESH_INTERVAL): the delay before an
-	// administrator's change acts on every replica.
+	// administrator's change, or a CompatibilityFamily resource's that
+	// the compat-controller saved, acts on every replica.
 	RefreshInterval time.Duration
 	// LegacyUse sizes the legacy-use recorder (EDGE_LEGACY_USE_BUFFER,
 	// EDGE_LEGACY_USE_FLUSH_INTERVAL, EDGE_LEGACY_USE_MAX_PENDING).
@@ -107,19 +97,6 @@ func loadConfig(getenv func(string) string) (config, error) {
 	cfg.Compat.LegacyUse.Buffer = r.Int("EDGE_LEGACY_USE_BUFFER", cfg.Compat.LegacyUse.Buffer)
 	cfg.Compat.LegacyUse.FlushInterval = r.Duration("EDGE_LEGACY_USE_FLUSH_INTERVAL", cfg.Compat.LegacyUse.FlushInterval)
 	cfg.Compat.LegacyUse.MaxPending = r.Int("EDGE_LEGACY_USE_MAX_PENDING", cfg.Compat.LegacyUse.MaxPending)
-	cfg.Kubernetes = controller.DefaultConfig()
-	cfg.Kubernetes.Mode = controller.Mode(r.String("EDGE_KUBERNETES", string(cfg.Kubernetes.Mode)))
-	cfg.Kubernetes.Namespace = controller.Namespace(r.String("EDGE_KUBERNETES_NAMESPACE", ""), getenv)
-	cfg.Kubernetes.LeaseName = r.String("EDGE_KUBERNETES_LEASE", cfg.Kubernetes.LeaseName)
-	cfg.Mail = mail.DefaultConfig()
-	cfg.Mail.Host = r.String("EDGE_SMTP_HOST", "")
-	cfg.Mail.Port = r.Int("EDGE_SMTP_PORT", cfg.Mail.Port)
-	cfg.Mail.From = r.String("EDGE_SMTP_FROM", cfg.Mail.From)
-	cfg.Mail.Username = r.String("EDGE_SMTP_USERNAME", "")
-	cfg.Mail.Password = r.Secret("EDGE_SMTP_PASSWORD")
-	cfg.Mail.TLS = mail.TLSMode(r.String("EDGE_SMTP_STARTTLS", string(cfg.Mail.TLS)))
-	cfg.Mail.Timeout = r.Duration("EDGE_SMTP_TIMEOUT", cfg.Mail.Timeout)
-	cfg.NoticeInterval = r.Duration("EDGE_NOTICE_INTERVAL", time.Minute)
 	cfg.AdminToken = r.Secret("EDGE_ADMIN_TOKEN")
 	cfg.Console = console.DefaultConfig()
 	if cfg.PublicURL != "" {
@@ -129,9 +106,6 @@ func loadConfig(getenv func(string) string) (config, error) {
 	var errs []error
 	if t := cfg.AdminToken.Reveal(); t != "" && len(t) < 16 {
 		errs = append(errs, errors.New("EDGE_ADMIN_TOKEN must be at least 16 characters"))
-	}
-	if cfg.NoticeInterval <= 0 {
-		errs = append(errs, errors.New("EDGE_NOTICE_INTERVAL must be positive"))
 	}
 	if cfg.PublicURL != "" {
 		if u, err := url.Parse(cfg.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -148,7 +122,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 		cfg.Upstreams[owner] = u
 	}
-	errs = append(errs, r.Err(), cfg.Service.Validate(), cfg.Compat.Validate(), cfg.Kubernetes.Validate(), cfg.Mail.Validate(), cfg.Console.Validate())
+	errs = append(errs, r.Err(), cfg.Service.Validate(), cfg.Compat.Validate(), cfg.Console.Validate())
 	if err := errors.Join(errs...); err != nil {
 		return config{}, fmt.Errorf("configuration: %w", err)
 	}

@@ -1,17 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"io"
-	"log/slog"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/pcourt/pcourt/services/compat-edge/internal/controller"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/legacyuse"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
@@ -29,8 +23,6 @@ func TestLoadConfig(t *testing.T) {
 	require.Empty(t, cfg.PublicURL, "the served document keeps its relative server")
 	require.Equal(t, 10*time.Second, cfg.Compat.RefreshInterval)
 	require.Equal(t, legacyuse.DefaultConfig(), cfg.Compat.LegacyUse)
-	require.False(t, cfg.Mail.Enabled(), "no notices without an SMTP host")
-	require.Equal(t, time.Minute, cfg.NoticeInterval)
 	require.Empty(t, cfg.AdminToken, "the admin API refuses everyone until a token is set")
 	require.False(t, policy.Resolve(cfg.Compat.Env, nil).Enabled, "announcements are off by default")
 	require.Equal(t, 512, cfg.Service.HTTP.MaxConnections, "the edge holds at most 512 connections by default")
@@ -47,10 +39,6 @@ func TestLoadConfig(t *testing.T) {
 		{"a malformed flush interval", map[string]string{"EDGE_LEGACY_USE_FLUSH_INTERVAL": "soon"}},
 		{"no legacy-use buffer", map[string]string{"EDGE_LEGACY_USE_BUFFER": "0"}},
 		{"no pending legacy use", map[string]string{"EDGE_LEGACY_USE_MAX_PENDING": "-1"}},
-		{"an SMTP sender that is not an address", map[string]string{"EDGE_SMTP_HOST": "smtp.example", "EDGE_SMTP_FROM": "edge"}},
-		{"an unknown STARTTLS mode", map[string]string{"EDGE_SMTP_STARTTLS": "maybe"}},
-		{"an SMTP user without password", map[string]string{"EDGE_SMTP_USERNAME": "edge"}},
-		{"a notice interval of zero", map[string]string{"EDGE_NOTICE_INTERVAL": "0s"}},
 		{"a short admin token", map[string]string{"EDGE_ADMIN_TOKEN": "secret"}},
 		{"a negative connection cap", map[string]string{"HTTP_MAX_CONNECTIONS": "-1"}},
 		{"hops with no proxy to count them behind", map[string]string{"HTTP_TRUSTED_HOPS": "1"}},
@@ -95,69 +83,4 @@ func TestLoadConfigReadsTheCompatibilityVariables(t *testing.T) {
 	require.Equal(t, "2026-03-01", p.Window(inventory.WebsiteCases).GA.String())
 	require.True(t, p.Window(inventory.V2Filings).GA.IsZero())
 	require.Equal(t, "2026-1-15", p.Window(inventory.V2Filings).Invalid)
-}
-
-func TestLoadConfigKubernetes(t *testing.T) {
-	cfg, err := loadConfig(func(k string) string { return map[string]string{"POD_NAMESPACE": "pcourt"}[k] })
-	require.NoError(t, err)
-	require.Equal(t, controller.Auto, cfg.Kubernetes.Mode, "watch when a cluster is found")
-	require.Equal(t, "pcourt", cfg.Kubernetes.Namespace)
-	require.Equal(t, "compat-edge-notices", cfg.Kubernetes.LeaseName)
-
-	cfg, err = loadConfig(func(k string) string {
-		return map[string]string{"EDGE_KUBERNETES": "off", "EDGE_KUBERNETES_NAMESPACE": "edge", "POD_NAMESPACE": "pcourt"}[k]
-	})
-	require.NoError(t, err)
-	require.Equal(t, controller.Off, cfg.Kubernetes.Mode)
-	require.Equal(t, "edge", cfg.Kubernetes.Namespace)
-
-	_, err = loadConfig(func(k string) string { return map[string]string{"EDGE_KUBERNETES": "yes"}[k] })
-	require.ErrorContains(t, err, "EDGE_KUBERNETES")
-}
-
-// Outside a cluster, auto serves from the store and the environment (and
-// says so); on refuses to start; off never looks.
-func TestKubernetesManagerOutsideACluster(t *testing.T) {
-	t.Setenv("KUBERNETES_SERVICE_HOST", "")
-	var logs bytes.Buffer
-	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	noEnv := func(string) string { return "" }
-	deps := controller.Deps{SetResources: func(map[inventory.Family]policy.Settings) {}, Now: time.Now, Logger: logger}
-
-	mgr, err := kubernetesManager(controller.Config{Mode: controller.Auto, Namespace: "pcourt", LeaseName: "l"}, noEnv, deps, logger)
-	require.NoError(t, err)
-	require.Nil(t, mgr)
-	require.Contains(t, logs.String(), "not in a Kubernetes cluster")
-	require.Contains(t, logs.String(), "durable store and the environment")
-
-	_, err = kubernetesManager(controller.Config{Mode: controller.On, Namespace: "pcourt", LeaseName: "l"}, noEnv, deps, logger)
-	require.ErrorIs(t, err, controller.ErrNoCluster)
-
-	_, err = kubernetesManager(controller.Config{Mode: controller.On, Namespace: "pcourt", LeaseName: "l"},
-		func(k string) string { return map[string]string{"KUBECONFIG": "/nonexistent/kubeconfig"}[k] }, deps, logger)
-	require.ErrorContains(t, err, "KUBECONFIG")
-
-	logs.Reset()
-	mgr, err = kubernetesManager(controller.Config{Mode: controller.Off}, func(string) string { panic("off never looks") }, deps, logger)
-	require.NoError(t, err)
-	require.Nil(t, mgr)
-	require.Contains(t, logs.String(), "EDGE_KUBERNETES=off")
-}
-
-// With a kubeconfig the manager is built (not started: no API server here).
-func TestKubernetesManagerWithAKubeconfig(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, os.WriteFile(path, []byte(`apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: x, context: {cluster: c, user: u}}]
-current-context: x
-`), 0o600))
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	deps := controller.Deps{SetResources: func(map[inventory.Family]policy.Settings) {}, Now: time.Now, Logger: logger}
-	mgr, err := kubernetesManager(controller.Config{Mode: controller.Auto, Namespace: "pcourt", LeaseName: "l"},
-		func(k string) string { return map[string]string{"KUBECONFIG": path}[k] }, deps, logger)
-	require.NoError(t, err)
-	require.NotNil(t, mgr)
 }

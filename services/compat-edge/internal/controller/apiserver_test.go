@@ -17,10 +17,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/services/compat-edge/api/v1alpha1"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/controller"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/store"
 )
 
 // apiServerClient starts etcd and kube-apiserver from $KUBEBUILDER_ASSETS
@@ -57,7 +59,7 @@ func create(t *testing.T, c client.Client, name, fam string, mutate func(*v1alph
 // The reconcilers against a real API server: the status goes through the
 // status subresource, the server's resourceVersion shows what was written,
 // the CRD's schema refuses what it can before any reconciler sees it, and
-// the policy feeder reads what the server lists.
+// the layer writer saves what the server lists.
 func TestReconcilersAgainstAnAPIServer(t *testing.T) {
 	c := apiServerClient(t)
 	ctx := context.Background()
@@ -113,16 +115,18 @@ func TestReconcilersAgainstAnAPIServer(t *testing.T) {
 		require.True(t, apierrors.IsInvalid(err), "%s: %v", name, err)
 	}
 
-	current := policy.NewCurrent(policy.Env{CanonicalRoutes: "true", CompatibilityStart: "2026-03-01"},
-		func(context.Context) (map[inventory.Family]policy.Settings, error) { return nil, nil }, time.Hour, quiet)
-	feeder := &controller.PolicyFeeder{Reader: c, Namespace: ns, Set: current.SetResources, Logger: quiet}
-	_, err := feeder.Reconcile(ctx, ctrl.Request{})
+	st := store.New(redistest.NewClient(t))
+	edge := policy.NewCurrent(policy.Env{CanonicalRoutes: "true", CompatibilityStart: "2026-03-01"}, st.LoadLayers, time.Hour, quiet)
+	writer := &controller.LayerWriter{Reader: c, Namespace: ns, Save: st.SaveResources, Logger: quiet}
+	_, err := writer.Reconcile(ctx, ctrl.Request{})
 	require.NoError(t, err)
-	require.Equal(t, "2026-01-15", current.Policy().Window(inventory.V2Cases).GA.String(), "the oldest resource governs")
-	require.Equal(t, "2026-03-01", current.Policy().Window(inventory.V2Filings).GA.String(), "an invalid resource: the environment")
+	require.NoError(t, edge.Refresh(ctx))
+	require.Equal(t, "2026-01-15", edge.Policy().Window(inventory.V2Cases).GA.String(), "the oldest resource governs")
+	require.Equal(t, "2026-03-01", edge.Policy().Window(inventory.V2Filings).GA.String(), "an invalid resource: the environment")
 
 	require.NoError(t, c.Delete(ctx, cases))
-	_, err = feeder.Reconcile(ctx, ctrl.Request{})
+	_, err = writer.Reconcile(ctx, ctrl.Request{})
 	require.NoError(t, err)
-	require.Equal(t, "2026-06-01", current.Policy().Window(inventory.V2Cases).GA.String(), "the remaining resource governs now")
+	require.NoError(t, edge.Refresh(ctx))
+	require.Equal(t, "2026-06-01", edge.Policy().Window(inventory.V2Cases).GA.String(), "the remaining resource governs now")
 }

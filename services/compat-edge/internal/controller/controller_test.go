@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"testing"
@@ -16,10 +17,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/services/compat-edge/api/v1alpha1"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/controller"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/store"
 )
 
 const ns = "pcourt"
@@ -35,6 +38,13 @@ func family(name, fam string, created time.Time, mutate func(*v1alpha1.Compatibi
 		mutate(&cf.Spec)
 	}
 	return cf
+}
+
+func date(t testing.TB, s string) policy.Date {
+	t.Helper()
+	d, err := policy.ParseDate(s)
+	require.NoError(t, err)
+	return d
 }
 
 func newClient(t testing.TB, objs ...client.Object) client.Client {
@@ -164,10 +174,12 @@ func TestStatusReconcilerIsIdempotent(t *testing.T) {
 	require.NoError(t, err, "a deleted resource is nothing to do")
 }
 
-// Every replica's policy follows the governing, valid resources; an
-// invalid or duplicate one changes nothing, and a deletion removes its
-// family's layer.
-func TestPolicyFeederFeedsTheEdgesPolicy(t *testing.T) {
+// The layer writer saves the governing, valid resources into the edge's
+// durable store, and an edge's policy, refreshed from that store, serves
+// them over the admin API's settings; an invalid or duplicate resource
+// changes nothing, a deletion removes its family, and reconciling an
+// unchanged set writes nothing.
+func TestLayerWriterFeedsTheEdgesPolicyThroughTheStore(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	approved := metav1.NewTime(t0)
@@ -179,29 +191,52 @@ func TestPolicyFeederFeedsTheEdgesPolicy(t *testing.T) {
 	broken := family("filings", "v2-filings", t0, func(s *v1alpha1.CompatibilityFamilySpec) { s.GeneralAvailabilityDate = "2026-02-30" })
 	c := newClient(t, cases, dup, broken)
 
-	current := policy.NewCurrent(policy.Env{CanonicalRoutes: "true", CompatibilityStart: "2026-03-01"},
-		func(context.Context) (map[inventory.Family]policy.Settings, error) { return nil, nil }, time.Hour, quiet)
-	feeder := &controller.PolicyFeeder{Reader: c, Namespace: ns, Set: current.SetResources, Logger: quiet}
-	_, err := feeder.Reconcile(ctx, ctrl.Request{})
-	require.NoError(t, err)
+	st := store.New(redistest.NewClient(t))
+	require.NoError(t, st.Save(ctx, inventory.V2Cases, policy.Settings{GA: date(t, "2026-02-01"), Stage: policy.Warn}))
+	edge := policy.NewCurrent(policy.Env{CanonicalRoutes: "true", CompatibilityStart: "2026-03-01"}, st.LoadLayers, time.Hour, quiet)
+	saved := 0
+	writer := &controller.LayerWriter{Reader: c, Namespace: ns, Save: st.SaveResources, Saved: func(context.Context) { saved++ }, Logger: quiet}
+	reconcile := func() {
+		t.Helper()
+		_, err := writer.Reconcile(ctx, ctrl.Request{})
+		require.NoError(t, err)
+		require.NoError(t, edge.Refresh(ctx))
+	}
+	reconcile()
+	require.Equal(t, 1, saved)
 
-	w := current.Policy().Window(inventory.V2Cases)
-	require.Equal(t, "2026-01-15", w.GA.String(), "the oldest resource governs")
+	w := edge.Policy().Window(inventory.V2Cases)
+	require.Equal(t, "2026-01-15", w.GA.String(), "the oldest resource governs, over the admin API's date")
 	require.Equal(t, "CompatibilityFamily pcourt/cases", w.Source)
 	require.Equal(t, policy.Retired, w.Stage)
 	require.Equal(t, "2026-09-30", w.Extensions["cred_a"].String())
-	f := current.Policy().Window(inventory.V2Filings)
+	f := edge.Policy().Window(inventory.V2Filings)
 	require.Equal(t, "2026-03-01", f.GA.String(), "an invalid resource: the environment")
 	require.Equal(t, policy.EnvCompatibilityStart, f.Source)
 
+	reconcile()
+	require.Equal(t, 1, saved, "an unchanged set of resources writes nothing")
+
 	require.NoError(t, c.Delete(ctx, cases))
-	_, err = feeder.Reconcile(ctx, ctrl.Request{})
-	require.NoError(t, err)
-	require.Equal(t, "2026-06-01", current.Policy().Window(inventory.V2Cases).GA.String(), "the remaining resource governs now")
+	reconcile()
+	require.Equal(t, 2, saved)
+	require.Equal(t, "2026-06-01", edge.Policy().Window(inventory.V2Cases).GA.String(), "the remaining resource governs now")
 	require.NoError(t, c.Delete(ctx, dup))
-	_, err = feeder.Reconcile(ctx, ctrl.Request{})
-	require.NoError(t, err)
-	require.Equal(t, "2026-03-01", current.Policy().Window(inventory.V2Cases).GA.String(), "no resource left: the environment")
+	reconcile()
+	require.Equal(t, "2026-02-01", edge.Policy().Window(inventory.V2Cases).GA.String(), "no resource left: the admin API's date")
+}
+
+// A store that cannot be written fails the reconcile, so the manager
+// retries it; nothing is reported saved.
+func TestLayerWriterReportsAFailedSave(t *testing.T) {
+	c := newClient(t, family("cases", "v2-cases", time.Now(), nil))
+	writer := &controller.LayerWriter{Reader: c, Namespace: ns, Logger: quiet,
+		Save: func(context.Context, map[inventory.Family]policy.Settings) (bool, error) {
+			return false, errors.New("redis down")
+		},
+		Saved: func(context.Context) { t.Fatal("reported saved") }}
+	_, err := writer.Reconcile(context.Background(), ctrl.Request{})
+	require.ErrorContains(t, err, "redis down")
 }
 
 func TestDeepCopyIsDeep(t *testing.T) {

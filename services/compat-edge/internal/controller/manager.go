@@ -14,10 +14,8 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -26,17 +24,17 @@ import (
 	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
 )
 
-// Mode is EDGE_KUBERNETES: whether the edge watches CompatibilityFamily
-// resources.
+// Mode is EDGE_KUBERNETES: whether the compat-controller watches
+// CompatibilityFamily resources.
 type Mode string
 
 // The modes.
 const (
-	// Auto watches when the edge finds a cluster (KUBECONFIG, or the
-	// in-cluster service account), and otherwise serves from the durable
-	// store and the environment.
+	// Auto watches when the controller finds a cluster (KUBECONFIG, or
+	// the in-cluster service account), and otherwise runs the notices
+	// alone.
 	Auto Mode = "auto"
-	// On requires a cluster: the edge refuses to start without one.
+	// On requires a cluster: the controller refuses to start without one.
 	On Mode = "on"
 	// Off never watches.
 	Off Mode = "off"
@@ -45,20 +43,20 @@ const (
 // Valid reports a known mode.
 func (m Mode) Valid() bool { return m == Auto || m == On || m == Off }
 
-// Config is the controller's part of the edge's configuration.
+// Config is the Kubernetes part of the compat-controller's configuration.
 type Config struct {
 	Mode Mode
-	// Namespace is where the edge watches resources and holds its lease
-	// (EDGE_KUBERNETES_NAMESPACE; POD_NAMESPACE, then the service
+	// Namespace is where the controller watches resources and holds its
+	// lease (EDGE_KUBERNETES_NAMESPACE; POD_NAMESPACE, then the service
 	// account's namespace).
 	Namespace string
-	// LeaseName names the leader-election lease of the notice scheduler
-	// and the status reconciler.
+	// LeaseName names the leader-election lease (EDGE_KUBERNETES_LEASE):
+	// its holder reconciles and sends the notices.
 	LeaseName string
 }
 
 // DefaultConfig watches when a cluster is found.
-func DefaultConfig() Config { return Config{Mode: Auto, LeaseName: "compat-edge-notices"} }
+func DefaultConfig() Config { return Config{Mode: Auto, LeaseName: "compat-controller"} }
 
 // Validate reports an unusable setting.
 func (c Config) Validate() error {
@@ -123,18 +121,21 @@ func Scheme() (*runtime.Scheme, error) {
 
 // Deps are what the manager drives.
 type Deps struct {
-	// SetResources receives the resource layer on every replica.
-	SetResources func(map[inventory.Family]policy.Settings)
+	// SaveLayer replaces the CompatibilityFamily layer in the edge's
+	// durable store (store.SaveResources).
+	SaveLayer func(ctx context.Context, layer map[inventory.Family]policy.Settings) (bool, error)
+	// LayerSaved, when set, is told after the layer changed.
+	LayerSaved func(ctx context.Context)
 	// Scheduler runs on the elected replica only (nil: none).
 	Scheduler func(ctx context.Context) error
 	Now       func() time.Time
 	Logger    *slog.Logger
 }
 
-// NewManager builds the manager: a cache of the namespace's resources on
-// every replica feeding the policy, and, on the replica holding the
-// lease, the status reconciler and the notice scheduler. Its metrics and
-// probe listeners are off: the edge's admin listener has its own.
+// NewManager builds the manager: on the replica holding the lease, the
+// status reconciler, the layer writer and the notice scheduler; the other
+// replicas wait to take over. Its metrics and probe listeners are off: the
+// controller's admin listener has its own.
 func NewManager(restCfg *rest.Config, cfg Config, deps Deps) (manager.Manager, error) {
 	scheme, err := Scheme()
 	if err != nil {
@@ -161,11 +162,10 @@ func NewManager(restCfg *rest.Config, cfg Config, deps Deps) (manager.Manager, e
 	if err != nil {
 		return nil, fmt.Errorf("building the status reconciler: %w", err)
 	}
-	err = ctrl.NewControllerManagedBy(mgr).For(&v1alpha1.CompatibilityFamily{}).Named("compatibilityfamily-policy").
-		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
-		Complete(&PolicyFeeder{Reader: mgr.GetCache(), Namespace: cfg.Namespace, Set: deps.SetResources, Logger: deps.Logger})
+	err = ctrl.NewControllerManagedBy(mgr).For(&v1alpha1.CompatibilityFamily{}).Named("compatibilityfamily-layer").
+		Complete(&LayerWriter{Reader: mgr.GetCache(), Namespace: cfg.Namespace, Save: deps.SaveLayer, Saved: deps.LayerSaved, Logger: deps.Logger})
 	if err != nil {
-		return nil, fmt.Errorf("building the policy feeder: %w", err)
+		return nil, fmt.Errorf("building the layer writer: %w", err)
 	}
 	if deps.Scheduler != nil {
 		// A RunnableFunc needs the lease: only the elected replica sends.

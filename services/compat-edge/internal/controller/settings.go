@@ -1,9 +1,10 @@
-// Package controller watches CompatibilityFamily resources: the status
-// reconciler (one elected replica) validates each resource and writes its
-// computed window and conditions; the policy feeder (every replica) hands
-// the valid resources, from the informer cache, to the policy the edge
-// serves from. Both decide with internal/policy, so the resource, the
-// store and the environment are read by one set of rules.
+// Package controller is the compat-controller's Kubernetes side: it
+// watches CompatibilityFamily resources on the replica holding the lease.
+// The status reconciler validates each resource and writes its computed
+// window and conditions; the layer writer saves the valid resources'
+// settings into the edge's durable store, where every edge replica reads
+// them at its policy refresh. Both decide with internal/policy, so the
+// resource, the store and the environment are read by one set of rules.
 package controller
 
 import (
@@ -84,8 +85,8 @@ func ToSettings(cf *v1alpha1.CompatibilityFamily) (inventory.Family, policy.Sett
 // Winners picks, for each family, the resource that governs it: the
 // oldest (then the first by namespace and name) of those naming it. The
 // others are duplicates and govern nothing; a winner that does not
-// validate leaves its family to the store and the environment rather than
-// hand it to a younger resource.
+// validate leaves its family to the admin API's settings and the
+// environment rather than hand it to a younger resource.
 func Winners(items []v1alpha1.CompatibilityFamily) map[inventory.Family]*v1alpha1.CompatibilityFamily {
 	sorted := make([]*v1alpha1.CompatibilityFamily, 0, len(items))
 	for i := range items {

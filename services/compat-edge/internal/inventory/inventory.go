@@ -34,6 +34,10 @@ const (
 // Families lists every family, in the order the docs show them.
 var Families = []Family{V2Filings, V2Cases, WebsiteCases}
 
+// GuidePath is where the edge serves the migration guide: every
+// announcement links to it, and every milestone notice.
+const GuidePath = "/docs/migration"
+
 // Valid reports whether f is one of the three families.
 func (f Family) Valid() bool { return f == V2Filings || f == V2Cases || f == WebsiteCases }
 

@@ -12,27 +12,36 @@ import (
 	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
 )
 
-// Current is the policy in force: built from the environment, the durable
-// store and, on Kubernetes, the CompatibilityFamily resources; read by
-// every request without a lock. The store is read every interval; the
-// resources are handed in by the controller whenever its cache changes
-// (SetResources), and take precedence over the store (Overlay).
+// Layers are the family settings the durable store holds, by who wrote
+// them: the administrator through the admin API, and the compat-controller
+// from the CompatibilityFamily resources. Overlay decides between them.
+type Layers struct {
+	// Admin is what the admin API saved.
+	Admin map[inventory.Family]Settings
+	// Resources are the settings of every governing, valid
+	// CompatibilityFamily resource, as the controller last wrote them.
+	Resources map[inventory.Family]Settings
+}
+
+// Current is the policy in force: built from the environment and the
+// durable store's two layers (the admin API's and the CompatibilityFamily
+// resources', which take precedence: Overlay); read by every request
+// without a lock. The store is read every interval, so a change by either
+// writer acts on every replica within it.
 type Current struct {
 	env      Env
-	load     func(context.Context) (map[inventory.Family]Settings, error)
+	load     func(context.Context) (Layers, error)
 	interval time.Duration
 	logger   *slog.Logger
 	p        atomic.Pointer[Policy]
 
-	mu        sync.Mutex // serialises rebuilds
-	durable   map[inventory.Family]Settings
-	resources map[inventory.Family]Settings
-	built     map[inventory.Family]Settings // the layer the policy in force was built from
+	mu    sync.Mutex                    // serialises refreshes
+	built map[inventory.Family]Settings // the layer the policy in force was built from
 }
 
 // NewCurrent returns a Current that, until its first refresh, holds the
 // environment's policy alone.
-func NewCurrent(env Env, load func(context.Context) (map[inventory.Family]Settings, error), interval time.Duration, logger *slog.Logger) *Current {
+func NewCurrent(env Env, load func(context.Context) (Layers, error), interval time.Duration, logger *slog.Logger) *Current {
 	c := &Current{env: env, load: load, interval: interval, logger: logger}
 	c.p.Store(Resolve(env, nil))
 	return c
@@ -41,46 +50,25 @@ func NewCurrent(env Env, load func(context.Context) (map[inventory.Family]Settin
 // Policy returns the policy in force.
 func (c *Current) Policy() *Policy { return c.p.Load() }
 
-// Refresh reads the durable layer and swaps the policy when it changed. On
-// failure the policy in force stays: an unreachable store neither
-// announces nor retires anything new.
+// Refresh reads the durable layers and swaps the policy when their
+// combination changed. On failure the policy in force stays: an
+// unreachable store neither announces nor retires anything new.
 func (c *Current) Refresh(ctx context.Context) error {
-	durable, err := c.load(ctx)
+	layers, err := c.load(ctx)
 	if err != nil {
 		return fmt.Errorf("loading compatibility settings: %w", err)
 	}
-	if durable == nil {
-		durable = map[inventory.Family]Settings{}
-	}
+	layer := Overlay(layers.Resources, layers.Admin)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.durable = durable
-	c.rebuild()
-	return nil
-}
-
-// SetResources replaces the CompatibilityFamily layer: the settings of
-// every valid resource, by family. nil removes the layer.
-func (c *Current) SetResources(resources map[inventory.Family]Settings) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if resources == nil {
-		resources = map[inventory.Family]Settings{}
-	}
-	c.resources = resources
-	c.rebuild()
-}
-
-// rebuild swaps the policy when the combined layer changed; c.mu held.
-func (c *Current) rebuild() {
-	layer := Overlay(c.resources, c.durable)
 	if c.built != nil && reflect.DeepEqual(layer, c.built) {
-		return
+		return nil
 	}
 	c.built = layer
 	p := Resolve(c.env, layer)
 	c.p.Store(p)
 	c.Log(p)
+	return nil
 }
 
 // Log writes the policy's windows, one line per family.

@@ -20,7 +20,7 @@ func TestCurrentFollowsTheDurableLayer(t *testing.T) {
 	ctx := context.Background()
 	var durable map[inventory.Family]policy.Settings
 	var failure error
-	load := func(context.Context) (map[inventory.Family]policy.Settings, error) { return durable, failure }
+	load := func(context.Context) (policy.Layers, error) { return policy.Layers{Admin: durable}, failure }
 	env := policy.Env{CanonicalRoutes: "true", FamilyGA: map[inventory.Family]string{inventory.V2Cases: "2026-01-15"}}
 	c := policy.NewCurrent(env, load, time.Hour, slog.New(slog.NewTextHandler(io.Discard, nil)))
 

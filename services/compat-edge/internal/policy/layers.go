@@ -3,10 +3,10 @@ package policy
 import "github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
 
 // Overlay combines the CompatibilityFamily resources' settings with the
-// durable store's, family by family, into the one durable layer Resolve
-// takes. The resource takes precedence over the store: its date and stage
-// win where it sets them, and only the fields it leaves unset fall back to
-// the store's. Two things are never taken away by either layer, because
+// admin API's (both kept in the durable store), family by family, into the
+// one durable layer Resolve takes. The resource takes precedence over the
+// admin API: its date and stage win where it sets them, and only the
+// fields it leaves unset fall back to the admin API's. Two things are never taken away by either layer, because
 // partners plan on them: every brownout scheduled in either is kept, and
 // an integration's extension is the later of the two.
 func Overlay(resources, durable map[inventory.Family]Settings) map[inventory.Family]Settings {

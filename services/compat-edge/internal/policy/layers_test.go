@@ -51,24 +51,28 @@ func TestOverlayPrefersTheResourceAndNeverTakesAway(t *testing.T) {
 	}
 }
 
-func TestCurrentPutsTheResourcesOverTheStore(t *testing.T) {
+func TestCurrentPutsTheResourcesOverTheAdminLayer(t *testing.T) {
 	ctx := context.Background()
-	durable := map[inventory.Family]policy.Settings{inventory.V2Cases: {GA: date(t, "2026-01-15")}}
-	c := policy.NewCurrent(policy.Env{CanonicalRoutes: "true"}, func(context.Context) (map[inventory.Family]policy.Settings, error) {
-		return durable, nil
+	layers := policy.Layers{Admin: map[inventory.Family]policy.Settings{inventory.V2Cases: {GA: date(t, "2026-01-15")}}}
+	c := policy.NewCurrent(policy.Env{CanonicalRoutes: "true"}, func(context.Context) (policy.Layers, error) {
+		return layers, nil
 	}, time.Hour, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.NoError(t, c.Refresh(ctx))
 	require.Equal(t, "store", c.Policy().Window(inventory.V2Cases).Source)
 
-	c.SetResources(map[inventory.Family]policy.Settings{inventory.V2Cases: {GA: date(t, "2026-03-01"), Source: "CompatibilityFamily pcourt/cases"}})
+	layers.Resources = map[inventory.Family]policy.Settings{inventory.V2Cases: {GA: date(t, "2026-03-01"), Source: "CompatibilityFamily pcourt/cases"}}
+	require.NoError(t, c.Refresh(ctx))
 	w := c.Policy().Window(inventory.V2Cases)
 	require.Equal(t, "2026-03-01", w.GA.String())
 	require.Equal(t, "CompatibilityFamily pcourt/cases", w.Source)
-	require.NoError(t, c.Refresh(ctx))
-	require.Equal(t, "2026-03-01", c.Policy().Window(inventory.V2Cases).GA.String(), "a store refresh keeps the resource on top")
 
-	c.SetResources(nil)
-	require.Equal(t, "2026-01-15", c.Policy().Window(inventory.V2Cases).GA.String(), "the resource deleted: the store again")
+	layers.Admin[inventory.V2Cases] = policy.Settings{GA: date(t, "2026-02-01")}
+	require.NoError(t, c.Refresh(ctx))
+	require.Equal(t, "2026-03-01", c.Policy().Window(inventory.V2Cases).GA.String(), "an admin change keeps the resource on top")
+
+	layers.Resources = nil
+	require.NoError(t, c.Refresh(ctx))
+	require.Equal(t, "2026-02-01", c.Policy().Window(inventory.V2Cases).GA.String(), "the resource deleted: the admin layer again")
 }
 
 func TestMilestones(t *testing.T) {

@@ -3,8 +3,9 @@
 // answers 410 instead of forwarding. It is pure: the layers it is built
 // from (the durable family settings, the environment) are handed to
 // Resolve, and the edge swaps the resulting *Policy whenever a layer
-// changes. A later source of family settings (the CompatibilityFamily
-// resource) feeds Resolve the same Settings.
+// changes. The CompatibilityFamily resources, written to the store by the
+// compat-controller, are Settings too, laid over the admin API's by
+// Overlay.
 package policy
 
 import (

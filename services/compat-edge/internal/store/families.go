@@ -1,6 +1,8 @@
 // Package store keeps the edge's own state in Redis, under its own prefix
-// pc:edge: the durable compatibility settings of each family and the
-// legacy-use ledger. Every write that must check before it changes is one
+// pc:edge: the durable compatibility settings of each family (the admin
+// API's, and the CompatibilityFamily layer the compat-controller writes),
+// the legacy-use ledger, the partners' contacts, the milestone notices and
+// the admin audit. Every write that must check before it changes is one
 // Lua script over one key, so it runs unchanged on Redis Cluster.
 package store
 
@@ -69,7 +71,7 @@ func (s *Store) Load(ctx context.Context, f inventory.Family) (policy.Settings, 
 	return st, nil
 }
 
-// LoadAll returns every family's durable settings.
+// LoadAll returns every family's settings as the admin API saved them.
 func (s *Store) LoadAll(ctx context.Context) (map[inventory.Family]policy.Settings, error) {
 	out := map[inventory.Family]policy.Settings{}
 	for _, f := range inventory.Families {

@@ -1,4 +1,4 @@
-package httpapi_test
+package proxy_test
 
 import (
 	"encoding/json"

@@ -1,4 +1,11 @@
-package httpapi
+// Package admin is the compatibility admin API, on the edge's admin
+// listener only: an operator approves extensions, schedules brownouts and
+// sets partners' contacts (saved in the durable store, read by every edge
+// replica at its policy refresh), and reads the policy in force, the
+// notices and the audit. Every change names its actor and is audited. The
+// settings saved here rank below a CompatibilityFamily resource's
+// (policy.Overlay).
+package admin
 
 import (
 	"context"
@@ -36,15 +43,19 @@ var (
 	InvalidCompatChange = problem.Code{Name: "invalid_compat_change", Status: http.StatusUnprocessableEntity, Title: "Invalid compatibility change"}
 )
 
-// AdminPrefix is where the admin API lives, on the admin listener only.
-const AdminPrefix = "/admin/compatibility/"
+// Codes returns the admin API's problem codes, rows of owner compat-edge in
+// docs/problems.md.
+func Codes() []problem.Code { return []problem.Code{ExtensionShortened, InvalidCompatChange} }
+
+// Prefix is where the admin API lives, on the admin listener only.
+const Prefix = "/admin/compatibility/"
 
 // ActorHeader names who makes a change; every change requires it and the
 // audit records it.
 const ActorHeader = "X-PC-Actor"
 
-// AdminStore is the durable state the admin API reads and changes.
-type AdminStore interface {
+// Store is the durable state the admin API reads and changes.
+type Store interface {
 	Load(ctx context.Context, f inventory.Family) (policy.Settings, error)
 	Save(ctx context.Context, f inventory.Family, st policy.Settings) error
 	ApproveExtension(ctx context.Context, f inventory.Family, integration string, until policy.Date) error
@@ -55,11 +66,11 @@ type AdminStore interface {
 	Audit(ctx context.Context, count int64) ([]store.AuditEntry, error)
 }
 
-// Admin is the compatibility admin API.
-type Admin struct {
+// API is the compatibility admin API.
+type API struct {
 	// Token is EDGE_ADMIN_TOKEN; empty refuses every request.
 	Token  envconf.Secret
-	Store  AdminStore
+	Store  Store
 	Policy func() *policy.Policy
 	// Refresh makes this replica act on a change at once; the others
 	// follow within the refresh interval.
@@ -68,13 +79,13 @@ type Admin struct {
 	Logger  *slog.Logger
 }
 
-// Handler returns the admin API, to mount at AdminPrefix on the admin
+// Handler returns the admin API, to mount at Prefix on the admin
 // listener.
-func (a *Admin) Handler() http.Handler {
+func (a *API) Handler() http.Handler {
 	e := gin.New()
 	e.ContextWithFallback = true
 	e.Use(requestid.Middleware(), problem.Middleware(a.Logger, a.mapError), a.authenticate, httpserver.BodyLimit(64<<10))
-	g := e.Group(strings.TrimSuffix(AdminPrefix, "/"))
+	g := e.Group(strings.TrimSuffix(Prefix, "/"))
 	g.GET("/policy", a.getPolicy)
 	g.PUT("/families/:family/extensions/:integration", a.approveExtension)
 	g.POST("/families/:family/brownouts", a.scheduleBrownout)
@@ -83,29 +94,29 @@ func (a *Admin) Handler() http.Handler {
 	g.GET("/notices", a.listNotices)
 	g.GET("/audit", a.listAudit)
 	e.NoRoute(func(c *gin.Context) {
-		problem.Write(c, problem.Newf(problem.NotFound, "No resource at %s.", problem.Clip(c.Request.URL.Path)))
+		_ = c.Error(problem.Newf(problem.NotFound, "No resource at %s.", problem.Clip(c.Request.URL.Path)))
 	})
 	return e
 }
 
 // authenticate admits the one admin bearer, compared in constant time
 // (over digests, so the length does not leak either).
-func (a *Admin) authenticate(c *gin.Context) {
+func (a *API) authenticate(c *gin.Context) {
 	if a.Token == "" {
-		problem.Write(c, problem.New(problem.Forbidden, "The admin API is off: EDGE_ADMIN_TOKEN is not set."))
+		_ = c.Error(problem.New(problem.Forbidden, "The admin API is off: EDGE_ADMIN_TOKEN is not set."))
 		c.Abort()
 		return
 	}
 	h := c.Request.Header.Values("Authorization")
 	scheme, token, _ := strings.Cut(strings.Join(h, ""), " ")
 	if len(h) != 1 || !strings.EqualFold(scheme, "Bearer") || token == "" {
-		problem.Write(c, problem.New(problem.Unauthenticated, "Send the admin token as a bearer credential.").WithHeader("WWW-Authenticate", `Bearer realm="compat-edge-admin"`))
+		_ = c.Error(problem.New(problem.Unauthenticated, "Send the admin token as a bearer credential.").WithHeader("WWW-Authenticate", `Bearer realm="compat-edge-admin"`))
 		c.Abort()
 		return
 	}
 	got, want := sha256.Sum256([]byte(token)), sha256.Sum256([]byte(a.Token.Reveal()))
 	if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-		problem.Write(c, problem.New(problem.InvalidCredential, "The admin token is not valid.").WithHeader("WWW-Authenticate", `Bearer realm="compat-edge-admin", error="invalid_token"`))
+		_ = c.Error(problem.New(problem.InvalidCredential, "The admin token is not valid.").WithHeader("WWW-Authenticate", `Bearer realm="compat-edge-admin", error="invalid_token"`))
 		c.Abort()
 		return
 	}
@@ -113,7 +124,7 @@ func (a *Admin) authenticate(c *gin.Context) {
 	c.Next()
 }
 
-func (a *Admin) mapError(err error) *problem.Error {
+func (a *API) mapError(err error) *problem.Error {
 	var se *store.ShortenedError
 	if errors.As(err, &se) {
 		return problem.Newf(ExtensionShortened, "The extension of %s in %s is %s; %s would shorten it. Extensions can only be lengthened.",
@@ -133,11 +144,11 @@ func invalid(format string, args ...any) *problem.Error {
 	return problem.Newf(InvalidCompatChange, format, args...)
 }
 
-// actor returns who makes the change, or writes the problem.
+// actor returns who makes the change, or records the problem.
 func actor(c *gin.Context) (string, bool) {
 	v := c.GetHeader(ActorHeader)
 	if v == "" || len(v) > 200 || strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		problem.Write(c, problem.Newf(problem.InvalidRequest, "Name who makes the change in %s (1 to 200 printable characters).", ActorHeader))
+		_ = c.Error(problem.Newf(problem.InvalidRequest, "Name who makes the change in %s (1 to 200 printable characters).", ActorHeader))
 		return "", false
 	}
 	return v, true
@@ -146,7 +157,7 @@ func actor(c *gin.Context) (string, bool) {
 func family(c *gin.Context) (inventory.Family, bool) {
 	f := inventory.Family(c.Param("family"))
 	if !f.Valid() {
-		problem.Write(c, invalid("Family %q is not v2-filings, v2-cases or website-cases.", problem.Clip(string(f))))
+		_ = c.Error(invalid("Family %q is not v2-filings, v2-cases or website-cases.", problem.Clip(string(f))))
 		return "", false
 	}
 	return f, true
@@ -211,13 +222,13 @@ func toFamilyView(w *policy.Window, ids []string, now time.Time) familyView {
 // getPolicy answers the effective policy, per family; with
 // ?integration=<credential or partner id> (repeatable) also that
 // integration's window end and next milestone. ?family= narrows it.
-func (a *Admin) getPolicy(c *gin.Context) {
+func (a *API) getPolicy(c *gin.Context) {
 	p := a.Policy()
 	ids := c.QueryArray("integration")
 	view := policyView{Enabled: p.Enabled, Integrations: ids, Families: []familyView{}}
 	only := inventory.Family(c.Query("family"))
 	if only != "" && !only.Valid() {
-		problem.Write(c, invalid("Family %q is not v2-filings, v2-cases or website-cases.", problem.Clip(string(only))))
+		_ = c.Error(invalid("Family %q is not v2-filings, v2-cases or website-cases.", problem.Clip(string(only))))
 		return
 	}
 	for _, w := range p.Windows() {
@@ -234,7 +245,7 @@ type extensionRequest struct {
 
 // approveExtension sets an integration's deadline: later than any already
 // approved, never earlier (409 extension_shortened).
-func (a *Admin) approveExtension(c *gin.Context) {
+func (a *API) approveExtension(c *gin.Context) {
 	who, ok := actor(c)
 	if !ok {
 		return
@@ -245,7 +256,7 @@ func (a *Admin) approveExtension(c *gin.Context) {
 	}
 	integration := c.Param("integration")
 	if integration == "" || len(integration) > policy.MaxIntegrationBytes {
-		problem.Write(c, invalid("The integration id must be 1 to %d bytes.", policy.MaxIntegrationBytes))
+		_ = c.Error(invalid("The integration id must be 1 to %d bytes.", policy.MaxIntegrationBytes))
 		return
 	}
 	var req extensionRequest
@@ -255,11 +266,11 @@ func (a *Admin) approveExtension(c *gin.Context) {
 	}
 	until, err := policy.ParseDate(req.Sunset)
 	if err != nil {
-		problem.Write(c, invalid("sunset: %s", err))
+		_ = c.Error(invalid("sunset: %s", err))
 		return
 	}
 	if w := a.Policy().Window(f); !w.GA.IsZero() && !until.Time().After(w.End(nil)) {
-		problem.Write(c, invalid("sunset %s is not after the window's end, %s: it would extend nothing.", until, w.End(nil).Format(time.DateOnly)))
+		_ = c.Error(invalid("sunset %s is not after the window's end, %s: it would extend nothing.", until, w.End(nil).Format(time.DateOnly)))
 		return
 	}
 	if err := a.Store.ApproveExtension(c, f, integration, until); err != nil {
@@ -276,7 +287,7 @@ type brownoutRequest struct {
 
 // scheduleBrownout adds a brownout: at most 24 hours, after the family's
 // window ends (the policy would never act on one inside it).
-func (a *Admin) scheduleBrownout(c *gin.Context) {
+func (a *API) scheduleBrownout(c *gin.Context) {
 	who, ok := actor(c)
 	if !ok {
 		return
@@ -294,16 +305,16 @@ func (a *Admin) scheduleBrownout(c *gin.Context) {
 	w := a.Policy().Window(f)
 	switch {
 	case !span.End.After(span.Start) || span.End.Sub(span.Start) > policy.MaxBrownout:
-		problem.Write(c, invalid("A brownout ends after it starts and lasts at most %s.", policy.MaxBrownout))
+		_ = c.Error(invalid("A brownout ends after it starts and lasts at most %s.", policy.MaxBrownout))
 		return
 	case w.GA.IsZero():
-		problem.Write(c, invalid("Family %s has no general availability date, so no window to end.", f))
+		_ = c.Error(invalid("Family %s has no general availability date, so no window to end.", f))
 		return
 	case span.Start.Before(w.End(nil)):
-		problem.Write(c, invalid("A brownout starts after the window ends (%s).", w.End(nil).Format(time.RFC3339)))
+		_ = c.Error(invalid("A brownout starts after the window ends (%s).", w.End(nil).Format(time.RFC3339)))
 		return
 	case !span.End.After(a.Now()):
-		problem.Write(c, invalid("The brownout is over already."))
+		_ = c.Error(invalid("The brownout is over already."))
 		return
 	}
 	st, err := a.Store.Load(c, f)
@@ -324,14 +335,14 @@ type contactRequest struct {
 }
 
 // setContact sets the address a partner's notices go to ("" removes it).
-func (a *Admin) setContact(c *gin.Context) {
+func (a *API) setContact(c *gin.Context) {
 	who, ok := actor(c)
 	if !ok {
 		return
 	}
 	partner := c.Param("partner")
 	if partner == "" || len(partner) > policy.MaxIntegrationBytes {
-		problem.Write(c, invalid("The partner id must be 1 to %d bytes.", policy.MaxIntegrationBytes))
+		_ = c.Error(invalid("The partner id must be 1 to %d bytes.", policy.MaxIntegrationBytes))
 		return
 	}
 	var req contactRequest
@@ -340,7 +351,7 @@ func (a *Admin) setContact(c *gin.Context) {
 		return
 	}
 	if req.Email != "" && !mail.ValidAddress(req.Email) {
-		problem.Write(c, invalid("email %q is not a plain address.", problem.Clip(req.Email)))
+		_ = c.Error(invalid("email %q is not a plain address.", problem.Clip(req.Email)))
 		return
 	}
 	if err := a.Store.SetContact(c, partner, req.Email); err != nil {
@@ -354,7 +365,7 @@ func (a *Admin) setContact(c *gin.Context) {
 // The change and its audit entry are two writes (the family's key and the
 // stream are in different slots): a change whose entry cannot be written
 // is answered 500 and logged with everything the entry would have held.
-func (a *Admin) applied(c *gin.Context, who, action, target string, change any) {
+func (a *API) applied(c *gin.Context, who, action, target string, change any) {
 	raw, _ := json.Marshal(change)
 	entry := store.AuditEntry{Actor: who, At: a.Now().UTC(), Action: action, Target: target, Change: raw}
 	if err := a.Store.AppendAudit(c, entry); err != nil {
@@ -371,7 +382,7 @@ func (a *Admin) applied(c *gin.Context, who, action, target string, change any) 
 	c.JSON(http.StatusOK, gin.H{"data": entry, "requestId": requestid.Get(c)})
 }
 
-func (a *Admin) listContacts(c *gin.Context) {
+func (a *API) listContacts(c *gin.Context) {
 	m, err := a.Store.Contacts(c)
 	if err != nil {
 		_ = c.Error(err)
@@ -382,11 +393,11 @@ func (a *Admin) listContacts(c *gin.Context) {
 
 // listNotices lists every notice recorded (sent, failed, undeliverable,
 // possibly sent), optionally of one family and in one state.
-func (a *Admin) listNotices(c *gin.Context) {
+func (a *API) listNotices(c *gin.Context) {
 	families := inventory.Families
 	if f := inventory.Family(c.Query("family")); f != "" {
 		if !f.Valid() {
-			problem.Write(c, invalid("Family %q is not v2-filings, v2-cases or website-cases.", problem.Clip(string(f))))
+			_ = c.Error(invalid("Family %q is not v2-filings, v2-cases or website-cases.", problem.Clip(string(f))))
 			return
 		}
 		families = []inventory.Family{f}
@@ -409,12 +420,12 @@ func (a *Admin) listNotices(c *gin.Context) {
 }
 
 // listAudit answers the newest changes first (?count=, 1 to 1000, 100).
-func (a *Admin) listAudit(c *gin.Context) {
+func (a *API) listAudit(c *gin.Context) {
 	count := int64(100)
 	if v := c.Query("count"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 1 || n > 1000 {
-			problem.Write(c, problem.New(problem.InvalidRequest, "count is 1 to 1000."))
+			_ = c.Error(problem.New(problem.InvalidRequest, "count is 1 to 1000."))
 			return
 		}
 		count = n

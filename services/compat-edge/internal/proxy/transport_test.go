@@ -1,4 +1,4 @@
-package httpapi_test
+package proxy_test
 
 import (
 	"bytes"
@@ -11,12 +11,13 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/pcourt/pcourt/services/compat-edge/internal/httpapi"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/proxy"
 )
 
 // countingOwner is an owner that counts the connections the edge opens to it.
@@ -62,7 +63,7 @@ func echoPath(w http.ResponseWriter, r *http.Request) {
 
 func TestTransportReusesOneConnectionForSequentialRequests(t *testing.T) {
 	owner := newCountingOwner(t, echoPath)
-	tr := httpapi.NewTransport()
+	tr := proxy.NewTransport()
 	for i := range 20 {
 		status, body := exchange(t, tr, http.MethodGet, owner.URL+"/api/cases/cs_1", nil)
 		require.Equal(t, http.StatusOK, status, "request %d", i)
@@ -76,7 +77,7 @@ func TestTransportReusesOneConnectionForSequentialRequests(t *testing.T) {
 
 func TestTransportOpensNoMoreConnectionsThanRequestsInFlight(t *testing.T) {
 	owner := newCountingOwner(t, echoPath)
-	tr := httpapi.NewTransport()
+	tr := proxy.NewTransport()
 	const callers = 8
 	var wg sync.WaitGroup
 	for range callers {
@@ -93,7 +94,7 @@ func TestTransportOpensNoMoreConnectionsThanRequestsInFlight(t *testing.T) {
 
 func TestTransportResendsAGetWhenTheOwnerClosedItsIdleConnection(t *testing.T) {
 	owner := newCountingOwner(t, echoPath)
-	tr := httpapi.NewTransport()
+	tr := proxy.NewTransport()
 	status, _ := exchange(t, tr, http.MethodGet, owner.URL+"/api/a", nil)
 	require.Equal(t, http.StatusOK, status)
 	owner.CloseClientConnections() // as an owner does when it restarts
@@ -112,11 +113,13 @@ func TestTransportSendsABodyOnceAndOnlyOnALiveConnection(t *testing.T) {
 		}
 		echoPath(w, r)
 	})
-	tr := httpapi.NewTransport()
+	tr := proxy.NewTransport()
+	pooled := keepDialed(tr)
 	status, _ := exchange(t, tr, http.MethodGet, owner.URL+"/api/a", nil)
 	require.Equal(t, http.StatusOK, status)
 	owner.CloseClientConnections()
-	time.Sleep(50 * time.Millisecond) // the close reaching the edge's socket, which nothing signals
+	require.Eventually(t, func() bool { return peerClosed(t, pooled()) }, 5*time.Second, time.Millisecond,
+		"the owner's close reaches the edge's idle connection")
 
 	status, body := exchange(t, tr, http.MethodPost, owner.URL+"/api/filings", []byte(`{"amount":1}`))
 	require.Equal(t, http.StatusOK, status)
@@ -132,7 +135,7 @@ func TestTransportPassesOnAnOwnersEarlyRefusalOfALargeBody(t *testing.T) {
 		}
 		echoPath(w, r)
 	})
-	tr := httpapi.NewTransport()
+	tr := proxy.NewTransport()
 	status, _ := exchange(t, tr, http.MethodPost, owner.URL+"/api/evidence", bytes.Repeat([]byte("a"), 8<<20))
 	require.Equal(t, http.StatusRequestEntityTooLarge, status)
 	status, body := exchange(t, tr, http.MethodPost, owner.URL+"/api/evidence", []byte("small"))
@@ -148,7 +151,7 @@ func TestTransportClosesAConnectionWhoseBodyWasNotReadToTheEnd(t *testing.T) {
 		}
 		echoPath(w, r)
 	})
-	tr := httpapi.NewTransport()
+	tr := proxy.NewTransport()
 	req, _ := http.NewRequest(http.MethodGet, owner.URL+"/big", nil)
 	resp, err := tr.RoundTrip(req)
 	require.NoError(t, err)
@@ -168,7 +171,7 @@ func TestTransportBoundsTheWaitForResponseHeaders(t *testing.T) {
 		<-release
 	})
 	defer close(release)
-	tr := httpapi.NewTransport()
+	tr := proxy.NewTransport()
 	tr.ResponseHeaderTimeout = 100 * time.Millisecond
 	req, _ := http.NewRequest(http.MethodGet, owner.URL+"/slow", nil)
 	_, err := tr.RoundTrip(req)
@@ -177,15 +180,58 @@ func TestTransportBoundsTheWaitForResponseHeaders(t *testing.T) {
 }
 
 func TestTransportStopsWhenTheCallerGoesAway(t *testing.T) {
-	release := make(chan struct{})
+	release, arrived := make(chan struct{}), make(chan struct{})
 	owner := newCountingOwner(t, func(w http.ResponseWriter, r *http.Request) {
+		close(arrived)
 		<-release
 	})
 	defer close(release)
-	tr := httpapi.NewTransport()
+	tr := proxy.NewTransport()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, owner.URL+"/slow", nil)
-	time.AfterFunc(100*time.Millisecond, cancel)
+	go func() {
+		<-arrived // the owner holds the request: the transport waits for its answer
+		cancel()
+	}()
 	_, err := tr.RoundTrip(req)
 	require.ErrorIs(t, err, context.Canceled)
+}
+
+// keepDialed makes tr remember the last connection it dialed, and returns
+// what reads it.
+func keepDialed(tr *proxy.Transport) func() net.Conn {
+	var mu sync.Mutex
+	var last net.Conn
+	dial := tr.Dial
+	tr.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		mu.Lock()
+		defer mu.Unlock()
+		last = c
+		return c, err
+	}
+	return func() net.Conn {
+		mu.Lock()
+		defer mu.Unlock()
+		return last
+	}
+}
+
+// peerClosed reports whether the peer's close has reached conn: a peek that
+// does not wait finds the end of the stream. It consumes nothing, so the
+// transport later sees the same.
+func peerClosed(t *testing.T, conn net.Conn) bool {
+	t.Helper()
+	sc, ok := conn.(syscall.Conn)
+	require.True(t, ok, "a TCP connection")
+	raw, err := sc.SyscallConn()
+	require.NoError(t, err)
+	closed := false
+	require.NoError(t, raw.Read(func(fd uintptr) bool {
+		var b [1]byte
+		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		closed = n == 0 && err == nil
+		return true // never wait for readiness
+	}))
+	return closed
 }

@@ -1,4 +1,4 @@
-package httpapi
+package proxy
 
 import (
 	"net/http"
@@ -26,13 +26,15 @@ func NormalizePath(c *gin.Context) {
 	escaped := u.EscapedPath()
 	normal, err := routing.Normalize(escaped)
 	if err != nil {
-		problem.Write(c, problem.Newf(InvalidPath, "The request path has %s; send each segment once, unencoded where it can be, and resolve dot segments before sending.", err))
+		_ = c.Error(problem.Newf(InvalidPath, "The request path has %s; send each segment once, unencoded where it can be, and resolve dot segments before sending.", err))
+		c.Abort()
 		return
 	}
 	if normal != escaped {
 		path, err := url.PathUnescape(normal)
 		if err != nil { // Normalize wrote only valid escapes; kept for safety
-			problem.Write(c, problem.Newf(InvalidPath, "The request path has %s.", routing.ErrBadEncoding))
+			_ = c.Error(problem.Newf(InvalidPath, "The request path has %s.", routing.ErrBadEncoding))
+			c.Abort()
 			return
 		}
 		u.Path, u.RawPath = path, normal

@@ -1,4 +1,4 @@
-package httpapi
+package proxy
 
 import (
 	"context"
@@ -25,7 +25,7 @@ var AliasRetired = problem.Code{Name: "alias_retired", Status: http.StatusGone, 
 
 // GuidePath is where the edge serves the migration guide that every
 // announcement links to (rel="deprecation").
-const GuidePath = "/docs/migration"
+const GuidePath = inventory.GuidePath
 
 // Compat is what the proxy needs for the compatibility policy. The zero
 // value announces nothing and records nothing.

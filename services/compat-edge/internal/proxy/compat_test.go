@@ -1,4 +1,4 @@
-package httpapi_test
+package proxy_test
 
 import (
 	"context"
@@ -26,10 +26,10 @@ import (
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/libs/redistest"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/httpapi"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/legacyuse"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/proxy"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/store"
 )
@@ -89,7 +89,7 @@ func newCompatEdge(t *testing.T, ups map[routing.Owner]*url.URL, integrations fu
 		}
 	}
 	srv := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "compat-edge", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	proxy, err := httpapi.NewProxy(routing.NewTable(routing.Families), ups, httpapi.Forwarding{}, propagation.TraceContext{}, httpapi.Compat{
+	forward, err := proxy.NewProxy(routing.NewTable(routing.Families), ups, proxy.Forwarding{}, propagation.TraceContext{}, proxy.Compat{
 		Index:        idx,
 		Policy:       e.policy.Load,
 		Now:          func() time.Time { return *e.now.Load() },
@@ -97,8 +97,8 @@ func newCompatEdge(t *testing.T, ups map[routing.Owner]*url.URL, integrations fu
 		Record:       record,
 	})
 	require.NoError(t, err)
-	srv.Router().Use(httpapi.NormalizePath) // as the edge installs it
-	httpapi.Register(srv.Router(), httpapi.Config{MaxBodyBytes: 1 << 20}, proxy, []byte("{}"))
+	srv.Router().Use(proxy.NormalizePath) // as the edge installs it
+	proxy.Register(srv.Router(), proxy.Config{MaxBodyBytes: 1 << 20}, forward, []byte("{}"))
 	ts := httptest.NewServer(srv.Router())
 	t.Cleanup(ts.Close)
 	e.url = ts.URL
@@ -310,7 +310,7 @@ func TestEveryInventoryRowIsAnnouncedExactlyAsTheRulesSay(t *testing.T) {
 							require.Equal(t, sunset, s.UTC())
 							require.True(t, strings.HasSuffix(resp.Header.Get("Sunset"), " GMT"))
 							require.Equal(t, expectedSuccessor(r, values), links["successor-version"])
-							require.Equal(t, httpapi.GuidePath, links["deprecation"])
+							require.Equal(t, proxy.GuidePath, links["deprecation"])
 							require.Less(t, headerBytes(resp.Header), 4<<10)
 						}
 						recorded := e.recorded()[hits:]
@@ -374,14 +374,14 @@ func require410(t *testing.T, resp *http.Response, body []byte, method, successo
 	require.Equal(t, resp.Header.Get("X-Request-Id"), p["requestId"])
 	require.NotEmpty(t, p["requestId"])
 	require.Contains(t, p["detail"], method+" "+successor, "the detail names the canonical replacement")
-	require.Contains(t, p["detail"], httpapi.GuidePath, "and the guide")
+	require.Contains(t, p["detail"], proxy.GuidePath, "and the guide")
 	require.Equal(t, ga, sfDate(t, resp.Header.Get("Deprecation")))
 	s, err := http.ParseTime(resp.Header.Get("Sunset"))
 	require.NoError(t, err)
 	require.False(t, s.Before(ga))
 	links := linksByRel(t, resp.Header)
 	require.Equal(t, successor, links["successor-version"])
-	require.Equal(t, httpapi.GuidePath, links["deprecation"])
+	require.Equal(t, proxy.GuidePath, links["deprecation"])
 	require.Less(t, headerBytes(resp.Header), 4<<10)
 }
 
@@ -547,7 +547,7 @@ func TestTheMigrationGuideIsServed(t *testing.T) {
 	own := countingOwners(t)
 	e := newCompatEdge(t, own.urls, nil, nil)
 	e.setPolicy(policy.Resolve(envWithDates("true"), nil))
-	resp, body := send(t, http.MethodGet, e.url+httpapi.GuidePath)
+	resp, body := send(t, http.MethodGet, e.url+proxy.GuidePath)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"))
 	page := string(body)

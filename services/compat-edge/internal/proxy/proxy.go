@@ -1,7 +1,10 @@
-// Package httpapi is the edge's HTTP surface: every public /api path is
-// proxied to the service that owns it; the edge itself serves the API
-// document.
-package httpapi
+// Package proxy is the edge's public HTTP surface: every public /api path
+// is normalised, routed to the service that owns it and forwarded (the
+// edge's own transport, retrying only what never reached the owner); on
+// the way, requests to earlier routes get the compatibility policy's
+// announcement headers or its 410, and are recorded in the legacy-use
+// ledger. The edge itself serves the API document and the migration guide.
+package proxy
 
 import (
 	"context"
@@ -38,10 +41,10 @@ type Forwarding struct {
 	TLSTerminated bool
 }
 
-// Codes returns the edge's problem codes, the rows of owner compat-edge in
-// docs/problems.md.
+// Codes returns the proxy's problem codes; with admin.Codes, the rows of
+// owner compat-edge in docs/problems.md.
 func Codes() []problem.Code {
-	return []problem.Code{UpstreamUnavailable, UpstreamTimeout, AliasRetired, ExtensionShortened, InvalidCompatChange, InvalidPath}
+	return []problem.Code{UpstreamUnavailable, UpstreamTimeout, AliasRetired, InvalidPath}
 }
 
 // Proxy forwards requests to the owning service.
@@ -140,7 +143,7 @@ func (p *Proxy) reverseProxy(owner routing.Owner, target *url.URL) *httputil.Rev
 			if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
 				code = UpstreamTimeout
 			}
-			problem.Write(x.c, problem.Newf(code, "The %s service did not answer; retry shortly.", owner).
+			_ = x.c.Error(problem.Newf(code, "The %s service did not answer; retry shortly.", owner).
 				WithHeader("Retry-After", "1").Wrap(err))
 		},
 	}
@@ -153,7 +156,7 @@ func (p *Proxy) reverseProxy(owner routing.Owner, target *url.URL) *httputil.Rev
 func (p *Proxy) Handle(c *gin.Context) {
 	owner, ok := p.table.Owner(c.Request.URL.Path)
 	if !ok {
-		problem.Write(c, problem.Newf(problem.NotFound, "No resource at %s.", problem.Clip(c.Request.URL.Path)))
+		_ = c.Error(problem.Newf(problem.NotFound, "No resource at %s.", problem.Clip(c.Request.URL.Path)))
 		return
 	}
 	ann := p.decide(c.Request)

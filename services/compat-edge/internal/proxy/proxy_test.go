@@ -1,4 +1,4 @@
-package httpapi_test
+package proxy_test
 
 import (
 	"context"
@@ -24,7 +24,7 @@ import (
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/libs/telemetry"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/httpapi"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/proxy"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
 )
 
@@ -67,22 +67,22 @@ type edge struct {
 
 func newEdge(t *testing.T, upstreams map[routing.Owner]*url.URL) edge {
 	t.Helper()
-	return newEdgeWith(t, upstreams, httpserver.DefaultConfig(), httpapi.Forwarding{})
+	return newEdgeWith(t, upstreams, httpserver.DefaultConfig(), proxy.Forwarding{})
 }
 
-func newEdgeWith(t *testing.T, upstreams map[routing.Owner]*url.URL, cfg httpserver.Config, fwd httpapi.Forwarding) edge {
+func newEdgeWith(t *testing.T, upstreams map[routing.Owner]*url.URL, cfg httpserver.Config, fwd proxy.Forwarding) edge {
 	t.Helper()
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	metrics := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "# edge metrics\n") })
 	tel := &telemetry.Providers{Tracer: tp, Meter: noop.NewMeterProvider(), Propagator: propagation.TraceContext{}, MetricsHandler: metrics}
 	srv := httpserver.New(cfg, httpserver.Deps{Service: "compat-edge", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Telemetry: tel})
-	proxy, err := httpapi.NewProxy(routing.NewTable(routing.Families), upstreams, fwd, tel.Propagator, httpapi.Compat{})
+	forward, err := proxy.NewProxy(routing.NewTable(routing.Families), upstreams, fwd, tel.Propagator, proxy.Compat{})
 	require.NoError(t, err)
 	doc, err := api.JSON()
 	require.NoError(t, err)
-	srv.Router().Use(httpapi.NormalizePath) // as the edge installs it
-	httpapi.Register(srv.Router(), httpapi.Config{MaxBodyBytes: 16 << 20}, proxy, doc)
+	srv.Router().Use(proxy.NormalizePath) // as the edge installs it
+	proxy.Register(srv.Router(), proxy.Config{MaxBodyBytes: 16 << 20}, forward, doc)
 	ts := httptest.NewServer(srv.Router())
 	t.Cleanup(ts.Close)
 	return edge{url: ts.URL, spans: spans}
@@ -192,7 +192,7 @@ func TestServesTheAPIDocument(t *testing.T) {
 func TestServedDocumentNamesThePublicURL(t *testing.T) {
 	doc, err := api.JSON()
 	require.NoError(t, err)
-	served, err := httpapi.ServedDocument(doc, "https://api.pcourt.example")
+	served, err := proxy.ServedDocument(doc, "https://api.pcourt.example")
 	require.NoError(t, err)
 	var got struct {
 		OpenAPI string
@@ -204,7 +204,7 @@ func TestServedDocumentNamesThePublicURL(t *testing.T) {
 	require.Equal(t, "https://api.pcourt.example", got.Servers[0].URL)
 	require.Contains(t, got.Paths, "/api/x402/dispute-readiness", "the rest of the document is intact")
 
-	_, err = httpapi.ServedDocument(doc, "api.pcourt.example")
+	_, err = proxy.ServedDocument(doc, "api.pcourt.example")
 	require.Error(t, err, "a public URL must be absolute")
 }
 
@@ -230,7 +230,7 @@ func TestOversizeBodyIsRefusedAtTheEdge(t *testing.T) {
 func TestEveryOwnerNeedsAnUpstream(t *testing.T) {
 	ups := allUpstreams(t)
 	delete(ups, routing.Webhooks)
-	_, err := httpapi.NewProxy(routing.NewTable(routing.Families), ups, httpapi.Forwarding{}, propagation.TraceContext{}, httpapi.Compat{})
+	_, err := proxy.NewProxy(routing.NewTable(routing.Families), ups, proxy.Forwarding{}, propagation.TraceContext{}, proxy.Compat{})
 	require.ErrorContains(t, err, "webhooks")
 }
 
@@ -251,14 +251,14 @@ func TestForwardedHeadersComeFromTheEdge(t *testing.T) {
 	tests := []struct {
 		name      string
 		cfg       httpserver.Config
-		fwd       httpapi.Forwarding
+		fwd       proxy.Forwarding
 		clientXFF string // what reaches the edge: the client's part, then the ingress's
 		wantFor   string
 		wantProto string
 	}{
-		{"direct: the peer is the client, forged headers dropped", httpserver.DefaultConfig(), httpapi.Forwarding{}, "6.6.6.6", "127.0.0.1", "http"},
-		{"behind a TLS-terminating ingress: its entry is the client", behindIngress, httpapi.Forwarding{TLSTerminated: true}, "6.6.6.6, 198.51.100.7", "198.51.100.7", "https"},
-		{"hops, but reached directly past the ingress: the peer is the client", pastIngress, httpapi.Forwarding{TLSTerminated: true}, "6.6.6.6, 198.51.100.7", "127.0.0.1", "https"},
+		{"direct: the peer is the client, forged headers dropped", httpserver.DefaultConfig(), proxy.Forwarding{}, "6.6.6.6", "127.0.0.1", "http"},
+		{"behind a TLS-terminating ingress: its entry is the client", behindIngress, proxy.Forwarding{TLSTerminated: true}, "6.6.6.6, 198.51.100.7", "198.51.100.7", "https"},
+		{"hops, but reached directly past the ingress: the peer is the client", pastIngress, proxy.Forwarding{TLSTerminated: true}, "6.6.6.6, 198.51.100.7", "127.0.0.1", "https"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -314,9 +314,9 @@ func TestEdgeCapsHeadersAndConcurrency(t *testing.T) {
 	cfg.MaxInFlight = 2
 	cfg.MaxHeaderBytes = 8 << 10
 	srv := httpserver.New(cfg, httpserver.Deps{Service: "compat-edge", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	proxy, err := httpapi.NewProxy(routing.NewTable(routing.Families), ups, httpapi.Forwarding{}, propagation.TraceContext{}, httpapi.Compat{})
+	forward, err := proxy.NewProxy(routing.NewTable(routing.Families), ups, proxy.Forwarding{}, propagation.TraceContext{}, proxy.Compat{})
 	require.NoError(t, err)
-	httpapi.Register(srv.Router(), httpapi.Config{MaxBodyBytes: 16 << 20}, proxy, []byte("{}"))
+	proxy.Register(srv.Router(), proxy.Config{MaxBodyBytes: 16 << 20}, forward, []byte("{}"))
 	addr, err := srv.Listen()
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

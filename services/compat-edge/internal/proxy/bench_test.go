@@ -1,4 +1,4 @@
-package httpapi_test
+package proxy_test
 
 import (
 	"context"
@@ -31,10 +31,10 @@ import (
 	"github.com/pcourt/pcourt/libs/requestid"
 	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/libs/telemetry"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/httpapi"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/legacyuse"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/proxy"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/store"
 )
@@ -47,7 +47,7 @@ import (
 // upstream keepalive) where installed, and through the edge with the policy
 // (an announced alias), the access log and tracing on in production form:
 //
-//	go test -run '^$' -bench 'Edge' -benchtime 3s ./internal/httpapi
+//	go test -run '^$' -bench 'Edge' -benchtime 3s ./internal/proxy
 //
 // BenchmarkEdgeThroughput reports requests/s (closed loop, 32 callers per
 // core), p50/p99 and the process's CPU time per request;
@@ -174,13 +174,13 @@ func startTargets(b *testing.B) benchTargets {
 	for _, o := range routing.Owners {
 		upstreams[o] = owner
 	}
-	proxy, err := httpapi.NewProxy(routing.NewTable(routing.Families), upstreams, httpapi.Forwarding{}, tel.Propagator, httpapi.Compat{
+	forward, err := proxy.NewProxy(routing.NewTable(routing.Families), upstreams, proxy.Forwarding{}, tel.Propagator, proxy.Compat{
 		Index: index, Policy: func() *policy.Policy { return pol }, Now: time.Now, Record: rec.Record,
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	httpapi.Register(srv.Router(), httpapi.Config{MaxBodyBytes: 16 << 20}, proxy, []byte("{}"))
+	proxy.Register(srv.Router(), proxy.Config{MaxBodyBytes: 16 << 20}, forward, []byte("{}"))
 	t.paths = append(t.paths, comparedPath{"edge", runServer(b, srv)})
 	return t
 }

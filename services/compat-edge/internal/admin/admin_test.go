@@ -1,4 +1,4 @@
-package httpapi_test
+package admin_test
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 	"github.com/pcourt/pcourt/libs/envconf"
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/redistest"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/httpapi"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/admin"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/store"
@@ -37,13 +37,13 @@ func newAdmin(t *testing.T, token string) *adminFixture {
 	st := store.New(redistest.NewClient(t))
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	env := policy.Env{CanonicalRoutes: "true", FamilyGA: map[inventory.Family]string{inventory.V2Cases: "2026-01-15"}}
-	current := policy.NewCurrent(env, st.LoadAll, time.Hour, logger)
+	current := policy.NewCurrent(env, st.LoadLayers, time.Hour, logger)
 	require.NoError(t, current.Refresh(context.Background()))
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	a := &httpapi.Admin{Token: envconf.Secret(token), Store: st, Policy: current.Policy, Refresh: current.Refresh,
+	a := &admin.API{Token: envconf.Secret(token), Store: st, Policy: current.Policy, Refresh: current.Refresh,
 		Now: func() time.Time { return now }, Logger: logger}
 	mux := http.NewServeMux()
-	mux.Handle(httpapi.AdminPrefix, a.Handler())
+	mux.Handle(admin.Prefix, a.Handler())
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return &adminFixture{srv: srv, st: st, current: current}
@@ -69,7 +69,7 @@ func (f *adminFixture) do(t *testing.T, method, path, token, actor string, body 
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	if actor != "" {
-		req.Header.Set(httpapi.ActorHeader, actor)
+		req.Header.Set(admin.ActorHeader, actor)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -242,8 +242,8 @@ func TestAdminListsNotices(t *testing.T) {
 func TestAdminAPIIsNotOnThePublicPort(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "compat-edge", Logger: logger})
-	a := &httpapi.Admin{Token: envconf.Secret(adminToken), Logger: logger, Now: time.Now}
-	srv.HandleAdmin(httpapi.AdminPrefix, a.Handler())
+	a := &admin.API{Token: envconf.Secret(adminToken), Logger: logger, Now: time.Now}
+	srv.HandleAdmin(admin.Prefix, a.Handler())
 	for _, tc := range []struct {
 		name    string
 		handler http.Handler
@@ -253,4 +253,11 @@ func TestAdminAPIIsNotOnThePublicPort(t *testing.T) {
 		tc.handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/admin/compatibility/policy", nil))
 		require.Equal(t, tc.status, rec.Code, tc.name)
 	}
+}
+
+func mustDate(t *testing.T, s string) policy.Date {
+	t.Helper()
+	d, err := policy.ParseDate(s)
+	require.NoError(t, err)
+	return d
 }

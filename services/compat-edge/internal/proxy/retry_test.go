@@ -1,4 +1,4 @@
-package httpapi_test
+package proxy_test
 
 import (
 	"bufio"
@@ -16,7 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/pcourt/pcourt/services/compat-edge/internal/httpapi"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/proxy"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
 )
 
@@ -113,7 +113,7 @@ func post(t *testing.T, rt http.RoundTripper, target, key, body string) (*http.R
 
 func TestAReusedConnectionClosedByADrainingReplicaFailsWithoutTheRetry(t *testing.T) {
 	replica := newDrainingReplica(t)
-	rt := httpapi.NewTransport()
+	rt := proxy.NewTransport()
 	t.Cleanup(rt.CloseIdleConnections)
 	target := replica.url.String() + "/api/v2/case-drafts"
 
@@ -193,7 +193,7 @@ func TestAnyRequestIsResentWhenItsConnectionCouldNotBeDialled(t *testing.T) {
 	var op *net.OpError
 	require.True(t, errors.As(err, &op) && op.Op == "dial", "without the retry: %v", err)
 
-	resp, err := post(t, httpapi.NewRetryTransport(pooled), owner.URL+"/api/x402/dispute-readiness", "", `{"claim":1}`)
+	resp, err := post(t, proxy.NewRetryTransport(pooled), owner.URL+"/api/x402/dispute-readiness", "", `{"claim":1}`)
 	require.NoError(t, err)
 	got, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
