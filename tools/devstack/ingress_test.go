@@ -99,7 +99,7 @@ type stackAddrs struct {
 func startStack(t *testing.T, flags ...string) stackAddrs {
 	t.Helper()
 	// The services' admin listeners take their port + 1000.
-	base := freeBlock(t, 8, 1000)   // the edge, four services, the facilitator, a gap, the compat-controller
+	base := stackPorts(t)
 	extra := freeBlock(t, 4, 10000) // Kafka, then Redis (three ports for a cluster, whose bus takes each port + 10000)
 	redisAddrs := []string{"127.0.0.1:" + strconv.Itoa(extra+1)}
 	if slices.Contains(flags, "-redis-cluster") {

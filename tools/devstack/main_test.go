@@ -21,6 +21,14 @@ import (
 	"github.com/pcourt/pcourt/libs/kafkatest"
 )
 
+// stackPorts reserves the stack's block of public ports and their admin
+// ports (+1000), and returns its first: the edge, four services, the
+// facilitator, a gap, the compat-controller.
+func stackPorts(t *testing.T) int {
+	t.Helper()
+	return freeBlock(t, 8, 1000)
+}
+
 // freeBlock finds n consecutive free loopback ports, and the same n ports
 // shifted by each of also: the edge and the four services take consecutive
 // ports, as in the default layout, and their admin listeners the same
@@ -67,7 +75,7 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Fatal("curl is needed to run the printed commands (apt-get install curl)")
 	}
-	base := freeBlock(t, 8, 1000) // the edge, four services, the facilitator, a gap, the compat-controller
+	base := stackPorts(t)
 	extra := freeBlock(t, 2)
 	dir := t.TempDir()
 	ctx, stop := context.WithCancel(context.Background())

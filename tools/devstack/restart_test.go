@@ -30,7 +30,7 @@ func TestMakeRunStartsEveryTimeOnItsOwnState(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the whole stack 25 times; skipped with -short")
 	}
-	base := freeBlock(t, 6, 1000)
+	base := stackPorts(t)
 	extra := freeBlock(t, 4, 10000)
 	dir := t.TempDir()
 	edge := "http://127.0.0.1:" + strconv.Itoa(base)
