@@ -32,6 +32,7 @@ import (
 	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/store"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/usage"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -123,8 +124,10 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	// One path for everything after: the console, routing, the policy, the
 	// ledger and the owner.
 	srv.Router().Use(httpapi.NormalizePath)
-	// The console's API paths come before the proxy's /api catch-all.
+	// The console's API paths and the partner's compatibility usage come
+	// before the proxy's /api catch-all.
 	srv.Router().Use(cons.API)
+	srv.Router().Use((&usage.Reader{Credentials: creds, Uses: st.Uses, Policy: current.Policy}).Serve)
 	cons.Register(srv.Router())
 	httpapi.Register(srv.Router(), httpapi.Config{MaxBodyBytes: cfg.Service.HTTP.MaxBodyBytes}, proxy, openAPI)
 	admin := &httpapi.Admin{Token: cfg.AdminToken, Store: st, Policy: current.Policy, Refresh: current.Refresh, Now: time.Now, Logger: base.Logger}
