@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -38,27 +39,50 @@ type Reader struct {
 	// Uses reads one credential's legacy use (store.Store.Uses).
 	Uses   func(ctx context.Context, subject string) ([]store.Use, error)
 	Policy func() *policy.Policy
+
+	once   sync.Once
+	engine *gin.Engine
 }
 
-// Serve answers GET Path ahead of the edge's proxy, which owns every
-// other /api path (gin cannot register a static route beside the proxy's
-// catch-all), and passes every other request on.
+// Serve answers Path ahead of the edge's proxy, which owns every other
+// /api path: gin cannot register a static route beside the proxy's
+// catch-all, so the read takes its path in a middleware, answers it from
+// its own small router (where auth.Middleware's chain ends at the read,
+// not at the proxy), and passes every other request on.
 func (rd *Reader) Serve(c *gin.Context) {
 	if c.Request.URL.Path != Path {
 		c.Next()
 		return
 	}
-	defer c.Abort()
-	c.Header("Cache-Control", "private, no-store")
-	if c.Request.Method != http.MethodGet && c.Request.Method != http.MethodHead {
-		c.Header("Allow", "GET, HEAD")
+	rd.once.Do(rd.build)
+	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), outerKey{}, c))
+	rd.engine.ServeHTTP(c.Writer, c.Request)
+	c.Abort()
+}
+
+type outerKey struct{}
+
+// build makes the read's router. Its first handler carries the outer
+// request's settings (problem mapper and logger, request id) over.
+func (rd *Reader) build() {
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	r.Use(func(c *gin.Context) {
+		if outer, ok := c.Request.Context().Value(outerKey{}).(*gin.Context); ok {
+			for k, v := range outer.Keys {
+				c.Set(k, v)
+			}
+		}
+		c.Header("Cache-Control", "private, no-store")
+	})
+	r.GET(Path, auth.Middleware(rd.Credentials), rd.answer)
+	r.NoMethod(func(c *gin.Context) {
 		problem.Write(c, problem.Newf(problem.MethodNotAllowed, "%s is not allowed on %s.", c.Request.Method, Path))
-		return
-	}
-	auth.Middleware(rd.Credentials)(c)
-	if c.IsAborted() {
-		return
-	}
+	})
+	rd.engine = r
+}
+
+func (rd *Reader) answer(c *gin.Context) {
 	caller, _ := auth.CredentialFrom(c.Request.Context())
 	u, err := rd.read(c.Request.Context(), caller)
 	if err != nil {

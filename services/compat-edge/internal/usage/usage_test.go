@@ -64,7 +64,9 @@ func newFixture(t testing.TB) *fixture {
 	rd := &usage.Reader{Credentials: f.creds, Uses: f.ledger.Uses, Policy: func() *policy.Policy { return f.pol }}
 	r := gin.New()
 	r.Use(rd.Serve)
-	r.NoRoute(func(c *gin.Context) { c.Status(http.StatusTeapot) }) // the proxy's place
+	// The proxy's place: it answers whatever reaches it, as the edge's
+	// proxy does, so a read that fell through would be seen.
+	r.NoRoute(func(c *gin.Context) { c.String(http.StatusTeapot, "proxied") })
 	f.srv = httptest.NewServer(r)
 	t.Cleanup(f.srv.Close)
 	return f
