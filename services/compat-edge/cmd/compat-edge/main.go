@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
@@ -108,14 +107,8 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	table := routing.NewTable(routing.Families)
 	cons, err := console.New(cfg.Console, console.Deps{
 		Store: console.NewStore(base.Redis), Credentials: creds, Logger: base.Logger,
-		Resolve: func(path string) (*url.URL, bool) {
-			owner, ok := table.Owner(path)
-			return cfg.Upstreams[owner], ok
-		},
-		Compat: console.Compat{Uses: st.Uses, Policy: current.Policy},
 	})
 	if err != nil {
 		return err

@@ -40,6 +40,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"time"
 
@@ -48,8 +49,6 @@ import (
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/requestid"
 	"github.com/pcourt/pcourt/libs/webpage"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/store"
 )
 
 // Config is the console's configuration.
@@ -60,11 +59,14 @@ type Config struct {
 	PublicBaseURL string
 	// SecureCookie marks the session cookie Secure; required over https.
 	SecureCookie bool
+	// APIURL is where the console calls the public API: the edge, as a
+	// partner's backend does.
+	APIURL string
 }
 
 // DefaultConfig is the development edge.
 func DefaultConfig() Config {
-	return Config{PublicBaseURL: "http://127.0.0.1:8080"}
+	return Config{PublicBaseURL: "http://127.0.0.1:8080", APIURL: "http://127.0.0.1:8080"}
 }
 
 // Validate reports an unusable setting.
@@ -72,25 +74,19 @@ func (c Config) Validate() error {
 	if _, err := webpage.NewSite(c.PublicBaseURL, c.SecureCookie); err != nil {
 		return fmt.Errorf("console: %w", err)
 	}
+	if u, err := url.Parse(c.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("console: API URL %q must be an absolute http(s) URL", c.APIURL)
+	}
 	return nil
-}
-
-// Compat is the edge's compatibility data the Compatibility page reads:
-// the legacy-use ledger by credential, and the policy in force.
-type Compat struct {
-	Uses   func(ctx context.Context, subject string) ([]store.Use, error)
-	Policy func() *policy.Policy
 }
 
 // Deps are what the console needs.
 type Deps struct {
 	Store       *Store
 	Credentials *auth.Store
-	// Resolve finds the owning service of a public path.
-	Resolve Resolver
 	// Transport carries the console's API calls; nil means a default one.
 	Transport http.RoundTripper
-	Compat    Compat
 	Logger    *slog.Logger
 	Now       func() time.Time // nil: time.Now
 }
@@ -106,7 +102,6 @@ type Console struct {
 	creds  *auth.Store
 	api    *gin.Engine
 	client *client
-	compat Compat
 	logger *slog.Logger
 	now    func() time.Time
 }
@@ -116,12 +111,13 @@ func New(cfg Config, d Deps) (*Console, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if d.Store == nil || d.Credentials == nil || d.Resolve == nil || d.Logger == nil {
-		return nil, errors.New("console: store, credentials, resolver and logger are required")
+	if d.Store == nil || d.Credentials == nil || d.Logger == nil {
+		return nil, errors.New("console: store, credentials and logger are required")
 	}
+	apiURL, _ := url.Parse(cfg.APIURL)                              // Validate checked it
 	site, _ := webpage.NewSite(cfg.PublicBaseURL, cfg.SecureCookie) // Validate checked it
 	cs := &Console{cfg: cfg, site: site, cookie: site.Cookie(CookieName, "/console"), origin: site.Origin, prefix: site.Prefix,
-		store: d.Store, creds: d.Credentials, compat: d.Compat, logger: d.Logger, now: d.Now}
+		store: d.Store, creds: d.Credentials, logger: d.Logger, now: d.Now}
 	if cs.now == nil {
 		cs.now = time.Now
 	}
@@ -129,7 +125,7 @@ func New(cfg Config, d Deps) (*Console, error) {
 	if tr == nil {
 		tr = &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second, ResponseHeaderTimeout: 15 * time.Second}
 	}
-	cs.client = &client{resolve: d.Resolve, hc: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
+	cs.client = &client{base: apiURL, hc: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
 	}}}
 	cs.api = cs.newAPI()
