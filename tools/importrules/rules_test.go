@@ -31,6 +31,16 @@ func write(t *testing.T, root, rel string, imports ...string) {
 	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
 }
 
+// writeMod creates the go.mod at rel under root, requiring the webhooks
+// service's module.
+func writeMod(t *testing.T, root, rel string) {
+	t.Helper()
+	path := filepath.Join(root, filepath.FromSlash(rel))
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	mod := "module " + Module + "/" + strings.TrimSuffix(rel, "/go.mod") + "\n\ngo 1.26.0\n\nrequire " + Module + "/services/webhooks v0.0.0\n"
+	require.NoError(t, os.WriteFile(path, []byte(mod), 0o644))
+}
+
 func TestEachRuleCatchesItsViolation(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -66,20 +76,44 @@ func TestEachRuleCatchesItsViolation(t *testing.T) {
 			want: []string{"services/filings/internal/draft imports github.com/redis/go-redis/v9: a pure domain imports no Gin, Redis, Kafka or HTTP (through libs/auth)"},
 		},
 		{
-			name: "test files and own-service imports are allowed",
+			name: "a domain's tests may use adapters, and own-service imports are allowed",
 			files: map[string][]string{
 				"services/filings/internal/httpapi/h.go":      {Module + "/services/filings/internal/draft", "github.com/gin-gonic/gin"},
 				"services/filings/internal/draft/d.go":        {"encoding/json", Module + "/libs/jcs"},
 				"libs/jcs/j.go":                               {"bytes"},
 				"services/filings/internal/draft/d_test.go":   {"github.com/redis/go-redis/v9"},
-				"services/filings/internal/httpapi/x_test.go": {Module + "/services/readiness/internal/sale"},
+				"services/filings/internal/httpapi/x_test.go": {Module + "/services/filings/internal/draft"},
 			},
+		},
+		{
+			name:  "a service's test imports another service",
+			files: map[string][]string{"services/filings/internal/httpapi/x_test.go": {Module + "/services/readiness/webhookstest"}},
+			want:  []string{"services/filings/internal/httpapi imports " + Module + "/services/readiness/webhookstest: services never import each other, tests included"},
+		},
+		{
+			name:  "a tool's test imports a service",
+			files: map[string][]string{"tools/e2e/x_test.go": {Module + "/services/cases/internal/store"}},
+			want:  []string{"tools/e2e imports " + Module + "/services/cases/internal/store: tools reach services over HTTP and Kafka, never by import, tests included"},
+		},
+		{
+			name:  "a service module requires another",
+			files: map[string][]string{"services/filings/go.mod": nil},
+			want:  []string{"services/filings/go.mod imports " + Module + "/services/webhooks: a service module requires no other service module"},
+		},
+		{
+			name:  "a pending entry whose violation is gone",
+			files: map[string][]string{"services/compat-edge/internal/console/c.go": {"fmt"}},
+			want:  []string{"services/compat-edge/internal/console imports " + Module + "/services/webhooks/webhookstest: listed in importrules.Pending but no longer found: remove the entry"},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := t.TempDir()
 			for rel, imports := range tt.files {
+				if strings.HasSuffix(rel, "go.mod") {
+					writeMod(t, root, rel)
+					continue
+				}
 				write(t, root, rel, imports...)
 			}
 			violations, err := Check(root)

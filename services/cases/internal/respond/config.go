@@ -3,9 +3,9 @@ package respond
 import (
 	"errors"
 	"fmt"
-	"net/url"
-	"strings"
 	"time"
+
+	"github.com/pcourt/pcourt/libs/webpage"
 )
 
 // Config is the hosted page's configuration.
@@ -45,48 +45,11 @@ const (
 // Validate reports every unusable setting.
 func (c Config) Validate() error {
 	var errs []error
-	u, err := parseBase(c.PublicBaseURL)
-	if err != nil {
+	if _, err := webpage.NewSite(c.PublicBaseURL, c.SecureCookie); err != nil {
 		errs = append(errs, err)
-	} else {
-		switch {
-		case c.SecureCookie && u.Scheme == "http" && !loopback(u.Hostname()):
-			// A browser drops a Secure cookie set over plain http (loopback
-			// aside): the page would sign nobody in.
-			errs = append(errs, fmt.Errorf("a Secure session cookie needs an https public base URL, not %q", c.PublicBaseURL))
-		case !c.SecureCookie && u.Scheme == "https":
-			// Served over https, a cookie without Secure would still be
-			// sent over any plain-http request to the host.
-			errs = append(errs, fmt.Errorf("the session cookie must be Secure when the public base URL %q is https", c.PublicBaseURL))
-		}
 	}
 	if c.SessionTTL < MinSessionTTL || c.SessionTTL > MaxSessionTTL {
 		errs = append(errs, fmt.Errorf("respondent session TTL %s not within %s..%s", c.SessionTTL, MinSessionTTL, MaxSessionTTL))
 	}
 	return errors.Join(errs...)
-}
-
-// parseBase accepts an absolute http or https URL with a host and no user
-// information, query or fragment.
-func parseBase(s string) (*url.URL, error) {
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
-		u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.Opaque != "" {
-		return nil, fmt.Errorf("public base URL %q must be an absolute http or https URL with a host and no user, query or fragment", s)
-	}
-	return u, nil
-}
-
-func loopback(host string) bool {
-	return host == "localhost" || host == "127.0.0.1" || host == "::1"
-}
-
-// originAndPrefix splits a valid base URL into its origin, serialized as
-// a browser sends it in Origin (lowercase host, no default port), and its
-// path without the trailing slash ("" for none).
-func originAndPrefix(base string) (string, string) {
-	u, _ := parseBase(base)
-	host := strings.ToLower(u.Host)
-	host = strings.TrimSuffix(host, map[string]string{"http": ":80", "https": ":443"}[u.Scheme])
-	return u.Scheme + "://" + host, strings.TrimRight(u.EscapedPath(), "/")
 }

@@ -24,7 +24,6 @@ package respond
 
 import (
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -40,6 +39,7 @@ import (
 
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/requestid"
+	"github.com/pcourt/pcourt/libs/webpage"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
@@ -67,18 +67,10 @@ const CapabilityLogin = "respondent_login"
 // byte), with room to spare.
 const MaxBodyBytes = 256 << 10
 
-// The security headers of every hosted page response. The policy allows
-// the page's own module and stylesheet, forms posting to itself, and
-// nothing else: no inline script, no framing, no base rewriting.
-const (
-	contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; " +
-		"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-)
-
 type page struct {
 	cfg    Config
-	origin string // the only origin whose form posts are accepted
-	prefix string // the public base URL's path, "" for none
+	site   webpage.Site // the only origin whose form posts are accepted, and the path prefix
+	prefix string       // the public base URL's path, "" for none
 	cases  *store.Cases
 	flow   *caseflow.Service
 	logger *slog.Logger
@@ -94,8 +86,12 @@ func Register(r gin.IRouter, cfg Config, d Deps) error {
 	if p.now == nil {
 		p.now = time.Now
 	}
-	p.origin, p.prefix = originAndPrefix(cfg.PublicBaseURL)
-	g := r.Group("/respond", headers, p.limitBody)
+	site, err := webpage.NewSite(cfg.PublicBaseURL, cfg.SecureCookie)
+	if err != nil {
+		return fmt.Errorf("hosted respondent page: %w", err)
+	}
+	p.site, p.prefix = site, site.Prefix
+	g := r.Group("/respond", webpage.Headers, webpage.LimitBody(MaxBodyBytes, p.refuseTooLarge))
 	g.GET("/static/:file", serveStatic)
 	g.GET("/:caseId", p.show)
 	g.POST("/:caseId/session/preview", p.preview)
@@ -106,33 +102,12 @@ func Register(r gin.IRouter, cfg Config, d Deps) error {
 	return nil
 }
 
-// headers sets the policy headers on every response of the page,
-// refusals and redirects included. no-referrer keeps the page's address
-// out of every request it makes; private, no-store keeps the case out of
-// every cache.
-func headers(c *gin.Context) {
-	h := c.Writer.Header()
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Content-Security-Policy", contentSecurityPolicy)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cache-Control", "private, no-store")
-	c.Next()
-}
-
-// limitBody caps a form body at MaxBodyBytes, answering an oversize
-// Content-Length with a page rather than the API's problem; a body that
-// grows past the limit unannounced fails ParseForm (bad_form, 413).
-func (p *page) limitBody(c *gin.Context) {
-	if c.Request.ContentLength > MaxBodyBytes {
-		p.refuse(c, refusal{Status: http.StatusRequestEntityTooLarge, Code: "too_large", CaseID: caseIDOrEmpty(c.Param("caseId")),
-			Title: "The form is too large", Detail: fmt.Sprintf("A form may hold at most %d KiB. Nothing was filed.", MaxBodyBytes>>10)})
-		c.Abort()
-		return
-	}
-	if c.Request.Body != nil {
-		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, MaxBodyBytes)
-	}
-	c.Next()
+// refuseTooLarge answers a form whose Content-Length is over
+// MaxBodyBytes with a page rather than the API's problem; a body that
+// grows past the limit unannounced fails webpage.ReadForm (bad_form, 413).
+func (p *page) refuseTooLarge(c *gin.Context) {
+	p.refuse(c, refusal{Status: http.StatusRequestEntityTooLarge, Code: "too_large", CaseID: caseIDOrEmpty(c.Param("caseId")),
+		Title: "The form is too large", Detail: fmt.Sprintf("A form may hold at most %d KiB. Nothing was filed.", MaxBodyBytes>>10)})
 }
 
 // caseIDOrEmpty keeps a path's case id for a page's links only when it is
@@ -179,12 +154,10 @@ func (p *page) show(c *gin.Context) {
 }
 
 // ConfirmField and ConfirmValue are what the confirmation page's "Sign in
-// as …" button adds to the exchange. The module never sends them (it
-// posts to the preview, and form.submit() sends no button's value), so an
-// exchange carrying them is a person's click on that page.
+// as …" button adds to the exchange (webpage.Confirmed).
 const (
-	ConfirmField = "confirm"
-	ConfirmValue = "signin"
+	ConfirmField = webpage.ConfirmField
+	ConfirmValue = webpage.ConfirmValue
 )
 
 // preview answers what a login token would sign in as, spending nothing:
@@ -226,7 +199,7 @@ func (p *page) exchange(c *gin.Context) {
 	if !ok {
 		return
 	}
-	if c.Request.PostForm.Get(ConfirmField) != ConfirmValue {
+	if !webpage.Confirmed(c.Request) {
 		p.refuse(c, refusal{Status: http.StatusBadRequest, Code: "login_unconfirmed", CaseID: id,
 			Title: "Sign-in not confirmed", Detail: "Signing in needs your click on \"Sign in as …\" after the page has shown which case the link is for. Nothing was used: open the link again."})
 		return
@@ -244,10 +217,7 @@ func (p *page) exchange(c *gin.Context) {
 		p.fail(c, id, err)
 		return
 	}
-	http.SetCookie(c.Writer, &http.Cookie{
-		Name: CookieName, Value: sessionID, Path: p.pagePath(id),
-		MaxAge: int(p.cfg.SessionTTL / time.Second), HttpOnly: true, Secure: p.cfg.SecureCookie, SameSite: http.SameSiteStrictMode,
-	})
+	p.cookie(id).Set(c.Writer, sessionID, p.cfg.SessionTTL)
 	p.logger.InfoContext(c.Request.Context(), "respondent signed in on the hosted page", "case_id", id, "request_id", requestid.Get(c))
 	c.Redirect(http.StatusSeeOther, p.pagePath(id))
 }
@@ -261,12 +231,8 @@ func (p *page) loginForm(c *gin.Context) (id, token string, ok bool) {
 		p.refuse(c, refusalNotFound(id))
 		return "", "", false
 	}
-	if !p.sameOrigin(c.Request) {
-		p.refuse(c, refusalCrossOrigin(id))
-		return "", "", false
-	}
-	if err := c.Request.ParseForm(); err != nil {
-		p.refuse(c, refusalBadForm(id, err))
+	if err := p.site.CheckPost(c.Request); err != nil {
+		p.refuse(c, refusalPost(id, err))
 		return "", "", false
 	}
 	token = c.Request.PostForm.Get("login")
@@ -292,7 +258,7 @@ func (p *page) checkLogin(c *gin.Context, id, token string) (store.Loaded, bool)
 	if err == nil {
 		want = l.Case.Capabilities[CapabilityLogin]
 	}
-	if want == "" || subtle.ConstantTimeCompare([]byte(auth.HashToken(token)), []byte(want)) != 1 {
+	if !webpage.MatchToken(token, want) {
 		p.refuse(c, refusal{Status: http.StatusForbidden, Code: "login_invalid", CaseID: id,
 			Title: "This link is not valid", Detail: "The sign-in link does not belong to this case. Check that you opened the whole link you were sent."})
 		return store.Loaded{}, false
@@ -319,16 +285,13 @@ func (p *page) signOut(c *gin.Context) {
 	if !ok {
 		return
 	}
-	ck, err := c.Request.Cookie(CookieName)
-	if err == nil {
-		err = p.cases.EndRespondSession(c.Request.Context(), id, auth.HashToken(ck.Value))
-	}
-	if err != nil {
+	// guard found the session, so the cookie is there.
+	value, _ := p.cookie(id).Value(c.Request)
+	if err := p.cases.EndRespondSession(c.Request.Context(), id, auth.HashToken(value)); err != nil {
 		p.fail(c, id, err)
 		return
 	}
-	http.SetCookie(c.Writer, &http.Cookie{Name: CookieName, Value: "", Path: p.pagePath(id), MaxAge: -1,
-		HttpOnly: true, Secure: p.cfg.SecureCookie, SameSite: http.SameSiteStrictMode})
+	p.cookie(id).Clear(c.Writer)
 	p.logger.InfoContext(c.Request.Context(), "respondent signed out of the hosted page", "case_id", id, "request_id", requestid.Get(c))
 	p.render(c, http.StatusOK, "signedout", p.frame(id))
 }
@@ -376,12 +339,8 @@ func (p *page) guard(c *gin.Context) (string, bool) {
 		p.refuse(c, refusalNotFound(id))
 		return "", false
 	}
-	if !p.sameOrigin(c.Request) {
-		p.refuse(c, refusalCrossOrigin(id))
-		return "", false
-	}
-	if err := c.Request.ParseForm(); err != nil {
-		p.refuse(c, refusalBadForm(id, err))
+	if err := p.site.CheckPost(c.Request); err != nil {
+		p.refuse(c, refusalPost(id, err))
 		return "", false
 	}
 	sess, ok, err := p.session(c, id)
@@ -394,8 +353,7 @@ func (p *page) guard(c *gin.Context) (string, bool) {
 			Title: "You are not signed in", Detail: "This browser holds no session of this case, or it ended. Nothing was filed."})
 		return "", false
 	}
-	sent := c.Request.PostForm.Get("csrf")
-	if sent == "" || subtle.ConstantTimeCompare([]byte(sent), []byte(sess.CSRF)) != 1 {
+	if err := webpage.CheckCSRF(c.Request, sess.CSRF); err != nil {
 		p.refuse(c, refusal{Status: http.StatusForbidden, Code: "csrf_mismatch", CaseID: id, Back: p.pagePath(id),
 			Title: "The form has expired", Detail: "The form was not one this page gave your session. Nothing was filed: reload the case and try again."})
 		return "", false
@@ -478,23 +436,16 @@ func actable(c procedure.Case) []string {
 
 // session returns the session of the case the request's cookie names.
 func (p *page) session(c *gin.Context, caseID string) (store.RespondSession, bool, error) {
-	ck, err := c.Request.Cookie(CookieName)
-	if err != nil || ck.Value == "" || len(ck.Value) > 128 {
+	value, ok := p.cookie(caseID).Value(c.Request)
+	if !ok {
 		return store.RespondSession{}, false, nil
 	}
-	return p.cases.RespondSession(c.Request.Context(), caseID, auth.HashToken(ck.Value))
+	return p.cases.RespondSession(c.Request.Context(), caseID, auth.HashToken(value))
 }
 
-// sameOrigin admits a post sent from the configured public origin. The
-// page sends Referrer-Policy: no-referrer, under which a browser sends
-// "Origin: null" even for its own form posts; then Sec-Fetch-Site, which no
-// script can set, must say same-origin. A post with neither is refused: a
-// browser too old to send either cannot use the page.
-func (p *page) sameOrigin(r *http.Request) bool {
-	if o := r.Header.Get("Origin"); o != "" && o != "null" {
-		return o == p.origin
-	}
-	return r.Header.Get("Sec-Fetch-Site") == "same-origin"
+// cookie is the session cookie of a case, scoped to the case's page.
+func (p *page) cookie(caseID string) webpage.SessionCookie {
+	return p.site.Cookie(CookieName, "/respond/"+caseID)
 }
 
 // fail answers an error that is not the caller's: a generic page, the

@@ -16,6 +16,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/pcourt/pcourt/libs/webpage"
+
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
@@ -136,13 +138,15 @@ func refusalCrossOrigin(id string) refusal {
 		Detail: "The form was sent from another site, or by a browser that does not say where it came from. Nothing was filed."}
 }
 
-func refusalBadForm(id string, err error) refusal {
-	status := http.StatusBadRequest
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		status = http.StatusRequestEntityTooLarge
+// refusalPost answers a post webpage.CheckPost refused.
+func refusalPost(id string, err error) refusal {
+	switch {
+	case errors.Is(err, webpage.ErrCrossOrigin):
+		return refusalCrossOrigin(id)
+	case errors.Is(err, webpage.ErrFormTooLarge):
+		return refusal{Status: http.StatusRequestEntityTooLarge, Code: "bad_form", CaseID: id, Title: "The form could not be read", Detail: "Nothing was filed."}
 	}
-	return refusal{Status: status, Code: "bad_form", CaseID: id, Title: "The form could not be read", Detail: "Nothing was filed."}
+	return refusal{Status: http.StatusBadRequest, Code: "bad_form", CaseID: id, Title: "The form could not be read", Detail: "Nothing was filed."}
 }
 
 // refuse renders a refusal with its status.

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -99,6 +100,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	cfg.Compat.LegacyUse.MaxPending = r.Int("EDGE_LEGACY_USE_MAX_PENDING", cfg.Compat.LegacyUse.MaxPending)
 	cfg.AdminToken = r.Secret("EDGE_ADMIN_TOKEN")
 	cfg.Console = console.DefaultConfig()
+	// The console calls the public API through this very edge, on its own
+	// port, as a partner's backend would through the ingress.
+	cfg.Console.APIURL = loopbackURL(cfg.Service.HTTP.Addr)
 	if cfg.PublicURL != "" {
 		cfg.Console.PublicBaseURL = cfg.PublicURL
 		cfg.Console.SecureCookie = strings.HasPrefix(cfg.PublicURL, "https:")
@@ -137,4 +141,17 @@ func envName(o routing.Owner) string {
 		}
 	}
 	return string(b)
+}
+
+// loopbackURL is the http URL of a listen address on this machine
+// (":8080" and "0.0.0.0:8080" are http://127.0.0.1:8080).
+func loopbackURL(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
@@ -30,6 +29,7 @@ import (
 	"github.com/pcourt/pcourt/services/compat-edge/internal/proxy"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/store"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/usage"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -105,14 +105,8 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	table := routing.NewTable(routing.Families)
 	cons, err := console.New(cfg.Console, console.Deps{
 		Store: console.NewStore(base.Redis), Credentials: creds, Logger: base.Logger,
-		Resolve: func(path string) (*url.URL, bool) {
-			owner, ok := table.Owner(path)
-			return cfg.Upstreams[owner], ok
-		},
-		Compat: console.Compat{Uses: st.Uses, Policy: current.Policy},
 	})
 	if err != nil {
 		return err
@@ -121,8 +115,10 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	// One path for everything after: the console, routing, the policy, the
 	// ledger and the owner.
 	srv.Router().Use(proxy.NormalizePath)
-	// The console's API paths come before the proxy's /api catch-all.
+	// The console's API paths and the partner's compatibility usage come
+	// before the proxy's /api catch-all.
 	srv.Router().Use(cons.API)
+	srv.Router().Use((&usage.Reader{Credentials: creds, Uses: st.Uses, Policy: current.Policy}).Serve)
 	cons.Register(srv.Router())
 	proxy.Register(srv.Router(), proxy.Config{MaxBodyBytes: cfg.Service.HTTP.MaxBodyBytes}, forward, openAPI)
 	adminAPI := &admin.API{Token: cfg.AdminToken, Store: st, Policy: current.Policy, Refresh: current.Refresh, Now: time.Now, Logger: base.Logger}

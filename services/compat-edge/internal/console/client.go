@@ -9,22 +9,19 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/pcourt/pcourt/libs/requestid"
 )
 
-// Resolver returns the base URL of the service that owns a public path:
-// the edge's own routing table and upstreams.
-type Resolver func(path string) (*url.URL, bool)
-
 // client calls the public API as the partner, with the session's bearer
-// credential, over HTTP to the owning service. It uses exactly the routes,
-// shapes and checks a partner's own backend does: nothing is reached that
-// a partner could not reach itself.
+// credential, over HTTP through the edge (one base URL), as a partner's
+// own backend does: the same routes, shapes and checks, so nothing is
+// reached that a partner could not reach itself.
 type client struct {
-	resolve Resolver
-	hc      *http.Client
+	base *url.URL
+	hc   *http.Client
 }
 
 // APIError is a problem answer of the public API.
@@ -45,12 +42,8 @@ const maxAPIBody = 4 << 20
 // call sends one request; out receives the JSON answer of a 2xx. bearer ""
 // sends none (public routes such as the keys).
 func (cl *client) call(ctx context.Context, bearer, method, path string, query url.Values, body any, idempotencyKey string, out any) error {
-	base, ok := cl.resolve(path)
-	if !ok {
-		return fmt.Errorf("no service owns %s", path)
-	}
-	u := *base
-	u.Path = base.Path + path
+	u := *cl.base
+	u.Path = strings.TrimRight(cl.base.Path, "/") + path
 	u.RawQuery = query.Encode()
 	var rd io.Reader
 	if body != nil {

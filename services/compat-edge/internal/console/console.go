@@ -42,15 +42,13 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/requestid"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/store"
+	"github.com/pcourt/pcourt/libs/webpage"
 )
 
 // Config is the console's configuration.
@@ -61,44 +59,34 @@ type Config struct {
 	PublicBaseURL string
 	// SecureCookie marks the session cookie Secure; required over https.
 	SecureCookie bool
+	// APIURL is where the console calls the public API: the edge, as a
+	// partner's backend does.
+	APIURL string
 }
 
 // DefaultConfig is the development edge.
 func DefaultConfig() Config {
-	return Config{PublicBaseURL: "http://127.0.0.1:8080"}
+	return Config{PublicBaseURL: "http://127.0.0.1:8080", APIURL: "http://127.0.0.1:8080"}
 }
 
 // Validate reports an unusable setting.
 func (c Config) Validate() error {
-	u, err := url.Parse(c.PublicBaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return fmt.Errorf("console: public base URL %q must be an absolute http(s) URL", c.PublicBaseURL)
+	if _, err := webpage.NewSite(c.PublicBaseURL, c.SecureCookie); err != nil {
+		return fmt.Errorf("console: %w", err)
 	}
-	if u.Scheme == "https" && !c.SecureCookie {
-		return errors.New("console: the session cookie must be Secure when the public base URL is https")
-	}
-	if c.SecureCookie && u.Scheme == "http" && !loopback(u.Hostname()) {
-		return errors.New("console: a Secure cookie needs an https public base URL")
+	if u, err := url.Parse(c.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("console: API URL %q must be an absolute http(s) URL", c.APIURL)
 	}
 	return nil
-}
-
-// Compat is the edge's compatibility data the Compatibility page reads:
-// the legacy-use ledger by credential, and the policy in force.
-type Compat struct {
-	Uses   func(ctx context.Context, subject string) ([]store.Use, error)
-	Policy func() *policy.Policy
 }
 
 // Deps are what the console needs.
 type Deps struct {
 	Store       *Store
 	Credentials *auth.Store
-	// Resolve finds the owning service of a public path.
-	Resolve Resolver
 	// Transport carries the console's API calls; nil means a default one.
 	Transport http.RoundTripper
-	Compat    Compat
 	Logger    *slog.Logger
 	Now       func() time.Time // nil: time.Now
 }
@@ -106,13 +94,14 @@ type Deps struct {
 // Console serves the console's pages and API.
 type Console struct {
 	cfg    Config
+	site   webpage.Site
+	cookie webpage.SessionCookie
 	origin string
 	prefix string
 	store  *Store
 	creds  *auth.Store
 	api    *gin.Engine
 	client *client
-	compat Compat
 	logger *slog.Logger
 	now    func() time.Time
 }
@@ -122,13 +111,13 @@ func New(cfg Config, d Deps) (*Console, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if d.Store == nil || d.Credentials == nil || d.Resolve == nil || d.Logger == nil {
-		return nil, errors.New("console: store, credentials, resolver and logger are required")
+	if d.Store == nil || d.Credentials == nil || d.Logger == nil {
+		return nil, errors.New("console: store, credentials and logger are required")
 	}
-	u, _ := url.Parse(cfg.PublicBaseURL)
-	host := strings.TrimSuffix(strings.ToLower(u.Host), map[string]string{"http": ":80", "https": ":443"}[u.Scheme])
-	cs := &Console{cfg: cfg, origin: u.Scheme + "://" + host, prefix: strings.TrimRight(u.EscapedPath(), "/"),
-		store: d.Store, creds: d.Credentials, compat: d.Compat, logger: d.Logger, now: d.Now}
+	apiURL, _ := url.Parse(cfg.APIURL)                              // Validate checked it
+	site, _ := webpage.NewSite(cfg.PublicBaseURL, cfg.SecureCookie) // Validate checked it
+	cs := &Console{cfg: cfg, site: site, cookie: site.Cookie(CookieName, "/console"), origin: site.Origin, prefix: site.Prefix,
+		store: d.Store, creds: d.Credentials, logger: d.Logger, now: d.Now}
 	if cs.now == nil {
 		cs.now = time.Now
 	}
@@ -136,7 +125,7 @@ func New(cfg Config, d Deps) (*Console, error) {
 	if tr == nil {
 		tr = &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second, ResponseHeaderTimeout: 15 * time.Second}
 	}
-	cs.client = &client{resolve: d.Resolve, hc: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
+	cs.client = &client{base: apiURL, hc: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
 	}}}
 	cs.api = cs.newAPI()
@@ -152,13 +141,10 @@ const cookiePrefix = "pccs_"
 // MaxFormBytes bounds a console form post.
 const MaxFormBytes = 64 << 10
 
-const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
-	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-
 // Register adds the console's pages under /console/. The API routes come
 // through Console.API, a middleware the edge installs before its proxy.
 func (cs *Console) Register(r gin.IRouter) {
-	g := r.Group("/console", pageHeaders, cs.limitBody)
+	g := r.Group("/console", webpage.Headers, webpage.LimitBody(MaxFormBytes, cs.refuseTooLarge))
 	g.GET("/static/:file", serveStatic)
 	g.GET("/", cs.home)
 	g.POST("/session/preview", cs.preview)
@@ -183,27 +169,10 @@ func (cs *Console) Register(r gin.IRouter) {
 	g.GET("/audit", cs.page(cs.auditPage))
 }
 
-// pageHeaders sets the policy headers on every console response.
-func pageHeaders(c *gin.Context) {
-	h := c.Writer.Header()
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Content-Security-Policy", contentSecurityPolicy)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cache-Control", "private, no-store")
-	c.Next()
-}
-
-func (cs *Console) limitBody(c *gin.Context) {
-	if c.Request.ContentLength > MaxFormBytes {
-		cs.refuse(c, nil, refusal{Status: http.StatusRequestEntityTooLarge, Code: "too_large",
-			Title: "The form is too large", Detail: fmt.Sprintf("A console form holds at most %d KiB. Nothing was changed.", MaxFormBytes>>10)})
-		c.Abort()
-		return
-	}
-	if c.Request.Body != nil {
-		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, MaxFormBytes)
-	}
-	c.Next()
+// refuseTooLarge answers a form whose Content-Length is over MaxFormBytes.
+func (cs *Console) refuseTooLarge(c *gin.Context) {
+	cs.refuse(c, nil, refusal{Status: http.StatusRequestEntityTooLarge, Code: "too_large",
+		Title: "The form is too large", Detail: fmt.Sprintf("A console form holds at most %d KiB. Nothing was changed.", MaxFormBytes>>10)})
 }
 
 // session is a signed-in request: the stored session and the bearer token
@@ -217,22 +186,22 @@ func (s *session) can(cp Capability) bool { return slices.Contains(s.Link.Capabi
 
 // session returns the request's session, if its cookie names a live one.
 func (cs *Console) session(c *gin.Context) (*session, bool, error) {
-	ck, err := c.Request.Cookie(CookieName)
-	if err != nil {
-		return nil, false, nil
-	}
-	linkID, ok := splitToken(ck.Value, cookiePrefix)
+	value, ok := cs.cookie.Value(c.Request)
 	if !ok {
 		return nil, false, nil
 	}
-	s, ok, err := cs.store.Session(c.Request.Context(), linkID, auth.HashToken(ck.Value))
+	linkID, ok := splitToken(value, cookiePrefix)
+	if !ok {
+		return nil, false, nil
+	}
+	s, ok, err := cs.store.Session(c.Request.Context(), linkID, auth.HashToken(value))
 	if err != nil || !ok {
 		return nil, false, err
 	}
 	if !cs.now().Before(s.Link.ExpiresAt) {
 		return nil, false, nil
 	}
-	bearer, err := unseal(ck.Value, linkID, s.sealed)
+	bearer, err := unseal(value, linkID, s.sealed)
 	if err != nil {
 		return nil, false, err
 	}
@@ -258,12 +227,10 @@ func (cs *Console) home(c *gin.Context) {
 }
 
 // ConfirmField and ConfirmValue are what the confirmation page's "Sign in
-// as …" button adds to the exchange. The module never sends them (it posts
-// to the preview, and form.submit() sends no button's value), so an
-// exchange carrying them is a person's click on that page.
+// as …" button adds to the exchange (webpage.Confirmed).
 const (
-	ConfirmField = "confirm"
-	ConfirmValue = "signin"
+	ConfirmField = webpage.ConfirmField
+	ConfirmValue = webpage.ConfirmValue
 )
 
 // preview answers what a link would sign in as, spending nothing: the
@@ -274,12 +241,8 @@ const (
 // before: someone opened it again). Nothing else is written, so the
 // module may post here on load.
 func (cs *Console) preview(c *gin.Context) {
-	if !cs.sameOrigin(c.Request) {
-		cs.refuse(c, nil, refusalCrossOrigin())
-		return
-	}
-	if err := c.Request.ParseForm(); err != nil {
-		cs.refuse(c, nil, refusalBadForm(err))
+	if err := cs.site.CheckPost(c.Request); err != nil {
+		cs.refuse(c, nil, refusalPost(err))
 		return
 	}
 	token, l, ok := cs.checkLink(c)
@@ -313,15 +276,11 @@ func (cs *Console) preview(c *gin.Context) {
 // session this browser held before ends, and its credential is revoked:
 // one browser, one console session.
 func (cs *Console) exchange(c *gin.Context) {
-	if !cs.sameOrigin(c.Request) {
-		cs.refuse(c, nil, refusalCrossOrigin())
+	if err := cs.site.CheckPost(c.Request); err != nil {
+		cs.refuse(c, nil, refusalPost(err))
 		return
 	}
-	if err := c.Request.ParseForm(); err != nil {
-		cs.refuse(c, nil, refusalBadForm(err))
-		return
-	}
-	if c.Request.PostForm.Get(ConfirmField) != ConfirmValue {
+	if !webpage.Confirmed(c.Request) {
 		cs.refuse(c, nil, refusal{Status: http.StatusBadRequest, Code: "link_unconfirmed", Title: "Sign-in not confirmed",
 			Detail: "Signing in needs your click on \"Sign in as …\" after the console has shown which partner the link is for. Nothing was used: open the link again."})
 		return
@@ -371,8 +330,7 @@ func (cs *Console) exchange(c *gin.Context) {
 		cs.fail(c, nil, err)
 		return
 	}
-	http.SetCookie(c.Writer, &http.Cookie{Name: CookieName, Value: cookie, Path: cs.prefix + "/console",
-		MaxAge: int(l.ExpiresAt.Sub(now) / time.Second), HttpOnly: true, Secure: cs.cfg.SecureCookie, SameSite: http.SameSiteStrictMode})
+	cs.cookie.Set(c.Writer, cookie, l.ExpiresAt.Sub(now))
 	cs.audit(c, l.Scope, AuditEntry{Action: "link_exchanged", Actor: l.ID, Link: l.ID,
 		Detail: "session credential " + cred.PublicID + " until " + l.ExpiresAt.Format(time.RFC3339)})
 	c.Redirect(http.StatusSeeOther, cs.path("/deliveries"))
@@ -399,7 +357,7 @@ func (cs *Console) checkLink(c *gin.Context) (string, Link, bool) {
 		cs.fail(c, nil, err)
 		return "", Link{}, false
 	}
-	if !equalHash(auth.HashToken(token), cs.storedTokenHash(ctx, linkID)) {
+	if !webpage.MatchToken(token, cs.storedTokenHash(ctx, linkID)) {
 		cs.refuse(c, nil, refusalLinkInvalid())
 		return "", Link{}, false
 	}
@@ -462,12 +420,8 @@ func (cs *Console) page(h func(*gin.Context, *session)) gin.HandlerFunc {
 // token and the capability, in that order.
 func (cs *Console) guard(cp Capability, h func(*gin.Context, *session)) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		if !cs.sameOrigin(c.Request) {
-			cs.refuse(c, nil, refusalCrossOrigin())
-			return
-		}
-		if err := c.Request.ParseForm(); err != nil {
-			cs.refuse(c, nil, refusalBadForm(err))
+		if err := cs.site.CheckPost(c.Request); err != nil {
+			cs.refuse(c, nil, refusalPost(err))
 			return
 		}
 		s, ok, err := cs.session(c)
@@ -479,7 +433,7 @@ func (cs *Console) guard(cp Capability, h func(*gin.Context, *session)) gin.Hand
 			cs.refuse(c, nil, refusalNoSession())
 			return
 		}
-		if !equalHash(c.Request.PostForm.Get("csrf"), s.CSRF) {
+		if err := webpage.CheckCSRF(c.Request, s.CSRF); err != nil {
 			cs.refuse(c, s, refusal{Status: http.StatusForbidden, Code: "csrf_mismatch", Back: cs.path("/deliveries"),
 				Title: "The form has expired", Detail: "The form was not one this console gave your session. Nothing was changed: reload the page and try again."})
 			return
@@ -492,23 +446,12 @@ func (cs *Console) guard(cp Capability, h func(*gin.Context, *session)) gin.Hand
 	}
 }
 
-// sameOrigin admits a post from the configured origin. Under no-referrer a
-// browser sends "Origin: null" for the page's own posts; then
-// Sec-Fetch-Site, which no script can set, must say same-origin.
-func (cs *Console) sameOrigin(r *http.Request) bool {
-	if o := r.Header.Get("Origin"); o != "" && o != "null" {
-		return o == cs.origin
-	}
-	return r.Header.Get("Sec-Fetch-Site") == "same-origin"
-}
-
 // signOut ends the session and revokes its credential; the link stays spent.
 func (cs *Console) signOut(c *gin.Context, s *session) {
 	if !cs.endSession(c, s, "signed out") {
 		return
 	}
-	http.SetCookie(c.Writer, &http.Cookie{Name: CookieName, Value: "", Path: cs.prefix + "/console", MaxAge: -1, HttpOnly: true,
-		Secure: cs.cfg.SecureCookie, SameSite: http.SameSiteStrictMode})
+	cs.cookie.Clear(c.Writer)
 	cs.refuse(c, nil, refusal{Status: http.StatusOK, Code: "signed_out", Title: "Signed out",
 		Detail: "The console session ended and its credential was revoked. Open a new link from your application to come back.", Return: s.Link.ReturnURL})
 }

@@ -36,6 +36,7 @@ import (
 	httpapi "github.com/pcourt/pcourt/services/compat-edge/internal/proxy"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/store"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/usage"
 	"github.com/pcourt/pcourt/services/webhooks/webhookstest"
 )
 
@@ -163,18 +164,16 @@ func newStack(t testing.TB) *stack {
 
 	ts := httptest.NewUnstartedServer(nil)
 	s.url = "http://" + ts.Listener.Addr().String()
-	cons, err := console.New(console.Config{PublicBaseURL: s.url}, console.Deps{
+	// The console calls the public API through the edge, as a partner's
+	// backend does; the edge answers the compatibility usage itself.
+	cons, err := console.New(console.Config{PublicBaseURL: s.url, APIURL: s.url}, console.Deps{
 		Store: s.store, Credentials: creds, Logger: discard(), Now: s.clock.now,
-		Resolve: func(path string) (*url.URL, bool) {
-			owner, ok := table.Owner(path)
-			return upstreams[owner], ok
-		},
-		Compat: console.Compat{Uses: s.ledger.Uses, Policy: s.policy},
 	})
 	require.NoError(t, err)
 	r := gin.New()
 	r.Use(requestid.Middleware())
 	r.Use(cons.API)
+	r.Use((&usage.Reader{Credentials: creds, Uses: s.ledger.Uses, Policy: s.policy}).Serve)
 	cons.Register(r)
 	httpapi.Register(r, httpapi.Config{MaxBodyBytes: 1 << 20}, proxy, []byte(`{}`))
 	ts.Config.Handler = r

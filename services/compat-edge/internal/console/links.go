@@ -3,7 +3,6 @@ package console
 import (
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/base32"
 	"errors"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/libs/requestid"
+	"github.com/pcourt/pcourt/libs/webpage"
 )
 
 // Capability is what a console session may do.
@@ -187,7 +187,7 @@ func (cs *Console) checkLinkRequest(req createLinkRequest) ([]Capability, time.D
 func checkReturnURL(s string) (string, error) {
 	u, err := url.Parse(s)
 	bad := err != nil || len(s) > 2048 || u.Host == "" || u.User != nil || u.Fragment != "" ||
-		!(u.Scheme == "https" || (u.Scheme == "http" && loopback(u.Hostname())))
+		!(u.Scheme == "https" || (u.Scheme == "http" && webpage.Loopback(u.Hostname())))
 	if bad {
 		return "", errors.New("returnUrl must be an absolute https URL (http only on a loopback host) without user information or fragment, at most 2048 characters")
 	}
@@ -265,18 +265,10 @@ func splitToken(token, prefix string) (string, bool) {
 	return id, ok && validLinkID(id) && secret != ""
 }
 
-func equalHash(a, b string) bool {
-	return a != "" && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
-}
-
 func joinCaps(caps []Capability) string {
 	s := make([]string, len(caps))
 	for i, c := range caps {
 		s[i] = string(c)
 	}
 	return strings.Join(s, ", ")
-}
-
-func loopback(host string) bool {
-	return host == "localhost" || host == "127.0.0.1" || host == "::1"
 }

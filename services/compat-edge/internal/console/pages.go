@@ -12,9 +12,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/pcourt/pcourt/api"
-	"github.com/pcourt/pcourt/libs/auth"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
 )
 
 const webhooksAPI = "/api/webhooks"
@@ -682,15 +679,16 @@ type compatRow struct {
 	First, Last      time.Time
 	Count            int64
 	Last24h, Last30d int64
-	Sample           string    // the request id of the latest call
-	sampleAt         time.Time // when that call was
+	Sample           string // the request id of the latest call
 	Credentials      []string
 	Sunset           time.Time
 	Extension        time.Time // an approved later deadline for this partner; zero: none
-	Brownouts        []policy.Span
+	Brownouts        []span
 	Stage            string // warn, brownout or retired
 	Status           string
 }
+
+type span struct{ Start, End time.Time }
 
 type compatView struct {
 	Rows      []compatRow
@@ -699,106 +697,69 @@ type compatView struct {
 	Announced bool
 }
 
+// compatibilityUsage is the answer of GET /api/compatibility/usage, the
+// edge's partner-scoped read of its legacy-use ledger (api/openapi.yaml).
+type compatibilityUsage struct {
+	Data struct {
+		AnnouncementsEnabled bool `json:"announcementsEnabled"`
+		Routes               []struct {
+			Route           string     `json:"route"`
+			Family          string     `json:"family"`
+			Successor       string     `json:"successor"`
+			FirstCallAt     time.Time  `json:"firstCallAt"`
+			LastCallAt      time.Time  `json:"lastCallAt"`
+			Calls           int64      `json:"calls"`
+			CallsLast24h    int64      `json:"callsLast24h"`
+			CallsLast30d    int64      `json:"callsLast30d"`
+			SampleRequestID string     `json:"sampleRequestId"`
+			Sunset          *time.Time `json:"sunset"`
+			Extension       *time.Time `json:"extension"`
+			Stage           string     `json:"stage"`
+			Brownouts       []span     `json:"brownouts"`
+			Credentials     []struct {
+				ID    string `json:"id"`
+				Label string `json:"label"`
+			} `json:"credentials"`
+		} `json:"routes"`
+	} `json:"data"`
+}
+
 // compatibility lists the deprecated routes this partner's credentials
-// called, from the edge's legacy-use ledger, with the successor and the
-// Sunset the policy gives this partner.
+// called, with the successor and the Sunset that applies to this partner,
+// as the edge's public GET /api/compatibility/usage answers the session's
+// credential: the partner's own use, and nothing of another's.
 func (cs *Console) compatibility(c *gin.Context, s *session) {
-	v := compatView{}
-	if cs.compat.Uses == nil || cs.compat.Policy == nil {
-		v.Missing = "This edge has no legacy-use ledger configured, so no data can be shown."
-		cs.render(c, http.StatusOK, "compatibility", cs.frame(c, s, "compatibility", v))
+	var u compatibilityUsage
+	if err := cs.client.call(c.Request.Context(), s.bearer, http.MethodGet, "/api/compatibility/usage", nil, nil, "", &u); err != nil {
+		cs.apiRefusal(c, s, err, cs.path("/deliveries"))
 		return
 	}
-	ctx := c.Request.Context()
-	creds, err := cs.creds.List(ctx, s.Link.Scope.Tenant)
-	if err != nil {
-		cs.fail(c, s, err)
-		return
+	v := compatView{Enabled: u.Data.AnnouncementsEnabled}
+	for _, r := range u.Data.Routes {
+		row := compatRow{Route: r.Route, Family: r.Family, Successor: r.Successor, First: r.FirstCallAt, Last: r.LastCallAt,
+			Count: r.Calls, Last24h: r.CallsLast24h, Last30d: r.CallsLast30d, Sample: r.SampleRequestID,
+			Brownouts: r.Brownouts, Stage: r.Stage, Status: "fine: no retirement date is announced for this route"}
+		for _, cr := range r.Credentials {
+			label := cr.ID
+			if cr.Label != "" {
+				label += " (" + cr.Label + ")"
+			}
+			row.Credentials = append(row.Credentials, label)
+		}
+		if r.Extension != nil {
+			row.Extension = *r.Extension
+		}
+		if r.Sunset != nil {
+			row.Sunset = *r.Sunset
+			row.Status = "fix by " + row.Sunset.UTC().Format(time.DateOnly)
+			if !cs.now().Before(row.Sunset) {
+				row.Status = "past its Sunset of " + row.Sunset.UTC().Format(time.DateOnly) + ": calls may be refused with 410; fix now"
+			}
+			v.Announced = true
+		}
+		v.Rows = append(v.Rows, row)
 	}
-	pol := cs.compat.Policy()
-	v.Enabled = pol.Enabled
-	byRoute := map[string]*compatRow{}
-	for _, cr := range creds {
-		if string(cr.Environment) != s.Link.Scope.Environment || cr.PartnerID != s.Link.Scope.PartnerID {
-			continue
-		}
-		uses, err := cs.compat.Uses(ctx, cr.PublicID)
-		if err != nil {
-			cs.fail(c, s, err)
-			return
-		}
-		for _, u := range uses {
-			r := byRoute[u.Route]
-			if r == nil {
-				r = &compatRow{Route: u.Route, First: u.First, Last: u.Last}
-				byRoute[u.Route] = r
-			}
-			if u.First.Before(r.First) {
-				r.First = u.First
-			}
-			if u.Last.After(r.Last) {
-				r.Last = u.Last
-			}
-			if u.Sample != "" && !u.Last.Before(r.sampleAt) {
-				r.Sample, r.sampleAt = u.Sample, u.Last
-			}
-			r.Count += u.Count
-			r.Last24h += u.Last24h
-			r.Last30d += u.Last30d
-			r.Credentials = append(r.Credentials, credLabel(cr))
-		}
-	}
-	for _, r := range byRoute {
-		route := findRoute(r.Route)
-		r.Status = "fine: no retirement date is announced for this route"
-		if route != nil {
-			r.Family, r.Successor = string(route.Family), route.Successor
-			if w := pol.Window(route.Family); pol.Enabled && route.Eligible && w != nil && !w.GA.IsZero() {
-				ids := append(credIDs(creds, s.Link.Scope), s.Link.Scope.PartnerID)
-				r.Sunset = w.RouteEnd(route, ids) // a route added later has a window of its own
-				for _, id := range ids {
-					if d, ok := w.Extensions[id]; ok && d.Time().After(r.Extension) {
-						r.Extension = d.Time()
-					}
-				}
-				r.Brownouts, r.Stage = w.Brownouts, string(w.Stage)
-				r.Status = "fix by " + r.Sunset.UTC().Format(time.DateOnly)
-				if !cs.now().Before(r.Sunset) {
-					r.Status = "past its Sunset of " + r.Sunset.UTC().Format(time.DateOnly) + ": calls may be refused with 410; fix now"
-				}
-				v.Announced = true
-			}
-		}
-		v.Rows = append(v.Rows, *r)
-	}
-	sort.Slice(v.Rows, func(i, j int) bool { return v.Rows[i].Last.After(v.Rows[j].Last) })
 	cs.render(c, http.StatusOK, "compatibility", cs.frame(c, s, "compatibility", v))
-}
-
-func credLabel(c auth.Credential) string {
-	if c.Label != "" {
-		return c.PublicID + " (" + c.Label + ")"
-	}
-	return c.PublicID
-}
-
-func credIDs(creds []auth.Credential, scope Scope) []string {
-	var ids []string
-	for _, c := range creds {
-		if string(c.Environment) == scope.Environment && c.PartnerID == scope.PartnerID {
-			ids = append(ids, c.PublicID)
-		}
-	}
-	return ids
-}
-
-func findRoute(pattern string) *inventory.Route {
-	for i := range inventory.Routes {
-		if inventory.Routes[i].Pattern == pattern {
-			return &inventory.Routes[i]
-		}
-	}
-	return nil
 }
 
 // auditPage shows the partner's console trail, newest first.

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/pcourt/pcourt/libs/webpage"
 )
 
 // Scope is the partner a link, a session and an audit trail belong to:
@@ -193,7 +195,7 @@ func (s *Store) Session(ctx context.Context, linkID, cookieHash string) (Session
 		return Session{}, false, fmt.Errorf("reading console session: %w", err)
 	}
 	rec, lrec := sessCmd.Val(), linkCmd.Val()
-	if len(rec) == 0 || len(lrec) == 0 || !equalHash(rec["cookie"], cookieHash) {
+	if len(rec) == 0 || len(lrec) == 0 || !webpage.Equal(rec["cookie"], cookieHash) {
 		return Session{}, false, nil
 	}
 	l, err := linkFromRecord(linkID, lrec)

@@ -2,6 +2,7 @@ package console
 
 import (
 	"embed"
+	"errors"
 	"fmt"
 	"html/template"
 	"mime"
@@ -14,6 +15,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/pcourt/pcourt/libs/requestid"
+	"github.com/pcourt/pcourt/libs/webpage"
 )
 
 //go:embed templates/*.html
@@ -153,10 +155,18 @@ func refusalCrossOrigin() refusal {
 }
 
 func refusalBadForm(err error) refusal {
-	if strings.Contains(err.Error(), "too large") {
+	if errors.Is(err, webpage.ErrFormTooLarge) {
 		return refusal{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Title: "The form is too large", Detail: "Nothing was changed."}
 	}
 	return refusal{Status: http.StatusBadRequest, Code: "bad_form", Title: "The form could not be read", Detail: "Nothing was changed."}
+}
+
+// refusalPost answers a post webpage.CheckPost refused.
+func refusalPost(err error) refusal {
+	if errors.Is(err, webpage.ErrCrossOrigin) {
+		return refusalCrossOrigin()
+	}
+	return refusalBadForm(err)
 }
 
 func refusalLinkInvalid() refusal {
