@@ -17,7 +17,7 @@ import (
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/auth/authtest"
 	"github.com/pcourt/pcourt/libs/problem/problemtest"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/console"
+	"github.com/pcourt/pcourt/services/console/internal/console"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
 )
@@ -37,7 +37,7 @@ func TestMintingALink(t *testing.T) {
 
 	// Only the token's hash is at rest.
 	_, token, _ := strings.Cut(a.Data.URL, "#link=")
-	for _, k := range s.rdb.Keys(context.Background(), "pc:edge:console:*").Val() {
+	for _, k := range s.rdb.Keys(context.Background(), "pc:console:*").Val() {
 		vals := s.rdb.HGetAll(context.Background(), k).Val()
 		for _, v := range vals {
 			require.NotContains(t, v, token)

@@ -22,7 +22,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pcourt/pcourt/services/compat-edge/internal/console"
+	"github.com/pcourt/pcourt/services/console/internal/console"
 )
 
 // chromium finds a Chromium to drive, or skips the test saying how to get
@@ -157,7 +157,7 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	stored, err := s.store.GetLink(context.Background(), linkID)
 	require.NoError(t, err)
 	require.Equal(t, console.LinkIssued, stored.State, "opening the link spent nothing")
-	require.Zero(t, s.rdb.Exists(context.Background(), "pc:edge:console:{"+linkID+"}:session").Val(), "and made no session")
+	require.Zero(t, s.rdb.Exists(context.Background(), "pc:console:{"+linkID+"}:session").Val(), "and made no session")
 	require.NoError(t, chromedp.Do(browser, chromedp.Click(`#signin button`), chromedp.WaitVisible(`main[data-page="deliveries"]`)))
 	for sel, want := range map[string]string{`#partner`: "acme", `#tenant`: acmeCred.Tenant, `#environment`: "sandbox"} {
 		got, err := chromedp.Run(browser, chromedp.Text(`#signed-in-as `+sel))
