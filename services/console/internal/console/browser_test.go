@@ -86,12 +86,11 @@ const unlabelled = `[...document.querySelectorAll('input:not([type=hidden]), sel
 // console shows none of it.
 func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	bin := chromium(t)
-	s := newStack(t)
-	v := loadVectors(t)
-	acme, acmeCred := s.partner(t, "acme")
 	// Retirement announcements on, the compatibility window starting
 	// today: the alias is announced with a Sunset in the future.
-	s.setEnv(policyEnv(time.Now().UTC().Format(time.DateOnly)))
+	s := newStack(t, withCompat(policyEnv(time.Now().UTC().Format(time.DateOnly))))
+	v := loadVectors(t)
+	acme, acmeCred := s.partner(t, "acme")
 	rcv := newReceiver(t, http.StatusInternalServerError)
 	minted := s.mint(t, acme)
 	link, linkID := minted.Data.URL, minted.Data.ID

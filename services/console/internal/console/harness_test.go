@@ -4,40 +4,38 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/otel/propagation"
 
+	"github.com/pcourt/pcourt/api"
+	"github.com/pcourt/pcourt/api/apitest"
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/auth/authtest"
+	"github.com/pcourt/pcourt/libs/kafka"
+	"github.com/pcourt/pcourt/libs/kafkatest"
 	"github.com/pcourt/pcourt/libs/ratelimit"
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/libs/requestid"
 	"github.com/pcourt/pcourt/services/console/internal/console"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/legacyuse"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
-	httpapi "github.com/pcourt/pcourt/services/compat-edge/internal/proxy"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/store"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/usage"
-	"github.com/pcourt/pcourt/services/webhooks/webhookstest"
 )
 
 func init() { gin.SetMode(gin.TestMode) }
@@ -69,37 +67,28 @@ func loadVectors(t testing.TB) vectors {
 	return v
 }
 
-// stack is the edge's console over a real redis-server, in front of the
-// real webhooks service (services/webhooks/webhookstest: its HTTP API,
-// sender, recovery worker and fan-out) on the same Redis and credentials.
+// stack is the console in front of the real edge and webhooks binaries,
+// as they are deployed: the edge routes /console and /api/console to the
+// console (in process, so a test can move its clock), /api/webhooks to the
+// webhooks process and every other owner's paths to a stand-in answering
+// 418; the console calls the public API back through the edge. All of them
+// share one redis-server and one Kafka cluster (kfake), where the test
+// publishes case events as the cases service does.
 type stack struct {
-	url    string
-	rdb    *redis.Client
-	creds  *auth.Store
-	hooks  *webhookstest.Service
-	store  *console.Store
-	ledger *store.Store
-	clock  *clock
-	mu     sync.Mutex
-	env    policy.Env // the compatibility environment; setEnv changes it
-	// durable is the administrators' settings (extensions, brownouts);
-	// setDurable changes them.
-	durable map[inventory.Family]policy.Settings
+	url     string // the edge: browsers and partners' backends call here
+	hookURL string // the webhooks process, called directly
+	rdb     *redis.Client
+	creds   *auth.Store
+	store   *console.Store
+	clock   *clock
+	events  *kafka.Producer
+	edge    *process
+	// adminURL is the edge's admin listener (the compatibility admin API).
+	adminURL string
 }
 
-func (s *stack) setEnv(e policy.Env) { s.mu.Lock(); s.env = e; s.mu.Unlock() }
-
-func (s *stack) setDurable(d map[inventory.Family]policy.Settings) {
-	s.mu.Lock()
-	s.durable = d
-	s.mu.Unlock()
-}
-
-func (s *stack) policy() *policy.Policy {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return policy.Resolve(s.env, s.durable)
-}
+// adminToken is the edge's EDGE_ADMIN_TOKEN.
+const adminToken = "console-test-admin-token"
 
 type clock struct {
 	mu sync.Mutex
@@ -109,63 +98,58 @@ type clock struct {
 func (c *clock) now() time.Time          { c.mu.Lock(); defer c.mu.Unlock(); return time.Now().Add(c.d) }
 func (c *clock) advance(d time.Duration) { c.mu.Lock(); c.d += d; c.mu.Unlock() }
 
-func newStack(t testing.TB) *stack {
+// stackOption changes the stack's start.
+type stackOption func(*stackSettings)
+
+type stackSettings struct{ compat []string }
+
+// withCompat starts the edge with the compatibility policy's SERVICE_API_*
+// variables (policyEnv).
+func withCompat(env []string) stackOption { return func(s *stackSettings) { s.compat = env } }
+
+func newStack(t testing.TB, opts ...stackOption) *stack {
 	t.Helper()
-	rdb := redistest.NewClient(t)
+	var set stackSettings
+	for _, o := range opts {
+		o(&set)
+	}
+	bins := binaries(t)
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	brokers := kafkatest.StartBroker(t)
+	kafkatest.CreateTopic(t, brokers, api.CaseEventsTopic, 4)
+	producer, err := kafka.NewProducer(kafka.ProducerConfig{Brokers: brokers, ClientID: "console-test"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = producer.Close() })
 	acfg := auth.DefaultStoreConfig()
 	acfg.PerCredential = ratelimit.Off
 	creds := auth.NewStore(rdb, acfg)
-	s := &stack{rdb: rdb, creds: creds, store: console.NewStore(rdb), ledger: store.New(rdb), clock: &clock{}}
-	// Two attempts 300 ms apart: a failing receiver's deliveries fail for
-	// good within a second, where a deployment retries for days.
-	s.hooks = webhookstest.Start(t, rdb, creds, webhookstest.Options{Attempts: 2, RetryBase: 300 * time.Millisecond})
-	ownerURL, _ := url.Parse(s.hooks.URL)
+	s := &stack{rdb: rdb, creds: creds, store: console.NewStore(rdb), clock: &clock{}, events: producer}
+
+	common := []string{"REDIS_ADDRS=" + srv.Addr, "REDIS_MODE=standalone", "KAFKA_BROKERS=" + strings.Join(brokers, ","), "LOG_LEVEL=warn"}
+	// The webhooks service as deployed, but for development's loopback
+	// receivers (sandbox, http, 127.0.0.0/8) and a short schedule: two
+	// attempts 300 ms apart, so a failing receiver's deliveries fail for
+	// good within a second, where a deployment retries for days; the
+	// sender polls every 50 ms; the breaker opens only after 1000
+	// consecutive failures, so a test's retries are not held back.
+	hooksPort := freePort(t)
+	hooks := &process{name: "webhooks", bin: filepath.Join(bins, "webhooks"), port: hooksPort, env: append(append([]string(nil), common...),
+		fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", hooksPort), "ADMIN_ADDR=off",
+		"WEBHOOK_DEV_EPHEMERAL_KEYS=true", "WEBHOOK_ALLOW_HTTP_SANDBOX=true", "WEBHOOK_EGRESS_ALLOW_CIDRS=127.0.0.0/8",
+		"WEBHOOK_MAX_ATTEMPTS=2", "WEBHOOK_RETRY_BASE=300ms", "WEBHOOK_SEND_POLL=50ms", "WEBHOOK_BREAKER_THRESHOLD=1000")}
+	hooks.start(t)
+	s.hookURL = fmt.Sprintf("http://127.0.0.1:%d", hooksPort)
+
 	// The owners not under test answer every request with 418.
 	others := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }))
 	t.Cleanup(others.Close)
-	othersURL, _ := url.Parse(others.URL)
-	upstreams := map[routing.Owner]*url.URL{}
-	for _, o := range routing.Owners {
-		upstreams[o] = othersURL
-	}
-	upstreams[routing.Webhooks] = ownerURL
-	table := routing.NewTable(routing.Families)
 
-	// The edge's legacy-use recorder and proxy, as cmd/compat-edge wires
-	// them: an alias a partner calls is recorded against its credential.
-	recorder := legacyuse.New(legacyuse.Config{Buffer: 1024, FlushInterval: 50 * time.Millisecond, MaxPending: 1000},
-		func(ctx context.Context, hash string) (string, error) {
-			cred, err := creds.AuthenticateHash(ctx, hash)
-			if errors.Is(err, auth.ErrInvalidCredential) {
-				return "", legacyuse.ErrUnknownCredential
-			}
-			return cred.PublicID, err
-		}, s.ledger.AddUses, discard())
-	ctx, cancel := context.WithCancel(context.Background())
-	recorded := make(chan struct{})
-	go func() { _ = recorder.Run(ctx); close(recorded) }()
-	t.Cleanup(func() { cancel(); <-recorded })
-	index, err := inventory.NewIndex(inventory.Routes)
-	require.NoError(t, err)
-	proxy, err := httpapi.NewProxy(table, upstreams, httpapi.Forwarding{}, propagation.TraceContext{}, httpapi.Compat{
-		Index: index, Policy: s.policy, Now: time.Now, Record: recorder.Record,
-		Integrations: func(ctx context.Context, hash string) ([]string, error) {
-			cred, err := creds.AuthenticateHash(ctx, hash)
-			if errors.Is(err, auth.ErrInvalidCredential) {
-				return nil, nil
-			}
-			if err != nil {
-				return nil, err
-			}
-			return []string{cred.PublicID, cred.PartnerID}, nil
-		},
-	})
-	require.NoError(t, err)
-
-	ts := httptest.NewUnstartedServer(nil)
-	s.url = "http://" + ts.Listener.Addr().String()
-	// The console calls the public API through the edge, as a partner's
-	// backend does; the edge answers the compatibility usage itself.
+	edgePort, adminPort := freePort(t), freePort(t)
+	s.url = fmt.Sprintf("http://127.0.0.1:%d", edgePort)
+	s.adminURL = fmt.Sprintf("http://127.0.0.1:%d", adminPort)
+	// The console as cmd/console wires it: its origin is the edge's, and it
+	// calls the public API through the edge, as a partner's backend does.
 	cons, err := console.New(console.Config{PublicBaseURL: s.url, APIURL: s.url}, console.Deps{
 		Store: s.store, Credentials: creds, Logger: discard(), Now: s.clock.now,
 	})
@@ -173,13 +157,89 @@ func newStack(t testing.TB) *stack {
 	r := gin.New()
 	r.Use(requestid.Middleware())
 	r.Use(cons.API)
-	r.Use((&usage.Reader{Credentials: creds, Uses: s.ledger.Uses, Policy: s.policy}).Serve)
 	cons.Register(r)
-	httpapi.Register(r, httpapi.Config{MaxBodyBytes: 1 << 20}, proxy, []byte(`{}`))
-	ts.Config.Handler = r
-	ts.Start()
-	t.Cleanup(ts.Close)
+	consoleServer := httptest.NewServer(r)
+	t.Cleanup(consoleServer.Close)
+
+	edgeEnv := append(append([]string(nil), common...),
+		fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", edgePort), fmt.Sprintf("ADMIN_ADDR=127.0.0.1:%d", adminPort),
+		"EDGE_ADMIN_TOKEN="+adminToken,
+		// The ledger is written every 50 ms; durable settings are read
+		// again at once by the replica that saves them (the only one here).
+		"EDGE_LEGACY_USE_FLUSH_INTERVAL=50ms",
+		"UPSTREAM_WEBHOOKS_URL="+s.hookURL, "UPSTREAM_CONSOLE_URL="+consoleServer.URL,
+		"UPSTREAM_READINESS_URL="+others.URL, "UPSTREAM_FILINGS_URL="+others.URL, "UPSTREAM_CASES_URL="+others.URL)
+	s.edge = &process{name: "compat-edge", bin: filepath.Join(bins, "compat-edge"), port: edgePort, env: append(edgeEnv, set.compat...)}
+	s.edge.start(t)
 	return s
+}
+
+// setCompat restarts the edge with the compatibility policy's variables
+// (SERVICE_API_*), which it reads at start only, on the same port: the
+// console and the browsers' cookies carry on.
+func (s *stack) setCompat(t testing.TB, env []string) {
+	t.Helper()
+	s.edge.stop()
+	var kept []string
+	for _, kv := range s.edge.env {
+		if !strings.HasPrefix(kv, "SERVICE_API_") {
+			kept = append(kept, kv)
+		}
+	}
+	s.edge.env = append(kept, env...)
+	s.edge.start(t)
+}
+
+// admin calls the edge's compatibility admin API as an administrator and
+// returns its answer.
+func (s *stack) admin(t testing.TB, method, path string, body any) map[string]any {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		require.NoError(t, err)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, s.adminURL+"/admin/compatibility"+path, rd)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	req.Header.Set("X-PC-Actor", "console-test")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Less(t, resp.StatusCode, 300, "%s %s: %s", method, path, raw)
+	var out map[string]any
+	if len(raw) > 0 {
+		require.NoError(t, json.Unmarshal(raw, &out), string(raw))
+	}
+	return out
+}
+
+// scheduleBrownout schedules a two-hour brownout of family through the
+// admin API, two months from now or the day after the family's window
+// ends, whichever is later (the policy acts on none inside the window),
+// and returns its start and end.
+func (s *stack) scheduleBrownout(t testing.TB, family string) [2]time.Time {
+	t.Helper()
+	out := s.admin(t, http.MethodGet, "/policy?family="+family, nil)
+	fams := out["data"].(map[string]any)["families"].([]any)
+	require.Len(t, fams, 1)
+	start := time.Now().UTC().AddDate(0, 2, 0).Truncate(time.Hour)
+	if end, ok := fams[0].(map[string]any)["windowEnd"].(string); ok {
+		windowEnd, err := time.Parse(time.DateOnly, end)
+		require.NoError(t, err)
+		if after := windowEnd.AddDate(0, 0, 1); after.After(start) {
+			start = after
+		}
+	}
+	span := [2]time.Time{start, start.Add(2 * time.Hour)}
+	s.admin(t, http.MethodPost, "/families/"+family+"/brownouts", map[string]time.Time{"start": span[0], "end": span[1]})
+	return span
 }
 
 // partner mints a partner backend's credential.
@@ -314,7 +374,7 @@ func (s *stack) hookAPI(t testing.TB, method, path, bearer string, body any) (in
 		require.NoError(t, err)
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequest(method, s.hooks.URL+path, rd)
+	req, err := http.NewRequest(method, s.hookURL+path, rd)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+bearer)
 	if body != nil {
@@ -350,20 +410,31 @@ func (s *stack) endpoint(t testing.TB, bearer, u string, types ...string) string
 	return out["data"].(map[string]any)["id"].(string)
 }
 
-// openCase publishes the events of a case for the credential's partner, as
-// the cases service does when a case opens: the webhooks fan-out schedules
-// one delivery per subscribed endpoint, and its sender sends them.
+// openCase publishes the events of a case for the credential's partner on
+// the cases service's topic, as the cases service does when a case opens:
+// the webhooks fan-out schedules one delivery per subscribed endpoint, and
+// its sender sends them. Each record is checked against the envelope's
+// published schema first.
 func (s *stack) openCase(t testing.TB, cred auth.Credential, caseID string, types ...string) {
 	t.Helper()
 	if len(types) == 0 {
 		types = []string{"opened"}
 	}
+	msgs := make([]kafka.Message, 0, len(types))
 	for i, typ := range types {
-		ev := webhookstest.Event{EventID: fmt.Sprintf("evt_%s_%d", caseID, i+1), Sequence: int64(i + 1), Type: typ, CaseID: caseID,
-			ExternalCaseID: "ext-" + caseID, OccurredAt: time.Now()}
-		require.NoError(t, s.hooks.Publish(context.Background(), ev,
-			webhookstest.Recipient{Tenant: cred.Tenant, Environment: string(cred.Environment), PartnerID: cred.PartnerID}))
+		eventID := fmt.Sprintf("evt_%s_%d", caseID, i+1)
+		value, err := json.Marshal(map[string]any{
+			"schemaVersion": api.CaseEventEnvelopeSchema,
+			"recipients":    []map[string]string{{"tenant": cred.Tenant, "environment": string(cred.Environment), "partnerId": cred.PartnerID}},
+			"event": map[string]any{"schemaVersion": api.CaseEventSchema, "eventId": eventID, "sequence": i + 1, "type": typ,
+				"occurredAt": time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), "caseId": caseID, "externalCaseId": "ext-" + caseID,
+				"actionRequired": false},
+		})
+		require.NoError(t, err)
+		apitest.Event(t, "cases-event-envelope-v2.schema.json", value)
+		msgs = append(msgs, kafka.Message{Topic: api.CaseEventsTopic, Key: caseID, EventID: eventID, Schema: api.CaseEventEnvelopeSchema, Value: value})
 	}
+	require.NoError(t, s.events.Publish(context.Background(), msgs...))
 }
 
 // deliveries lists the partner's deliveries matching query through the API.
@@ -462,19 +533,154 @@ func (s *stack) sessionCredential(t testing.TB, partner auth.Credential) auth.Cr
 	return newest
 }
 
-// recordUse puts n calls of route by cred in the edge's ledger, from first
-// to last, all counted in last's hour, the latest with request id sample.
-func (s *stack) recordUse(t testing.TB, cred auth.Credential, route string, first, last time.Time, n int64, sample string) {
+// callAlias calls route, an earlier route of the public API, through the
+// edge with bearer, as a partner's backend does, with request id
+// requestID: the edge records the use in its legacy-use ledger (the owner
+// behind, a stand-in, answers 418).
+func (s *stack) callAlias(t testing.TB, bearer, path, requestID string) {
 	t.Helper()
-	require.NoError(t, s.ledger.AddUses(context.Background(), []store.Use{{Subject: cred.PublicID, Route: route, First: first, Last: last, Count: n,
-		Sample: sample, Hours: map[int64]int64{last.Unix() / 3600: n}}}))
+	req, err := http.NewRequest(http.MethodGet, s.url+path, nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+bearer)
+	req.Header.Set("X-Request-Id", requestID)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusTeapot, resp.StatusCode, "the alias is forwarded to its owner")
 }
 
-// policyEnv is the compatibility environment the edge reads from
-// SERVICE_API_CANONICAL_ROUTES=true and SERVICE_API_COMPATIBILITY_START=start.
-func policyEnv(start string) policy.Env {
-	vars := map[string]string{policy.EnvCanonicalRoutes: "true", policy.EnvCompatibilityStart: start}
-	return policy.EnvFrom(func(name string) string { return vars[name] })
+// policyEnv is the compatibility environment SERVICE_API_CANONICAL_ROUTES=true
+// and SERVICE_API_COMPATIBILITY_START=start, for the edge.
+func policyEnv(start string) []string {
+	return []string{"SERVICE_API_CANONICAL_ROUTES=true", "SERVICE_API_COMPATIBILITY_START=" + start}
+}
+
+// binaries builds the webhooks and compat-edge binaries once per test run,
+// from this checkout through its workspace, into a directory TestMain
+// removes.
+func binaries(t testing.TB) string {
+	t.Helper()
+	built.once.Do(func() {
+		root, err := filepath.Abs("../../../..")
+		if err != nil {
+			built.err = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "console-test-bin-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.dir = dir
+		cmd := exec.Command("go", "build", "-o", dir+string(os.PathSeparator), "./services/webhooks/cmd/webhooks", "./services/compat-edge/cmd/compat-edge")
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(root, "go.work"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("building webhooks and compat-edge: %w\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.dir
+}
+
+var built struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		_ = os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// process is a service binary run as a child process.
+type process struct {
+	name, bin string
+	port      int
+	env       []string
+	cmd       *exec.Cmd
+	done      chan struct{}
+	log       string
+}
+
+// start runs the binary until the test ends and waits for its /readyz.
+func (p *process) start(t testing.TB) {
+	t.Helper()
+	p.log = filepath.Join(t.TempDir(), p.name+".log")
+	f, err := os.Create(p.log)
+	require.NoError(t, err)
+	p.cmd = exec.Command(p.bin)
+	// Only what the test gives: no SERVICE_API_* or REDIS_* of the caller.
+	p.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, p.env...)
+	p.cmd.Stdout, p.cmd.Stderr = f, f
+	require.NoError(t, p.cmd.Start())
+	done := make(chan struct{})
+	p.done = done
+	go func() { _ = p.cmd.Wait(); f.Close(); close(done) }()
+	t.Cleanup(p.stop)
+	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", p.port)
+	client := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := client.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		select {
+		case <-done:
+			t.Fatalf("%s exited before it was ready:\n%s", p.name, p.tail())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not ready after 60 s (%v):\n%s", p.name, err, p.tail())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// stop asks the process to drain (SIGTERM) and kills it after 10 s.
+func (p *process) stop() {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+func (p *process) tail() string {
+	b, _ := os.ReadFile(p.log)
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return string(b)
+}
+
+// freePort is a loopback port free now.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }
 
 func jsonOf(v any) ([]byte, error) { return json.Marshal(v) }
