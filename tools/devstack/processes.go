@@ -90,7 +90,7 @@ func stackServices(cfg config, redis *devRedis, brokers []string, facilitatorURL
 	// it at the edge's origin, and it calls the public API back through
 	// the edge.
 	consolePort := cfg.EdgePort + 8
-	consoleEnv := append(append([]string(nil), common...), fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", consolePort),
+	consoleEnv := append(append([]string(nil), common...), fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", consolePort), "HTTP_TRUSTED_PROXIES=127.0.0.1",
 		fmt.Sprintf("CONSOLE_API_URL=http://127.0.0.1:%d", cfg.EdgePort), fmt.Sprintf("PUBLIC_BASE_URL=http://127.0.0.1:%d", cfg.EdgePort))
 	out = append(out, &service{name: "console", port: consolePort, env: consoleEnv})
 	edgeEnv = append(edgeEnv, fmt.Sprintf("UPSTREAM_CONSOLE_URL=http://127.0.0.1:%d", consolePort))
