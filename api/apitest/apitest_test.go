@@ -93,3 +93,21 @@ func TestEventRefusesWhatTheSchemaDoesNot(t *testing.T) {
 	}()
 	require.Contains(t, rec.failure, "does not match")
 }
+
+// The envelope refers to the case event's definitions in another file of
+// api/events: both are read from the embedded schemas.
+func TestEventResolvesReferencesBetweenEventSchemas(t *testing.T) {
+	envelope := func(eventID string) []byte {
+		return []byte(`{"schemaVersion":"cases-event-envelope-v2","recipients":[{"tenant":"t","environment":"sandbox","partnerId":"acme"}],` +
+			`"event":{"schemaVersion":"case-event-v2","eventId":"` + eventID + `","sequence":1,"type":"opened","occurredAt":"2026-11-27T10:00:00.000Z",` +
+			`"caseId":"cs_1","externalCaseId":"ext-1","actionRequired":false}}`)
+	}
+	apitest.Event(t, "cases-event-envelope-v2.schema.json", envelope("evt_1"))
+
+	rec := &recordingTB{TB: t}
+	func() {
+		defer func() { _ = recover() }()
+		apitest.Event(rec, "cases-event-envelope-v2.schema.json", envelope("evt 1 has spaces"))
+	}()
+	require.Contains(t, rec.failure, "does not match", "the referenced eventId pattern applies")
+}

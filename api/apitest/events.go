@@ -2,6 +2,8 @@ package apitest
 
 import (
 	"bytes"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -24,6 +26,9 @@ func Event(tb testing.TB, file string, payload []byte) {
 		tb.Fatalf("%v", err)
 	}
 	c := jsonschema.NewCompiler()
+	// A schema's references to another of api/events (the envelope's to
+	// the case event's definitions) resolve to the embedded file.
+	c.UseLoader(eventSchemaLoader{})
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		tb.Fatalf("event schema %s: %v", file, err)
@@ -42,4 +47,19 @@ func Event(tb testing.TB, file string, payload []byte) {
 	if err := schema.Validate(value); err != nil {
 		tb.Fatalf("event does not match %s: %v\n%s", file, err, payload)
 	}
+}
+
+// eventSchemaLoader reads the schemas of api/events by their $id.
+type eventSchemaLoader struct{}
+
+func (eventSchemaLoader) Load(url string) (any, error) {
+	name, ok := strings.CutPrefix(url, eventSchemaBase)
+	if !ok {
+		return nil, fmt.Errorf("%s is not a schema of api/events", url)
+	}
+	raw, err := api.EventSchema(name)
+	if err != nil {
+		return nil, err
+	}
+	return jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 }

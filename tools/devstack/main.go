@@ -34,7 +34,7 @@ func main() {
 type config struct {
 	Root      string // repository root (holds go.work)
 	Dir       string // state directory
-	EdgePort  int    // the public port; the services take the next four, the facilitator the fifth, the compat-controller the seventh
+	EdgePort  int    // the public port; the services take the next four, the facilitator the fifth, the compat-controller the seventh, the console the eighth
 	KafkaPort int
 	RedisPort int
 	// RedisCluster runs a three-primary Redis Cluster on RedisPort and the

@@ -23,10 +23,10 @@ import (
 
 // stackPorts reserves the stack's block of public ports and their admin
 // ports (+1000), and returns its first: the edge, four services, the
-// facilitator, a gap, the compat-controller.
+// facilitator, a gap, the compat-controller, the console.
 func stackPorts(t *testing.T) int {
 	t.Helper()
-	return freeBlock(t, 8, 1000)
+	return freeBlock(t, 9, 1000)
 }
 
 // freeBlock finds n consecutive free loopback ports, and the same n ports

@@ -32,7 +32,8 @@ type service struct {
 }
 
 // stackServices lists the services, the edge last so it starts once its
-// upstreams are listening, and stops first. The compat-controller runs
+// upstreams are listening, and stops first (the console, which calls the
+// edge, only needs it for its pages, not to start). The compat-controller runs
 // with Kubernetes off: it sends the milestone notices when the caller's
 // environment configures SMTP (EDGE_SMTP_*), and otherwise only answers
 // its probes.
@@ -85,6 +86,14 @@ func stackServices(cfg config, redis *devRedis, brokers []string, facilitatorURL
 	controllerEnv := append(append([]string(nil), common...), fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", controllerPort),
 		"EDGE_KUBERNETES=off", fmt.Sprintf("EDGE_PUBLIC_URL=http://127.0.0.1:%d", cfg.EdgePort))
 	out = append(out, &service{name: "compat-controller", port: controllerPort, env: append(controllerEnv, cfg.Compat...)})
+	// The partner console, behind the edge like any owner: browsers reach
+	// it at the edge's origin, and it calls the public API back through
+	// the edge.
+	consolePort := cfg.EdgePort + 8
+	consoleEnv := append(append([]string(nil), common...), fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", consolePort), "HTTP_TRUSTED_PROXIES=127.0.0.1",
+		fmt.Sprintf("CONSOLE_API_URL=http://127.0.0.1:%d", cfg.EdgePort), fmt.Sprintf("PUBLIC_BASE_URL=http://127.0.0.1:%d", cfg.EdgePort))
+	out = append(out, &service{name: "console", port: consolePort, env: consoleEnv})
+	edgeEnv = append(edgeEnv, fmt.Sprintf("UPSTREAM_CONSOLE_URL=http://127.0.0.1:%d", consolePort))
 	edgeEnv = append(edgeEnv, fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", cfg.EdgePort))
 	edgeEnv = append(edgeEnv, cfg.Compat...)
 	return append(out, &service{name: "compat-edge", port: cfg.EdgePort, env: edgeEnv})
@@ -109,7 +118,7 @@ func compatEnv(environ []string) []string {
 // which shares the build cache and builds in parallel.
 func buildServices(ctx context.Context, cfg config) error {
 	args := []string{"build", "-o", filepath.Join(cfg.Dir, "bin") + string(os.PathSeparator), "-ldflags", "-X main.version=dev"}
-	for _, name := range []string{"readiness", "filings", "cases", "webhooks", "compat-edge"} {
+	for _, name := range []string{"readiness", "filings", "cases", "webhooks", "compat-edge", "console"} {
 		args = append(args, "./services/"+name+"/cmd/"+name)
 	}
 	args = append(args, "./services/compat-edge/cmd/compat-controller")

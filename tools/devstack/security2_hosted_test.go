@@ -106,7 +106,7 @@ func TestHostedSignInNeedsTheConfirmationThroughTheEdge(t *testing.T) {
 		require.Equal(t, http.StatusOK, status)
 		require.Contains(t, body, `<form id="preview" method="post" action="/console/session/preview"`)
 
-		consoleKeys := []string{"pc:edge:console:*", "pc:auth:cred:*", "pc:auth:token:*"}
+		consoleKeys := []string{"pc:console:*", "pc:auth:cred:*", "pc:auth:token:*"}
 		var preview string
 		redistest.Unchanged(t, p.rdb, bookkeeping, func() {
 			var cookies []*http.Cookie

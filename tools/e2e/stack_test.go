@@ -46,7 +46,7 @@ var statelessServices = []struct {
 	name string
 	port int
 }{
-	{"readiness", 8081}, {"filings", 8082}, {"cases", 8083}, {"webhooks", 8084},
+	{"readiness", 8081}, {"filings", 8082}, {"cases", 8083}, {"webhooks", 8084}, {"console", 8088},
 }
 
 const (
@@ -176,6 +176,12 @@ func startStack(t *testing.T) *stack {
 			"WEBHOOK_SIGNING_KEYS_DIR":   "/etc/pcourt/webhook-keys",
 			"WEBHOOK_ALLOW_HTTP_SANDBOX": "true",
 			"WEBHOOK_EGRESS_ALLOW_CIDRS": s.subnet.String(),
+		},
+		// The partner console's pages are reached at the ingress's origin;
+		// it calls the public API back through the edge.
+		"console": {
+			"CONSOLE_API_URL": fmt.Sprintf("http://edge:%d", edgePort),
+			"PUBLIC_BASE_URL": s.ingress,
 		},
 	}
 	for _, svc := range statelessServices {

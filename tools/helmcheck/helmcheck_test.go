@@ -20,7 +20,7 @@ const repo = "../.."
 var (
 	chart      = filepath.Join(repo, "deploy", "helm", "pcourt")
 	production = filepath.Join(chart, "values-production.yaml")
-	services   = []string{"readiness", "filings", "cases", "webhooks", "compat-edge", "compat-controller"}
+	services   = []string{"readiness", "filings", "cases", "webhooks", "compat-edge", "compat-controller", "console"}
 	// controller is the one workload not autoscaled: one leader works.
 	controller = "compat-controller"
 )
@@ -65,7 +65,7 @@ func TestDefaultValues(t *testing.T) {
 	// Per service: ServiceAccount, Deployment, Service, HPA, PDB (the
 	// controller: no HPA); then the Ingress and the controller's Role and
 	// RoleBinding.
-	assert.Equal(t, 6*5-1+3, m.Count())
+	assert.Equal(t, 7*5-1+3, m.Count())
 	names := func(n int, name func(i int) string) []string {
 		var out []string
 		for i := range n {
@@ -102,6 +102,13 @@ func TestDefaultValues(t *testing.T) {
 			assert.Equal(t, int32(2), *d.Spec.Replicas, "a leader and a standby")
 			assert.Equal(t, "compat-controller.compat.pcourt.dev", e["EDGE_KUBERNETES_LEASE"])
 			assert.Equal(t, "false", e["SERVICE_API_CANONICAL_ROUTES"], "the notices decide with the edge's variables")
+		}
+		if d.Name == "pcourt-compat-edge" {
+			assert.Equal(t, "http://pcourt-console:8088", e["UPSTREAM_CONSOLE_URL"], "the edge routes /console/ to the console")
+		}
+		if d.Name == "pcourt-console" {
+			assert.Equal(t, "http://pcourt-compat-edge:8080", e["CONSOLE_API_URL"], "the console calls the public API through the edge")
+			assert.Equal(t, "http://pcourt.localhost", e["PUBLIC_BASE_URL"], "its pages' origin is the public URL")
 		}
 		if d.Name == "pcourt-compat-edge" {
 			assert.NotContains(t, e, "EDGE_KUBERNETES", "the edge watches nothing")
@@ -143,7 +150,7 @@ func TestDefaultValues(t *testing.T) {
 
 func TestProductionValues(t *testing.T) {
 	m := render(t, helm(t), "-f", production)
-	assert.Len(t, m.ServiceMonitors, 6)
+	assert.Len(t, m.ServiceMonitors, 7)
 	for _, h := range m.HPAs {
 		assert.Equal(t, int32(3), *h.Spec.MinReplicas, h.Name)
 	}

@@ -3,14 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/pcourt/pcourt/libs/envconf"
 	"github.com/pcourt/pcourt/libs/service"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/console"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/legacyuse"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/proxy"
@@ -34,9 +32,6 @@ type config struct {
 	// listener (EDGE_ADMIN_TOKEN, from a Secret); unset refuses every
 	// request.
 	AdminToken envconf.Secret
-	// Console is the partner console's part: its origin is the public URL
-	// (the development edge without one), its cookie Secure over https.
-	Console console.Config
 }
 
 // compatConfig is the compatibility policy's part.
@@ -90,6 +85,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		routing.Filings:   "http://127.0.0.1:8082",
 		routing.Cases:     "http://127.0.0.1:8083",
 		routing.Webhooks:  "http://127.0.0.1:8084",
+		routing.Console:   "http://127.0.0.1:8088",
 	}
 	cfg.PublicURL = strings.TrimSuffix(r.String("EDGE_PUBLIC_URL", ""), "/")
 	cfg.Compat = defaultCompatConfig()
@@ -99,14 +95,6 @@ func loadConfig(getenv func(string) string) (config, error) {
 	cfg.Compat.LegacyUse.FlushInterval = r.Duration("EDGE_LEGACY_USE_FLUSH_INTERVAL", cfg.Compat.LegacyUse.FlushInterval)
 	cfg.Compat.LegacyUse.MaxPending = r.Int("EDGE_LEGACY_USE_MAX_PENDING", cfg.Compat.LegacyUse.MaxPending)
 	cfg.AdminToken = r.Secret("EDGE_ADMIN_TOKEN")
-	cfg.Console = console.DefaultConfig()
-	// The console calls the public API through this very edge, on its own
-	// port, as a partner's backend would through the ingress.
-	cfg.Console.APIURL = loopbackURL(cfg.Service.HTTP.Addr)
-	if cfg.PublicURL != "" {
-		cfg.Console.PublicBaseURL = cfg.PublicURL
-		cfg.Console.SecureCookie = strings.HasPrefix(cfg.PublicURL, "https:")
-	}
 	var errs []error
 	if t := cfg.AdminToken.Reveal(); t != "" && len(t) < 16 {
 		errs = append(errs, errors.New("EDGE_ADMIN_TOKEN must be at least 16 characters"))
@@ -126,7 +114,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 		cfg.Upstreams[owner] = u
 	}
-	errs = append(errs, r.Err(), cfg.Service.Validate(), cfg.Compat.Validate(), cfg.Console.Validate())
+	errs = append(errs, r.Err(), cfg.Service.Validate(), cfg.Compat.Validate())
 	if err := errors.Join(errs...); err != nil {
 		return config{}, fmt.Errorf("configuration: %w", err)
 	}
@@ -141,17 +129,4 @@ func envName(o routing.Owner) string {
 		}
 	}
 	return string(b)
-}
-
-// loopbackURL is the http URL of a listen address on this machine
-// (":8080" and "0.0.0.0:8080" are http://127.0.0.1:8080).
-func loopbackURL(addr string) string {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "http://" + addr
-	}
-	if host == "" || host == "0.0.0.0" || host == "::" {
-		host = "127.0.0.1"
-	}
-	return "http://" + net.JoinHostPort(host, port)
 }

@@ -22,7 +22,6 @@ import (
 	"github.com/pcourt/pcourt/libs/lifecycle"
 	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/admin"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/console"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/legacyuse"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
@@ -105,21 +104,13 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	cons, err := console.New(cfg.Console, console.Deps{
-		Store: console.NewStore(base.Redis), Credentials: creds, Logger: base.Logger,
-	})
-	if err != nil {
-		return err
-	}
 	srv := base.Server(nil)
-	// One path for everything after: the console, routing, the policy, the
-	// ledger and the owner.
+	// One path for everything after: routing, the policy, the ledger and
+	// the owner.
 	srv.Router().Use(proxy.NormalizePath)
-	// The console's API paths and the partner's compatibility usage come
-	// before the proxy's /api catch-all.
-	srv.Router().Use(cons.API)
+	// The partner's compatibility usage comes before the proxy's /api
+	// catch-all.
 	srv.Router().Use((&usage.Reader{Credentials: creds, Uses: st.Uses, Policy: current.Policy}).Serve)
-	cons.Register(srv.Router())
 	proxy.Register(srv.Router(), proxy.Config{MaxBodyBytes: cfg.Service.HTTP.MaxBodyBytes}, forward, openAPI)
 	adminAPI := &admin.API{Token: cfg.AdminToken, Store: st, Policy: current.Policy, Refresh: current.Refresh, Now: time.Now, Logger: base.Logger}
 	srv.HandleAdmin(admin.Prefix, adminAPI.Handler())

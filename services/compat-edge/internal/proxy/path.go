@@ -20,7 +20,7 @@ var InvalidPath = problem.Code{Name: "invalid_path", Status: http.StatusBadReque
 // same path: /api/v2/%63ases/cs_1 is announced, recorded and forwarded as
 // /api/v2/cases/cs_1. A path that cannot be normalised is refused with 400
 // invalid_path and reaches nothing. The edge installs it first, before the
-// console and the proxy.
+// usage reader and the proxy.
 func NormalizePath(c *gin.Context) {
 	u := c.Request.URL
 	escaped := u.EscapedPath()

@@ -33,6 +33,9 @@ func Register(r *gin.Engine, cfg Config, proxy *Proxy, openAPIJSON []byte) {
 	// The respondent's hosted pages (the showOnce respondentLoginPath
 	// leads there) belong to the cases service.
 	r.Any("/respond/*path", httpserver.BodyLimit(cfg.MaxBodyBytes), proxy.Handle)
+	// The partner console's pages belong to the console service (its
+	// links API is under /api).
+	r.Any("/console/*path", httpserver.BodyLimit(cfg.MaxBodyBytes), proxy.Handle)
 }
 
 // ServedDocument returns the OpenAPI document as the edge serves it: with

@@ -17,10 +17,11 @@ const (
 	Filings   Owner = "filings"
 	Cases     Owner = "cases"
 	Webhooks  Owner = "webhooks"
+	Console   Owner = "console"
 )
 
 // Owners lists every owner, for configuration checks.
-var Owners = []Owner{Readiness, Filings, Cases, Webhooks}
+var Owners = []Owner{Readiness, Filings, Cases, Webhooks, Console}
 
 // Family is one row of the table: every path at or below Prefix belongs to Owner.
 type Family struct {
@@ -30,7 +31,8 @@ type Family struct {
 
 // Families is the routing table for every path family of the spec: the
 // canonical routes, the partner /api/v2 routes and the website /api/disputes
-// routes.
+// routes; and the hosted pages: the respondent's (/respond) and the
+// partner console's (/console, with its links API).
 var Families = []Family{
 	{"/api/x402", Readiness},
 
@@ -59,6 +61,9 @@ var Families = []Family{
 
 	{"/api/webhooks", Webhooks},
 	{"/api/v2/webhooks", Webhooks},
+
+	{"/api/console", Console},
+	{"/console", Console},
 }
 
 // Table resolves paths to owners.

@@ -53,6 +53,12 @@ func TestEverySpecRouteHasItsOwner(t *testing.T) {
 		"/api/webhooks/keys":                                  routing.Webhooks,
 		"/api/v2/webhooks/deliveries/dl_1/replay":             routing.Webhooks,
 		"/api/v2/webhooks/endpoints":                          routing.Webhooks,
+		"/api/console/links":                                  routing.Console,
+		"/api/console/links/cl_1":                             routing.Console,
+		"/console":                                            routing.Console,
+		"/console/":                                           routing.Console,
+		"/console/deliveries/dl_1/replay":                     routing.Console,
+		"/console/static/console.js":                          routing.Console,
 	}
 	for path, want := range tests {
 		got, ok := table.Owner(path)
@@ -63,7 +69,7 @@ func TestEverySpecRouteHasItsOwner(t *testing.T) {
 
 func TestUnknownPathsHaveNoOwner(t *testing.T) {
 	table := routing.NewTable(routing.Families)
-	for _, path := range []string{"/", "/api", "/api/filingsx", "/api/v2", "/api/v3/cases/1", "/apix/cases", "/api/x402x/dispute-readiness"} {
+	for _, path := range []string{"/", "/api", "/api/filingsx", "/api/v2", "/api/v3/cases/1", "/apix/cases", "/api/x402x/dispute-readiness", "/consolex", "/api/consolex/links"} {
 		_, ok := table.Owner(path)
 		require.False(t, ok, path)
 	}

@@ -43,6 +43,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 	d.Lease = r.Duration("WEBHOOK_SEND_LEASE", d.Lease)
 	d.Concurrency = r.Int("WEBHOOK_SEND_CONCURRENCY", d.Concurrency)
 	d.Health.DisableAfter = r.Duration("WEBHOOK_DISABLE_AFTER", d.Health.DisableAfter)
+	// The retry schedule, the sender's poll and the breaker keep their
+	// deployed defaults; a test stack (the console's) shortens them to see
+	// deliveries fail for good within seconds.
+	d.Poll = r.Duration("WEBHOOK_SEND_POLL", d.Poll)
+	d.Schedule.MaxAttempts = r.Int("WEBHOOK_MAX_ATTEMPTS", d.Schedule.MaxAttempts)
+	d.Schedule.Base = r.Duration("WEBHOOK_RETRY_BASE", d.Schedule.Base)
+	d.Breaker.FailureThreshold = r.Int("WEBHOOK_BREAKER_THRESHOLD", d.Breaker.FailureThreshold)
 	kc := keys.DefaultConfig(d.RetryHorizon())
 	kc.LeadTime = r.Duration("WEBHOOK_KEY_LEAD_TIME", kc.LeadTime)
 	kc.RetiredGrace = r.Duration("WEBHOOK_KEY_RETIRED_GRACE", kc.RetiredGrace)

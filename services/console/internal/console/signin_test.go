@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pcourt/pcourt/libs/redistest"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/console"
+	"github.com/pcourt/pcourt/services/console/internal/console"
 )
 
 // unchanged runs act and requires the console's keys and the credentials
@@ -22,7 +22,7 @@ import (
 func (s *stack) unchanged(t testing.TB, skipAudit bool, act func()) {
 	t.Helper()
 	redistest.Unchanged(t, s.rdb, func(key string) bool {
-		return strings.HasPrefix(key, "pc:auth:rl") || (skipAudit && strings.HasPrefix(key, "pc:edge:console:audit:"))
+		return strings.HasPrefix(key, "pc:auth:rl") || (skipAudit && strings.HasPrefix(key, "pc:console:audit:"))
 	}, act, "pc:edge:*", "pc:auth:*")
 }
 
@@ -213,7 +213,7 @@ func TestALinkOfAnotherPartnerDoesNotSwitchSilently(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
 	_, page = b.get("/console/deliveries")
 	require.Contains(t, page, `<strong id="partner">globex</strong>`)
-	n, err := s.rdb.Exists(context.Background(), "pc:edge:console:{"+first.Data.ID+"}:session").Result()
+	n, err := s.rdb.Exists(context.Background(), "pc:console:{"+first.Data.ID+"}:session").Result()
 	require.NoError(t, err)
 	require.Zero(t, n, "acme's session ended")
 	old, err := s.creds.Get(context.Background(), acmeSession.PublicID)

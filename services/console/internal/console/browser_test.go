@@ -22,7 +22,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pcourt/pcourt/services/compat-edge/internal/console"
+	"github.com/pcourt/pcourt/services/console/internal/console"
 )
 
 // chromium finds a Chromium to drive, or skips the test saying how to get
@@ -86,12 +86,11 @@ const unlabelled = `[...document.querySelectorAll('input:not([type=hidden]), sel
 // console shows none of it.
 func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	bin := chromium(t)
-	s := newStack(t)
-	v := loadVectors(t)
-	acme, acmeCred := s.partner(t, "acme")
 	// Retirement announcements on, the compatibility window starting
 	// today: the alias is announced with a Sunset in the future.
-	s.setEnv(policyEnv(time.Now().UTC().Format(time.DateOnly)))
+	s := newStack(t, withCompat(policyEnv(time.Now().UTC().Format(time.DateOnly))))
+	v := loadVectors(t)
+	acme, acmeCred := s.partner(t, "acme")
 	rcv := newReceiver(t, http.StatusInternalServerError)
 	minted := s.mint(t, acme)
 	link, linkID := minted.Data.URL, minted.Data.ID
@@ -157,7 +156,7 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	stored, err := s.store.GetLink(context.Background(), linkID)
 	require.NoError(t, err)
 	require.Equal(t, console.LinkIssued, stored.State, "opening the link spent nothing")
-	require.Zero(t, s.rdb.Exists(context.Background(), "pc:edge:console:{"+linkID+"}:session").Val(), "and made no session")
+	require.Zero(t, s.rdb.Exists(context.Background(), "pc:console:{"+linkID+"}:session").Val(), "and made no session")
 	require.NoError(t, chromedp.Do(browser, chromedp.Click(`#signin button`), chromedp.WaitVisible(`main[data-page="deliveries"]`)))
 	for sel, want := range map[string]string{`#partner`: "acme", `#tenant`: acmeCred.Tenant, `#environment`: "sandbox"} {
 		got, err := chromedp.Run(browser, chromedp.Text(`#signed-in-as `+sel))

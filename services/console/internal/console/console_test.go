@@ -17,9 +17,7 @@ import (
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/auth/authtest"
 	"github.com/pcourt/pcourt/libs/problem/problemtest"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/console"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
+	"github.com/pcourt/pcourt/services/console/internal/console"
 )
 
 // The console's problem codes are the rows of owner console in docs/problems.md.
@@ -37,7 +35,7 @@ func TestMintingALink(t *testing.T) {
 
 	// Only the token's hash is at rest.
 	_, token, _ := strings.Cut(a.Data.URL, "#link=")
-	for _, k := range s.rdb.Keys(context.Background(), "pc:edge:console:*").Val() {
+	for _, k := range s.rdb.Keys(context.Background(), "pc:console:*").Val() {
 		vals := s.rdb.HGetAll(context.Background(), k).Val()
 		for _, v := range vals {
 			require.NotContains(t, v, token)
@@ -308,8 +306,11 @@ func TestDeliveriesReplayAndRecovery(t *testing.T) {
 	require.Contains(t, page, `<dd class="key-id">`+kid+`</dd>`)
 	require.Contains(t, page, "http_5xx")
 	require.Contains(t, page, "HTTP 500")
-	require.Contains(t, page, strings.Repeat("x", 4096)+"</pre>", "the first 4 KiB of the answer")
-	require.NotContains(t, page, strings.Repeat("x", 4097))
+	// The receiver listens on loopback, which only the development
+	// allowlist opens: the webhooks service keeps nothing of its answer
+	// (TestADeliveryShowsTheFirst4KiBOfTheAnswer has the page's part).
+	require.Contains(t, page, `<pre class="body"></pre>`, "the internal receiver's answer is withheld")
+	require.NotContains(t, page, "xxxx")
 
 	csrf := formValue(t, page, "csrf")
 
@@ -345,6 +346,29 @@ func TestDeliveriesReplayAndRecovery(t *testing.T) {
 	// Another partner's ids in the URL read as absent.
 	resp, _ = b.get("/console/deliveries/dlv_other")
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+}
+
+// A delivery's page shows the first 4 KiB of a receiver's answer (the
+// webhooks service keeps 4 KiB and more of a public receiver's).
+func TestADeliveryShowsTheFirst4KiBOfTheAnswer(t *testing.T) {
+	tests := []struct {
+		name    string
+		body    string
+		shown   string
+		clipped bool
+	}{
+		{"none", "", "", false},
+		{"short", "busy", "busy", false},
+		{"exactly 4 KiB", strings.Repeat("x", 4096), strings.Repeat("x", 4096), false},
+		{"longer", strings.Repeat("x", 5000), strings.Repeat("x", 4096), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			shown, clipped := console.ShownAnswer(tt.body)
+			require.Equal(t, tt.shown, shown)
+			require.Equal(t, tt.clipped, clipped)
+		})
+	}
 }
 
 func TestPartnersSeeOnlyTheirOwn(t *testing.T) {
@@ -403,43 +427,53 @@ func TestPartnersSeeOnlyTheirOwn(t *testing.T) {
 
 func TestCompatibilityFromTheLedger(t *testing.T) {
 	s := newStack(t)
-	bearer, cred := s.partner(t, "acme")
+	bearer, _ := s.partner(t, "acme")
+	globex, _ := s.partner(t, "globex")
 	b := s.browser(t)
 	b.open(s.mint(t, bearer).Data.URL)
 	_, page := b.get("/console/compatibility")
 	require.Contains(t, page, `id="compat-none"`)
 
-	// Seven calls within the last hour, five a month and a half ago.
-	now := time.Now().UTC()
-	s.recordUse(t, cred, "/api/v2/cases/{caseId}", now.AddDate(0, 0, -46), now.AddDate(0, 0, -45), 5, "req_old")
-	s.recordUse(t, cred, "/api/v2/cases/{caseId}", now.Add(-time.Hour), now, 7, "req_sample_7")
-	s.setEnv(policyEnv("2026-03-01"))
-	_, page = b.get("/console/compatibility")
+	// Retirement announcements on; seven calls of an alias through the
+	// edge, the last with request id req_sample_7, and one by another
+	// partner.
+	s.setCompat(t, policyEnv("2026-03-01"))
+	for i := 1; i <= 7; i++ {
+		s.callAlias(t, bearer, "/api/v2/cases/cs_"+strconv.Itoa(i), "req_sample_"+strconv.Itoa(i))
+	}
+	s.callAlias(t, globex, "/api/v2/cases/cs_9", "req_globex")
+	waitFor(t, "the ledger to count the seven calls", func() bool {
+		_, page = b.get("/console/compatibility")
+		return strings.Contains(page, `<td class="count">7</td>`)
+	})
 	require.Contains(t, page, `data-route="/api/v2/cases/{caseId}"`)
 	require.Contains(t, page, "/api/cases/{id}")
-	require.Contains(t, page, `<td class="last-24h">7</td><td class="last-30d">7</td><td class="count">12</td>`)
+	require.Contains(t, page, `<td class="last-24h">7</td><td class="last-30d">7</td><td class="count">7</td>`, "acme's calls only")
 	require.Contains(t, page, `<td class="sample"><code>req_sample_7</code></td>`)
+	require.NotContains(t, page, "req_globex")
 	require.Contains(t, page, `<td class="extension">none</td>`)
 	require.Contains(t, page, `none scheduled`)
 	require.Regexp(t, `(fix by|past its Sunset of) 20\d\d-\d\d-\d\d`, page)
 
-	// An approved extension for this partner moves its Sunset and status;
-	// the brownout calendar is listed.
-	extension := now.AddDate(1, 0, 0).Truncate(24 * time.Hour)
-	ext, err := policy.ParseDate(extension.Format(time.DateOnly))
-	require.NoError(t, err)
-	brownout := policy.Span{Start: now.AddDate(0, 2, 0).Truncate(time.Hour), End: now.AddDate(0, 2, 0).Truncate(time.Hour).Add(2 * time.Hour)}
-	s.setDurable(map[inventory.Family]policy.Settings{inventory.V2Cases: {Extensions: map[string]policy.Date{"acme": ext}, Brownouts: []policy.Span{brownout}}})
-	_, page = b.get("/console/compatibility")
-	require.Contains(t, page, `<td class="extension">approved to `+extension.Format(time.DateOnly)+`</td>`)
-	require.Contains(t, page, `<td class="sunset">`+extension.Format(time.DateOnly)+`</td>`)
-	require.Contains(t, page, `<td class="status">fix by `+extension.Format(time.DateOnly)+`</td>`)
-	require.Contains(t, page, "<li>"+brownout.Start.Format("2006-01-02 15:04:05Z")+" – "+brownout.End.Format("2006-01-02 15:04:05Z")+"</li>")
-
 	// Another partner's extension changes nothing here.
-	s.setDurable(map[inventory.Family]policy.Settings{inventory.V2Cases: {Extensions: map[string]policy.Date{"globex": ext}}})
+	now := time.Now().UTC()
+	globexUntil := now.AddDate(1, 1, 0).Format(time.DateOnly)
+	s.admin(t, http.MethodPut, "/families/v2-cases/extensions/globex", map[string]string{"sunset": globexUntil})
 	_, page = b.get("/console/compatibility")
 	require.Contains(t, page, `<td class="extension">none</td>`)
+	require.NotContains(t, page, globexUntil)
+
+	// An approved extension for this partner moves its Sunset and status;
+	// the brownout calendar is listed.
+	extension := now.AddDate(1, 0, 0).Format(time.DateOnly)
+	s.admin(t, http.MethodPut, "/families/v2-cases/extensions/acme", map[string]string{"sunset": extension})
+	brownout := s.scheduleBrownout(t, "v2-cases")
+	_, page = b.get("/console/compatibility")
+	require.Contains(t, page, `<td class="extension">approved to `+extension+`</td>`)
+	require.Contains(t, page, `<td class="sunset">`+extension+`</td>`)
+	require.Contains(t, page, `<td class="status">fix by `+extension+`</td>`)
+	require.Contains(t, page, "<li>"+brownout[0].Format("2006-01-02 15:04:05Z")+" – "+brownout[1].Format("2006-01-02 15:04:05Z")+"</li>")
+	require.NotContains(t, page, globexUntil)
 }
 
 func TestKeysAndVerifyPages(t *testing.T) {

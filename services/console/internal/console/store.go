@@ -66,7 +66,7 @@ var (
 )
 
 // Store keeps links, sessions and the audit trail in Redis under the
-// edge's prefix. A link's keys share the hash tag of its id, so spending
+// console's prefix, pc:console:. A link's keys share the hash tag of its id, so spending
 // it and creating the session is one script on Redis Cluster too.
 type Store struct {
 	rdb redis.UniversalClient
@@ -77,14 +77,14 @@ type Store struct {
 // NewStore returns a store over rdb.
 func NewStore(rdb redis.UniversalClient) *Store { return &Store{rdb: rdb, auditMaxLen: 100000} }
 
-func linkKey(id string) string    { return "pc:edge:console:{" + id + "}:link" }
-func sessionKey(id string) string { return "pc:edge:console:{" + id + "}:session" }
+func linkKey(id string) string    { return "pc:console:{" + id + "}:link" }
+func sessionKey(id string) string { return "pc:console:{" + id + "}:session" }
 
 // auditKey is one partner's append-only trail. The scope is hashed into
 // the hash tag so that no tenant or partner id can break the tag.
 func auditKey(s Scope) string {
 	sum := sha256.Sum256([]byte(s.Tenant + "\x00" + s.Environment + "\x00" + s.PartnerID))
-	return "pc:edge:console:audit:{" + hex.EncodeToString(sum[:16]) + "}"
+	return "pc:console:audit:{" + hex.EncodeToString(sum[:16]) + "}"
 }
 
 // expiredGrace keeps a link's record past its expiry, so that an expired

@@ -63,11 +63,10 @@ type linkView struct {
 	ExpiresAt    time.Time `json:"expiresAt"`
 }
 
-// API serves the console's public API paths (under /api/console) ahead of
-// the edge's proxy, which owns every other /api path: gin cannot register a
-// static route beside the proxy's catch-all, so the console takes its paths
-// in a middleware, answers them from its own small router, and passes every
-// other request on.
+// API serves the console's public API paths (under /api/console), which
+// the edge routes here, from the console's own small router (with its own
+// body limit, authentication and not-found answer), and passes every other
+// request on.
 func (cs *Console) API(c *gin.Context) {
 	path := c.Request.URL.Path
 	if path != "/api/console" && !strings.HasPrefix(path, "/api/console/") {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/pcourt/pcourt/api/apitest"
 	"github.com/pcourt/pcourt/libs/webhook/signature"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/console"
+	"github.com/pcourt/pcourt/services/console/internal/console"
 )
 
 // exampleOf reads the signed example request of type typ from the

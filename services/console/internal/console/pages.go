@@ -138,15 +138,22 @@ func (cs *Console) deliveryDetail(c *gin.Context, s *session) {
 		cs.apiRefusal(c, s, err, cs.path("/deliveries"))
 		return
 	}
-	v := deliveryDetailView{D: got.Data}
-	for _, a := range got.Data.Attempts {
+	v := deliveryDetailView{D: got.Data, Attempts: attemptRows(got.Data.Attempts)}
+	cs.render(c, http.StatusOK, "delivery", cs.frame(c, s, "deliveries", v))
+}
+
+// attemptRows are a delivery's attempts as its page shows them: headers
+// sorted, and the first MaxResponseBody bytes of the receiver's answer.
+func attemptRows(attempts []attempt) []attemptRow {
+	var rows []attemptRow
+	for _, a := range attempts {
 		r := attemptRow{attempt: a, RequestHeaders: sortedHeaders(a.RequestHeaders), ResponseHeaders: sortedHeaders(a.ResponseHeaders), BodyShown: a.ResponseBody}
 		if len(r.BodyShown) > MaxResponseBody {
 			r.BodyShown, r.BodyClipped = r.BodyShown[:MaxResponseBody], true
 		}
-		v.Attempts = append(v.Attempts, r)
+		rows = append(rows, r)
 	}
-	cs.render(c, http.StatusOK, "delivery", cs.frame(c, s, "deliveries", v))
+	return rows
 }
 
 // replay sends a delivery's event again through POST .../replay.

@@ -1,5 +1,5 @@
-// Package console is the partner console served by the edge under
-// /console/: server-rendered html/template pages and two small ES modules,
+// Package console is the partner console, its own service behind the
+// edge, which routes /console/ and /api/console/ to it: server-rendered html/template pages and two small ES modules,
 // embedded, with no front-end build and no third-party assets.
 //
 // Access. A partner's backend mints a single-use link with its bearer
@@ -53,7 +53,8 @@ import (
 
 // Config is the console's configuration.
 type Config struct {
-	// PublicBaseURL is the address browsers reach the edge at. Its origin
+	// PublicBaseURL is the address browsers reach the console at: the
+	// edge's public URL, which routes /console/ here. Its origin
 	// is the only one whose form posts are accepted and the one links are
 	// minted for; its path prefixes the console's links and cookie.
 	PublicBaseURL string
@@ -64,7 +65,7 @@ type Config struct {
 	APIURL string
 }
 
-// DefaultConfig is the development edge.
+// DefaultConfig is the development edge, in front of the console.
 func DefaultConfig() Config {
 	return Config{PublicBaseURL: "http://127.0.0.1:8080", APIURL: "http://127.0.0.1:8080"}
 }
@@ -142,7 +143,7 @@ const cookiePrefix = "pccs_"
 const MaxFormBytes = 64 << 10
 
 // Register adds the console's pages under /console/. The API routes come
-// through Console.API, a middleware the edge installs before its proxy.
+// through Console.API, a middleware installed ahead of the routes.
 func (cs *Console) Register(r gin.IRouter) {
 	g := r.Group("/console", webpage.Headers, webpage.LimitBody(MaxFormBytes, cs.refuseTooLarge))
 	g.GET("/static/:file", serveStatic)

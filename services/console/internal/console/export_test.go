@@ -1,0 +1,11 @@
+package console
+
+// EventTableRows exposes the catalogue's table rows to the external tests.
+var EventTableRows = eventTableRows
+
+// ShownAnswer is what a delivery's page shows of a receiver's answer body,
+// and whether it clipped it.
+func ShownAnswer(body string) (string, bool) {
+	r := attemptRows([]attempt{{ResponseBody: body}})[0]
+	return r.BodyShown, r.BodyClipped
+}
