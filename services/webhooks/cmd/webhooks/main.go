@@ -24,6 +24,7 @@ import (
 	"github.com/pcourt/pcourt/services/webhooks/internal/httpapi"
 	"github.com/pcourt/pcourt/services/webhooks/internal/keys"
 	"github.com/pcourt/pcourt/services/webhooks/internal/recovery"
+	"github.com/pcourt/pcourt/services/webhooks/internal/selfservice"
 	"github.com/pcourt/pcourt/services/webhooks/internal/store"
 )
 
@@ -91,16 +92,20 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		return err
 	}
 	srv := base.Server(httpapi.Problem, httpserver.Check{Name: "case-events-consumer", Probe: consumer.Probe})
+	useCases := selfservice.New(selfservice.Deps{
+		Endpoints:  eps,
+		Deliveries: deliveries,
+		Recoveries: recoveries,
+		URLRules:   endpoints.URLRules{AllowHTTP: cfg.AllowHTTP, CheckAddr: policy.CheckFor},
+		Health:     cfg.Dispatch.Health,
+		EventTypes: httpapi.EventTypes,
+		Logger:     logger,
+	})
 	httpapi.Register(srv.Router(), httpapi.Deps{
 		Credentials: base.Credentials(),
-		Endpoints:   eps,
-		Deliveries:  deliveries,
-		Recoveries:  recoveries,
+		UseCases:    useCases,
 		Journal:     idempotent,
-		URLRules:    endpoints.URLRules{AllowHTTP: cfg.AllowHTTP, CheckAddr: policy.CheckFor},
 		Keys:        ring,
-		Logger:      logger,
-		Health:      cfg.Dispatch.Health,
 	})
 
 	return lifecycle.Run(ctx, logger,

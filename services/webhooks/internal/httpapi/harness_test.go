@@ -23,6 +23,7 @@ import (
 	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
 	"github.com/pcourt/pcourt/services/webhooks/internal/httpapi"
 	"github.com/pcourt/pcourt/services/webhooks/internal/keys"
+	"github.com/pcourt/pcourt/services/webhooks/internal/selfservice"
 	"github.com/pcourt/pcourt/services/webhooks/internal/store"
 )
 
@@ -61,18 +62,17 @@ func newStack(t testing.TB, ring ...*keys.Ring) *stack {
 	idempotent, err := idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:wh"), logger)
 	require.NoError(t, err)
 	srv := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "webhooks", Logger: logger, Mapper: httpapi.Problem})
-	httpapi.Register(srv.Router(), httpapi.Deps{
-		Credentials: creds,
-		Endpoints:   s.endpoints,
-		Deliveries:  s.deliveries,
-		Recoveries:  s.recoveries,
-		Journal:     idempotent,
+	useCases := selfservice.New(selfservice.Deps{
+		Endpoints:  s.endpoints,
+		Deliveries: s.deliveries,
+		Recoveries: s.recoveries,
 		URLRules: endpoints.URLRules{AllowHTTP: true, CheckAddr: egress.Policy{
 			Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
 		}.CheckFor},
-		Keys:   s.ring,
-		Logger: logger,
+		EventTypes: httpapi.EventTypes,
+		Logger:     logger,
 	})
+	httpapi.Register(srv.Router(), httpapi.Deps{Credentials: creds, UseCases: useCases, Journal: idempotent, Keys: s.ring})
 	ts := httptest.NewServer(srv.Router())
 	t.Cleanup(ts.Close)
 	s.url = ts.URL

@@ -3,7 +3,6 @@
 package httpapi
 
 import (
-	"log/slog"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -12,30 +11,19 @@ import (
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/libs/requestid"
-	"github.com/pcourt/pcourt/services/webhooks/internal/delivery"
 	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
 	"github.com/pcourt/pcourt/services/webhooks/internal/selfservice"
-	"github.com/pcourt/pcourt/services/webhooks/internal/store"
 )
 
-// Deps are what Register wires: the stores, URL rules and health policy
-// go to the use cases (selfservice.Service), which Register builds, so
-// that the binary and webhookstest wire the API with one call; the rest
-// serve the routes.
+// Deps are what Register wires: the use cases every partner route calls,
+// the credentials and idempotency journal in front of them, and the
+// signing keys the public key routes publish.
 type Deps struct {
 	Credentials *auth.Store
-	Endpoints   *store.Endpoints
-	Deliveries  *store.Deliveries
-	Recoveries  *store.Recoveries
+	UseCases    *selfservice.Service
 	Journal     *idempotency.Journal
-	URLRules    endpoints.URLRules
 	Keys        KeySource
-	Logger      *slog.Logger
 	Now         func() time.Time // nil: time.Now
-	// Health is the senders' disable policy, which the health figures
-	// apply to say when a failing endpoint will be disabled; zero is
-	// delivery.DefaultHealthPolicy.
-	Health delivery.HealthPolicy
 }
 
 // handlers decode requests, call one use case and write its view; every
@@ -61,12 +49,7 @@ func Register(r *gin.Engine, d Deps) {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	if d.Health == (delivery.HealthPolicy{}) {
-		d.Health = delivery.DefaultHealthPolicy()
-	}
-	uc := selfservice.New(selfservice.Deps{Endpoints: d.Endpoints, Deliveries: d.Deliveries, Recoveries: d.Recoveries,
-		URLRules: d.URLRules, Health: d.Health, EventTypes: EventTypes, Logger: d.Logger, Now: d.Now})
-	h := &handlers{uc: uc, keySource: d.Keys, now: d.Now}
+	h := &handlers{uc: d.UseCases, keySource: d.Keys, now: d.Now}
 	authenticated := auth.Middleware(d.Credentials)
 	partner := auth.RequireRole(auth.RolePlatformOrchestrator)
 
