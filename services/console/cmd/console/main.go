@@ -51,8 +51,6 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		return err
 	}
 	srv := base.Server(nil)
-	// The links API's paths first: the pages are registered under /console/.
-	srv.Router().Use(cons.API)
 	cons.Register(srv.Router())
 
 	return lifecycle.Run(ctx, base.Logger, lifecycle.Component{Name: "http", Run: srv.Run})

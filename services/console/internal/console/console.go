@@ -101,7 +101,6 @@ type Console struct {
 	prefix string
 	store  *Store
 	creds  *auth.Store
-	api    *gin.Engine
 	client *client
 	logger *slog.Logger
 	now    func() time.Time
@@ -129,7 +128,6 @@ func New(cfg Config, d Deps) (*Console, error) {
 	cs.client = &client{base: apiURL, hc: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
 	}}}
-	cs.api = cs.newAPI()
 	return cs, nil
 }
 
@@ -142,9 +140,10 @@ const cookiePrefix = "pccs_"
 // MaxFormBytes bounds a console form post.
 const MaxFormBytes = 64 << 10
 
-// Register adds the console's pages under /console/. The API routes come
-// through Console.API, a middleware installed ahead of the routes.
+// Register adds the console's links API (/api/console/links) and its pages
+// under /console/.
 func (cs *Console) Register(r gin.IRouter) {
+	cs.registerAPI(r)
 	g := r.Group("/console", webpage.Headers, webpage.LimitBody(MaxFormBytes, cs.refuseTooLarge))
 	g.GET("/static/:file", serveStatic)
 	g.GET("/", cs.home)

@@ -30,11 +30,11 @@ import (
 	"github.com/pcourt/pcourt/api/apitest"
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/auth/authtest"
+	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/kafkatest"
 	"github.com/pcourt/pcourt/libs/ratelimit"
 	"github.com/pcourt/pcourt/libs/redistest"
-	"github.com/pcourt/pcourt/libs/requestid"
 	"github.com/pcourt/pcourt/services/console/internal/console"
 )
 
@@ -154,11 +154,11 @@ func newStack(t testing.TB, opts ...stackOption) *stack {
 		Store: s.store, Credentials: creds, Logger: discard(), Now: s.clock.now,
 	})
 	require.NoError(t, err)
-	r := gin.New()
-	r.Use(requestid.Middleware())
-	r.Use(cons.API)
-	cons.Register(r)
-	consoleServer := httptest.NewServer(r)
+	// The service's own server, as cmd/console builds it: its problem
+	// middleware renders the links API's refusals.
+	web := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "console", Logger: discard()})
+	cons.Register(web.Router())
+	consoleServer := httptest.NewServer(web.Router())
 	t.Cleanup(consoleServer.Close)
 
 	edgeEnv := append(append([]string(nil), common...),

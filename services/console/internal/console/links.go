@@ -1,7 +1,6 @@
 package console
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/base32"
 	"errors"
@@ -63,55 +62,29 @@ type linkView struct {
 	ExpiresAt    time.Time `json:"expiresAt"`
 }
 
-// API serves the console's public API paths (under /api/console), which
-// the edge routes here, from the console's own small router (with its own
-// body limit, authentication and not-found answer), and passes every other
-// request on.
-func (cs *Console) API(c *gin.Context) {
-	path := c.Request.URL.Path
-	if path != "/api/console" && !strings.HasPrefix(path, "/api/console/") {
-		c.Next()
-		return
-	}
-	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), outerKey{}, c))
-	cs.api.ServeHTTP(c.Writer, c.Request)
-	c.Abort()
+// registerAPI adds the console's public API (console links, which the
+// edge routes here) to the service's router: partner credentials only,
+// bound to a partner, with a small body limit. Refusals go to c.Error and
+// the server's problem middleware, like every other service's; other
+// paths under /api/console are the server's 404.
+func (cs *Console) registerAPI(r gin.IRouter) {
+	g := r.Group(LinksPath, noStore, httpserver.BodyLimit(16<<10), auth.Middleware(cs.creds),
+		auth.RequireRole(auth.RolePlatformOrchestrator), requirePartner)
+	g.POST("", cs.createLink)
+	g.DELETE("/:id", cs.revokeLink)
 }
 
-type outerKey struct{}
+func noStore(c *gin.Context) { c.Header("Cache-Control", "no-store"); c.Next() }
 
-// newAPI is the console's API router. Its first handler carries the
-// outer request's settings (problem mapper and logger, request id) over.
-func (cs *Console) newAPI() *gin.Engine {
-	r := gin.New()
-	r.HandleMethodNotAllowed = true
-	r.Use(func(c *gin.Context) {
-		if outer, ok := c.Request.Context().Value(outerKey{}).(*gin.Context); ok {
-			for k, v := range outer.Keys {
-				c.Set(k, v)
-			}
-		}
-		c.Header("Cache-Control", "no-store")
-	})
-	partner := []gin.HandlerFunc{
-		httpserver.BodyLimit(16 << 10),
-		auth.Middleware(cs.creds),
-		auth.RequireRole(auth.RolePlatformOrchestrator),
-		func(c *gin.Context) {
-			if cred, _ := auth.CredentialFrom(c.Request.Context()); cred.PartnerID == "" {
-				problem.Write(c, problem.New(problem.Forbidden, "Console links belong to a partner; use a credential bound to one."))
-			}
-		},
+// requirePartner refuses credentials bound to no partner: a console belongs
+// to one.
+func requirePartner(c *gin.Context) {
+	if cred, _ := auth.CredentialFrom(c.Request.Context()); cred.PartnerID == "" {
+		_ = c.Error(problem.New(problem.Forbidden, "Console links belong to a partner; use a credential bound to one."))
+		c.Abort()
+		return
 	}
-	r.POST(LinksPath, append(partner, cs.createLink)...)
-	r.DELETE(LinksPath+"/:id", append(partner, cs.revokeLink)...)
-	r.NoRoute(func(c *gin.Context) {
-		problem.Write(c, problem.Newf(problem.NotFound, "No resource at %s.", problem.Clip(c.Request.URL.Path)))
-	})
-	r.NoMethod(func(c *gin.Context) {
-		problem.Write(c, problem.Newf(problem.MethodNotAllowed, "%s is not allowed on %s.", c.Request.Method, problem.Clip(c.Request.URL.Path)))
-	})
-	return r
+	c.Next()
 }
 
 // createLink mints a single-use console link. The token is shown once, in
@@ -121,12 +94,12 @@ func (cs *Console) newAPI() *gin.Engine {
 func (cs *Console) createLink(c *gin.Context) {
 	var req createLinkRequest
 	if err := httpserver.DecodeJSON(c, &req); err != nil {
-		problem.Render(c, err)
+		_ = c.Error(err)
 		return
 	}
 	caps, ttl, ret, err := cs.checkLinkRequest(req)
 	if err != nil {
-		problem.Write(c, problem.New(InvalidLink, err.Error()))
+		_ = c.Error(problem.New(InvalidLink, err.Error()))
 		return
 	}
 	cred, _ := auth.CredentialFrom(c.Request.Context())
@@ -137,7 +110,7 @@ func (cs *Console) createLink(c *gin.Context) {
 		CreatedAt: now, ExpiresAt: now.Add(ttl), State: LinkIssued}
 	ctx := c.Request.Context()
 	if err := cs.store.CreateLink(ctx, l, auth.HashToken(token)); err != nil {
-		problem.Render(c, err)
+		_ = c.Error(err)
 		return
 	}
 	cs.audit(c, l.Scope, AuditEntry{Action: "link_minted", Actor: cred.PublicID, Link: id,
@@ -199,23 +172,23 @@ func checkReturnURL(s string) (string, error) {
 func (cs *Console) revokeLink(c *gin.Context) {
 	id := c.Param("id")
 	if !validLinkID(id) {
-		problem.Write(c, problem.Newf(problem.NotFound, "No console link %s.", problem.Clip(id)))
+		_ = c.Error(problem.Newf(problem.NotFound, "No console link %s.", problem.Clip(id)))
 		return
 	}
 	cred, _ := auth.CredentialFrom(c.Request.Context())
 	scope := scopeOfCredential(cred)
 	prev, sessionCred, err := cs.store.Revoke(c.Request.Context(), scope, id)
 	if errors.Is(err, ErrLinkNotFound) {
-		problem.Write(c, problem.Newf(problem.NotFound, "No console link %s.", id))
+		_ = c.Error(problem.Newf(problem.NotFound, "No console link %s.", id))
 		return
 	}
 	if err != nil {
-		problem.Render(c, err)
+		_ = c.Error(err)
 		return
 	}
 	if sessionCred != "" {
 		if err := cs.creds.Revoke(c.Request.Context(), sessionCred); err != nil && !errors.Is(err, auth.ErrNotFound) {
-			problem.Render(c, err)
+			_ = c.Error(err)
 			return
 		}
 	}
