@@ -37,7 +37,7 @@ help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: run
-run: ## Start the whole system locally (kfake, redis-server, five services, edge on :8080).
+run: ## Start the whole system locally (kfake, redis-server, every service and the edge on :8080).
 	$(GO) run ./tools/devstack
 
 .PHONY: test
