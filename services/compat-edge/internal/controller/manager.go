@@ -14,8 +14,10 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -153,6 +155,13 @@ func NewManager(restCfg *rest.Config, cfg Config, deps Deps) (manager.Manager, e
 		LeaderElectionID:              cfg.LeaseName,
 		LeaderElectionNamespace:       cfg.Namespace,
 		LeaderElectionReleaseOnCancel: true,
+		// controller-runtime refuses a controller name already registered
+		// anywhere in the process, to keep two controllers from reporting
+		// one metric. A process here runs one manager with two fixed,
+		// distinct names; only tests build a second manager in the same
+		// process (the binary's whole-run test after the config test), and
+		// those managers never run side by side.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("building the controller manager: %w", err)
