@@ -16,6 +16,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -30,17 +31,36 @@ import (
 // Role is what a credential may do.
 type Role string
 
-// The roles of the spec's draft confirmation security schemes.
+// The party roles: the spec's draft confirmation security schemes. A
+// credential of one acts for a partner and its participants.
 const (
 	RolePlatformOrchestrator Role = "platform_orchestrator"
 	RoleClaimantAgent        Role = "claimant_agent"
 	RoleRespondentAgent      Role = "respondent_agent"
 )
 
+// The tribunal roles: members of a tenant's and environment's tribunal
+// pool (AddTribunalMember), who decide the cases they are assigned to and
+// are never a party. Their credentials are minted with `pcadm tribunal
+// add`, under a partner id of their own that no party credential shares
+// (ErrPartnerIDTaken).
+const (
+	// RoleAdjudicator is the AI adjudicator: an autonomous agent that
+	// reads an assigned case's record and files a proposed opinion.
+	RoleAdjudicator Role = "adjudicator"
+	// RoleReviewer is the human reviewer who decides on the proposal and
+	// signs the award.
+	RoleReviewer Role = "reviewer"
+)
+
 // Valid reports whether r is one of the known roles.
 func (r Role) Valid() bool {
-	return r == RolePlatformOrchestrator || r == RoleClaimantAgent || r == RoleRespondentAgent
+	return r == RolePlatformOrchestrator || r == RoleClaimantAgent || r == RoleRespondentAgent || r.Tribunal()
 }
+
+// Tribunal reports whether r is a tribunal role (adjudicator or reviewer)
+// rather than a party's.
+func (r Role) Tribunal() bool { return r == RoleAdjudicator || r == RoleReviewer }
 
 // Environment separates test traffic from real traffic; a credential works in one only.
 type Environment string
@@ -99,7 +119,7 @@ func (m MintRequest) Validate() error {
 	case !m.Environment.Valid():
 		return fmt.Errorf("environment %q is not sandbox or live", m.Environment)
 	case !m.Role.Valid():
-		return fmt.Errorf("role %q is not one of platform_orchestrator, claimant_agent, respondent_agent", m.Role)
+		return fmt.Errorf("role %q is not one of platform_orchestrator, claimant_agent, respondent_agent, adjudicator, reviewer", m.Role)
 	case m.PartnerID == "":
 		return errors.New("partner id required")
 	}
@@ -245,6 +265,9 @@ func (s *Store) Mint(ctx context.Context, req MintRequest) (string, Credential, 
 			return "", Credential{}, errors.New("minting credential: expiry is not in the future")
 		}
 	}
+	if err := s.claimPartnerID(ctx, cred); err != nil {
+		return "", Credential{}, err
+	}
 	if cred.AgentID != "" {
 		if err := s.claimAgentID(ctx, cred); err != nil {
 			return "", Credential{}, err
@@ -280,7 +303,7 @@ func agentKey(tenant string, env Environment, agentID string) string {
 // claimAgentID binds cred's agent id to cred's partner on its first
 // minting, and refuses a credential of another partner under the same id.
 func (s *Store) claimAgentID(ctx context.Context, cred Credential) error {
-	owner, err := claimAgentScript.Run(ctx, s.rdb, []string{agentKey(cred.Tenant, cred.Environment, cred.AgentID)}, cred.PartnerID).Text()
+	owner, err := claimScript.Run(ctx, s.rdb, []string{agentKey(cred.Tenant, cred.Environment, cred.AgentID)}, cred.PartnerID).Text()
 	if err != nil {
 		return fmt.Errorf("claiming agent id %s: %w", cred.AgentID, err)
 	}
@@ -290,9 +313,9 @@ func (s *Store) claimAgentID(ctx context.Context, cred Credential) error {
 	return nil
 }
 
-// claimAgentScript sets the agent id's partner unless it has one, and
-// returns the partner it has.
-var claimAgentScript = redis.NewScript(`
+// claimScript sets KEYS[1] to ARGV[1] unless it has a value, and returns
+// the value it has: the first claim of an identity wins, for good.
+var claimScript = redis.NewScript(`
 local owner = redis.call('GET', KEYS[1])
 if not owner then
   redis.call('SET', KEYS[1], ARGV[1])
@@ -300,6 +323,77 @@ if not owner then
 end
 return owner
 `)
+
+// ErrPartnerIDTaken means a partner id is a party's where a tribunal
+// credential is minted, or the tribunal's where a party credential is: a
+// tribunal member is never a credential of a party's partner, whose
+// endpoints, deliveries and case participants it would otherwise share.
+var ErrPartnerIDTaken = errors.New("partner id belongs to the other kind of partner (party or tribunal)")
+
+// The kinds of partner a partner id is claimed for.
+const (
+	partyPartner    = "party"
+	tribunalPartner = "tribunal"
+)
+
+// partnerKey records whether a partner id is a party's or the tribunal's
+// in a tenant and environment. Like agentKey it never expires: a partner
+// id is an identity (endpoints, deliveries and case participants name it),
+// and revoking every credential under it does not hand it to the other
+// kind.
+func partnerKey(tenant string, env Environment, partnerID string) string {
+	return "pc:auth:partner:" + tenant + ":" + string(env) + ":" + partnerID
+}
+
+// claimPartnerID binds cred's partner id to its kind (party or tribunal)
+// on its first minting, and refuses a credential of the other kind under
+// it.
+func (s *Store) claimPartnerID(ctx context.Context, cred Credential) error {
+	kind, other := partyPartner, tribunalPartner
+	if cred.Role.Tribunal() {
+		kind, other = tribunalPartner, partyPartner
+	}
+	key := partnerKey(cred.Tenant, cred.Environment, cred.PartnerID)
+	if kind == tribunalPartner {
+		// Party credentials minted before partner ids were claimed left no
+		// claim, so an unclaimed id is checked against the credentials
+		// themselves. Minting a tribunal member is an administrator's rare
+		// act; reading the credential index then is affordable.
+		n, err := s.rdb.Exists(ctx, key).Result()
+		if err != nil {
+			return fmt.Errorf("reading partner id %s: %w", cred.PartnerID, err)
+		}
+		if n == 0 {
+			party, err := s.hasPartyCredential(ctx, cred.Tenant, cred.Environment, cred.PartnerID)
+			if err != nil {
+				return err
+			}
+			if party {
+				return fmt.Errorf("minting credential: partner id %s in %s/%s is a party's: %w", cred.PartnerID, cred.Tenant, cred.Environment, ErrPartnerIDTaken)
+			}
+		}
+	}
+	holder, err := claimScript.Run(ctx, s.rdb, []string{key}, kind).Text()
+	if err != nil {
+		return fmt.Errorf("claiming partner id %s: %w", cred.PartnerID, err)
+	}
+	if holder != kind {
+		return fmt.Errorf("minting %s credential: partner id %s in %s/%s is a %s partner's: %w", cred.Role, cred.PartnerID, cred.Tenant, cred.Environment, other, ErrPartnerIDTaken)
+	}
+	return nil
+}
+
+// hasPartyCredential reports whether a party credential, revoked or not,
+// was ever minted under partnerID in tenant and env.
+func (s *Store) hasPartyCredential(ctx context.Context, tenant string, env Environment, partnerID string) (bool, error) {
+	creds, err := s.List(ctx, tenant)
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(creds, func(c Credential) bool {
+		return c.Environment == env && c.PartnerID == partnerID && !c.Role.Tribunal()
+	}), nil
+}
 
 // Authenticate returns the active credential behind token, or
 // ErrInvalidCredential. Other errors mean Redis could not be asked.

@@ -9,10 +9,16 @@ import (
 )
 
 // Mint creates a sandbox credential of role for tenant "tenant-test" and
-// partner "partner-test" and returns its bearer token and record.
+// partner "partner-test" (a tribunal role: "tribunal-test", since a
+// partner id is a party's or the tribunal's, never both) and returns its
+// bearer token and record.
 func Mint(tb testing.TB, store *auth.Store, role auth.Role, opts ...func(*auth.MintRequest)) (string, auth.Credential) {
 	tb.Helper()
-	req := auth.MintRequest{Tenant: "tenant-test", Environment: auth.Sandbox, Role: role, PartnerID: "partner-test", Label: tb.Name()}
+	partner := "partner-test"
+	if role.Tribunal() {
+		partner = "tribunal-test"
+	}
+	req := auth.MintRequest{Tenant: "tenant-test", Environment: auth.Sandbox, Role: role, PartnerID: partner, Label: tb.Name()}
 	for _, o := range opts {
 		o(&req)
 	}
