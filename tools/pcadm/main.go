@@ -1,6 +1,7 @@
-// Command pcadm administers credentials and membership grants in Redis:
-// mint (the token is printed once and never stored), list, revoke, grant,
-// ungrant and members.
+// Command pcadm administers credentials, membership grants and the tribunal
+// pool in Redis: mint (the token is printed once and never stored), list,
+// revoke, grant, ungrant, members, and tribunal add, configure, remove and
+// list.
 //
 //	pcadm mint --tenant acme --env sandbox --role claimant_agent --partner acme-platform [--agent agent-7] [--label "CI"]
 //	pcadm list [--tenant acme]
@@ -8,6 +9,10 @@
 //	pcadm grant --resource draft:dr_1 --side claimant (--credential cred_… | --partner acme-platform --principal agent-7)
 //	pcadm ungrant --resource draft:dr_1 (--credential cred_… | --partner acme-platform --principal agent-7)
 //	pcadm members --resource draft:dr_1
+//	pcadm tribunal add --tenant acme --env sandbox --role adjudicator|reviewer --partner tribunal-ai-1 [--agent A] [--label L] [--config adjudicator.json]
+//	pcadm tribunal configure --credential cred_… --config adjudicator.json
+//	pcadm tribunal remove --credential cred_…
+//	pcadm tribunal list --tenant acme [--env sandbox]
 //	pcadm compat policy|extend|brownout|contact|notices|audit …
 //
 // Redis is found through REDIS_ADDRS and REDIS_PASSWORD, as the services find it.
@@ -45,7 +50,7 @@ func main() {
 
 const usage = `usage: pcadm <command> [flags]
 commands: mint, list, revoke, grant, ungrant, members (pcadm <command> -h for flags),
-          compat (pcadm compat for its commands)`
+          tribunal (pcadm tribunal for its commands), compat (pcadm compat for its commands)`
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) == 0 {
@@ -80,6 +85,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return nil
 	case "grant", "ungrant", "members":
 		return membership(ctx, store, cmd, rest, stdout)
+	case "tribunal":
+		return tribunal(ctx, store, rest, stdout)
 	}
 	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
 }
@@ -98,6 +105,11 @@ func mint(ctx context.Context, store *auth.Store, args []string, stdout io.Write
 		return err
 	}
 	req.Environment, req.Role = auth.Environment(env), auth.Role(role)
+	if req.Role.Tribunal() {
+		// A tribunal credential outside the pool would be a member no
+		// listing shows; tribunal add mints and adds in one command.
+		return fmt.Errorf("a %s is minted with pcadm tribunal add, which adds it to the tribunal pool", role)
+	}
 	token, cred, err := store.Mint(ctx, req)
 	if err != nil {
 		return err

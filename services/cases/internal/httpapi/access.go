@@ -172,11 +172,17 @@ func (h *handlers) standing(ctx context.Context, cred auth.Credential, cs proced
 //     by a respondent agent presenting the current invitation whose
 //     partner acts for no claimant participant: the claimant's partner
 //     delivers the invitation and can never use it. Its join binds the
-//     participant to the agent's partner.
+//     participant to the agent's partner;
+//   - a tribunal member (adjudicator, reviewer) acts for no participant.
 func (st standing) actsFor(p procedure.Participant) (authority, bool) {
 	cred := st.cred
 	capability := authority{capability: st.capability, capabilityHash: st.capabilityHash}
 	switch {
+	case cred.Role.Tribunal():
+		// A tribunal member is never a party, even of a case whose
+		// draft bound a participant to its partner id (a draft names
+		// partner ids freely) or where a membership names it.
+		return authority{}, false
 	case p.Hosted:
 		return authority{}, false
 	case p.Unbound():

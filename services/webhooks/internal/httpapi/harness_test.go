@@ -28,15 +28,17 @@ import (
 )
 
 type stack struct {
-	url        string
-	partner    string // platform orchestrator of partner-test, sandbox
-	live       string // the same partner, live
-	other      string // another partner
-	claimant   string // a claimant agent credential
-	endpoints  *store.Endpoints
-	deliveries *store.Deliveries
-	recoveries *store.Recoveries
-	ring       *keys.Ring
+	url         string
+	partner     string // platform orchestrator of partner-test, sandbox
+	live        string // the same partner, live
+	other       string // another partner
+	claimant    string // a claimant agent credential
+	reviewer    string // a tribunal reviewer, partner tribunal-reviewer-1, sandbox
+	adjudicator string // a tribunal adjudicator, partner tribunal-ai-1, sandbox
+	endpoints   *store.Endpoints
+	deliveries  *store.Deliveries
+	recoveries  *store.Recoveries
+	ring        *keys.Ring
 }
 
 // newStack runs the API; a ring replaces the ephemeral keys.
@@ -51,6 +53,8 @@ func newStack(t testing.TB, ring ...*keys.Ring) *stack {
 	s.live, _ = authtest.Mint(t, creds, auth.RolePlatformOrchestrator, func(r *auth.MintRequest) { r.Environment = auth.Live })
 	s.other, _ = authtest.Mint(t, creds, auth.RolePlatformOrchestrator, func(r *auth.MintRequest) { r.PartnerID = "partner-other" })
 	s.claimant, _ = authtest.Mint(t, creds, auth.RoleClaimantAgent)
+	s.reviewer, _ = authtest.Mint(t, creds, auth.RoleReviewer, authtest.WithPartner("tribunal-reviewer-1"))
+	s.adjudicator, _ = authtest.Mint(t, creds, auth.RoleAdjudicator, authtest.WithPartner("tribunal-ai-1"), authtest.WithAgent("adjudicator-1"))
 	ks, err := keys.Ephemeral(time.Now())
 	require.NoError(t, err)
 	s.ring, err = keys.New(keys.DefaultConfig(dispatch.DefaultConfig().RetryHorizon()), ks...)

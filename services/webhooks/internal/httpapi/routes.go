@@ -51,12 +51,18 @@ func Register(r *gin.Engine, d Deps) {
 	}
 	h := &handlers{uc: d.UseCases, keySource: d.Keys, now: d.Now}
 	authenticated := auth.Middleware(d.Credentials)
-	partner := auth.RequireRole(auth.RolePlatformOrchestrator)
+	// A partner's orchestrator manages its endpoints and deliveries, and
+	// so does a tribunal member (adjudicator, reviewer): each has a
+	// partner id of its own, never a party's, to which the case events
+	// addressed to it are routed. Either way everything is scoped by the
+	// credential's tenant, environment and partner id (scopeOf); agents
+	// of a party are refused.
+	owner := auth.RequireRole(auth.RolePlatformOrchestrator, auth.RoleAdjudicator, auth.RoleReviewer)
 
 	r.GET("/api/webhooks/keys", h.keys)
 	r.GET("/api/webhooks/keys/status", h.keyStatus)
 	for _, base := range []string{"/api/webhooks", "/api/v2/webhooks"} {
-		g := r.Group(base, authenticated, partner, requirePartner)
+		g := r.Group(base, authenticated, owner, requirePartner)
 		g.GET("/endpoints", private, h.listEndpoints)
 		g.POST("/endpoints", noStore, d.Journal.Middleware(opCreateEndpoint), h.createEndpoint)
 		g.GET("/endpoints/:id", private, h.getEndpoint)
