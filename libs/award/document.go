@@ -162,7 +162,7 @@ type Evaluation struct {
 	AllowedOutcomes      []string `json:"allowedOutcomes"`
 }
 
-// Document is the award (SchemaAward). Its canonical bytes (Canonical) are
+// Document is the award (SchemaAward). Its canonical bytes (Bytes) are
 // the json artifact; awardHash is their SHA-256 and is not part of them.
 type Document struct {
 	SchemaVersion  string `json:"schemaVersion"`

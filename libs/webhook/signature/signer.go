@@ -124,16 +124,3 @@ func (s *Signer) Sign(body []byte, eventID string, to Recipient, at time.Time) (
 	h.Signature = formatSignatureHeader(ed25519.Sign(s.key, h.CanonicalInput()))
 	return h, nil
 }
-
-// KeySet is a set of verification keys by key id. Its Lookup method is a
-// KeyLookup for Verify.
-type KeySet map[string]ed25519.PublicKey
-
-// Lookup returns the key of keyID, or an error wrapping ErrUnknownKey.
-func (s KeySet) Lookup(keyID string) (ed25519.PublicKey, error) {
-	k, ok := s[keyID]
-	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownKey, keyID)
-	}
-	return k, nil
-}

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/pcourt/pcourt/libs/jwk"
 )
 
 // Reason names the verification step that refused a delivery.
@@ -83,8 +85,9 @@ func ReasonOf(err error) Reason {
 // ErrUnknownKey is what a key lookup returns (wrapped or not) when it knows
 // no key of that id. Verify reports any lookup failure as unknown_key and
 // keeps the lookup's error as the cause, so a caller can tell a key that does
-// not exist from a key source that could not be reached.
-var ErrUnknownKey = errors.New("unknown key id")
+// not exist from a key source that could not be reached. It is
+// jwk.ErrUnknownKey, which a KeySet's Lookup wraps.
+var ErrUnknownKey = jwk.ErrUnknownKey
 
 // KeyLookup returns the Ed25519 public key of a key id.
 type KeyLookup func(keyID string) (ed25519.PublicKey, error)
