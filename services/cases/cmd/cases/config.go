@@ -8,6 +8,7 @@ import (
 	"github.com/pcourt/pcourt/libs/envconf"
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/service"
+	"github.com/pcourt/pcourt/services/cases/internal/awardkeys"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/respond"
 )
@@ -23,6 +24,8 @@ type config struct {
 	Idempotency idempotency.Config
 	// Respond is the hosted respondent page.
 	Respond respond.Config
+	// AwardKeys says where the award signing keys come from.
+	AwardKeys awardkeys.Config
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -51,8 +54,15 @@ func loadConfig(getenv func(string) string) (config, error) {
 			SecureCookie: r.Bool("RESPOND_SECURE_COOKIE", !strings.HasPrefix(strings.ToLower(publicBase), "http://")),
 			SessionTTL:   r.Duration("RESPOND_SESSION_TTL", page.SessionTTL),
 		},
+		AwardKeys: awardkeys.Config{
+			Dir:          r.String("AWARD_SIGNING_KEYS_DIR", ""),
+			DevEphemeral: r.Bool("AWARD_DEV_EPHEMERAL_KEY", false),
+		},
 	}
 	errs := []error{r.Err(), cfg.Service.Validate(), cfg.Scheduler.Validate(), cfg.Idempotency.Validate(), cfg.Respond.Validate()}
+	if cfg.AwardKeys.Dir == "" && !cfg.AwardKeys.DevEphemeral {
+		errs = append(errs, errors.New("AWARD_SIGNING_KEYS_DIR is required (or AWARD_DEV_EPHEMERAL_KEY=true in development)"))
+	}
 	if cfg.CaseOpenedGroup == "" {
 		errs = append(errs, errors.New("CASES_CASE_OPENED_GROUP must not be empty"))
 	}

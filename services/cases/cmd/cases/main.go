@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/pcourt/pcourt/api"
 	"github.com/pcourt/pcourt/libs/httpserver"
@@ -17,11 +18,13 @@ import (
 	"github.com/pcourt/pcourt/libs/lifecycle"
 	"github.com/pcourt/pcourt/libs/outbox"
 	"github.com/pcourt/pcourt/libs/service"
+	"github.com/pcourt/pcourt/services/cases/internal/awardkeys"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/events"
 	"github.com/pcourt/pcourt/services/cases/internal/httpapi"
 	"github.com/pcourt/pcourt/services/cases/internal/respond"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
+	"github.com/pcourt/pcourt/services/cases/internal/tribunalflow"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -70,7 +73,16 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	scheduler := caseflow.NewScheduler(cases, cfg.Scheduler, logger, nil)
+	// Awards are signed with the ring's current key; every key it ever
+	// used stays published at GET /api/awards/keys.
+	keys, err := awardkeys.Load(ctx, rdb, cfg.AwardKeys, time.Now())
+	if err != nil {
+		return err
+	}
+	// The decision acts through the same flow; its deadlines (assignment
+	// from the tribunal pool, review windows) join the procedure's scan.
+	decision := tribunalflow.New(flow, cases, base.Credentials(), keys, nil)
+	scheduler := caseflow.NewScheduler(cases, cfg.Scheduler, logger, nil, decision.Ticker())
 
 	idempotent, err := idempotency.NewJournal(rdb, cfg.Idempotency, logger)
 	if err != nil {
@@ -83,6 +95,8 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		Flow:        flow,
 		Journal:     idempotent,
 		Logger:      logger,
+		Tribunal:    decision,
+		AwardKeys:   keys,
 	})
 	// The hosted respondent page acts through the same flow as the API, so
 	// the docket records the same events whichever way the respondent came.

@@ -86,6 +86,20 @@ var ErrNothingToStore = errors.New("nothing to store")
 // Attempts times, then gives up with ErrBusy. A missing case is
 // store.ErrNotFound; a refusal is decide's error, unchanged.
 func (s *Service) Change(ctx context.Context, caseID string, decide Decision, docs ...store.Document) (Result, error) {
+	return s.ChangeDocumented(ctx, caseID, func(c procedure.Case) (procedure.Outcome, []store.Document, error) {
+		out, err := decide(c)
+		return out, docs, err
+	})
+}
+
+// DocumentedDecision is a Decision whose documents depend on the case it
+// decides on: an award's artifacts are made from the case as loaded. Like
+// a Decision it must be pure and deterministic, since it runs again on a
+// lost race.
+type DocumentedDecision func(c procedure.Case) (procedure.Outcome, []store.Document, error)
+
+// ChangeDocumented is Change for a decision that makes its own documents.
+func (s *Service) ChangeDocumented(ctx context.Context, caseID string, decide DocumentedDecision) (Result, error) {
 	lane := s.lane(caseID)
 	lane.Lock()
 	defer lane.Unlock()
@@ -94,7 +108,7 @@ func (s *Service) Change(ctx context.Context, caseID string, decide Decision, do
 		if err != nil {
 			return Result{}, err
 		}
-		out, err := decide(l.Case)
+		out, docs, err := decide(l.Case)
 		if errors.Is(err, ErrNothingToStore) {
 			// Claimed early (a lease ran out, or a clock ran ahead): put
 			// the entry back at the case's real next deadline.
@@ -132,16 +146,52 @@ func (s *Service) Act(ctx context.Context, caseID string, act procedure.Act, doc
 	return res, err
 }
 
-// tick applies the deadlines due at now to one case, reporting how many
-// events it recorded. A case that no longer exists leaves the deadline
-// index.
-func (s *Service) tick(ctx context.Context, caseID string, now time.Time) (int, error) {
-	res, err := s.Change(ctx, caseID, func(c procedure.Case) (procedure.Outcome, error) {
-		out := procedure.Tick(c, now)
-		if !out.Changed() {
-			return out, ErrNothingToStore
+// A Ticker is a subdomain's part of a deadline scan (the tribunal's
+// assignment, its windows). Given the case as loaded, it reads what its
+// decision needs (a snapshot of the tribunal pool) and returns the pure
+// step to apply after the procedure's Tick, or nil when nothing of its
+// own is due.
+type Ticker func(ctx context.Context, c procedure.Case, now time.Time) (DocumentedDecision, error)
+
+// tick applies the deadlines due at now to one case, the procedure's and
+// then each ticker's, reporting how many events it recorded. A case that
+// no longer exists leaves the deadline index.
+func (s *Service) tick(ctx context.Context, caseID string, now time.Time, tickers []Ticker) (int, error) {
+	var steps []DocumentedDecision
+	if len(tickers) > 0 {
+		l, err := s.cases.Load(ctx, caseID)
+		if errors.Is(err, store.ErrNotFound) {
+			return 0, s.cases.Unschedule(ctx, caseID)
 		}
-		return out, nil
+		if err != nil {
+			return 0, err
+		}
+		for _, t := range tickers {
+			step, err := t(ctx, l.Case, now)
+			if err != nil {
+				return 0, err
+			}
+			if step != nil {
+				steps = append(steps, step)
+			}
+		}
+	}
+	res, err := s.ChangeDocumented(ctx, caseID, func(c procedure.Case) (procedure.Outcome, []store.Document, error) {
+		out := procedure.Tick(c, now)
+		var docs []store.Document
+		for _, step := range steps {
+			more, d, err := step(out.Case)
+			if err != nil {
+				return out, nil, err
+			}
+			out.Case, out.Quiet = more.Case, out.Quiet || more.Quiet
+			out.Events = append(out.Events, more.Events...)
+			docs = append(docs, d...)
+		}
+		if !out.Changed() {
+			return out, nil, ErrNothingToStore
+		}
+		return out, docs, nil
 	})
 	switch {
 	case errors.Is(err, store.ErrNotFound):

@@ -44,14 +44,17 @@ type Scheduler struct {
 	cfg    SchedulerConfig
 	logger *slog.Logger
 	now    func() time.Time
+	// tickers are the subdomains' parts of each case's scan.
+	tickers []Ticker
 }
 
-// NewScheduler returns a scheduler; now may be nil for time.Now.
-func NewScheduler(cases *store.Cases, cfg SchedulerConfig, logger *slog.Logger, now func() time.Time) *Scheduler {
+// NewScheduler returns a scheduler; now may be nil for time.Now. The
+// tickers apply their subdomains' deadlines after the procedure's.
+func NewScheduler(cases *store.Cases, cfg SchedulerConfig, logger *slog.Logger, now func() time.Time, tickers ...Ticker) *Scheduler {
 	if now == nil {
 		now = time.Now
 	}
-	return &Scheduler{svc: New(cases, now), cases: cases, cfg: cfg, logger: logger, now: now}
+	return &Scheduler{svc: New(cases, now), cases: cases, cfg: cfg, logger: logger, now: now, tickers: tickers}
 }
 
 // Run scans every Interval until ctx is cancelled.
@@ -84,7 +87,7 @@ func (s *Scheduler) RunOnce(ctx context.Context) (int, error) {
 			continue
 		}
 		for _, id := range ids {
-			n, err := s.svc.tick(ctx, id, now)
+			n, err := s.svc.tick(ctx, id, now, s.tickers)
 			if err != nil {
 				errs = append(errs, err)
 				continue

@@ -16,6 +16,7 @@ import (
 	"github.com/pcourt/pcourt/api/apitest"
 	"github.com/pcourt/pcourt/services/cases/internal/events"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
+	"github.com/pcourt/pcourt/services/cases/internal/tribunal"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
 )
 
@@ -141,11 +142,18 @@ func TestSchemasRefuseExtraPropertiesAndBadInstants(t *testing.T) {
 	require.Error(t, validate(t, envelopeSchema, []byte(`{"schemaVersion":"cases-event-envelope-v2","recipients":[],"event":{},"extra":1}`)))
 }
 
-func TestEventTypesOfTheProcedureAreInTheSchema(t *testing.T) {
+func TestEventTypesOfTheProcedureAndTheDecisionAreInTheSchema(t *testing.T) {
 	bodySchema, _ := schemas(t)
+	var types []string
 	for _, spec := range procedure.EventSpecs {
-		doc := `{"schemaVersion":"case-event-v2","eventId":"e:1","deliveryId":"d","sequence":1,"type":"` + string(spec.Type) + `","occurredAt":"2026-11-20T10:00:00.000Z","caseId":"c","externalCaseId":"x","actionRequired":true}`
-		require.NoError(t, validate(t, bodySchema, []byte(doc)), spec.Type)
+		types = append(types, string(spec.Type))
+	}
+	for _, spec := range tribunal.EventSpecs {
+		types = append(types, string(spec.Type))
+	}
+	for _, typ := range types {
+		doc := `{"schemaVersion":"case-event-v2","eventId":"e:1","deliveryId":"d","sequence":1,"type":"` + typ + `","occurredAt":"2026-11-20T10:00:00.000Z","caseId":"c","externalCaseId":"x","actionRequired":true}`
+		require.NoError(t, validate(t, bodySchema, []byte(doc)), typ)
 	}
 }
 

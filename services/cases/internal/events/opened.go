@@ -31,6 +31,28 @@ type CaseOpened struct {
 	Recipients       *openedRecipients   `json:"recipients"`
 	Fee              *openedFee          `json:"fee"`
 	CapabilityHashes map[string]string   `json:"capabilityHashes"`
+	// CaseMode, Claim and Evaluation were added within v2: a record
+	// without them opens a proceeding with no claim to pay from.
+	CaseMode   string            `json:"caseMode"`
+	Claim      *openedClaim      `json:"claim"`
+	Evaluation *openedEvaluation `json:"evaluation"`
+}
+
+type openedClaim struct {
+	AmountMinor int64  `json:"amountMinor"`
+	Currency    string `json:"currency"`
+	Remedy      string `json:"remedy"`
+	Summary     string `json:"summary"`
+}
+
+type openedEvaluation struct {
+	ExternalEvaluationID string   `json:"externalEvaluationId"`
+	EvaluationDigest     string   `json:"evaluationDigest"`
+	Question             string   `json:"question"`
+	Criteria             []string `json:"criteria"`
+	AllowedOutcomes      []string `json:"allowedOutcomes"`
+	EvidencePolicy       string   `json:"evidencePolicy"`
+	ReviewPolicy         string   `json:"reviewPolicy"`
 }
 
 type openedRules struct {
@@ -98,6 +120,14 @@ func (e CaseOpened) Opening() (procedure.Opening, error) {
 	}
 	if e.Rules != nil {
 		in.Rules = procedure.Rules{Version: e.Rules.Version, Hash: e.Rules.Hash}
+	}
+	in.Mode = procedure.Mode(e.CaseMode)
+	if cl := e.Claim; cl != nil {
+		in.Claim = procedure.Claim{AmountMinor: cl.AmountMinor, Currency: cl.Currency, Remedy: cl.Remedy, Summary: cl.Summary}
+	}
+	if ev := e.Evaluation; ev != nil {
+		in.Evaluation = &procedure.EvaluationDefinition{ExternalEvaluationID: ev.ExternalEvaluationID, EvaluationDigest: ev.EvaluationDigest,
+			Question: ev.Question, Criteria: ev.Criteria, AllowedOutcomes: ev.AllowedOutcomes, EvidencePolicy: ev.EvidencePolicy, ReviewPolicy: ev.ReviewPolicy}
 	}
 	plan := e.Procedure
 	if plan == nil {

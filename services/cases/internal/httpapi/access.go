@@ -82,6 +82,12 @@ func (h *handlers) visible(ctx context.Context, cred auth.Credential, cs procedu
 	if cred.Tenant != cs.Tenant || string(cred.Environment) != cs.Environment {
 		return false, nil
 	}
+	if cred.Role.Tribunal() {
+		// A tribunal member sees the cases it is assigned to, and no
+		// other; it never acts for a side (standing.actsFor).
+		_, assigned := cs.Tribunal.Member(cred.PublicID)
+		return assigned, nil
+	}
 	if cred.Role == auth.RolePlatformOrchestrator {
 		if cs.PartnerID == cred.PartnerID {
 			return true, nil
@@ -285,3 +291,4 @@ func (h *handlers) actor(c *gin.Context, cred auth.Credential, cs procedure.Case
 		return "", authority{}, invalidAct(fmt.Sprintf("participantId is required: this credential acts for %d %s participants of case %s.", len(ids), side, cs.ID))
 	}
 }
+

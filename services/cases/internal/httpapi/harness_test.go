@@ -22,15 +22,18 @@ import (
 	"github.com/pcourt/pcourt/api/apitest"
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/auth/authtest"
+	"github.com/pcourt/pcourt/libs/award"
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/ratelimit"
 	"github.com/pcourt/pcourt/libs/redistest"
+	"github.com/pcourt/pcourt/services/cases/internal/awardkeys"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/events"
 	"github.com/pcourt/pcourt/services/cases/internal/httpapi"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
+	"github.com/pcourt/pcourt/services/cases/internal/tribunalflow"
 )
 
 // The partners of the test tenant ("tenant-test", sandbox, as authtest
@@ -61,6 +64,12 @@ type stack struct {
 	// claimantAgent is a claimant_agent of the claimant's partner with no
 	// membership and no capability.
 	claimantAgent string
+	// The tribunal pool of the test tenant: two adjudicators (the rubric
+	// configuration) and two reviewers, each under its own partner id,
+	// with the public ids the cases name them by; scheduler assigns.
+	adjudicator, adjudicator2, reviewer, reviewer2         string
+	adjudicatorID, adjudicator2ID, reviewerID, reviewer2ID string
+	scheduler                                              *caseflow.Scheduler
 }
 
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -83,6 +92,15 @@ func newStack(t testing.TB) *stack {
 	s.respondentAgent, _ = authtest.Mint(t, s.credentials, auth.RoleRespondentAgent, authtest.WithPartner(respondentPartner))
 	s.claimantAgent, _ = authtest.Mint(t, s.credentials, auth.RoleClaimantAgent)
 
+	s.adjudicator, s.adjudicatorID = s.tribunalMember(t, auth.RoleAdjudicator, "tribunal-ai-1")
+	s.adjudicator2, s.adjudicator2ID = s.tribunalMember(t, auth.RoleAdjudicator, "tribunal-ai-2")
+	s.reviewer, s.reviewerID = s.tribunalMember(t, auth.RoleReviewer, "tribunal-rev-1")
+	s.reviewer2, s.reviewer2ID = s.tribunalMember(t, auth.RoleReviewer, "tribunal-rev-2")
+	keys, err := awardkeys.Load(context.Background(), rdb, awardkeys.Config{DevEphemeral: true}, time.Now())
+	require.NoError(t, err)
+	decision := tribunalflow.New(flow, s.cases, s.credentials, keys, nil)
+	s.scheduler = caseflow.NewScheduler(s.cases, caseflow.DefaultSchedulerConfig(), logger, nil, decision.Ticker())
+
 	idempotent, err := idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:cases"), logger)
 	require.NoError(t, err)
 	srv := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "cases", Logger: logger, Mapper: httpapi.Problem})
@@ -92,11 +110,35 @@ func newStack(t testing.TB) *stack {
 		Flow:        flow,
 		Journal:     idempotent,
 		Logger:      logger,
+		Tribunal:    decision,
+		AwardKeys:   keys,
 	})
 	ts := httptest.NewServer(srv.Router())
 	t.Cleanup(ts.Close)
 	s.url = ts.URL
 	return s
+}
+
+// tribunalMember mints a tribunal credential into the test tenant's pool,
+// as pcadm tribunal add does; an adjudicator pins the rubric configuration.
+func (s *stack) tribunalMember(t testing.TB, role auth.Role, partner string) (token, publicID string) {
+	t.Helper()
+	token, cred, err := s.credentials.Mint(context.Background(), auth.MintRequest{
+		Tenant: "tenant-test", Environment: auth.Sandbox, Role: role, PartnerID: partner, Label: "tribunal " + partner,
+	})
+	require.NoError(t, err)
+	var cfg []byte
+	if role == auth.RoleAdjudicator {
+		cfg, err = award.Canonical(rubricConfiguration)
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.credentials.AddTribunalMember(context.Background(), cred.PublicID, cfg))
+	return token, cred.PublicID
+}
+
+var rubricConfiguration = award.Configuration{
+	Provider: "rubric", Model: "pcourt-rubric", ModelVersion: "1", InstructionsDigest: strings.Repeat("ab", 32),
+	OutputSchemaVersion: award.SchemaProposal, Tools: []string{},
 }
 
 var caseCounter atomic.Int64

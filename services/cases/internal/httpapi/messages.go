@@ -96,37 +96,3 @@ func (h *handlers) markMessagesRead(c *gin.Context) {
 		answered(c, http.StatusOK, v)
 	}
 }
-
-// decisionStatusView says where a case stands toward its decision. No
-// adjudication is built yet (awards answer 501), so no case is decided:
-// the view says whether a decision is still to come and what it waits for.
-type decisionStatusView struct {
-	CaseID     string `json:"caseId"`
-	CaseStatus string `json:"caseStatus"`
-	// Decision is not_decided for every case today; a terminated case
-	// will never be decided.
-	Decision         string `json:"decision"`
-	DecisionExpected bool   `json:"decisionExpected"`
-	// WaitingFor names what comes before a decision: the record closing
-	// (with its deadline while a stage runs), or adjudication.
-	WaitingFor string `json:"waitingFor,omitempty"`
-	DeadlineAt string `json:"deadlineAt,omitempty"`
-}
-
-func (h *handlers) decisionStatus(c *gin.Context) {
-	_, l, err := h.load(c, caseID(c))
-	if err != nil {
-		_ = c.Error(err)
-		return
-	}
-	cs := l.Case
-	v := decisionStatusView{CaseID: cs.ID, CaseStatus: string(cs.Status()), Decision: "not_decided"}
-	switch cs.Closed {
-	case procedure.StatusTerminated:
-	case procedure.StatusRecordConfirmed:
-		v.DecisionExpected, v.WaitingFor = true, "adjudication"
-	default:
-		v.DecisionExpected, v.WaitingFor, v.DeadlineAt = true, "record_closing", ts(cs.Stage.DeadlineAt)
-	}
-	private(c, v)
-}

@@ -14,6 +14,7 @@ import (
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
+	"github.com/pcourt/pcourt/services/cases/internal/tribunalflow"
 )
 
 // Deps are what the handlers need.
@@ -23,12 +24,18 @@ type Deps struct {
 	Flow        *caseflow.Service
 	Journal     *idempotency.Journal
 	Logger      *slog.Logger
+	// Tribunal decides the decision's acts; AwardKeys publishes the keys
+	// that sign awards.
+	Tribunal  *tribunalflow.Service
+	AwardKeys KeySet
 }
 
 type handlers struct {
 	credentials *auth.Store
 	cases       *store.Cases
 	flow        *caseflow.Service
+	tribunal    *tribunalflow.Service
+	keys        KeySet
 	logger      *slog.Logger
 }
 
@@ -49,7 +56,8 @@ type routeKit struct {
 // procedure), routes_tribunal.go (tribunal and award), routes_evidence.go
 // (evidence), routes_afteraward.go (appeals, executions, settlement).
 func Register(r *gin.Engine, d Deps) {
-	h := &handlers{credentials: d.Credentials, cases: d.Cases, flow: d.Flow, logger: d.Logger}
+	h := &handlers{credentials: d.Credentials, cases: d.Cases, flow: d.Flow, tribunal: d.Tribunal, keys: d.AwardKeys, logger: d.Logger}
+
 	k := routeKit{
 		authenticated: auth.Middleware(d.Credentials),
 		website:       websiteEnvelope(),
@@ -66,7 +74,7 @@ func Register(r *gin.Engine, d Deps) {
 		},
 	}
 	h.registerCase(r, k)
-	registerTribunal(r, k)
+	h.registerTribunal(r, k)
 	registerEvidence(r, k)
 	registerAfterAward(r, k)
 	// The hosted respondent page (/respond/...) is internal/respond's.

@@ -1,51 +1,101 @@
 package httpapi
 
-import "github.com/gin-gonic/gin"
+import (
+	"net/http"
 
-// Tribunal and award (DESIGN.md, decisions for wave 3): the tribunal's
-// evaluation and decision, the reviewer's work, the award and its
-// artifacts. Nothing of it is built: every route answers 501. When it is,
-// its pure package (internal/tribunal) decides on the case, its use-case
-// package stores each act through caseflow.Service.Change, and its
-// handlers are registered here in place of the 501s.
+	"github.com/gin-gonic/gin"
+
+	"github.com/pcourt/pcourt/services/cases/internal/tribunal"
+)
+
+// Tribunal and award (internal/tribunal, acted on through tribunalflow):
+// the tribunal's work on the website routes the inventory names for it,
+// the sides' challenges, pre-award answers and evaluation acceptance, the
+// decision's reads, the award and its artifacts, and the award keys.
+// docs/tribunal.md describes each route.
+
+// The idempotency operations of the decision's commands.
+const (
+	opAdjudicate        = "requestAdjudication"
+	opSynthesize        = "fileProposal"
+	opResume            = "resumeAfterHumanAttention"
+	opReviewerOpinion   = "fileReviewerOpinion"
+	opReviewerObjection = "fileReviewerObjection"
+	opOverride          = "overrideOutcome"
+	opAttest            = "fileReviewerAttestation"
+	opPreAwardReview    = "preAwardReview"
+	opSignOff           = "signOff"
+	opRecusal           = "recuse"
+	opRuling            = "issueProceduralRuling"
+	opChallenge         = "challengeConfiguration"
+	opResolveChallenge  = "resolveConfigurationChallenge"
+	opAcceptEvaluation  = "acceptEvaluation"
+)
 
 // registerTribunal adds the subdomain's routes.
-func registerTribunal(r gin.IRouter, k routeKit) {
+func (h *handlers) registerTribunal(r gin.IRouter, k routeKit) {
+	// Every decision command is journaled under its operation and case; a
+	// replay is answered only to a credential that still sees the case: a
+	// member still assigned (a recused one sees it no more), a side's
+	// credential still acting for it.
+	member := func(op string) gin.HandlerFunc { return k.command(op, anySide) }
+	side := member
+	ok, created := http.StatusOK, http.StatusCreated
+
+	r.GET("/api/awards/keys", h.awardKeys)
+
+	// The tribunal's routes (website family, the tribunal only).
+	w := func(path string) string { return "/api/disputes/:id/" + path }
+	r.GET(w("review-package"), k.website, k.authenticated, h.reviewPackage)
+	r.GET(w("runs"), k.website, k.authenticated, h.runs)
+	r.POST(w("adjudicate"), k.website, k.authenticated, member(opAdjudicate), h.memberAct(tribunal.ActRequestRun, created, readInstructions))
+	r.POST(w("synthesize-opinion"), k.website, k.authenticated, member(opSynthesize), h.memberAct(tribunal.ActFileProposal, created, readProposal))
+	r.POST(w("human-attention/resume"), k.website, k.authenticated, member(opResume), h.memberAct(tribunal.ActResume, ok, readInstructions))
+	r.POST(w("reviewer-opinion"), k.website, k.authenticated, member(opReviewerOpinion), h.memberAct(tribunal.ActGiveOpinion, ok, readOpinion))
+	r.POST(w("reviewer-opinion/file"), k.website, k.authenticated, member(opReviewerOpinion), h.memberAct(tribunal.ActGiveOpinion, ok, readOpinionFile))
+	r.POST(w("reviewer-objection"), k.website, k.authenticated, member(opReviewerObjection), h.memberAct(tribunal.ActObject, ok, readInstructions))
+	r.POST(w("override"), k.website, k.authenticated, member(opOverride), h.memberAct(tribunal.ActOverride, ok, readOverride))
+	r.POST(w("reviewer-attestation"), k.website, k.authenticated, member(opAttest), h.memberAct(tribunal.ActAttest, ok, readAttestation))
+	r.GET(w("pre-award-review"), k.website, k.authenticated, h.getPreAwardReview)
+	r.POST(w("pre-award-review"), k.website, k.authenticated, member(opPreAwardReview), h.preAwardReview)
+	r.POST(w("signoff"), k.website, k.authenticated, member(opSignOff), h.memberAct(tribunal.ActSignOff, ok, readNothing))
+	r.POST(w("recusal"), k.website, k.authenticated, member(opRecusal), h.memberAct(tribunal.ActRecuse, ok, readReason))
+	r.GET(w("procedural-rulings"), k.website, k.authenticated, h.listRulings)
+	r.POST(w("procedural-rulings"), k.website, k.authenticated, member(opRuling), h.memberAct(tribunal.ActIssueRuling, created, readRuling))
+
+	// AI-configuration challenges: a side files, the reviewer resolves.
+	for _, route := range []struct {
+		path    string
+		website bool
+	}{{"/api/cases/:id/ai-configuration-challenges", false}, {"/api/disputes/:id/ai-configuration-challenges", true}} {
+		pre := []gin.HandlerFunc{k.authenticated}
+		if route.website {
+			pre = append([]gin.HandlerFunc{k.website}, pre...)
+		}
+		r.GET(route.path, append(pre, h.listChallenges)...)
+		r.POST(route.path, append(pre, side(opChallenge), h.sideDecisionAct(tribunal.ActChallenge, created, readChallenge))...)
+		r.PATCH(route.path, append(pre, member(opResolveChallenge), h.memberAct(tribunal.ActResolveChallenge, ok, readResolution))...)
+	}
+
+	// Evaluation, the award and its artifacts.
+	for _, base := range []string{"/api/cases/:id", "/api/v2/cases/:caseId"} {
+		r.GET(base+"/evaluation", k.authenticated, h.getEvaluation)
+		r.POST(base+"/evaluation/accept", k.authenticated, side(opAcceptEvaluation), h.acceptEvaluation)
+		r.GET(base+"/award", k.authenticated, h.getAward)
+		r.GET(base+"/award/artifacts/json/attestation", k.authenticated, h.getAttestation)
+		r.GET(base+"/award/artifacts/:kind", k.authenticated, h.getArtifact)
+	}
+	r.GET("/api/disputes/:id/decision", k.website, k.authenticated, h.getAward)
+
 	registerUnbuilt(r, k, tribunalUnbuilt)
 }
 
-// tribunalUnbuilt are the routes of the inventory the tribunal and award
-// subdomain will serve.
+// tribunalUnbuilt are the routes of the inventory near the tribunal that
+// are not built: corrections and additional awards come after the award
+// (docs/not-built.md), as do publication consent and sanctions.
 var tribunalUnbuilt = []UnbuiltRoute{
-	{Route: "/api/cases/{id}/ai-configuration-challenges"},
-	{Route: "/api/cases/{id}/award"},
-	{Route: "/api/cases/{id}/award/artifacts/json/attestation"},
-	{Route: "/api/cases/{id}/award/artifacts/{kind}"},
-	{Route: "/api/cases/{id}/evaluation"},
-	{Route: "/api/cases/{id}/evaluation/accept"},
-	{Route: "/api/v2/cases/{caseId}/award"},
-	{Route: "/api/v2/cases/{caseId}/award/artifacts/json/attestation"},
-	{Route: "/api/v2/cases/{caseId}/award/artifacts/{kind}"},
-	{Route: "/api/v2/cases/{caseId}/evaluation"},
-	{Route: "/api/v2/cases/{caseId}/evaluation/accept"},
-	{Route: "/api/disputes/{id}/ai-configuration-challenges", Website: true},
-	{Route: "/api/disputes/{id}/decision", Website: true},
 	{Route: "/api/disputes/{id}/additional-award", Website: true},
-	{Route: "/api/disputes/{id}/adjudicate", Website: true},
 	{Route: "/api/disputes/{id}/correct", Website: true},
-	{Route: "/api/disputes/{id}/human-attention/resume", Website: true},
-	{Route: "/api/disputes/{id}/override", Website: true},
-	{Route: "/api/disputes/{id}/pre-award-review", Website: true},
-	{Route: "/api/disputes/{id}/procedural-rulings", Website: true},
 	{Route: "/api/disputes/{id}/publication-consent", Website: true},
-	{Route: "/api/disputes/{id}/recusal", Website: true},
-	{Route: "/api/disputes/{id}/review-package", Website: true},
-	{Route: "/api/disputes/{id}/reviewer-attestation", Website: true},
-	{Route: "/api/disputes/{id}/reviewer-objection", Website: true},
-	{Route: "/api/disputes/{id}/reviewer-opinion", Website: true},
-	{Route: "/api/disputes/{id}/reviewer-opinion/file", Website: true},
-	{Route: "/api/disputes/{id}/runs", Website: true},
 	{Route: "/api/disputes/{id}/sanctions", Website: true},
-	{Route: "/api/disputes/{id}/signoff", Website: true},
-	{Route: "/api/disputes/{id}/synthesize-opinion", Website: true},
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/pcourt/pcourt/services/cases/internal/tribunal"
 )
 
 // Side is a side of the dispute.
@@ -48,17 +50,21 @@ const (
 	StatusRecordConfirmed Status = "record_confirmed"
 	// StatusTerminated: the case ended by termination. Nothing more happens.
 	StatusTerminated Status = "terminated"
+	// StatusAwarded: the tribunal issued the award (internal/tribunal).
+	StatusAwarded Status = "awarded"
 )
 
 // Statuses lists every status in procedural order.
 var Statuses = []Status{
 	StatusAwaitingRespondent, StatusAwaitingAnswer, StatusEvidence, StatusRebuttal,
-	StatusAwaitingRecordConfirmation, StatusRecordConfirmed, StatusTerminated,
+	StatusAwaitingRecordConfirmation, StatusRecordConfirmed, StatusAwarded, StatusTerminated,
 }
 
 // Open reports whether the procedure still runs: the case is neither
 // record-confirmed nor terminated.
-func (s Status) Open() bool { return s != StatusRecordConfirmed && s != StatusTerminated }
+func (s Status) Open() bool {
+	return s != StatusRecordConfirmed && s != StatusAwarded && s != StatusTerminated
+}
 
 // Profile names a procedure plan, as filings does.
 type Profile string
@@ -100,6 +106,40 @@ func (p Plan) Validate() error {
 		return errors.New("procedure plan: recordConfirmationRequired must be true")
 	}
 	return nil
+}
+
+// Mode is the case's caseMode: a proceeding decides a claim; an
+// evaluation answers one pinned question with one of its allowed outcomes.
+type Mode string
+
+// The case modes.
+const (
+	ModeProceeding Mode = "proceeding"
+	ModeEvaluation Mode = "evaluation"
+)
+
+// Claim is what the claimant asks for, as the draft pinned it: an award
+// never orders more than it.
+type Claim struct {
+	AmountMinor int64  // in Currency's minor units
+	Currency    string // ISO 4217
+	Remedy      string
+	Summary     string
+}
+
+// EvaluationDefinition is the pinned definition of an evaluation case
+// (narrow-evaluation-v2).
+type EvaluationDefinition struct {
+	ExternalEvaluationID string
+	EvaluationDigest     string
+	Question             string
+	Criteria             []string
+	AllowedOutcomes      []string
+	EvidencePolicy       string
+	// ReviewPolicy says who accepts an issued evaluation before it
+	// becomes the award: none (nobody), on_request (a side may ask for
+	// review instead of accepting) or always (both sides accept).
+	ReviewPolicy string
 }
 
 // Rules are the rules a case is pinned to at opening.
@@ -208,6 +248,11 @@ type Case struct {
 	Rules         Rules
 	Plan          Plan
 	Windows       Windows // resolved from Rules at opening and pinned
+	Mode          Mode
+	// Claim is zero for a case opened before the case-opened fact
+	// carried it: its award orders no payment.
+	Claim      Claim
+	Evaluation *EvaluationDefinition // set for ModeEvaluation
 	FeeID         string
 	FeeStatus     string
 	Participants  []Participant
@@ -226,10 +271,16 @@ type Case struct {
 	RecordConfirms map[Side]time.Time
 	RecordDeemed   bool // the record closed at its deadline without every confirmation
 	Termination    *Termination
+	// Tribunal is the decision's part of the case (internal/tribunal):
+	// who decides, the runs, the review and the award.
+	Tribunal tribunal.State
 }
 
 // Status returns the case's status.
 func (c Case) Status() Status {
+	if c.Closed == StatusRecordConfirmed && c.Tribunal.Awarded() {
+		return StatusAwarded
+	}
 	if c.Closed != "" {
 		return c.Closed
 	}
@@ -313,6 +364,7 @@ func (c Case) clone() Case {
 		t := *c.Termination
 		c.Termination = &t
 	}
+	c.Tribunal = c.Tribunal.Clone()
 	return c
 }
 
@@ -344,6 +396,12 @@ func (c Case) Validate() error {
 	case StatusRecordConfirmed, StatusTerminated:
 	default:
 		return bad("unknown closing status %q", c.Closed)
+	}
+	switch {
+	case c.Mode != ModeProceeding && c.Mode != ModeEvaluation:
+		return bad("unknown case mode %q", c.Mode)
+	case (c.Mode == ModeEvaluation) != (c.Evaluation != nil):
+		return bad("an evaluation case, and only one, carries its evaluation definition")
 	}
 	seen := map[string]bool{}
 	for _, p := range c.Participants {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/pcourt/pcourt/services/cases/internal/tribunal"
 )
 
 // Outcome is the result of an accepted act: the case after it and the
@@ -12,10 +14,13 @@ import (
 type Outcome struct {
 	Case   Case
 	Events []Event
+	// Quiet says the case changed without an event (a decision act that
+	// nobody is called back about, such as the reviewer's attestation).
+	Quiet bool
 }
 
 // Changed reports whether the act changed anything worth storing.
-func (o Outcome) Changed() bool { return len(o.Events) > 0 }
+func (o Outcome) Changed() bool { return len(o.Events) > 0 || o.Quiet }
 
 // ErrInvalidOpening means a case-opened fact cannot open a case: it breaks
 // an invariant (ids, plan, participants) or its rules version is unknown
@@ -35,6 +40,11 @@ type Opening struct {
 	Plan        Plan
 	FeeID       string
 	FeeStatus   string
+	// Mode is the case mode ("" reads as proceeding); Claim and
+	// Evaluation are pinned as the draft had them.
+	Mode       Mode
+	Claim      Claim
+	Evaluation *EvaluationDefinition
 	// Participants have JoinedAt set for those that take part from the
 	// opening: every claimant, and each respondent that confirmed the draft.
 	// A claimant that names no partner acts through the filing partner; a
@@ -64,12 +74,20 @@ func Open(in Opening) (Outcome, error) {
 	c := Case{
 		ID: in.CaseID, ExternalID: in.ExternalID, Tenant: in.Tenant, Environment: in.Environment, PartnerID: in.PartnerID,
 		OpenedAt: now, OpenedEventID: in.EventID, Rules: in.Rules, Plan: in.Plan, Windows: windows,
-		FeeID: in.FeeID, FeeStatus: in.FeeStatus,
+		FeeID: in.FeeID, FeeStatus: in.FeeStatus, Mode: in.Mode, Claim: in.Claim,
 		Participants: slices.Clone(in.Participants), Recipients: map[Side][]Partner{},
 		Capabilities: map[string]string{}, RecordConfirms: map[Side]time.Time{}, MessagesRead: map[Side]int{},
 	}
 	for k, v := range in.Capabilities {
 		c.Capabilities[k] = v
+	}
+	if c.Mode == "" {
+		c.Mode = ModeProceeding
+	}
+	if e := in.Evaluation; e != nil {
+		def := *e
+		def.Criteria, def.AllowedOutcomes = slices.Clone(e.Criteria), slices.Clone(e.AllowedOutcomes)
+		c.Evaluation = &def
 	}
 	for i, p := range c.Participants {
 		if p.PartnerID == "" && p.Side == Claimant {
@@ -218,6 +236,9 @@ func NextDeadline(c Case) (time.Time, bool) {
 	}
 	if w, ok := warnAt(c); ok {
 		at = append(at, w)
+	}
+	if t, ok := tribunal.NextDeadline(c.Tribunal, c.TribunalFacts()); ok {
+		at = append(at, t)
 	}
 	if len(at) == 0 {
 		return time.Time{}, false

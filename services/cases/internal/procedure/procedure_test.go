@@ -203,8 +203,9 @@ func TestStandardWalk(t *testing.T) {
 	require.Equal(t, []procedure.Partner{respondentPartner}, out.Events[0].Recipients)
 	require.True(t, out.Events[0].ActionRequired)
 	step(resp(procedure.ActConfirmRecord), procedure.StatusRecordConfirmed, procedure.EventRecordConfirmed)
-	_, ok := procedure.NextDeadline(c)
-	require.False(t, ok, "nothing is scheduled once the record is confirmed")
+	due, ok := procedure.NextDeadline(c)
+	require.True(t, ok, "once the record is confirmed, the tribunal's assignment is due")
+	require.Equal(t, c.ClosedAt, due)
 }
 
 func TestRefusalsLeaveTheCaseUnchanged(t *testing.T) {

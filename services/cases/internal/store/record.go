@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
+	"github.com/pcourt/pcourt/services/cases/internal/tribunal"
 )
 
 // ErrCorruptRecord means a stored case does not decode to a valid case.
@@ -48,6 +49,32 @@ type caseRecord struct {
 	RecordConfirms map[string]string  `json:"recordConfirms,omitempty"`
 	RecordDeemed   bool               `json:"recordDeemed,omitempty"`
 	Termination    *terminationRecord `json:"termination,omitempty"`
+	// Mode, Claim and Evaluation came with the tribunal; a record without
+	// them is a proceeding opened before, with no claim to pay from.
+	Mode       string            `json:"mode,omitempty"`
+	Claim      *claimRecord      `json:"claim,omitempty"`
+	Evaluation *evaluationRecord `json:"evaluation,omitempty"`
+	// Tribunal is stored in the tribunal package's own JSON form: it is
+	// one value with millisecond UTC instants, written and read only
+	// here, so a converter beside it would repeat every field for nothing.
+	Tribunal *tribunal.State `json:"tribunal,omitempty"`
+}
+
+type claimRecord struct {
+	AmountMinor int64  `json:"amountMinor"`
+	Currency    string `json:"currency"`
+	Remedy      string `json:"remedy,omitempty"`
+	Summary     string `json:"summary,omitempty"`
+}
+
+type evaluationRecord struct {
+	ExternalEvaluationID string   `json:"externalEvaluationId"`
+	EvaluationDigest     string   `json:"evaluationDigest"`
+	Question             string   `json:"question"`
+	Criteria             []string `json:"criteria"`
+	AllowedOutcomes      []string `json:"allowedOutcomes"`
+	EvidencePolicy       string   `json:"evidencePolicy"`
+	ReviewPolicy         string   `json:"reviewPolicy"`
 }
 
 type messageRecord struct {
@@ -190,6 +217,17 @@ func encodeRecord(c procedure.Case) ([]byte, error) {
 	if t := c.Termination; t != nil {
 		r.Termination = &terminationRecord{t.ID, string(t.Side), t.ParticipantID, ts(t.RequestedAt), ts(t.DeadlineAt)}
 	}
+	r.Mode = string(c.Mode)
+	if c.Claim != (procedure.Claim{}) {
+		r.Claim = &claimRecord{c.Claim.AmountMinor, c.Claim.Currency, c.Claim.Remedy, c.Claim.Summary}
+	}
+	if e := c.Evaluation; e != nil {
+		r.Evaluation = &evaluationRecord{e.ExternalEvaluationID, e.EvaluationDigest, e.Question, e.Criteria, e.AllowedOutcomes, e.EvidencePolicy, e.ReviewPolicy}
+	}
+	if c.Tribunal.Stage != tribunal.StageUnassigned || !c.Tribunal.AssignAfter.IsZero() {
+		t := c.Tribunal
+		r.Tribunal = &t
+	}
 	return json.Marshal(r)
 }
 
@@ -257,6 +295,20 @@ func decodeRecord(b []byte) (procedure.Case, error) {
 	if t := r.Termination; t != nil {
 		c.Termination = &procedure.Termination{ID: t.ID, Side: procedure.Side(t.Side), ParticipantID: t.ParticipantID,
 			RequestedAt: p.parse(t.RequestedAt), DeadlineAt: p.parse(t.DeadlineAt)}
+	}
+	c.Mode = procedure.Mode(r.Mode)
+	if c.Mode == "" {
+		c.Mode = procedure.ModeProceeding
+	}
+	if cl := r.Claim; cl != nil {
+		c.Claim = procedure.Claim{AmountMinor: cl.AmountMinor, Currency: cl.Currency, Remedy: cl.Remedy, Summary: cl.Summary}
+	}
+	if e := r.Evaluation; e != nil {
+		c.Evaluation = &procedure.EvaluationDefinition{ExternalEvaluationID: e.ExternalEvaluationID, EvaluationDigest: e.EvaluationDigest,
+			Question: e.Question, Criteria: e.Criteria, AllowedOutcomes: e.AllowedOutcomes, EvidencePolicy: e.EvidencePolicy, ReviewPolicy: e.ReviewPolicy}
+	}
+	if t := r.Tribunal; t != nil {
+		c.Tribunal = *t
 	}
 	if p.err != nil {
 		return procedure.Case{}, fmt.Errorf("%w: %w", ErrCorruptRecord, p.err)

@@ -51,6 +51,32 @@ type CaseOpened struct {
 	// claimant_party) to the SHA-256 of the secret shown once; empty when
 	// the opening showed none (the fee reconciler opened the case).
 	CapabilityHashes map[string]string `json:"capabilityHashes"`
+	// CaseMode, Claim and Evaluation are what the tribunal decides on: the
+	// claim bounds what an award may order, an evaluation's definition
+	// fixes its question and allowed outcomes.
+	CaseMode   string      `json:"caseMode"`
+	Claim      Claim       `json:"claim"`
+	Evaluation *Evaluation `json:"evaluation,omitempty"`
+}
+
+// Claim is what the claimant asks for, in minor units of Currency.
+type Claim struct {
+	AmountMinor int64  `json:"amountMinor"`
+	Currency    string `json:"currency"`
+	Remedy      string `json:"remedy"`
+	Summary     string `json:"summary"`
+}
+
+// Evaluation is an evaluation case's pinned definition (narrow-evaluation-v2).
+type Evaluation struct {
+	SchemaVersion        string   `json:"schemaVersion"`
+	ExternalEvaluationID string   `json:"externalEvaluationId"`
+	EvaluationDigest     string   `json:"evaluationDigest"`
+	Question             string   `json:"question"`
+	Criteria             []string `json:"criteria"`
+	AllowedOutcomes      []string `json:"allowedOutcomes"`
+	EvidencePolicy       string   `json:"evidencePolicy"`
+	ReviewPolicy         string   `json:"reviewPolicy"`
 }
 
 // Timestamp is an instant in the project's wire form: UTC, exactly three
@@ -170,6 +196,16 @@ func NewCaseOpened(d draft.Draft, c draft.ConfirmedCase, capabilityHashes map[st
 	for purpose, hash := range capabilityHashes {
 		e.CapabilityHashes[purpose] = hash
 	}
+	claim := d.Claim()
+	e.CaseMode = string(d.CaseMode())
+	e.Claim = Claim{AmountMinor: claim.AmountInDisputeMinor, Currency: "USD", Remedy: string(claim.Remedy), Summary: claim.Summary}
+	if ev, digest := d.Evaluation(); ev != nil {
+		e.Evaluation = &Evaluation{
+			SchemaVersion: draft.SchemaEvaluation, ExternalEvaluationID: ev.ExternalEvaluationID, EvaluationDigest: digest,
+			Question: ev.Question.Text, Criteria: nonNil(ev.Question.Criteria), AllowedOutcomes: nonNil(ev.AllowedOutcomes),
+			EvidencePolicy: string(ev.EvidencePolicy), ReviewPolicy: string(ev.ReviewPolicy),
+		}
+	}
 	confirmed := map[string]bool{}
 	for _, conf := range d.Confirmations() {
 		confirmed[conf.ParticipantID] = conf.Status == draft.ConfirmationConfirmed
@@ -223,4 +259,11 @@ func (e CaseOpened) OutboxEvent() (outbox.Event, error) {
 		return outbox.Event{}, err
 	}
 	return outbox.Event{ID: e.EventID, Topic: CaseOpenedTopic, Key: e.CaseID, Schema: CaseOpenedSchema, Payload: payload}, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
