@@ -16,8 +16,8 @@ import (
 	"github.com/pcourt/pcourt/api/apitest"
 	"github.com/pcourt/pcourt/services/cases/internal/events"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
-	"github.com/pcourt/pcourt/services/cases/internal/tribunal"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
+	"github.com/pcourt/pcourt/services/cases/internal/tribunal"
 )
 
 const schemaBase = "https://pcourt.dev/schemas/events/"

@@ -291,4 +291,3 @@ func (h *handlers) actor(c *gin.Context, cred auth.Credential, cs procedure.Case
 		return "", authority{}, invalidAct(fmt.Sprintf("participantId is required: this credential acts for %d %s participants of case %s.", len(ids), side, cs.ID))
 	}
 }
-

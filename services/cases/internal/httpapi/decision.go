@@ -356,16 +356,16 @@ func (h *handlers) getPreAwardReview(c *gin.Context) {
 
 // evaluationView is an evaluation case's question and its result.
 type evaluationView struct {
-	CaseID      string            `json:"caseId"`
-	Definition  *award.Evaluation `json:"definition"`
-	ReviewPolicy string           `json:"reviewPolicy"`
-	Status      string            `json:"status"`
-	Outcome     string            `json:"outcome,omitempty"`
-	IssuedAt    string            `json:"issuedAt,omitempty"`
-	DeadlineAt  string            `json:"deadlineAt,omitempty"`
-	Acceptances []gin.H           `json:"acceptances"`
-	Deemed      bool              `json:"deemed"`
-	AwardHash   string            `json:"awardHash,omitempty"`
+	CaseID       string            `json:"caseId"`
+	Definition   *award.Evaluation `json:"definition"`
+	ReviewPolicy string            `json:"reviewPolicy"`
+	Status       string            `json:"status"`
+	Outcome      string            `json:"outcome,omitempty"`
+	IssuedAt     string            `json:"issuedAt,omitempty"`
+	DeadlineAt   string            `json:"deadlineAt,omitempty"`
+	Acceptances  []gin.H           `json:"acceptances"`
+	Deemed       bool              `json:"deemed"`
+	AwardHash    string            `json:"awardHash,omitempty"`
 }
 
 func (h *handlers) getEvaluation(c *gin.Context) {

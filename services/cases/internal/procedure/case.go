@@ -251,20 +251,20 @@ type Case struct {
 	Mode          Mode
 	// Claim is zero for a case opened before the case-opened fact
 	// carried it: its award orders no payment.
-	Claim      Claim
-	Evaluation *EvaluationDefinition // set for ModeEvaluation
-	FeeID         string
-	FeeStatus     string
-	Participants  []Participant
-	Recipients    map[Side][]Partner
-	Capabilities  map[string]string // purpose → SHA-256 of the secret
-	Stage         Stage             // meaningful while Closed is empty
-	Closed        Status            // "", StatusRecordConfirmed or StatusTerminated
-	ClosedAt      time.Time
-	Answer        *Answer
-	AnswerMissed  bool
-	Submissions   []Submission
-	Messages      []Message
+	Claim        Claim
+	Evaluation   *EvaluationDefinition // set for ModeEvaluation
+	FeeID        string
+	FeeStatus    string
+	Participants []Participant
+	Recipients   map[Side][]Partner
+	Capabilities map[string]string // purpose → SHA-256 of the secret
+	Stage        Stage             // meaningful while Closed is empty
+	Closed       Status            // "", StatusRecordConfirmed or StatusTerminated
+	ClosedAt     time.Time
+	Answer       *Answer
+	AnswerMissed bool
+	Submissions  []Submission
+	Messages     []Message
 	// MessagesRead is, per side, how many of Messages (in posting order)
 	// that side has marked read.
 	MessagesRead   map[Side]int
