@@ -24,7 +24,7 @@ func TestLoadConfigKeepsTheCommandJournalUsable(t *testing.T) {
 		{"a cookie without Secure over https", map[string]string{"PUBLIC_BASE_URL": "https://pcourt.example", "RESPOND_SECURE_COOKIE": "false"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := loadConfig(func(k string) string { return tc.env[k] })
+			cfg, err := loadConfig(withKeys(tc.env))
 			if !tc.ok {
 				require.Error(t, err)
 				return
@@ -49,8 +49,31 @@ func TestTheRespondentCookieIsSecureUnlessThePublicAddressIsPlainHTTP(t *testing
 		{map[string]string{"PUBLIC_BASE_URL": "HTTP://pcourt.example"}, false},
 		{map[string]string{"PUBLIC_BASE_URL": "http://127.0.0.1:8080", "RESPOND_SECURE_COOKIE": "true"}, true},
 	} {
-		cfg, err := loadConfig(func(k string) string { return tc.env[k] })
+		cfg, err := loadConfig(withKeys(tc.env))
 		require.NoError(t, err, "%v", tc.env)
 		require.Equal(t, tc.secure, cfg.Respond.SecureCookie, "%v", tc.env)
 	}
+}
+
+// withKeys is env with the development award key, which every
+// configuration needs (or a key directory).
+func withKeys(env map[string]string) func(string) string {
+	return func(k string) string {
+		if k == "AWARD_DEV_EPHEMERAL_KEY" {
+			if v, ok := env[k]; ok {
+				return v
+			}
+			return "true"
+		}
+		return env[k]
+	}
+}
+
+// A service that would sign awards with nothing refuses to start.
+func TestAwardKeysAreRequired(t *testing.T) {
+	_, err := loadConfig(withKeys(map[string]string{"AWARD_DEV_EPHEMERAL_KEY": "false"}))
+	require.ErrorContains(t, err, "AWARD_SIGNING_KEYS_DIR")
+	cfg, err := loadConfig(withKeys(map[string]string{"AWARD_DEV_EPHEMERAL_KEY": "false", "AWARD_SIGNING_KEYS_DIR": "/etc/pcourt/award-keys"}))
+	require.NoError(t, err)
+	require.Equal(t, "/etc/pcourt/award-keys", cfg.AwardKeys.Dir)
 }

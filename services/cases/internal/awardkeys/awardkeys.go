@@ -100,8 +100,12 @@ func read(cfg Config, now time.Time) ([]key, error) {
 			return nil, fmt.Errorf("award signing key %s: want a 32-byte seed in hex", kid)
 		}
 		priv := ed25519.NewKeyFromSeed(seed)
-		if _, err := award.ParseKeyID(kid); err != nil {
+		parts, err := award.ParseKeyID(kid)
+		if err != nil {
 			return nil, fmt.Errorf("award signing key %s: %w", kid, err)
+		}
+		if !parts.Matches(priv.Public().(ed25519.PublicKey)) {
+			return nil, fmt.Errorf("award signing key %s: the key id's fingerprint is not this key's", kid)
 		}
 		keys = append(keys, key{kid, priv})
 	}
