@@ -82,7 +82,10 @@ func (s *Service) Act(ctx context.Context, caseID string, a tribunal.Act) (casef
 func (s *Service) Ticker() caseflow.Ticker {
 	return func(ctx context.Context, c procedure.Case, now time.Time) (caseflow.DocumentedDecision, error) {
 		var pool []tribunal.Candidate
-		if tribunal.NeedsPool(c.Tribunal, c.TribunalFacts(), now) {
+		// The procedure's tick runs first in the same scan: a record it
+		// deems confirmed is assigned in this scan, not a retry later.
+		after := procedure.Tick(c, now).Case
+		if tribunal.NeedsPool(after.Tribunal, after.TribunalFacts(), now) {
 			var err error
 			if pool, err = s.candidates(ctx, c); err != nil {
 				return nil, err
