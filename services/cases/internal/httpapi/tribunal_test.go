@@ -216,3 +216,135 @@ func (s *stack) raw(t *testing.T, path, token string) []byte {
 	require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", path, b)
 	return b
 }
+
+// evaluationCase makes the quick case an evaluation whose review policy
+// asks both sides to accept.
+func evaluationCase(payload map[string]any) {
+	quickProceeding(payload)
+	payload["caseMode"] = "evaluation"
+	payload["evaluation"] = map[string]any{
+		"schemaVersion": "narrow-evaluation-v2", "externalEvaluationId": "eval-1", "evaluationDigest": strings.Repeat("e", 64),
+		"question": "Was the API key provisioned before the invoice was due?", "criteria": []string{"provisioning logs", "support tickets"},
+		"allowedOutcomes": []string{"provisioned", "not_provisioned"}, "evidencePolicy": "party_submissions", "reviewPolicy": "always",
+	}
+}
+
+// An evaluation answers its pinned question with one of its allowed
+// outcomes; once both sides accept the reviewer's signed evaluation it is
+// issued as the award.
+func TestAnAcceptedEvaluationIsIssuedAsTheAward(t *testing.T) {
+	s := newStack(t)
+	c := s.open(t, evaluationCase)
+	_, err := s.scheduler.RunOnce(context.Background())
+	require.NoError(t, err)
+	st := data[decisionData](t, s.do(t, http.MethodGet, "/api/v2/cases/"+c.id+"/decision-status", s.claimant, "", nil))
+	require.Equal(t, "awaiting_record", st.Stage, "an evaluation's tribunal is assigned at opening")
+
+	base := "/api/cases/" + c.id
+	for _, step := range []struct{ path, token, text string }{
+		{"/api/partner-cases/" + c.id + "/respondent", s.respondent, ""},
+		{base + "/answer", s.respondent, "It was provisioned."},
+		{base + "/submissions", s.claimant, "Tickets 1-12: the key never worked."},
+		{base + "/submissions", s.respondent, "Log: key issued."},
+		{base + "/record-summary/confirmations", s.claimant, ""},
+		{base + "/record-summary/confirmations", s.respondent, ""},
+	} {
+		var body any
+		if step.text != "" {
+			body = map[string]any{"text": step.text}
+		}
+		rep := s.do(t, http.MethodPost, step.path, step.token, newKey(), body)
+		require.Less(t, rep.status, 300, "%s: %s", step.path, rep.body)
+	}
+	_, err = s.scheduler.RunOnce(context.Background())
+	require.NoError(t, err)
+
+	w := "/api/disputes/" + c.id + "/"
+	pkg := data[reviewPackageData](t, s.do(t, http.MethodGet, w+"review-package", s.adjudicator, "", nil))
+	require.Equal(t, "open", pkg.Run.Status, "the run opens when the record closes")
+	item := pkg.Record.Items[1]
+	file := func(outcome string) reply {
+		return s.do(t, http.MethodPost, w+"synthesize-opinion", s.adjudicator, newKey(), map[string]any{
+			"runId": pkg.Run.RunID, "inputDigest": pkg.Record.Digest,
+			"proposal": map[string]any{"outcome": outcome, "remedies": []any{}, "reasons": "The tickets outweigh the log.",
+				"citations": []map[string]any{{"itemId": item.ItemID, "digest": item.Digest}}},
+		})
+	}
+	s.unchanged(t, func() {
+		rep := file("claim_upheld")
+		require.Equal(t, http.StatusUnprocessableEntity, rep.status, string(rep.body))
+		require.Equal(t, "outcome_not_allowed", rep.code, "an outcome outside allowedOutcomes")
+	})
+	require.Equal(t, http.StatusCreated, file("not_provisioned").status)
+	for _, step := range []struct {
+		path, token string
+		body        any
+	}{
+		{"reviewer-opinion", s.reviewer, map[string]any{"opinion": "agree"}},
+		{"reviewer-attestation", s.reviewer, map[string]any{"reviewedRecord": true, "noConflict": true}},
+		{"pre-award-review", s.reviewer, nil},
+		{"pre-award-review", s.claimant, map[string]any{"clericalErrors": []string{}}},
+		{"pre-award-review", s.respondent, map[string]any{"clericalErrors": []string{}}},
+		{"signoff", s.reviewer, nil},
+	} {
+		rep := s.do(t, http.MethodPost, w+step.path, step.token, newKey(), step.body)
+		require.Equal(t, http.StatusOK, rep.status, "%s: %s", step.path, rep.body)
+	}
+	ev := data[struct {
+		Status  string `json:"status"`
+		Outcome string `json:"outcome"`
+	}](t, s.do(t, http.MethodGet, base+"/evaluation", s.claimant, "", nil))
+	require.Equal(t, "issued", ev.Status)
+	require.Equal(t, "not_provisioned", ev.Outcome)
+
+	require.Equal(t, http.StatusOK, s.do(t, http.MethodPost, base+"/evaluation/accept", s.claimant, newKey(), nil).status)
+	s.unchanged(t, func() {
+		rep := s.do(t, http.MethodPost, "/api/v2/cases/"+c.id+"/evaluation/accept", s.claimant, newKey(), nil)
+		require.Equal(t, http.StatusConflict, rep.status)
+		require.Equal(t, "already_answered", rep.code)
+	})
+	require.Equal(t, http.StatusOK, s.do(t, http.MethodPost, "/api/v2/cases/"+c.id+"/evaluation/accept", s.respondent, newKey(), nil).status)
+	rep := s.do(t, http.MethodGet, base+"/award", s.claimant, "", nil)
+	require.Equal(t, http.StatusOK, rep.status, string(rep.body))
+	require.Equal(t, "evaluation", data[struct {
+		CaseMode string `json:"caseMode"`
+	}](t, rep).CaseMode)
+}
+
+// A side challenges the pinned configuration with grounds; the reviewer
+// upholds it, which puts another adjudicator of the pool in place and
+// restarts the run. Each step is on the docket.
+func TestAnUpheldConfigurationChallengeRestartsTheRunWithAnotherAdjudicator(t *testing.T) {
+	s := newStack(t)
+	c := s.recordClosed(t)
+	challenges := "/api/cases/" + c.id + "/ai-configuration-challenges"
+
+	s.unchanged(t, func() {
+		rep := s.do(t, http.MethodPost, challenges, s.adjudicator, newKey(), map[string]any{"grounds": "I object to myself"})
+		require.Equal(t, http.StatusForbidden, rep.status, "the tribunal is never a party")
+	})
+	rep := s.do(t, http.MethodPost, challenges, s.respondent, newKey(), map[string]any{"grounds": "A rubric that counts filings ignores what they say."})
+	require.Equal(t, http.StatusCreated, rep.status, string(rep.body))
+	list := data[struct {
+		Challenges []struct {
+			ChallengeID string `json:"challengeId"`
+			Status      string `json:"status"`
+		} `json:"challenges"`
+	}](t, s.do(t, http.MethodGet, "/api/disputes/"+c.id+"/ai-configuration-challenges", s.claimant, "", nil))
+	require.Len(t, list.Challenges, 1)
+
+	s.unchanged(t, func() {
+		rep := s.do(t, http.MethodPatch, challenges, s.respondent, newKey(), map[string]any{"challengeId": list.Challenges[0].ChallengeID, "decision": "upheld", "reasons": "mine"})
+		require.Equal(t, http.StatusForbidden, rep.status, "a side does not resolve its own challenge")
+	})
+	rep = s.do(t, http.MethodPatch, challenges, s.reviewer, newKey(), map[string]any{"challengeId": list.Challenges[0].ChallengeID, "decision": "upheld", "reasons": "Fair: the record is textual."})
+	require.Equal(t, http.StatusOK, rep.status, string(rep.body))
+	st := data[decisionData](t, rep)
+	require.Equal(t, s.adjudicator2ID, st.Tribunal.Adjudicator.MemberID)
+	require.Equal(t, "run-2", st.Run.RunID)
+
+	rep = s.do(t, http.MethodGet, "/api/disputes/"+c.id+"/review-package", s.adjudicator, "", nil)
+	require.Equal(t, http.StatusNotFound, rep.status, "the replaced adjudicator sees the case no more")
+	types := s.docketTypes(t, c.id)
+	require.Equal(t, []string{"ai_configuration_challenged", "ai_configuration_challenge_resolved", "tribunal_assigned", "adjudication_requested"}, types[len(types)-4:])
+}
