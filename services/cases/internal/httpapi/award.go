@@ -10,6 +10,7 @@ import (
 
 	"github.com/pcourt/pcourt/libs/award"
 	"github.com/pcourt/pcourt/libs/problem"
+	"github.com/pcourt/pcourt/services/cases/internal/tribunal"
 )
 
 // The award and its artifacts. An award is read from its json artifact,
@@ -39,14 +40,8 @@ var artifactKinds = map[string]string{
 }
 
 func (h *handlers) getAward(c *gin.Context) {
-	_, l, err := h.load(c, caseID(c))
-	if err != nil {
-		_ = c.Error(err)
-		return
-	}
-	id, a := l.Case.ID, l.Case.Tribunal.Award
-	if a == nil {
-		_ = c.Error(problem.Newf(AwardNotIssued, "Case %s has no award yet; GET decision-status says what the decision waits for.", id))
+	id, a, ok := h.issued(c)
+	if !ok {
 		return
 	}
 	raw, found, err := h.cases.Document(c.Request.Context(), id, a.AwardHash)
@@ -67,6 +62,20 @@ func (h *handlers) getAward(c *gin.Context) {
 	}})
 }
 
+// issued loads the case and its issued award, or answers 404
+// award_not_issued.
+func (h *handlers) issued(c *gin.Context) (string, *tribunal.Issued, bool) {
+	_, l, err := h.load(c, caseID(c))
+	if err == nil && l.Case.Tribunal.Award == nil {
+		err = problem.Newf(AwardNotIssued, "Case %s has no award yet; GET decision-status says what the decision waits for.", l.Case.ID)
+	}
+	if err != nil {
+		_ = c.Error(err)
+		return "", nil, false
+	}
+	return l.Case.ID, l.Case.Tribunal.Award, true
+}
+
 // getArtifact serves one artifact's stored bytes, with its digest. The
 // bytes never change, so a validator (the ETag) lets a client keep them;
 // they are private to the case's parties and tribunal.
@@ -77,32 +86,18 @@ func (h *handlers) getArtifact(c *gin.Context) {
 		_ = c.Error(problem.Newf(problem.NotFound, "An award has the artifacts json, html, pdf and json/attestation, not %q.", problem.Clip(kind)))
 		return
 	}
-	_, l, err := h.load(c, caseID(c))
-	if err != nil {
-		_ = c.Error(err)
-		return
-	}
-	a := l.Case.Tribunal.Award
-	if a == nil {
-		_ = c.Error(problem.Newf(AwardNotIssued, "Case %s has no award yet.", l.Case.ID))
+	id, a, ok := h.issued(c)
+	if !ok {
 		return
 	}
 	digest := map[string]string{"json": a.AwardHash, "html": a.HTMLDigest, "pdf": a.PDFDigest}[kind]
-	h.serveDocument(c, l.Case.ID, digest, mediaType, "award-"+l.Case.ID+"."+kind)
+	h.serveDocument(c, id, digest, mediaType, "award-"+id+"."+kind)
 }
 
 func (h *handlers) getAttestation(c *gin.Context) {
-	_, l, err := h.load(c, caseID(c))
-	if err != nil {
-		_ = c.Error(err)
-		return
+	if id, a, ok := h.issued(c); ok {
+		h.serveDocument(c, id, a.AttestationDigest, "application/jose", "award-"+id+".jws")
 	}
-	a := l.Case.Tribunal.Award
-	if a == nil {
-		_ = c.Error(problem.Newf(AwardNotIssued, "Case %s has no award yet.", l.Case.ID))
-		return
-	}
-	h.serveDocument(c, l.Case.ID, a.AttestationDigest, "application/jose", "award-"+l.Case.ID+".jws")
 }
 
 func (h *handlers) serveDocument(c *gin.Context, caseID, digest, mediaType, filename string) {

@@ -155,6 +155,24 @@ func caseflowRefusal(code procedure.RefusalCode, detail string) error {
 
 // The readers of each route's body.
 
+// readText reads a body whose one member is the act's text.
+func readText[B any](text func(B) string) func(*gin.Context, *tribunal.Act) error {
+	return func(c *gin.Context, a *tribunal.Act) error {
+		var b B
+		if err := decodeOptional(c, &b); err != nil {
+			return err
+		}
+		a.Text = text(b)
+		return nil
+	}
+}
+
+var (
+	readInstructions = readText(func(b instructionsBody) string { return b.Instructions })
+	readReason       = readText(func(b reasonBody) string { return b.Reason })
+	readRuling       = readText(func(b rulingBody) string { return b.Text })
+)
+
 func readProposal(c *gin.Context, a *tribunal.Act) error {
 	var b proposalBody
 	if err := decodeOptional(c, &b); err != nil {
@@ -169,15 +187,6 @@ func readProposal(c *gin.Context, a *tribunal.Act) error {
 	default:
 		return tribunalRefusal(tribunal.CodeInvalidAct, "send exactly one of proposal and humanAttention")
 	}
-	return nil
-}
-
-func readInstructions(c *gin.Context, a *tribunal.Act) error {
-	var b instructionsBody
-	if err := decodeOptional(c, &b); err != nil {
-		return err
-	}
-	a.Text = b.Instructions
 	return nil
 }
 
@@ -228,24 +237,6 @@ func readAttestation(c *gin.Context, _ *tribunal.Act) error {
 	if !b.ReviewedRecord || !b.NoConflict {
 		return tribunalRefusal(tribunal.CodeInvalidAct, "the reviewer attests reviewedRecord: true and noConflict: true")
 	}
-	return nil
-}
-
-func readReason(c *gin.Context, a *tribunal.Act) error {
-	var b reasonBody
-	if err := decodeOptional(c, &b); err != nil {
-		return err
-	}
-	a.Text = b.Reason
-	return nil
-}
-
-func readRuling(c *gin.Context, a *tribunal.Act) error {
-	var b rulingBody
-	if err := decodeOptional(c, &b); err != nil {
-		return err
-	}
-	a.Text = b.Text
 	return nil
 }
 
