@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -300,5 +301,34 @@ func TestVectors(t *testing.T) {
 	}
 	for _, s := range steps {
 		require.True(t, reasons[s.name], "no vector fails at %s", s.name)
+	}
+}
+
+// TestDocsWorkedExample keeps docs/awards.md equal to the vectors: the
+// steps in the order Verify checks them, and the first vector's header,
+// attestation, key and awardHash.
+func TestDocsWorkedExample(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/awards.md")
+	if err != nil {
+		t.Skipf("docs/awards.md is not beside this module (outside a full checkout): %v", err)
+	}
+	text := string(doc)
+	at := 0
+	for i, s := range steps {
+		j := strings.Index(text, fmt.Sprintf("%d. **`%s`**", i+1, s.name))
+		require.Greater(t, j, at, "step %d, %s, in its place", i+1, s.name)
+		at = j
+	}
+	f := loadVectors(t)
+	v := f.Vectors[0]
+	require.Equal(t, "accept_current_key", v.Name)
+	for _, want := range []string{
+		"\n" + v.Header + "\n",
+		"\n" + v.Attestation + "\n",
+		"`" + f.JWKS.Keys[0].X + "`",
+		"`" + v.AwardHash + "`",
+		fmt.Sprintf("award's %d bytes", len(v.Award)),
+	} {
+		require.True(t, strings.Contains(text, want), "docs/awards.md lacks %q", want)
 	}
 }

@@ -20,9 +20,13 @@ const Module = "github.com/pcourt/pcourt"
 
 // PureDomains are the packages that hold a service's decisions. They may
 // import the standard library and pure libs, never the adapters' libraries,
-// directly or through another package of the repository.
+// directly or through another package of the repository. libs/award and
+// libs/jwk are here because partners import them to verify awards offline:
+// verification must not bring in a web framework, a client or net/http.
 var PureDomains = []string{
+	"libs/award",
 	"libs/jcs",
+	"libs/jwk",
 	"services/readiness/internal/readiness",
 	"services/filings/internal/draft",
 	"services/cases/internal/procedure",
