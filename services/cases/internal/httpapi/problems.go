@@ -6,6 +6,7 @@ import (
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
+	"github.com/pcourt/pcourt/services/cases/internal/tribunalflow"
 )
 
 // The API's own problem codes; the use cases' (refusals, case_busy) are
@@ -40,5 +41,8 @@ func Codes() []problem.Code {
 // HTTP. It asks each use-case package in turn; a subdomain's joins the
 // chain here.
 func Problem(err error) *problem.Error {
-	return caseflow.Problem(err)
+	if p := caseflow.Problem(err); p != nil {
+		return p
+	}
+	return tribunalflow.Problem(err)
 }
