@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
+	"os"
 	"testing"
 
 	"github.com/pb33f/libopenapi"
@@ -40,4 +41,9 @@ func TestCaseEventTypesAreTheSchemasEnum(t *testing.T) {
 	require.Equal(t, "opened", types[0])
 	require.Contains(t, types, "deadline_missed")
 	require.Contains(t, types, "award_issued")
+	page, err := os.ReadFile("../docs/events.md")
+	require.NoError(t, err)
+	for _, typ := range types {
+		require.Contains(t, string(page), "`"+typ+"`", "docs/events.md lists every case event type")
+	}
 }

@@ -9,8 +9,9 @@ import (
 	"github.com/pcourt/pcourt/services/cases/internal/tribunalflow"
 )
 
-// The API's own problem codes; the use cases' (refusals, case_busy) are
-// caseflow's.
+// The API's own problem codes (AwardNotIssued is in decision.go); the use
+// cases' are caseflow's (the procedure's refusals, case_busy) and
+// tribunalflow's (the decision's refusals).
 var (
 	// CaseNotFoundOrOpening answers every case route for a case this
 	// credential cannot see: one that does not exist, one of another
@@ -30,9 +31,12 @@ func invalidAct(detail string) *problem.Error {
 }
 
 // Codes returns the service's problem codes, the rows of owner cases in
-// docs/problems.md. The platform-wide codes are problem.Catalogue().
+// docs/problems.md: its own, the case's use cases' and the decision's. The
+// platform-wide codes are problem.Catalogue().
 func Codes() []problem.Code {
-	return append([]problem.Code{CaseNotFoundOrOpening, InvalidQuery}, caseflow.Codes()...)
+	codes := []problem.Code{CaseNotFoundOrOpening, InvalidQuery, AwardNotIssued}
+	codes = append(codes, caseflow.Codes()...)
+	return append(codes, tribunalflow.Codes()...)
 }
 
 // Problem maps the service's domain errors to problems; it is the server's
