@@ -22,9 +22,12 @@ func TestLoadConfigKeepsTheCommandJournalUsable(t *testing.T) {
 		{"a respondent session of a second", map[string]string{"RESPOND_SESSION_TTL": "1s"}, false},
 		{"a Secure cookie over plain http", map[string]string{"PUBLIC_BASE_URL": "http://pcourt.example", "RESPOND_SECURE_COOKIE": "true"}, false},
 		{"a cookie without Secure over https", map[string]string{"PUBLIC_BASE_URL": "https://pcourt.example", "RESPOND_SECURE_COOKIE": "false"}, false},
+		{"no award signing key", map[string]string{"AWARD_DEV_EPHEMERAL_KEY": "false"}, false},
+		{"award signing keys from a directory", map[string]string{"AWARD_DEV_EPHEMERAL_KEY": "false", "AWARD_SIGNING_KEYS_DIR": "/var/run/award-keys"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := loadConfig(func(k string) string { return tc.env[k] })
+			env := withAwardKey(tc.env)
+			cfg, err := loadConfig(func(k string) string { return env[k] })
 			if !tc.ok {
 				require.Error(t, err)
 				return
@@ -49,8 +52,19 @@ func TestTheRespondentCookieIsSecureUnlessThePublicAddressIsPlainHTTP(t *testing
 		{map[string]string{"PUBLIC_BASE_URL": "HTTP://pcourt.example"}, false},
 		{map[string]string{"PUBLIC_BASE_URL": "http://127.0.0.1:8080", "RESPOND_SECURE_COOKIE": "true"}, true},
 	} {
-		cfg, err := loadConfig(func(k string) string { return tc.env[k] })
+		env := withAwardKey(tc.env)
+		cfg, err := loadConfig(func(k string) string { return env[k] })
 		require.NoError(t, err, "%v", tc.env)
 		require.Equal(t, tc.secure, cfg.Respond.SecureCookie, "%v", tc.env)
 	}
+}
+
+// withAwardKey is env with a development award signing key, unless env
+// says where the key comes from: the service does not start without one.
+func withAwardKey(env map[string]string) map[string]string {
+	out := map[string]string{"AWARD_DEV_EPHEMERAL_KEY": "true"}
+	for k, v := range env {
+		out[k] = v
+	}
+	return out
 }
