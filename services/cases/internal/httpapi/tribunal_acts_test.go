@@ -177,6 +177,14 @@ func TestTheTribunalsActsOnEveryRoute(t *testing.T) {
 	require.Equal(t, "not_found", rep.code)
 	rep = s.do(t, http.MethodGet, "/api/v2/cases/"+c.id+"/award", s.reviewer2, "", nil)
 	require.Equal(t, http.StatusOK, rep.status, string(rep.body))
+	for kind, mediaType := range map[string]string{"html": "text/html; charset=utf-8", "pdf": "application/pdf"} {
+		rep = s.do(t, http.MethodGet, cases+"award/artifacts/"+kind, s.respondent, "", nil)
+		require.Equal(t, http.StatusOK, rep.status, kind)
+		require.Equal(t, mediaType, rep.header.Get("Content-Type"))
+	}
+	rep = s.do(t, http.MethodGet, "/api/awards/keys", "", "", nil)
+	require.Equal(t, http.StatusOK, rep.status, string(rep.body))
+	require.Equal(t, "public, max-age=300", rep.header.Get("Cache-Control"), "the award keys are public")
 }
 
 // An evaluation is assigned at its opening, waits for its record, and,
