@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
+	"os"
 	"testing"
 
 	"github.com/pb33f/libopenapi"
@@ -36,7 +37,13 @@ func TestJSONIsTheSameDocument(t *testing.T) {
 func TestCaseEventTypesAreTheSchemasEnum(t *testing.T) {
 	types, err := api.CaseEventTypes()
 	require.NoError(t, err)
-	require.Len(t, types, 16)
+	require.Len(t, types, 29, "the procedure's 16 and the decision's 13")
 	require.Equal(t, "opened", types[0])
 	require.Contains(t, types, "deadline_missed")
+	require.Contains(t, types, "award_issued")
+	page, err := os.ReadFile("../docs/events.md")
+	require.NoError(t, err)
+	for _, typ := range types {
+		require.Contains(t, string(page), "`"+typ+"`", "docs/events.md lists every case event type")
+	}
 }

@@ -30,6 +30,7 @@ var PureDomains = []string{
 	"services/readiness/internal/readiness",
 	"services/filings/internal/draft",
 	"services/cases/internal/procedure",
+	"services/cases/internal/tribunal",
 	"services/webhooks/internal/delivery",
 	"services/compat-edge/internal/inventory",
 	"services/compat-edge/internal/policy",

@@ -96,6 +96,15 @@ func newStack(t testing.TB) *stack {
 	s.adjudicator2, s.adjudicator2ID = s.tribunalMember(t, auth.RoleAdjudicator, "tribunal-ai-2")
 	s.reviewer, s.reviewerID = s.tribunalMember(t, auth.RoleReviewer, "tribunal-rev-1")
 	s.reviewer2, s.reviewer2ID = s.tribunalMember(t, auth.RoleReviewer, "tribunal-rev-2")
+	// The pool is read in credential id order and the first eligible
+	// member of each role is assigned: adjudicator and reviewer are the
+	// ones a new case gets, whatever ids the mint drew.
+	if s.adjudicator2ID < s.adjudicatorID {
+		s.adjudicator, s.adjudicator2, s.adjudicatorID, s.adjudicator2ID = s.adjudicator2, s.adjudicator, s.adjudicator2ID, s.adjudicatorID
+	}
+	if s.reviewer2ID < s.reviewerID {
+		s.reviewer, s.reviewer2, s.reviewerID, s.reviewer2ID = s.reviewer2, s.reviewer, s.reviewer2ID, s.reviewerID
+	}
 	keys, err := awardkeys.Load(context.Background(), rdb, awardkeys.Config{DevEphemeral: true}, time.Now())
 	require.NoError(t, err)
 	decision := tribunalflow.New(flow, s.cases, s.credentials, keys, nil)

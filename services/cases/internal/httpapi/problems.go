@@ -6,10 +6,12 @@ import (
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
+	"github.com/pcourt/pcourt/services/cases/internal/tribunalflow"
 )
 
-// The API's own problem codes; the use cases' (refusals, case_busy) are
-// caseflow's.
+// The API's own problem codes (AwardNotIssued is in decision.go); the use
+// cases' are caseflow's (the procedure's refusals, case_busy) and
+// tribunalflow's (the decision's refusals).
 var (
 	// CaseNotFoundOrOpening answers every case route for a case this
 	// credential cannot see: one that does not exist, one of another
@@ -29,9 +31,12 @@ func invalidAct(detail string) *problem.Error {
 }
 
 // Codes returns the service's problem codes, the rows of owner cases in
-// docs/problems.md. The platform-wide codes are problem.Catalogue().
+// docs/problems.md: its own, the case's use cases' and the decision's. The
+// platform-wide codes are problem.Catalogue().
 func Codes() []problem.Code {
-	return append([]problem.Code{CaseNotFoundOrOpening, InvalidQuery}, caseflow.Codes()...)
+	codes := []problem.Code{CaseNotFoundOrOpening, InvalidQuery, AwardNotIssued}
+	codes = append(codes, caseflow.Codes()...)
+	return append(codes, tribunalflow.Codes()...)
 }
 
 // Problem maps the service's domain errors to problems; it is the server's
@@ -40,5 +45,8 @@ func Codes() []problem.Code {
 // HTTP. It asks each use-case package in turn; a subdomain's joins the
 // chain here.
 func Problem(err error) *problem.Error {
-	return caseflow.Problem(err)
+	if p := caseflow.Problem(err); p != nil {
+		return p
+	}
+	return tribunalflow.Problem(err)
 }

@@ -64,6 +64,7 @@ func assigned(t *testing.T) tribunal.State {
 	t.Helper()
 	out := tribunal.Tick(tribunal.State{}, facts(), pool(), t0)
 	require.Equal(t, []tribunal.EventType{tribunal.EventTribunalAssigned, tribunal.EventAdjudicationRequested}, types(out.Notes))
+	requireTickRow(t, tribunal.State{}, out)
 	return out.State
 }
 
@@ -79,6 +80,7 @@ func act(t *testing.T, s tribunal.State, a tribunal.Act, at time.Time) tribunal.
 	t.Helper()
 	out, err := tribunal.Decide(s, facts(), a, at)
 	require.NoError(t, err)
+	requireActRow(t, s, a.Kind, out)
 	return out
 }
 
@@ -98,6 +100,7 @@ func TestAssignmentSkipsConflictsAndPinsTheConfiguration(t *testing.T) {
 
 func TestAnEmptyPoolPutsTheAssignmentOffQuietly(t *testing.T) {
 	out := tribunal.Tick(tribunal.State{}, facts(), nil, t0)
+	requireTickRow(t, tribunal.State{}, out)
 	require.True(t, out.Quiet)
 	require.Empty(t, out.Notes)
 	require.Equal(t, t0.Add(time.Minute), out.State.AssignAfter)
@@ -186,7 +189,9 @@ func TestEvaluationOutcomesAreTheAllowedOnes(t *testing.T) {
 	f.Evaluation = true
 	f.ReviewPolicy = "always"
 	f.EvaluationDefinition = &award.Evaluation{Question: "Was the API provisioned?", Criteria: []string{"logs"}, AllowedOutcomes: []string{"provisioned", "not_provisioned"}}
-	s := tribunal.Tick(tribunal.State{}, f, pool(), t0).State
+	tick := tribunal.Tick(tribunal.State{}, f, pool(), t0)
+	requireTickRow(t, tribunal.State{}, tick)
+	s := tick.State
 	run, _ := s.CurrentRun()
 	p := &award.Proposal{Outcome: award.OutcomeClaimUpheld, Remedies: []award.Remedy{}, Reasons: "r", Citations: []award.Citation{{ItemID: "sub-1", Digest: digest("exhibit")}}}
 	_, err := tribunal.Decide(s, f, tribunal.Act{Kind: tribunal.ActFileProposal, MemberID: "cred-ai-1", RunID: run.ID, InputDigest: run.InputDigest, Proposal: p}, t0)
@@ -205,14 +210,18 @@ func TestEvaluationOutcomesAreTheAllowedOnes(t *testing.T) {
 	} {
 		out, err := tribunal.Decide(s, f, a, t0)
 		require.NoError(t, err, a.Kind)
+		requireActRow(t, s, a.Kind, out)
 		s = out.State
 	}
 	require.Equal(t, tribunal.StageEvaluationIssued, s.Stage, "review policy always: both sides accept first")
 	out, err = tribunal.Decide(s, f, tribunal.Act{Kind: tribunal.ActAcceptEvaluation, Side: "claimant"}, t0)
 	require.NoError(t, err)
+	requireActRow(t, s, tribunal.ActAcceptEvaluation, out)
 	require.Nil(t, out.Award)
-	out, err = tribunal.Decide(out.State, f, tribunal.Act{Kind: tribunal.ActAcceptEvaluation, Side: "respondent"}, t0)
+	s = out.State
+	out, err = tribunal.Decide(s, f, tribunal.Act{Kind: tribunal.ActAcceptEvaluation, Side: "respondent"}, t0)
 	require.NoError(t, err)
+	requireActRow(t, s, tribunal.ActAcceptEvaluation, out)
 	require.NotNil(t, out.Award, "an accepted evaluation is issued as the award")
 	require.Equal(t, "evaluation", out.Award.CaseMode)
 	require.Equal(t, "not_provisioned", out.Award.Outcome)
@@ -291,6 +300,7 @@ func TestPreAwardReviewClosesAtItsDeadlineAndAChangedOutcomeReopensIt(t *testing
 	at, ok := tribunal.NextDeadline(s, facts())
 	require.True(t, ok)
 	tick := tribunal.Tick(s, facts(), nil, at)
+	requireTickRow(t, s, tick)
 	require.Equal(t, []tribunal.EventType{tribunal.EventPreAwardReviewClosed}, types(tick.Notes))
 	s = tick.State
 
