@@ -320,9 +320,10 @@ func (h *handlers) listChallenges(c *gin.Context) {
 		return
 	}
 	t := l.Case.Tribunal
-	v := gin.H{"caseId": l.Case.ID, "challenges": toChallengeViews(t), "challengeDeadline": ts(t.ChallengeDeadline)}
+	v := gin.H{"caseId": l.Case.ID, "challenges": toChallengeViews(t)}
 	if t.Adjudicator != nil {
 		v["configuration"], v["configurationDigest"] = t.Adjudicator.Configuration, t.Adjudicator.ConfigurationDigest
+		v["challengeDeadline"] = ts(t.ChallengeDeadline)
 	}
 	private(c, v)
 }

@@ -69,7 +69,9 @@ type stack struct {
 	// with the public ids the cases name them by; scheduler assigns.
 	adjudicator, adjudicator2, reviewer, reviewer2         string
 	adjudicatorID, adjudicator2ID, reviewerID, reviewer2ID string
-	scheduler                                              *caseflow.Scheduler
+	// adjudicatorConfig is the configuration the first adjudicator pins.
+	adjudicatorConfig award.Configuration
+	scheduler         *caseflow.Scheduler
 }
 
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -92,15 +94,21 @@ func newStack(t testing.TB) *stack {
 	s.respondentAgent, _ = authtest.Mint(t, s.credentials, auth.RoleRespondentAgent, authtest.WithPartner(respondentPartner))
 	s.claimantAgent, _ = authtest.Mint(t, s.credentials, auth.RoleClaimantAgent)
 
-	s.adjudicator, s.adjudicatorID = s.tribunalMember(t, auth.RoleAdjudicator, "tribunal-ai-1")
-	s.adjudicator2, s.adjudicator2ID = s.tribunalMember(t, auth.RoleAdjudicator, "tribunal-ai-2")
-	s.reviewer, s.reviewerID = s.tribunalMember(t, auth.RoleReviewer, "tribunal-rev-1")
-	s.reviewer2, s.reviewer2ID = s.tribunalMember(t, auth.RoleReviewer, "tribunal-rev-2")
+	// The two adjudicators pin different configurations: an upheld
+	// challenge moves the case to another one.
+	second := rubricConfiguration
+	second.ModelVersion = "2"
+	s.adjudicator, s.adjudicatorID = s.tribunalMember(t, auth.RoleAdjudicator, "tribunal-ai-1", &rubricConfiguration)
+	s.adjudicator2, s.adjudicator2ID = s.tribunalMember(t, auth.RoleAdjudicator, "tribunal-ai-2", &second)
+	s.reviewer, s.reviewerID = s.tribunalMember(t, auth.RoleReviewer, "tribunal-rev-1", nil)
+	s.reviewer2, s.reviewer2ID = s.tribunalMember(t, auth.RoleReviewer, "tribunal-rev-2", nil)
 	// The pool is read in credential id order and the first eligible
 	// member of each role is assigned: adjudicator and reviewer are the
 	// ones a new case gets, whatever ids the mint drew.
+	s.adjudicatorConfig = rubricConfiguration
 	if s.adjudicator2ID < s.adjudicatorID {
 		s.adjudicator, s.adjudicator2, s.adjudicatorID, s.adjudicator2ID = s.adjudicator2, s.adjudicator, s.adjudicator2ID, s.adjudicatorID
+		s.adjudicatorConfig = second
 	}
 	if s.reviewer2ID < s.reviewerID {
 		s.reviewer, s.reviewer2, s.reviewerID, s.reviewer2ID = s.reviewer2, s.reviewer, s.reviewer2ID, s.reviewerID
@@ -129,16 +137,16 @@ func newStack(t testing.TB) *stack {
 }
 
 // tribunalMember mints a tribunal credential into the test tenant's pool,
-// as pcadm tribunal add does; an adjudicator pins the rubric configuration.
-func (s *stack) tribunalMember(t testing.TB, role auth.Role, partner string) (token, publicID string) {
+// as pcadm tribunal add does; an adjudicator with its configuration.
+func (s *stack) tribunalMember(t testing.TB, role auth.Role, partner string, config *award.Configuration) (token, publicID string) {
 	t.Helper()
 	token, cred, err := s.credentials.Mint(context.Background(), auth.MintRequest{
 		Tenant: "tenant-test", Environment: auth.Sandbox, Role: role, PartnerID: partner, Label: "tribunal " + partner,
 	})
 	require.NoError(t, err)
 	var cfg []byte
-	if role == auth.RoleAdjudicator {
-		cfg, err = award.Canonical(rubricConfiguration)
+	if config != nil {
+		cfg, err = award.Canonical(*config)
 		require.NoError(t, err)
 	}
 	require.NoError(t, s.credentials.AddTribunalMember(context.Background(), cred.PublicID, cfg))

@@ -102,7 +102,7 @@ func TestFromTheConfirmedRecordToAVerifiableAward(t *testing.T) {
 	require.Equal(t, "adjudication", st.Stage)
 	require.Equal(t, "adjudicator_proposal", st.WaitingFor)
 	require.Equal(t, s.adjudicatorID, st.Tribunal.Adjudicator.MemberID, "both sides see who decides, and its pinned configuration")
-	digest, err := rubricConfiguration.Digest()
+	digest, err := s.adjudicatorConfig.Digest()
 	require.NoError(t, err)
 	require.Equal(t, digest, st.Tribunal.Adjudicator.ConfigurationDigest)
 

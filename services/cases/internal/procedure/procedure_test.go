@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
+	"github.com/pcourt/pcourt/services/cases/internal/tribunal"
 )
 
 var t0 = time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
@@ -358,4 +359,18 @@ func TestTablesAreConsistent(t *testing.T) {
 		}
 	}
 	require.True(t, strings.HasPrefix(procedure.Timestamp(t0.Add(5*time.Microsecond)), "2026-11-20T10:00:00.000Z"))
+}
+
+// The award decides the dispute: a termination request still pending when
+// it is issued lapses with it, so nothing waits on it any more.
+func TestAnAwardLapsesAPendingTermination(t *testing.T) {
+	c := open(t, standardPlan(), true)
+	out, err := procedure.Decide(c, procedure.Act{Kind: procedure.ActRequestTermination, ParticipantID: "p-claim", TerminationID: "term-1"}, c.OpenedAt)
+	require.NoError(t, err)
+	c = out.Case
+	require.NotNil(t, c.Termination)
+	awarded := tribunal.Outcome{State: tribunal.State{Stage: tribunal.StageAwarded, Award: &tribunal.Issued{AwardID: "award:x:1"}}}
+	next := c.WithTribunal(awarded, c.OpenedAt.Add(time.Hour))
+	require.Nil(t, next.Case.Termination)
+	require.Equal(t, []procedure.EventType{procedure.EventTerminationLapsed}, types(next.Events))
 }

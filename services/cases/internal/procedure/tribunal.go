@@ -53,10 +53,17 @@ func (c Case) RecordItems() []tribunal.Item {
 // WithTribunal returns the outcome of a decision act: c with the next
 // decision state and its notes as case events at now.
 func (c Case) WithTribunal(out tribunal.Outcome, now time.Time) Outcome {
+	awarded := !c.Tribunal.Awarded() && out.State.Awarded()
 	c.Tribunal = out.State
 	var events []Event
 	for _, n := range out.Notes {
 		events = append(events, c.tribunalEvent(n, now))
+	}
+	if awarded && c.Termination != nil {
+		// The award decides the dispute: a termination request still
+		// pending lapses with it (nothing is left to end).
+		c.Termination = nil
+		events = append(events, emit(EventTerminationLapsed, c, "", now))
 	}
 	return Outcome{Case: c, Events: events, Quiet: out.Quiet && len(events) == 0}
 }

@@ -194,7 +194,7 @@ func apply(s *State, f Facts, a Act, now time.Time) (Outcome, error) {
 		if err := checkProposal(*a.Proposal, f, now); err != nil {
 			return Outcome{}, err
 		}
-		p := *a.Proposal
+		p := normalized(*a.Proposal)
 		b, err := award.Canonical(p)
 		if err != nil {
 			return Outcome{}, refuse(CodeInvalidAct, "the proposal cannot be written canonically: %v", err)
@@ -238,7 +238,7 @@ func apply(s *State, f Facts, a Act, now time.Time) (Outcome, error) {
 		if err := checkProposal(*a.Proposal, f, now); err != nil {
 			return Outcome{}, err
 		}
-		p := *a.Proposal
+		p := normalized(*a.Proposal)
 		s.Review.Override, s.Review.Opinion, s.Review.Reasons, s.Review.OpinionAt = &p, OpinionRevise, p.Reasons, now
 		return Outcome{Quiet: true}, nil
 
@@ -278,7 +278,7 @@ func apply(s *State, f Facts, a Act, now time.Time) (Outcome, error) {
 
 	case ActRecuse:
 		m, _ := s.Member(a.MemberID)
-		if err := s.replace(f, m.Role, a.Candidates, now); err != nil {
+		if err := s.replace(f, m.Role, a.Candidates, now, ""); err != nil {
 			return Outcome{}, err
 		}
 		notes := []Note{note(EventTribunalAssigned, ToSides)}
@@ -316,7 +316,12 @@ func apply(s *State, f Facts, a Act, now time.Time) (Outcome, error) {
 		notes := []Note{note(EventConfigurationChallengeDone, ToSides)}
 		if a.Uphold {
 			s.Challenges[i].Status = ChallengeUpheld
-			if err := s.replace(f, Adjudicator, a.Candidates, now); err != nil {
+			if s.Challenges[i].ConfigurationDigest != s.Adjudicator.ConfigurationDigest {
+				// The challenged configuration is gone already (a recusal
+				// replaced it): upholding changes nothing more.
+				return Outcome{Notes: notes}, nil
+			}
+			if err := s.replace(f, Adjudicator, a.Candidates, now, s.Challenges[i].ConfigurationDigest); err != nil {
 				return Outcome{}, err
 			}
 			notes = append(notes, note(EventTribunalAssigned, ToSides))
@@ -488,14 +493,15 @@ func (s *State) closePreAward(now time.Time) {
 }
 
 // replace puts an eligible candidate in place of the member of role; the
-// old one is never assigned to the case again.
-func (s *State) replace(f Facts, role Role, pool []Candidate, now time.Time) error {
+// old one is never assigned to the case again. avoid is the digest of a
+// configuration the replacement must not have (an upheld challenge's), or "".
+func (s *State) replace(f Facts, role Role, pool []Candidate, now time.Time, avoid string) error {
 	old := s.Reviewer
 	if role == Adjudicator {
 		old = s.Adjudicator
 	}
 	s.Recused = append(s.Recused, old.CredentialID)
-	m, ok := pick(*s, f, role, pool, now)
+	m, ok := pick(*s, f, role, pool, now, avoid)
 	if !ok {
 		return refuse(CodeNoReplacement, "the tribunal pool has no other eligible %s for case %s; an operator adds one with pcadm tribunal add", role, f.CaseID)
 	}
@@ -515,8 +521,9 @@ func (s *State) set(f Facts, m Member, now time.Time) {
 
 // pick returns the first candidate of role, in pool order, that is not
 // assigned or recused here, has no conflict with either side, and (an
-// adjudicator) has a configuration.
-func pick(s State, f Facts, role Role, pool []Candidate, now time.Time) (Member, bool) {
+// adjudicator) has a valid configuration other than avoid (the digest of
+// a configuration being replaced; "" for none).
+func pick(s State, f Facts, role Role, pool []Candidate, now time.Time, avoid string) (Member, bool) {
 	for _, c := range pool {
 		switch {
 		case c.Role != role, slices.Contains(s.Recused, c.CredentialID), conflicted(f, c):
@@ -532,7 +539,7 @@ func pick(s State, f Facts, role Role, pool []Candidate, now time.Time) (Member,
 			cfg := *c.Configuration
 			cfg.Tools = nonNil(cfg.Tools)
 			digest, err := cfg.Digest()
-			if err != nil {
+			if err != nil || (avoid != "" && digest == avoid) {
 				continue
 			}
 			m.Configuration, m.ConfigurationDigest = &cfg, digest
@@ -570,8 +577,8 @@ func Tick(s State, f Facts, pool []Candidate, now time.Time) Outcome {
 	var out Outcome
 	switch {
 	case s.Stage == StageUnassigned && assignable(f) && !now.Before(s.AssignAfter):
-		adj, okA := pick(next, f, Adjudicator, pool, now)
-		rev, okR := pick(next, f, Reviewer, pool, now)
+		adj, okA := pick(next, f, Adjudicator, pool, now, "")
+		rev, okR := pick(next, f, Reviewer, pool, now, "")
 		if !okA || !okR {
 			next.AssignAfter = now.Add(f.Windows.AssignmentRetry)
 			return Outcome{State: next, Quiet: true}
@@ -861,6 +868,17 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return slices.Clone(s)
+}
+
+// normalized writes a proposal's absent lists as empty ones, so that its
+// digest and every view of it are the same whether a list was sent empty
+// or left out.
+func normalized(p award.Proposal) award.Proposal {
+	p.Remedies = nonNilRemedies(p.Remedies)
+	if p.Citations == nil {
+		p.Citations = []award.Citation{}
+	}
+	return p
 }
 
 func nonNilRemedies(r []award.Remedy) []award.Remedy {

@@ -20,13 +20,20 @@ func rubric() *award.Configuration {
 		OutputSchemaVersion: award.SchemaProposal, Tools: []string{}}
 }
 
+// rubricV2 is another configuration: what an upheld challenge moves to.
+func rubricV2() *award.Configuration {
+	c := rubric()
+	c.ModelVersion = "2"
+	return c
+}
+
 // pool: two adjudicators and two reviewers of their own partners, and one
 // adjudicator of the claimant's partner (a conflict).
 func pool() []tribunal.Candidate {
 	return []tribunal.Candidate{
 		{CredentialID: "cred-conflicted", Role: tribunal.Adjudicator, PartnerID: "partner-claimant", Configuration: rubric()},
 		{CredentialID: "cred-ai-1", Role: tribunal.Adjudicator, PartnerID: "tribunal-ai-1", Configuration: rubric()},
-		{CredentialID: "cred-ai-2", Role: tribunal.Adjudicator, PartnerID: "tribunal-ai-2", Configuration: rubric()},
+		{CredentialID: "cred-ai-2", Role: tribunal.Adjudicator, PartnerID: "tribunal-ai-2", Configuration: rubricV2()},
 		{CredentialID: "cred-rev-1", Role: tribunal.Reviewer, PartnerID: "tribunal-rev-1"},
 		{CredentialID: "cred-rev-2", Role: tribunal.Reviewer, PartnerID: "tribunal-rev-2"},
 	}

@@ -42,7 +42,7 @@ var eventDocs = []eventDoc{
 	{"record_confirmation_given", "one side confirmed; the other still has to", "the other side's", true, "the record confirmation deadline"},
 	{"record_confirmed", "every joined side confirmed the record, or its deadline passed", "both", false, "—"},
 	{"termination_requested", "a side asks to end the case", "the other side's", true, "the confirmation deadline"},
-	{"termination_lapsed", "the request was not confirmed in time", "both", false, "—"},
+	{"termination_lapsed", "the request was not confirmed in time, or the award was issued while it was pending", "both", false, "—"},
 	{"terminated", "the other side confirmed, or the claimant withdrew before any respondent joined", "both", false, "—"},
 	{"deadline_approaching", "`Warning` before a stage deadline, while a side still has to act", "the sides still to act", true, "that deadline"},
 	{"deadline_missed", "the join, answer or record-confirmation deadline passed without the act", "both", false, "—"},
