@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -120,7 +121,7 @@ func exampleCatalogue() (catalogueView, error) {
 	}
 	v := catalogueView{KeyID: signer.KeyID(), SignedAt: ExampleSignedAt, Published: string(jwks)}
 	occurred := ExampleSignedAt.Add(-30 * time.Second)
-	for i, d := range eventDocs {
+	for i, d := range append(slices.Clone(eventDocs), decisionEventDocs...) {
 		b := exampleBody{SchemaVersion: "case-event-v2", EventID: fmt.Sprintf("case-event:case_example:%d", i+1),
 			DeliveryID: "dlv_example_" + d.Type, Sequence: i + 1, Type: d.Type, OccurredAt: occurred.Format("2006-01-02T15:04:05.000Z"),
 			CaseID: "case_example", ExternalCaseID: "partner-order-example", ActionRequired: d.ActionRequired}
@@ -159,6 +160,37 @@ func (cs *Console) catalogue(c *gin.Context, s *session) {
 		return
 	}
 	cs.render(c, http.StatusOK, "events", cs.frame(c, s, "events", v))
+}
+
+// decisionEventDocs is the events table of docs/tribunal.md (the cases
+// service's tribunal.EventSpecs in words): the decision's events, held
+// equal to the document by TestTheDecisionEventsAreTheTribunalTable.
+// Recipients is the audience; a deadline is carried where the page says.
+var decisionEventDocs = []eventDoc{
+	{"tribunal_assigned", "an adjudicator and a reviewer are assigned, or one is replaced (recusal, upheld challenge); the pinned configuration is in the case", "both sides and the tribunal", false, "—"},
+	{"ai_configuration_challenged", "a side challenges the adjudicator's configuration", "the other side and the reviewer", false, "—"},
+	{"ai_configuration_challenge_resolved", "the reviewer upholds (new adjudicator, the run restarts) or dismisses a challenge", "both sides and the tribunal", false, "—"},
+	{"adjudication_requested", "a run opens: the record closed, the reviewer objected, resumed or asked again, or a challenge was upheld", "the adjudicator", true, "—"},
+	{"proposal_filed", "the adjudicator filed its proposal", "the reviewer", true, "—"},
+	{"human_attention_needed", "the adjudicator asked for a human instead of proposing", "the reviewer", true, "—"},
+	{"human_attention_resumed", "the reviewer resumed the case with instructions", "the tribunal", false, "—"},
+	{"pre_award_review_opened", "the reviewer shows both sides the dispositive part before signing", "both sides and the tribunal", true, "the pre-award review's deadline"},
+	{"pre_award_review_closed", "both sides answered the pre-award review, or its window ended", "the tribunal", false, "—"},
+	{"procedural_ruling_issued", "the reviewer issued a procedural ruling", "both sides and the tribunal", false, "—"},
+	{"award_issued", "the reviewer signed off (or an evaluation was accepted): the award is issued", "the sides the award orders to act", true, "—"},
+	{"award_issued", "the same award, to the sides it orders nothing", "the sides the award orders nothing", false, "—"},
+	{"evaluation_issued", "the reviewer signed off an evaluation that the sides accept before it is the award", "both sides and the tribunal", true, "under review policy on_request, when it is deemed accepted"},
+	{"evaluation_accepted", "a side accepted the evaluation (or it was deemed accepted)", "both sides and the tribunal", false, "—"},
+}
+
+// decisionTableRows renders decisionEventDocs as the rows of the table of
+// docs/tribunal.md, for the test that holds them equal.
+func decisionTableRows() []string {
+	out := make([]string, 0, len(decisionEventDocs))
+	for _, d := range decisionEventDocs {
+		out = append(out, fmt.Sprintf("| `%s` | %s | %s | %t |", d.Type, d.When, d.Recipients, d.ActionRequired))
+	}
+	return out
 }
 
 // eventTableRows renders eventDocs as the rows of the docs table, for the

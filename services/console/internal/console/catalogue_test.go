@@ -77,6 +77,22 @@ func TestTheEventCatalogueHasASignedExampleOfEveryType(t *testing.T) {
 
 // The catalogue's words are the cases service's event table, as
 // docs/cases-procedure.md states it.
+func TestTheDecisionEventsAreTheTribunalTable(t *testing.T) {
+	raw, err := os.ReadFile("../../../../docs/tribunal.md")
+	require.NoError(t, err)
+	doc := string(raw)
+	start := strings.Index(doc, "| type | when | audience | actionRequired |")
+	require.GreaterOrEqual(t, start, 0)
+	var rows []string
+	for _, line := range strings.Split(doc[start:], "\n")[2:] {
+		if !strings.HasPrefix(line, "| `") {
+			break
+		}
+		rows = append(rows, line)
+	}
+	require.Equal(t, rows, console.DecisionTableRows())
+}
+
 func TestTheEventCatalogueIsTheProcedureTable(t *testing.T) {
 	raw, err := os.ReadFile("../../../../docs/cases-procedure.md")
 	require.NoError(t, err)

@@ -9,3 +9,6 @@ func ShownAnswer(body string) (string, bool) {
 	r := attemptRows([]attempt{{ResponseBody: body}})[0]
 	return r.BodyShown, r.BodyClipped
 }
+
+// DecisionTableRows exposes the decision events' rows to the external tests.
+var DecisionTableRows = decisionTableRows
