@@ -317,3 +317,18 @@ func TestPreAwardReviewClosesAtItsDeadlineAndAChangedOutcomeReopensIt(t *testing
 	_, err := tribunal.Decide(s, facts(), tribunal.Act{Kind: tribunal.ActSignOff, MemberID: "cred-rev-1"}, at)
 	require.ErrorIs(t, err, &tribunal.RefusalError{Code: tribunal.CodePreAwardReviewRequired}, "the sides have not seen the overridden outcome")
 }
+
+// A challenge upheld after its configuration left the case (the
+// adjudicator recused) is recorded as upheld and changes nothing more.
+func TestAChallengeUpheldAfterItsConfigurationLeftChangesNothingMore(t *testing.T) {
+	s := assigned(t)
+	s = act(t, s, tribunal.Act{Kind: tribunal.ActChallenge, Side: "claimant", ParticipantID: "p-c", Text: "the rubric ignores the tickets"}, t0).State
+	s = act(t, s, tribunal.Act{Kind: tribunal.ActRecuse, MemberID: "cred-ai-1", Text: "a conflict came to light", Candidates: pool()}, t0).State
+	require.Equal(t, "cred-ai-2", s.Adjudicator.CredentialID)
+	runs := len(s.Runs)
+	out := act(t, s, tribunal.Act{Kind: tribunal.ActResolveChallenge, MemberID: "cred-rev-1", ChallengeID: "challenge-1", Uphold: true, Text: "moot but fair", Candidates: pool()}, t0)
+	require.Equal(t, []tribunal.EventType{tribunal.EventConfigurationChallengeDone}, types(out.Notes))
+	require.Equal(t, "cred-ai-2", out.State.Adjudicator.CredentialID)
+	require.Len(t, out.State.Runs, runs)
+	require.Equal(t, tribunal.ChallengeUpheld, out.State.Challenges[0].Status)
+}
