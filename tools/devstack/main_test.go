@@ -23,7 +23,8 @@ import (
 
 // stackPorts reserves the stack's block of public ports and their admin
 // ports (+1000), and returns its first: the edge, four services, the
-// facilitator, a gap, the compat-controller, the console.
+// facilitator, the reference adjudicator, the compat-controller, the
+// console.
 func stackPorts(t *testing.T) int {
 	t.Helper()
 	return freeBlock(t, 9, 1000)
