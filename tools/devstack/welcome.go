@@ -147,8 +147,9 @@ func printWelcome(w io.Writer, cfg config, creds devCredentials, receiverURL, ad
 		hexutil.Encode(crypto.FromECDSA(payer.Key)), base)
 	fmt.Fprintf(w, "\nWalk a case draft from preparation to an opened case (docs/filings-walkthrough.md):\n")
 	fmt.Fprintf(w, "  go run ./tools/demo -env %s\n", envFile)
-	fmt.Fprintf(w, "\nThe tribunal: the reference adjudicator (tools/adjudicator, provider \"rubric\": no model) hears\n"+
-		"adjudication_requested at %s (endpoint %s) and files its proposal;\n"+
+	fmt.Fprintf(w, "\nThe tribunal of tenant-dev's sandbox pool: the reference adjudicator (tools/adjudicator, provider \"rubric\":\n"+
+		"no model; PCOURT_ADJUDICATOR_TOKEN) hears adjudication_requested at %s\n"+
+		"(endpoint %s), files its proposals and prints \"adjudicator | ...\" lines here;\n"+
 		"the reviewer is you, with PCOURT_REVIEWER_TOKEN. Walk a case on to a signed award, verified offline:\n", adjudicatorURL, adjudicatorEndpoint)
 	fmt.Fprintf(w, "  go run ./tools/demo -through award -env %s\n", envFile)
 	fmt.Fprintf(w, "\nSigned case events for partner-dev are delivered to %s, verified\nagainst %s/api/webhooks/keys and printed here as \"webhook  | ...\" lines.\n", receiverURL, base)
