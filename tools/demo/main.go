@@ -74,7 +74,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	envFile := fs.String("env", ".devstack/credentials.env", "credentials file written by make run (variables already set in the environment win)")
 	through := fs.String("through", throughOpening, "where to stop: opening (the case opens) or award (a signed award, verified offline)")
-	wait := fs.Duration("decision-timeout", 2*time.Minute, "-through award: how long to wait for the tribunal's assignment and the adjudicator's proposal")
+	wait := fs.Duration("decision-timeout", 2*time.Minute, "-through award: how long to wait for the case to open, and then for the tribunal's assignment and the adjudicator's proposal")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

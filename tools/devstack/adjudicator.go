@@ -95,6 +95,9 @@ func (a *devAdjudicator) start(ctx context.Context, cfg config, token string, ou
 
 // close stops the callbacks, then lets the agent finish what it runs.
 func (a *devAdjudicator) close() {
+	if a.log != nil {
+		defer a.log.Close()
+	}
 	if a.srv == nil {
 		_ = a.ln.Close()
 		return
@@ -104,5 +107,4 @@ func (a *devAdjudicator) close() {
 	_ = a.srv.Shutdown(ctx)
 	<-a.done // http.ErrServerClosed: the stack is stopping
 	_ = a.agent.Shutdown(ctx)
-	_ = a.log.Close()
 }
