@@ -1,12 +1,30 @@
-// Command demo walks a new user through a case draft on a running stack
-// (make run): the claimant's agent prepares a two-party draft, the partner's
-// orchestrator grants the respondent's agent its side, each agent reads its
-// exact confirmation statement and confirms, the last confirmation opens
-// the case with its show-once capabilities, and a retry of that
-// confirmation shows the stored answer without them.
+// Command demo walks a new user through a case on a running stack (make
+// run), through the edge.
+//
+// To the opening (-through opening, the default): the claimant's agent
+// prepares a two-party draft, the partner's orchestrator grants the
+// respondent's agent its side, each agent reads its exact confirmation
+// statement and confirms, the last confirmation opens the case with its
+// show-once capabilities, and a retry of that confirmation shows the stored
+// answer without them.
+//
+// To the award (-through award): the same with a short procedure plan, then
+// the respondent answers, each side files one submission, both confirm the
+// record; the stack's tribunal pool assigns the reference adjudicator
+// (make run runs it with its deterministic rubric), which files its
+// proposal; the reviewer agrees, attests and opens the pre-award review,
+// both sides answer it, and the reviewer signs off. The demo then fetches
+// the award, its json artifact, its attestation and the published award
+// keys, verifies them offline (libs/award.Verify), and prints as its last
+// line:
+//
+//	award <caseId> <awardHash>
+//
+// Usage:
 //
 //	go run ./tools/demo                       # reads .devstack/credentials.env
 //	go run ./tools/demo -env path/to/credentials.env
+//	go run ./tools/demo -through award
 //
 // docs/filings-walkthrough.md shows the same steps as curl commands.
 package main
@@ -42,42 +60,82 @@ func main() {
 // settings are what the demo needs from the stack.
 type settings struct {
 	url, orchestrator, claimant, respondent string
+	// reviewer is the tribunal's reviewer, for -through award.
+	reviewer string
 }
+
+// Where the walkthrough ends.
+const (
+	throughOpening = "opening"
+	throughAward   = "award"
+)
 
 func run(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	envFile := fs.String("env", ".devstack/credentials.env", "credentials file written by make run (variables already set in the environment win)")
+	through := fs.String("through", throughOpening, "where to stop: opening (the case opens) or award (a signed award, verified offline)")
+	wait := fs.Duration("decision-timeout", 2*time.Minute, "-through award: how long to wait for the case to open, and then for the tribunal's assignment and the adjudicator's proposal")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, err := loadSettings(*envFile, getenv)
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *through != throughOpening && *through != throughAward {
+		return fmt.Errorf("-through %q: want %s or %s", *through, throughOpening, throughAward)
+	}
+	cfg, err := loadSettings(*envFile, getenv, *through == throughAward)
 	if err != nil {
 		return err
 	}
 	c := &client{base: cfg.url, out: out, http: &http.Client{Timeout: 10 * time.Second}}
+	opened, err := openCase(ctx, c, cfg, *through == throughAward)
+	if err != nil {
+		return err
+	}
+	if *through == throughOpening {
+		fmt.Fprintf(out, "\nDone.\n")
+		return nil
+	}
+	return walkToAward(ctx, c, cfg, opened, *wait)
+}
+
+// openCase walks a draft to an opened case and returns it. short asks for
+// a procedure plan that reaches the record quickly: an answer, then one
+// evidence round of one submission per side, no rebuttal.
+func openCase(ctx context.Context, c *client, cfg settings, short bool) (openedCase, error) {
+	out := c.out
+	var err error
 
 	step(out, "1. Who are we? Each agent's credential, as the platform sees it")
 	var claimant, respondent struct {
 		Data struct{ CredentialID, AgentID string }
 	}
 	if err := c.call(ctx, "GET", "/api/v2/integration", cfg.claimant, "", nil, 200, &claimant); err != nil {
-		return err
+		return openedCase{}, err
 	}
 	if err := c.call(ctx, "GET", "/api/v2/integration", cfg.respondent, "", nil, 200, &respondent); err != nil {
-		return err
+		return openedCase{}, err
 	}
 	if respondent.Data.AgentID == "" {
-		return errors.New("the respondent credential is not bound to an agent id; use the credentials make run minted")
+		return openedCase{}, errors.New("the respondent credential is not bound to an agent id; use the credentials make run minted")
 	}
 
-	step(out, "2. The claimant's agent prepares a two-party draft")
+	// The standard plan: an answer, two evidence rounds, a rebuttal, two
+	// filings per side and stage. The short one (custom_bounded) keeps the
+	// answer and one evidence round of one filing each.
+	plan := map[string]any{"profile": "standard"}
+	if short {
+		plan = map[string]any{"profile": "custom_bounded", "answerRequired": true, "evidenceRounds": 1, "rebuttalRounds": 0, "filingsPerSidePerStage": 1}
+	}
+	step(out, fmt.Sprintf("2. The claimant's agent prepares a two-party draft (procedure %s)", plan["profile"]))
 	var prepared struct{ Data draftResource }
 	err = c.call(ctx, "POST", "/api/v2/case-drafts", cfg.claimant, key(), map[string]any{
 		"externalCaseId":     "demo-" + key()[:8],
 		"caseMode":           "proceeding",
 		"intakeMode":         "bilateral_api",
 		"confirmationPolicy": map[string]any{"mode": "all_participants"},
-		"procedure":          map[string]any{"profile": "standard"},
+		"procedure":          plan,
 		"participants": []map[string]any{
 			{"participantId": "claimant", "side": "claimant", "principalId": "org-demo-buyer", "principalKind": "organization", "authorizationMode": "partner_credential", "initiator": true},
 			{"participantId": "respondent", "side": "respondent", "principalId": "agent-demo-seller", "principalKind": "autonomous_agent", "agentId": respondent.Data.AgentID, "authorizationMode": "agent_credential"},
@@ -85,7 +143,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		"claim": map[string]any{"amountInDisputeMinor": 42000, "remedy": "money_obligation", "summary": "A paid API subscription was never provisioned."},
 	}, 201, &prepared)
 	if err != nil {
-		return err
+		return openedCase{}, err
 	}
 	d := prepared.Data
 	fmt.Fprintf(out, "   draft %s, digest %s, case %s reserved, fee %d USD cents (%s)\n", d.DraftID, d.DraftDigest, d.ReservedCaseID, d.Fee.AmountMinor, d.Fee.Collection)
@@ -94,13 +152,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	if err := c.call(ctx, "POST", "/api/v2/authorizations/authority-grants", cfg.orchestrator, key(), map[string]any{
 		"resource": "draft:" + d.DraftID, "side": "respondent", "credentialId": respondent.Data.CredentialID,
 	}, 201, nil); err != nil {
-		return err
+		return openedCase{}, err
 	}
 
 	step(out, "4. Each agent reads the draft: its confirmation statement, to copy exactly")
 	var asRespondent struct{ Data draftResource }
 	if err := c.call(ctx, "GET", "/api/filings/"+d.DraftID, cfg.respondent, "", nil, 200, &asRespondent); err != nil {
-		return err
+		return openedCase{}, err
 	}
 	for _, conf := range asRespondent.Data.Confirmations {
 		fmt.Fprintf(out, "   %s: %q\n", conf.ParticipantID, conf.ConfirmationStatement)
@@ -109,7 +167,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	step(out, "5. The claimant's agent confirms: recorded, the other confirmation is pending (202)")
 	if err := c.call(ctx, "POST", "/api/v2/case-drafts/"+d.DraftID+"/confirmations", cfg.claimant, key(),
 		confirmation(d, "claimant", claimant.Data.CredentialID, "org-demo-buyer"), 202, nil); err != nil {
-		return err
+		return openedCase{}, err
 	}
 
 	step(out, "6. The respondent's agent confirms: the last confirmation opens the case (201)")
@@ -117,23 +175,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	body := confirmation(d, "respondent", respondent.Data.AgentID, "agent-demo-seller")
 	var opened struct{ Data openedCase }
 	if err := c.call(ctx, "POST", "/api/filings/"+d.DraftID+"/confirmations", cfg.respondent, lastKey, body, 201, &opened); err != nil {
-		return err
+		return openedCase{}, err
 	}
 	fmt.Fprintf(out, "   case %s is %s; showOnce: %s\n", opened.Data.CaseID, opened.Data.Status, opened.Data.ShowOnce)
 	if opened.Data.ShowOnce == nil {
-		return errors.New("the first 201 carried no showOnce capabilities")
+		return openedCase{}, errors.New("the first 201 carried no showOnce capabilities")
 	}
 
 	step(out, "7. A retry of that confirmation (same Idempotency-Key) returns the stored 201, without showOnce")
 	var replay struct{ Data openedCase }
 	if err := c.call(ctx, "POST", "/api/filings/"+d.DraftID+"/confirmations", cfg.respondent, lastKey, body, 201, &replay); err != nil {
-		return err
+		return openedCase{}, err
 	}
 	if replay.Data.ShowOnce != nil || replay.Data.CaseID != opened.Data.CaseID {
-		return errors.New("the replay differs from the stored answer or shows the capabilities again")
+		return openedCase{}, errors.New("the replay differs from the stored answer or shows the capabilities again")
 	}
-	fmt.Fprintf(out, "   case %s again, showOnce: %s\n\nDone.\n", replay.Data.CaseID, replay.Data.ShowOnce)
-	return nil
+	fmt.Fprintf(out, "   case %s again, showOnce: %s\n", replay.Data.CaseID, replay.Data.ShowOnce)
+	return opened.Data, nil
 }
 
 type draftResource struct {
@@ -178,19 +236,41 @@ type client struct {
 }
 
 func (c *client) call(ctx context.Context, method, path, token, idemKey string, body any, want int, into any) error {
+	raw, err := c.do(ctx, method, path, token, idemKey, body, want, true)
+	if err != nil || into == nil {
+		return err
+	}
+	return json.Unmarshal(raw, into)
+}
+
+// quiet is call without the printed line, for polling.
+func (c *client) quiet(ctx context.Context, method, path, token, idemKey string, body any, want int, into any) error {
+	raw, err := c.do(ctx, method, path, token, idemKey, body, want, false)
+	if err != nil || into == nil {
+		return err
+	}
+	return json.Unmarshal(raw, into)
+}
+
+// do sends the request (bearer token when not empty, JSON body when not
+// nil, Idempotency-Key when not empty) and returns the answer's bytes;
+// any status other than want is an error that quotes the answer.
+func (c *client) do(ctx context.Context, method, path, token, idemKey string, body any, want int, print bool) ([]byte, error) {
 	var r io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		r = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, r)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -199,21 +279,20 @@ func (c *client) call(ctx context.Context, method, path, token, idemKey string, 
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w (is make run up?)", method, path, err)
+		return nil, fmt.Errorf("%s %s: %w (is make run up?)", method, path, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	fmt.Fprintf(c.out, "   %s %s → %d\n", method, path, resp.StatusCode)
+	if print {
+		fmt.Fprintf(c.out, "   %s %s → %d\n", method, path, resp.StatusCode)
+	}
 	if resp.StatusCode != want {
-		return fmt.Errorf("%s %s: want %d, got %d: %s", method, path, want, resp.StatusCode, raw)
+		return nil, fmt.Errorf("%s %s: want %d, got %d: %s", method, path, want, resp.StatusCode, raw)
 	}
-	if into != nil {
-		return json.Unmarshal(raw, into)
-	}
-	return nil
+	return raw, nil
 }
 
 func step(out io.Writer, title string) { fmt.Fprintf(out, "\n%s\n", title) }
@@ -225,8 +304,9 @@ func key() string {
 }
 
 // loadSettings reads PCOURT_* from the environment, falling back to the
-// export lines of the credentials file.
-func loadSettings(path string, getenv func(string) string) (settings, error) {
+// export lines of the credentials file; tribunal says the reviewer's token
+// is needed too.
+func loadSettings(path string, getenv func(string) string, tribunal bool) (settings, error) {
 	file := map[string]string{}
 	if f, err := os.Open(path); err == nil {
 		defer f.Close()
@@ -244,9 +324,13 @@ func loadSettings(path string, getenv func(string) string) (settings, error) {
 		}
 		return file[name]
 	}
-	s := settings{url: get("PCOURT_URL"), orchestrator: get("PCOURT_ORCHESTRATOR_TOKEN"), claimant: get("PCOURT_CLAIMANT_TOKEN"), respondent: get("PCOURT_RESPONDENT_TOKEN")}
+	s := settings{url: get("PCOURT_URL"), orchestrator: get("PCOURT_ORCHESTRATOR_TOKEN"), claimant: get("PCOURT_CLAIMANT_TOKEN"), respondent: get("PCOURT_RESPONDENT_TOKEN"),
+		reviewer: get("PCOURT_REVIEWER_TOKEN")}
 	if s.url == "" || s.orchestrator == "" || s.claimant == "" || s.respondent == "" {
 		return settings{}, fmt.Errorf("PCOURT_URL and the three PCOURT_*_TOKEN variables are needed: start the stack with make run (it writes %s) or export them", path)
+	}
+	if tribunal && s.reviewer == "" {
+		return settings{}, fmt.Errorf("-through award needs PCOURT_REVIEWER_TOKEN, the tribunal's reviewer: make run mints one into %s", path)
 	}
 	return s, nil
 }

@@ -2,7 +2,9 @@
 // an in-process Kafka broker (kfake), a redis-server from PATH (or, loudly, an
 // embedded in-memory Redis where none is installed), the five services built
 // from this checkout, and the edge on :8080. It mints a sandbox credential per
-// role, prints them with commands to try, and stops everything on Ctrl-C.
+// role, a tribunal (the reference AI adjudicator, run in this process with
+// its deterministic rubric, and a reviewer), prints them with commands to
+// try, and stops everything on Ctrl-C.
 //
 // State lives under -dir (default .devstack at the repository root): Redis's
 // append-only file, Kafka's log, service logs and credentials.env.
@@ -34,7 +36,7 @@ func main() {
 type config struct {
 	Root      string // repository root (holds go.work)
 	Dir       string // state directory
-	EdgePort  int    // the public port; the services take the next four, the facilitator the fifth, the compat-controller the seventh, the console the eighth
+	EdgePort  int    // the public port; the services take the next four, the facilitator the fifth, the reference adjudicator the sixth, the compat-controller the seventh, the console the eighth
 	KafkaPort int
 	RedisPort int
 	// RedisCluster runs a three-primary Redis Cluster on RedisPort and the
@@ -56,7 +58,7 @@ func parseFlags(args []string) (config, error) {
 	cfg := config{Root: root, Compat: compatEnv(os.Environ())}
 	fs := flag.NewFlagSet("devstack", flag.ContinueOnError)
 	fs.StringVar(&cfg.Dir, "dir", filepath.Join(root, ".devstack"), "state directory")
-	fs.IntVar(&cfg.EdgePort, "port", 8080, "edge port; readiness, filings, cases, webhooks and the local x402 facilitator take the next five")
+	fs.IntVar(&cfg.EdgePort, "port", 8080, "edge port; readiness, filings, cases, webhooks, the local x402 facilitator, the reference adjudicator, the compat-controller and the console take the next eight")
 	fs.IntVar(&cfg.KafkaPort, "kafka-port", 9092, "Kafka (kfake) port")
 	fs.IntVar(&cfg.RedisPort, "redis-port", 6390, "Redis port (not 6379, to stay clear of a system Redis)")
 	fs.BoolVar(&cfg.RedisCluster, "redis-cluster", os.Getenv("DEVSTACK_REDIS") == "cluster",
@@ -127,10 +129,19 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer events.close()
-	if err := events.register(ctx, cfg, creds[0].token, stdout); err != nil {
+	if err := events.register(ctx, cfg, creds.orchestrator.token, stdout); err != nil {
 		return err
 	}
-	printWelcome(stdout, cfg, creds, events.url)
+	adjudicator, err := listenAdjudicator(cfg)
+	if err != nil {
+		return err
+	}
+	defer adjudicator.close()
+	adjudicatorEndpoint, err := adjudicator.start(ctx, cfg, creds.adjudicator.token, stdout)
+	if err != nil {
+		return err
+	}
+	printWelcome(stdout, cfg, creds, events.url, adjudicator.url, adjudicatorEndpoint)
 
 	select {
 	case <-ctx.Done():
@@ -142,6 +153,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 }
 
 func (c config) facilitatorPort() int { return c.EdgePort + 5 }
+
+// adjudicatorPort is where the reference adjudicator hears its case events.
+func (c config) adjudicatorPort() int { return c.EdgePort + 6 }
 
 // findRoot walks up from the working directory to the one holding go.work.
 func findRoot() (string, error) {

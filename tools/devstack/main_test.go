@@ -23,7 +23,8 @@ import (
 
 // stackPorts reserves the stack's block of public ports and their admin
 // ports (+1000), and returns its first: the edge, four services, the
-// facilitator, a gap, the compat-controller, the console.
+// facilitator, the reference adjudicator, the compat-controller, the
+// console.
 func stackPorts(t *testing.T) int {
 	t.Helper()
 	return freeBlock(t, 9, 1000)
@@ -98,7 +99,7 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 	}
 	require.True(t, up, "the stack never came up:\n%s\n%v", strings.Join(printed, "\n"), drain(done))
 	var commands []string
-	var pay, demo string
+	var pay, demo, demoAward string
 	for lines.Scan() {
 		line := strings.TrimSpace(lines.Text())
 		if strings.HasPrefix(line, "curl ") {
@@ -107,7 +108,10 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 		if strings.HasPrefix(line, "go run ./tools/x402pay ") {
 			pay = line
 		}
-		if strings.HasPrefix(line, "go run ./tools/demo ") {
+		switch {
+		case strings.HasPrefix(line, "go run ./tools/demo -through award "):
+			demoAward = line
+		case strings.HasPrefix(line, "go run ./tools/demo "):
 			demo = line
 		}
 		if strings.HasPrefix(line, "Logs:") {
@@ -179,6 +183,19 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("no verified case event printed within 30 s of the case opening")
 	}
+
+	// The printed award walkthrough ends with a signed award: the stack's
+	// tribunal (the reference adjudicator and the reviewer) decides it.
+	require.NotEmpty(t, demoAward)
+	cmd = exec.Command("bash", "-c", demoAward)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(root, "go.work"))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	got, err = cmd.Output()
+	require.NoError(t, err, "%s\n%s\n%s", demoAward, got, stderr.String())
+	printedLines := strings.Split(strings.TrimRight(string(got), "\n"), "\n")
+	require.Regexp(t, `^award cs_[a-z0-9]+ [0-9a-f]{64}$`, printedLines[len(printedLines)-1], "%s", got)
 
 	// Metrics are on the edge's admin port, never routed by the edge.
 	for url, want := range map[string]int{

@@ -68,9 +68,12 @@ func stackServices(cfg config, redis *devRedis, brokers []string, facilitatorURL
 			fmt.Sprintf("PUBLIC_BASE_URL=http://127.0.0.1:%d", cfg.EdgePort),
 		},
 		// The hosted respondent page hears form posts from the edge's
-		// origin only.
+		// origin only. Development only: an award signing key made at
+		// start; the keys of earlier starts stay published in Redis
+		// (GET /api/awards/keys), so their awards keep verifying.
 		"cases": {
 			fmt.Sprintf("PUBLIC_BASE_URL=http://127.0.0.1:%d", cfg.EdgePort),
+			"AWARD_DEV_EPHEMERAL_KEY=true",
 		},
 	}
 	for i, name := range names {

@@ -78,15 +78,26 @@ const receiverDescription = "make run: the development receiver"
 // register makes the receiver the orchestrator's partner's development
 // endpoint, through the edge like any partner, and starts serving it:
 // deliveries that arrive meanwhile wait in the listen queue.
+func (r *devReceiver) register(ctx context.Context, cfg config, orchestratorToken string, out io.Writer) error {
+	api := devAPI{base: fmt.Sprintf("http://127.0.0.1:%d/api/v2/webhooks", cfg.EdgePort), token: orchestratorToken}
+	id, err := claimEndpoint(ctx, api, r.url, receiverDescription, nil)
+	if err != nil {
+		return fmt.Errorf("the development receiver: %w", err)
+	}
+	return r.serve(cfg, id, out)
+}
+
+// claimEndpoint makes url the endpoint of the token's partner that make
+// run registers under description, and returns its id. eventTypes nil
+// subscribes to every type.
 //
-// The state directory outlives the stack, and the receiver takes a new
+// The state directory outlives the stack, and a receiver may take a new
 // port at every start. So an earlier start's endpoint is reused: its URL
-// moves to this receiver and it is enabled again, keeping its id and its
+// moves to this start's and it is enabled again, keeping its id and its
 // delivery history; any further endpoints with the same description (left
 // by starts before this rule) are deleted. Registering a new endpoint at
 // every start would reach the partner's endpoint limit after 20 starts.
-func (r *devReceiver) register(ctx context.Context, cfg config, orchestratorToken string, out io.Writer) error {
-	api := devAPI{base: fmt.Sprintf("http://127.0.0.1:%d/api/v2/webhooks", cfg.EdgePort), token: orchestratorToken}
+func claimEndpoint(ctx context.Context, api devAPI, url, description string, eventTypes []string) (string, error) {
 	var listed struct {
 		Data []struct {
 			ID          string `json:"id"`
@@ -95,11 +106,11 @@ func (r *devReceiver) register(ctx context.Context, cfg config, orchestratorToke
 		} `json:"data"`
 	}
 	if err := api.call(ctx, http.MethodGet, "/endpoints", nil, http.StatusOK, &listed); err != nil {
-		return fmt.Errorf("listing the partner's endpoints: %w", err)
+		return "", fmt.Errorf("listing the partner's endpoints: %w", err)
 	}
 	var id, status string
 	for _, e := range listed.Data {
-		if e.Description != receiverDescription {
+		if e.Description != description {
 			continue
 		}
 		if id == "" {
@@ -107,7 +118,7 @@ func (r *devReceiver) register(ctx context.Context, cfg config, orchestratorToke
 			continue
 		}
 		if err := api.call(ctx, http.MethodDelete, "/endpoints/"+e.ID, nil, http.StatusNoContent, nil); err != nil {
-			return fmt.Errorf("deleting an earlier development receiver: %w", err)
+			return "", fmt.Errorf("deleting an earlier endpoint: %w", err)
 		}
 	}
 	var endpoint struct {
@@ -117,24 +128,31 @@ func (r *devReceiver) register(ctx context.Context, cfg config, orchestratorToke
 	}
 	switch {
 	case id == "":
-		body := map[string]any{"url": r.url, "description": receiverDescription}
+		body := map[string]any{"url": url, "description": description}
+		if eventTypes != nil {
+			body["eventTypes"] = eventTypes
+		}
 		if err := api.call(ctx, http.MethodPost, "/endpoints", body, http.StatusCreated, &endpoint); err != nil {
-			return fmt.Errorf("registering the development receiver: %w", err)
+			return "", fmt.Errorf("registering the endpoint: %w", err)
 		}
 	default:
-		if err := api.call(ctx, http.MethodPatch, "/endpoints/"+id, map[string]any{"url": r.url}, http.StatusOK, &endpoint); err != nil {
-			return fmt.Errorf("moving the development receiver to %s: %w", r.url, err)
+		body := map[string]any{"url": url}
+		if eventTypes != nil {
+			body["eventTypes"] = eventTypes
+		}
+		if err := api.call(ctx, http.MethodPatch, "/endpoints/"+id, body, http.StatusOK, &endpoint); err != nil {
+			return "", fmt.Errorf("moving the endpoint to %s: %w", url, err)
 		}
 		if status != "enabled" {
 			if err := api.call(ctx, http.MethodPost, "/endpoints/"+id+"/enable", nil, http.StatusOK, nil); err != nil {
-				return fmt.Errorf("enabling the development receiver: %w", err)
+				return "", fmt.Errorf("enabling the endpoint: %w", err)
 			}
 		}
 	}
 	if endpoint.Data.ID == "" {
-		return errors.New("registering the development receiver: the answer names no endpoint id")
+		return "", errors.New("registering the endpoint: the answer names no endpoint id")
 	}
-	return r.serve(cfg, endpoint.Data.ID, out)
+	return endpoint.Data.ID, nil
 }
 
 // devAPI calls the webhooks API through the edge with one bearer token.

@@ -1,20 +1,18 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pcourt/pcourt/libs/auth"
 )
 
 // TestMakeRunStartsEveryTimeOnItsOwnState starts the stack 25 times on one
@@ -25,7 +23,9 @@ import (
 // leaves what starts before this rule left (19 more endpoints with the
 // receiver's description, the partner at its limit): the next start must
 // come up and clean them away. The last start's receiver verifies a test
-// event sent to that reused endpoint, signed for its id.
+// event sent to that reused endpoint, signed for its id. The reference
+// adjudicator's endpoint is reused the same way, and the tribunal pool
+// holds one adjudicator and one reviewer at every start: this start's.
 func TestMakeRunStartsEveryTimeOnItsOwnState(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the whole stack 25 times; skipped with -short")
@@ -35,12 +35,32 @@ func TestMakeRunStartsEveryTimeOnItsOwnState(t *testing.T) {
 	dir := t.TempDir()
 	edge := "http://127.0.0.1:" + strconv.Itoa(base)
 
-	var endpointID string
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(extra+1)})
+	t.Cleanup(func() { rdb.Close() })
+	pool := auth.NewStore(rdb, auth.DefaultStoreConfig())
+
+	var endpointID, adjudicatorEndpointID string
 	for start := 1; start <= 25; start++ {
 		up := runStack(t, dir, base, extra)
 		token := orchestratorToken(t, dir)
 
-		receivers := devReceivers(t, edge, token)
+		adjudicators := devEndpoints(t, edge, credentialsEnv(t, dir, "PCOURT_ADJUDICATOR_TOKEN"), adjudicatorDescription)
+		require.Len(t, adjudicators, 1, "start %d: one endpoint of the reference adjudicator", start)
+		require.Equal(t, "enabled", adjudicators[0].Status, "start %d", start)
+		if adjudicatorEndpointID == "" {
+			adjudicatorEndpointID = adjudicators[0].ID
+		}
+		require.Equal(t, adjudicatorEndpointID, adjudicators[0].ID, "start %d: the adjudicator's endpoint of the first start is reused", start)
+		listening(t, adjudicators[0].URL)
+		members, err := pool.TribunalPool(context.Background(), devTenant, auth.Sandbox)
+		require.NoError(t, err)
+		var roles []auth.Role
+		for _, m := range members {
+			roles = append(roles, m.Credential.Role)
+		}
+		require.ElementsMatch(t, []auth.Role{auth.RoleAdjudicator, auth.RoleReviewer}, roles, "start %d: the earlier starts' members are retired", start)
+
+		receivers := devEndpoints(t, edge, token, receiverDescription)
 		require.Len(t, receivers, 1, "start %d: one development receiver", start)
 		got := receivers[0]
 		require.Equal(t, "enabled", got.Status, "start %d", start)
@@ -89,8 +109,9 @@ type devEndpoint struct {
 	Status      string `json:"status"`
 }
 
-// devReceivers lists partner-dev's endpoints that make run registered.
-func devReceivers(t *testing.T, edge, token string) []devEndpoint {
+// devEndpoints lists the token's partner's endpoints that make run
+// registered under description.
+func devEndpoints(t *testing.T, edge, token, description string) []devEndpoint {
 	t.Helper()
 	var listed struct {
 		Data []devEndpoint `json:"data"`
@@ -99,7 +120,7 @@ func devReceivers(t *testing.T, edge, token string) []devEndpoint {
 	require.NoError(t, api.call(context.Background(), http.MethodGet, "/endpoints", nil, http.StatusOK, &listed))
 	var out []devEndpoint
 	for _, e := range listed.Data {
-		if e.Description == receiverDescription {
+		if e.Description == description {
 			out = append(out, e)
 		}
 	}
@@ -110,16 +131,7 @@ func devReceivers(t *testing.T, edge, token string) []devEndpoint {
 // from the state directory's credentials.env.
 func orchestratorToken(t *testing.T, dir string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "credentials.env"))
-	require.NoError(t, err)
-	lines := bufio.NewScanner(bytes.NewReader(b))
-	for lines.Scan() {
-		if v, ok := strings.CutPrefix(lines.Text(), "export PCOURT_ORCHESTRATOR_TOKEN="); ok {
-			return v
-		}
-	}
-	t.Fatalf("no orchestrator token in credentials.env:\n%s", b)
-	return ""
+	return credentialsEnv(t, dir, "PCOURT_ORCHESTRATOR_TOKEN")
 }
 
 // listening fails unless something accepts connections at the URL's host.

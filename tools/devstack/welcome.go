@@ -13,7 +13,9 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/pcourt/pcourt/libs/auth"
+	"github.com/pcourt/pcourt/libs/award"
 	"github.com/pcourt/pcourt/libs/x402/localfacilitator"
+	"github.com/pcourt/pcourt/tools/adjudicator/agent"
 )
 
 // devCredential is a sandbox credential minted for this run of the stack.
@@ -24,57 +26,132 @@ type devCredential struct {
 	cred    auth.Credential
 }
 
-// mintCredentials mints one sandbox credential per role for the dev tenant
-// and writes them to <dir>/credentials.env for scripts and the demos.
-func mintCredentials(ctx context.Context, dev *devRedis, cfg config) ([]devCredential, error) {
+// The dev tenant and environment, and the partners of the credentials make
+// run mints: the parties' partner, and the tribunal members' own (a
+// tribunal member's partner id is never a party's).
+const (
+	devTenant             = "tenant-dev"
+	devPartner            = "partner-dev"
+	devAdjudicatorPartner = "tribunal-ai-dev"
+	devReviewerPartner    = "tribunal-reviewer-dev"
+	devLabel              = "devstack"
+)
+
+// devCredentials are the credentials mintCredentials returns, by role.
+type devCredentials struct {
+	all                                []devCredential
+	orchestrator, claimant, respondent devCredential
+	adjudicator, reviewer              devCredential
+}
+
+// mintCredentials mints one sandbox credential per party role for the dev
+// tenant, and a tribunal: the reference adjudicator, with the rubric's
+// configuration, and a reviewer, both added to the dev tenant's sandbox
+// tribunal pool. It writes the tokens to <dir>/credentials.env for scripts
+// and the demos.
+//
+// Every start mints new credentials (a token is never stored, so an
+// earlier start's cannot be used again). The tribunal members of earlier
+// starts are taken out of the pool first, so that the cases of this start
+// are assigned to the members whose tokens it printed; cases assigned
+// before keep their members.
+func mintCredentials(ctx context.Context, dev *devRedis, cfg config) (devCredentials, error) {
 	rdb := dev.client()
 	defer rdb.Close()
 	store := auth.NewStore(rdb, auth.DefaultStoreConfig())
-	wanted := []struct {
-		envName string
-		role    auth.Role
-		agentID string
-	}{
-		{"PCOURT_ORCHESTRATOR_TOKEN", auth.RolePlatformOrchestrator, ""},
-		{"PCOURT_CLAIMANT_TOKEN", auth.RoleClaimantAgent, "agent-claimant-dev"},
-		{"PCOURT_RESPONDENT_TOKEN", auth.RoleRespondentAgent, "agent-respondent-dev"},
+	if err := retireTribunal(ctx, store); err != nil {
+		return devCredentials{}, err
 	}
-	var out []devCredential
+	configuration, err := award.Canonical(agent.RubricConfiguration())
+	if err != nil {
+		return devCredentials{}, err
+	}
+	var out devCredentials
+	wanted := []struct {
+		envName   string
+		role      auth.Role
+		partnerID string
+		agentID   string
+		into      *devCredential
+	}{
+		{"PCOURT_ORCHESTRATOR_TOKEN", auth.RolePlatformOrchestrator, devPartner, "", &out.orchestrator},
+		{"PCOURT_CLAIMANT_TOKEN", auth.RoleClaimantAgent, devPartner, "agent-claimant-dev", &out.claimant},
+		{"PCOURT_RESPONDENT_TOKEN", auth.RoleRespondentAgent, devPartner, "agent-respondent-dev", &out.respondent},
+		{"PCOURT_ADJUDICATOR_TOKEN", auth.RoleAdjudicator, devAdjudicatorPartner, "adjudicator-rubric-dev", &out.adjudicator},
+		{"PCOURT_REVIEWER_TOKEN", auth.RoleReviewer, devReviewerPartner, "", &out.reviewer},
+	}
 	env := fmt.Sprintf("export PCOURT_URL=http://127.0.0.1:%d\n", cfg.EdgePort)
 	for _, w := range wanted {
 		token, cred, err := store.Mint(ctx, auth.MintRequest{
-			Tenant: "tenant-dev", Environment: auth.Sandbox, Role: w.role,
-			PartnerID: "partner-dev", AgentID: w.agentID, Label: "devstack",
+			Tenant: devTenant, Environment: auth.Sandbox, Role: w.role,
+			PartnerID: w.partnerID, AgentID: w.agentID, Label: devLabel,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("minting the %s credential: %w", w.role, err)
+			return devCredentials{}, fmt.Errorf("minting the %s credential: %w", w.role, err)
 		}
-		out = append(out, devCredential{envName: w.envName, role: w.role, token: token, cred: cred})
+		if w.role.Tribunal() {
+			var c []byte
+			if w.role == auth.RoleAdjudicator {
+				c = configuration
+			}
+			if err := store.AddTribunalMember(ctx, cred.PublicID, c); err != nil {
+				return devCredentials{}, fmt.Errorf("adding the %s to the tribunal pool: %w", w.role, err)
+			}
+		}
+		*w.into = devCredential{envName: w.envName, role: w.role, token: token, cred: cred}
+		out.all = append(out.all, *w.into)
 		env += fmt.Sprintf("export %s=%s\n", w.envName, token)
 	}
 	if err := os.WriteFile(filepath.Join(cfg.Dir, "credentials.env"), []byte(env), 0o600); err != nil {
-		return nil, err
+		return devCredentials{}, err
 	}
 	return out, nil
 }
 
-func printWelcome(w io.Writer, cfg config, creds []devCredential, receiverURL string) {
+// retireTribunal takes the tribunal members an earlier start of the stack
+// minted out of the dev tenant's sandbox pool. The pool assigns its first
+// eligible member, so a member left from an earlier start, whose token is
+// gone, would take every new case.
+func retireTribunal(ctx context.Context, store *auth.Store) error {
+	pool, err := store.TribunalPool(ctx, devTenant, auth.Sandbox)
+	if err != nil {
+		return err
+	}
+	for _, m := range pool {
+		c := m.Credential
+		if c.Label != devLabel || (c.PartnerID != devAdjudicatorPartner && c.PartnerID != devReviewerPartner) {
+			continue
+		}
+		if err := store.RemoveTribunalMember(ctx, c.PublicID); err != nil {
+			return fmt.Errorf("retiring an earlier start's %s %s: %w", c.Role, c.PublicID, err)
+		}
+	}
+	return nil
+}
+
+func printWelcome(w io.Writer, cfg config, creds devCredentials, receiverURL, adjudicatorURL, adjudicatorEndpoint string) {
 	base := fmt.Sprintf("http://127.0.0.1:%d", cfg.EdgePort)
+	envFile := filepath.Join(cfg.Dir, "credentials.env")
 	fmt.Fprintf(w, "\npcourt dev stack is up: %s\n\n", base)
-	fmt.Fprintln(w, "Sandbox credentials (tenant-dev, partner-dev), also in "+filepath.Join(cfg.Dir, "credentials.env")+":")
-	for _, c := range creds {
-		fmt.Fprintf(w, "  %-22s %s  %s\n", c.role, c.cred.PublicID, c.token)
+	fmt.Fprintln(w, "Sandbox credentials (tenant-dev), also in "+envFile+":")
+	for _, c := range creds.all {
+		fmt.Fprintf(w, "  %-22s %-21s %s  %s\n", c.role, c.cred.PartnerID, c.cred.PublicID, c.token)
 	}
 	fmt.Fprintln(w, "\nTry:")
 	fmt.Fprintf(w, "  curl -fsS %s/readyz\n", base)
 	fmt.Fprintf(w, "  curl -fsS -o /dev/null -w '%%{http_code} %%{content_type}\\n' %s/openapi.json\n", base)
-	fmt.Fprintf(w, "  curl -fsS -H 'Authorization: Bearer %s' %s/api/v2/integration\n", creds[1].token, base)
+	fmt.Fprintf(w, "  curl -fsS -H 'Authorization: Bearer %s' %s/api/v2/integration\n", creds.claimant.token, base)
 	payer := localfacilitator.DevAccounts()[0]
 	fmt.Fprintf(w, "\nPay USD 0.010000 for a dispute-readiness report over x402 (Anvil account 0, a PUBLIC test key,\nfunded with 1000 test USDC by the local facilitator; payments go to %s):\n", devPayTo().Hex())
 	fmt.Fprintf(w, "  go run ./tools/x402pay -key %s -d @docs/examples/readiness-request.json %s/api/x402/dispute-readiness\n",
 		hexutil.Encode(crypto.FromECDSA(payer.Key)), base)
 	fmt.Fprintf(w, "\nWalk a case draft from preparation to an opened case (docs/filings-walkthrough.md):\n")
-	fmt.Fprintf(w, "  go run ./tools/demo -env %s\n", filepath.Join(cfg.Dir, "credentials.env"))
+	fmt.Fprintf(w, "  go run ./tools/demo -env %s\n", envFile)
+	fmt.Fprintf(w, "\nThe tribunal of tenant-dev's sandbox pool: the reference adjudicator (tools/adjudicator, provider \"rubric\":\n"+
+		"no model; PCOURT_ADJUDICATOR_TOKEN) hears adjudication_requested at %s\n"+
+		"(endpoint %s), files its proposals and prints \"adjudicator | ...\" lines here;\n"+
+		"the reviewer is you, with PCOURT_REVIEWER_TOKEN. Walk a case on to a signed award, verified offline:\n", adjudicatorURL, adjudicatorEndpoint)
+	fmt.Fprintf(w, "  go run ./tools/demo -through award -env %s\n", envFile)
 	fmt.Fprintf(w, "\nSigned case events for partner-dev are delivered to %s, verified\nagainst %s/api/webhooks/keys and printed here as \"webhook  | ...\" lines.\n", receiverURL, base)
 	if len(cfg.Compat) > 0 {
 		fmt.Fprintf(w, "\nCompatibility policy, from your environment, at the edge: %s\n(earlier routes such as %s/api/v2/cases/<id> answer with Deprecation, Sunset and Link; guide at %s/docs/migration)\n",

@@ -25,6 +25,7 @@ import (
 	tcnetwork "github.com/testcontainers/testcontainers-go/network"
 	"github.com/testcontainers/testcontainers-go/wait"
 
+	"github.com/pcourt/pcourt/libs/award"
 	"github.com/pcourt/pcourt/libs/webhook/signature"
 	"github.com/pcourt/pcourt/libs/x402/localfacilitator"
 )
@@ -154,7 +155,7 @@ func startStack(t *testing.T) *stack {
 		"LOG_LEVEL":            "info",
 		"HTTP_TRUSTED_PROXIES": s.subnet.String(),
 	}
-	keyFiles := signingKeyFiles(t)
+	keyFiles := map[string]map[string]string{"webhooks": signingKeyFiles(t), "cases": awardKeyFiles(t)}
 	own := map[string]map[string]string{
 		"readiness": {
 			"FACILITATOR_URL":         fmt.Sprintf("http://facilitator:%d", facilitatorPort),
@@ -169,7 +170,12 @@ func startStack(t *testing.T) *stack {
 			"FEES_PAY_TO":             s.payTo,
 			"PUBLIC_BASE_URL":         s.ingress,
 		},
-		"cases": {"PUBLIC_BASE_URL": s.ingress},
+		// Both replicas sign awards with the same key, mounted as a
+		// Secret would be.
+		"cases": {
+			"PUBLIC_BASE_URL":        s.ingress,
+			"AWARD_SIGNING_KEYS_DIR": "/etc/pcourt/award-keys",
+		},
 		// Both replicas sign with the same keys, mounted as a Secret would
 		// be; callbacks go to http endpoints on this network only.
 		"webhooks": {
@@ -191,10 +197,8 @@ func startStack(t *testing.T) *stack {
 		})
 		for i := 1; i <= replicas; i++ {
 			var files []testcontainers.ContainerFile
-			if svc.name == "webhooks" {
-				for path, content := range keyFiles { // a reader each: a reader is read once
-					files = append(files, testcontainers.ContainerFile{Reader: strings.NewReader(content), ContainerFilePath: path, FileMode: 0o644})
-				}
+			for path, content := range keyFiles[svc.name] { // a reader each: a reader is read once
+				files = append(files, testcontainers.ContainerFile{Reader: strings.NewReader(content), ContainerFilePath: path, FileMode: 0o644})
 			}
 			s.addReplica(ctx, svc.name, i, "pcourt/"+svc.name+":dev", env, svc.port+1000, netip.Addr{}, files...)
 		}
@@ -472,6 +476,18 @@ func signingKeyFiles(t *testing.T) map[string]string {
 		out["/etc/pcourt/webhook-keys/"+kid+".seed"] = hex.EncodeToString(seed)
 	}
 	return out
+}
+
+// awardKeyFiles makes one award signing key: the <kid>.seed file, by path,
+// that both cases replicas mount (kid as award.KeyID names it, the seed in
+// hex, as docs/operations.md makes one).
+func awardKeyFiles(t *testing.T) map[string]string {
+	t.Helper()
+	seed := make([]byte, ed25519.SeedSize)
+	_, err := rand.Read(seed)
+	require.NoError(t, err)
+	pub := ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey)
+	return map[string]string{"/etc/pcourt/award-keys/" + award.KeyID(pub, time.Now()) + ".seed": hex.EncodeToString(seed) + "\n"}
 }
 
 func merge(maps ...map[string]string) map[string]string {

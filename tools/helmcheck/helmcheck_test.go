@@ -194,6 +194,45 @@ func TestProductionValues(t *testing.T) {
 	assert.NotEmpty(t, m.Ingresses[0].Spec.TLS)
 }
 
+// The award signing keys reach cases from a Secret, mounted read-only
+// where AWARD_SIGNING_KEYS_DIR says; only development makes a throwaway
+// key instead, and then mounts nothing.
+func TestAwardKeysComeFromASecret(t *testing.T) {
+	h := helm(t)
+	cases := func(m *helmcheck.Manifests) (corev1.PodSpec, corev1.Container) {
+		t.Helper()
+		for _, d := range m.Deployments {
+			if d.Name == "pcourt-cases" {
+				return d.Spec.Template.Spec, d.Spec.Template.Spec.Containers[0]
+			}
+		}
+		t.Fatal("no cases Deployment")
+		return corev1.PodSpec{}, corev1.Container{}
+	}
+	for _, values := range [][]string{nil, {"-f", production}} {
+		pod, c := cases(render(t, h, values...))
+		e := env(c)
+		require.Equal(t, "/etc/pcourt/award-keys", e["AWARD_SIGNING_KEYS_DIR"], values)
+		require.NotContains(t, e, "AWARD_DEV_EPHEMERAL_KEY", values)
+		i := slices.IndexFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Name == "award-keys" })
+		require.GreaterOrEqual(t, i, 0, "the pod has the award keys volume")
+		require.NotNil(t, pod.Volumes[i].Secret)
+		assert.Equal(t, "pcourt-award-signing-keys", pod.Volumes[i].Secret.SecretName)
+		j := slices.IndexFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == "award-keys" })
+		require.GreaterOrEqual(t, j, 0, "the container mounts the award keys")
+		assert.Equal(t, e["AWARD_SIGNING_KEYS_DIR"], c.VolumeMounts[j].MountPath)
+		assert.True(t, c.VolumeMounts[j].ReadOnly)
+	}
+
+	pod, c := cases(render(t, h, "--set", "services.cases.awardKeysSecret=", "--set", "services.cases.devEphemeralAwardKey=true"))
+	e := env(c)
+	assert.Equal(t, "true", e["AWARD_DEV_EPHEMERAL_KEY"])
+	assert.NotContains(t, e, "AWARD_SIGNING_KEYS_DIR")
+	for _, v := range pod.Volumes {
+		assert.NotEqual(t, "award-keys", v.Name, "a development key needs no Secret")
+	}
+}
+
 // Values that must not render: each is a mistake an operator can make.
 func TestRefusedValues(t *testing.T) {
 	h := helm(t)
@@ -203,6 +242,7 @@ func TestRefusedValues(t *testing.T) {
 	}{
 		"live readiness paying the public dev account": {[]string{"services.readiness.environment=live"}, "public development account"},
 		"webhooks without signing keys":                {[]string{"services.webhooks.signingKeysSecret="}, "signingKeysSecret"},
+		"cases without award keys":                     {[]string{"services.cases.awardKeysSecret="}, "awardKeysSecret"},
 		"sentinel without a master":                    {[]string{"redis.mode=sentinel"}, "sentinelMaster"},
 		"no Kafka":                                     {[]string{"kafka.brokers=null"}, "kafka.brokers"},
 		"edge hops with no proxy to count them behind": {[]string{"podNetworkCIDRs=null"}, "trustedProxies"},

@@ -48,6 +48,7 @@ var Families = []Family{
 	{"/api/v2/integration", Filings},
 
 	{"/api/cases", Cases},
+	{"/api/awards", Cases},
 	{"/api/executions", Cases},
 	{"/api/rules", Cases},
 	{"/api/disputes", Cases},

@@ -35,12 +35,39 @@ func TestEverySpecRouteHasItsOwner(t *testing.T) {
 		"/api/v2/integration":                                 routing.Filings,
 		"/api/cases/cs_1":                                     routing.Cases,
 		"/api/cases/cs_1/executions":                          routing.Cases,
+		"/api/cases/cs_1/award":                               routing.Cases,
+		"/api/cases/cs_1/award/artifacts/pdf":                 routing.Cases,
+		"/api/cases/cs_1/award/artifacts/json/attestation":    routing.Cases,
+		"/api/cases/cs_1/evaluation/accept":                   routing.Cases,
+		"/api/cases/cs_1/ai-configuration-challenges":         routing.Cases,
+		"/api/awards/keys":                                    routing.Cases,
 		"/api/executions/ex_1":                                routing.Cases,
 		"/api/rules/current":                                  routing.Cases,
 		"/api/disputes":                                       routing.Cases,
 		"/api/disputes/d_1/answer":                            routing.Cases,
+		"/api/disputes/d_1/review-package":                    routing.Cases,
+		"/api/disputes/d_1/runs":                              routing.Cases,
+		"/api/disputes/d_1/adjudicate":                        routing.Cases,
+		"/api/disputes/d_1/synthesize-opinion":                routing.Cases,
+		"/api/disputes/d_1/human-attention/resume":            routing.Cases,
+		"/api/disputes/d_1/reviewer-opinion":                  routing.Cases,
+		"/api/disputes/d_1/reviewer-opinion/file":             routing.Cases,
+		"/api/disputes/d_1/reviewer-objection":                routing.Cases,
+		"/api/disputes/d_1/override":                          routing.Cases,
+		"/api/disputes/d_1/reviewer-attestation":              routing.Cases,
+		"/api/disputes/d_1/pre-award-review":                  routing.Cases,
+		"/api/disputes/d_1/signoff":                           routing.Cases,
+		"/api/disputes/d_1/recusal":                           routing.Cases,
+		"/api/disputes/d_1/procedural-rulings":                routing.Cases,
+		"/api/disputes/d_1/ai-configuration-challenges":       routing.Cases,
+		"/api/disputes/d_1/decision":                          routing.Cases,
 		"/api/partner-cases/cs_1/respondent":                  routing.Cases,
 		"/api/v2/cases/cs_1/award/artifacts/json/attestation": routing.Cases,
+		"/api/v2/cases/cs_1/award":                            routing.Cases,
+		"/api/v2/cases/cs_1/award/artifacts/html":             routing.Cases,
+		"/api/v2/cases/cs_1/evaluation":                       routing.Cases,
+		"/api/v2/cases/cs_1/evaluation/accept":                routing.Cases,
+		"/api/v2/cases/cs_1/decision-status":                  routing.Cases,
 		"/api/v2/rules/current":                               routing.Cases,
 		"/api/v2/ap2/resolution-requests":                     routing.Cases,
 		"/api/v2/ucp/resolution-results/cs_1":                 routing.Cases,
@@ -69,7 +96,7 @@ func TestEverySpecRouteHasItsOwner(t *testing.T) {
 
 func TestUnknownPathsHaveNoOwner(t *testing.T) {
 	table := routing.NewTable(routing.Families)
-	for _, path := range []string{"/", "/api", "/api/filingsx", "/api/v2", "/api/v3/cases/1", "/apix/cases", "/api/x402x/dispute-readiness", "/consolex", "/api/consolex/links"} {
+	for _, path := range []string{"/", "/api", "/api/filingsx", "/api/v2", "/api/v3/cases/1", "/apix/cases", "/api/awardsx/keys", "/api/x402x/dispute-readiness", "/consolex", "/api/consolex/links"} {
 		_, ok := table.Owner(path)
 		require.False(t, ok, path)
 	}
