@@ -75,30 +75,25 @@ func TestTheEventCatalogueHasASignedExampleOfEveryType(t *testing.T) {
 	require.Contains(t, page, `id="example-key"`)
 }
 
-// The catalogue's words are the cases service's event table, as
-// docs/cases-procedure.md states it.
-func TestTheDecisionEventsAreTheTribunalTable(t *testing.T) {
-	raw, err := os.ReadFile("../../../../docs/tribunal.md")
-	require.NoError(t, err)
-	doc := string(raw)
-	start := strings.Index(doc, "| type | when | audience | actionRequired |")
-	require.GreaterOrEqual(t, start, 0)
-	var rows []string
-	for _, line := range strings.Split(doc[start:], "\n")[2:] {
-		if !strings.HasPrefix(line, "| `") {
-			break
-		}
-		rows = append(rows, line)
-	}
-	require.Equal(t, rows, console.DecisionTableRows())
+// The catalogue's words are the cases service's event tables, as
+// docs/cases-procedure.md (the procedure's) and docs/tribunal.md (the
+// decision's) state them.
+func TestTheEventCatalogueIsTheProcedureTable(t *testing.T) {
+	require.Equal(t, tableRows(t, "cases-procedure.md", "| type | when | recipients | actionRequired | deadlineAt |"), console.EventTableRows())
 }
 
-func TestTheEventCatalogueIsTheProcedureTable(t *testing.T) {
-	raw, err := os.ReadFile("../../../../docs/cases-procedure.md")
+func TestTheDecisionEventsAreTheTribunalTable(t *testing.T) {
+	require.Equal(t, tableRows(t, "tribunal.md", "| type | when | audience | actionRequired |"), console.DecisionTableRows())
+}
+
+// tableRows are the rows of the event table under header in docs/page.
+func tableRows(t *testing.T, page, header string) []string {
+	t.Helper()
+	raw, err := os.ReadFile("../../../../docs/" + page)
 	require.NoError(t, err)
 	doc := string(raw)
-	start := strings.Index(doc, "| type | when | recipients | actionRequired | deadlineAt |")
-	require.GreaterOrEqual(t, start, 0)
+	start := strings.Index(doc, header)
+	require.GreaterOrEqual(t, start, 0, page)
 	var rows []string
 	for _, line := range strings.Split(doc[start:], "\n")[2:] {
 		if !strings.HasPrefix(line, "| `") {
@@ -106,5 +101,5 @@ func TestTheEventCatalogueIsTheProcedureTable(t *testing.T) {
 		}
 		rows = append(rows, line)
 	}
-	require.Equal(t, rows, console.EventTableRows())
+	return rows
 }
