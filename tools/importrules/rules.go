@@ -31,6 +31,7 @@ var PureDomains = []string{
 	"services/filings/internal/draft",
 	"services/cases/internal/procedure",
 	"services/cases/internal/tribunal",
+	"services/cases/internal/evidence",
 	"services/webhooks/internal/delivery",
 	"services/compat-edge/internal/inventory",
 	"services/compat-edge/internal/policy",

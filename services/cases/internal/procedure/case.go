@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/pcourt/pcourt/services/cases/internal/evidence"
 	"github.com/pcourt/pcourt/services/cases/internal/tribunal"
 )
 
@@ -274,6 +275,9 @@ type Case struct {
 	// Tribunal is the decision's part of the case (internal/tribunal):
 	// who decides, the runs, the review and the award.
 	Tribunal tribunal.State
+	// Evidence is the case's exhibits (internal/evidence): files, their
+	// disclosure, authenticity challenges and processing defects.
+	Evidence evidence.State
 }
 
 // Status returns the case's status.
@@ -365,6 +369,7 @@ func (c Case) clone() Case {
 		c.Termination = &t
 	}
 	c.Tribunal = c.Tribunal.Clone()
+	c.Evidence = c.Evidence.Clone()
 	return c
 }
 

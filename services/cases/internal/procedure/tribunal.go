@@ -38,7 +38,9 @@ func (c Case) TribunalFacts() tribunal.Facts {
 }
 
 // RecordItems are the record's items in the order the record summary
-// lists them: the answer, then the submissions as filed.
+// lists them: the answer, then the submissions as filed, then the
+// disclosed exhibits as disclosed (an exhibit's digest is its file's
+// SHA-256).
 func (c Case) RecordItems() []tribunal.Item {
 	var out []tribunal.Item
 	if a := c.Answer; a != nil {
@@ -46,6 +48,9 @@ func (c Case) RecordItems() []tribunal.Item {
 	}
 	for _, s := range c.Submissions {
 		out = append(out, tribunal.Item{ID: s.ID, Side: string(s.Side), Digest: s.Digest})
+	}
+	for _, e := range c.Evidence.Record() {
+		out = append(out, tribunal.Item{ID: e.ID, Side: e.Side, Digest: e.SHA256})
 	}
 	return out
 }

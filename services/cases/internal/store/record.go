@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pcourt/pcourt/services/cases/internal/evidence"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 	"github.com/pcourt/pcourt/services/cases/internal/tribunal"
 )
@@ -58,6 +59,9 @@ type caseRecord struct {
 	// one value with millisecond UTC instants, written and read only
 	// here, so a converter beside it would repeat every field for nothing.
 	Tribunal *tribunal.State `json:"tribunal,omitempty"`
+	// Evidence is stored in the evidence package's own JSON form, as the
+	// tribunal is, and for the same reason.
+	Evidence *evidence.State `json:"evidence,omitempty"`
 }
 
 type claimRecord struct {
@@ -228,6 +232,10 @@ func encodeRecord(c procedure.Case) ([]byte, error) {
 		t := c.Tribunal
 		r.Tribunal = &t
 	}
+	if !c.Evidence.Empty() {
+		e := c.Evidence
+		r.Evidence = &e
+	}
 	return json.Marshal(r)
 }
 
@@ -309,6 +317,9 @@ func decodeRecord(b []byte) (procedure.Case, error) {
 	}
 	if t := r.Tribunal; t != nil {
 		c.Tribunal = *t
+	}
+	if e := r.Evidence; e != nil {
+		c.Evidence = *e
 	}
 	if p.err != nil {
 		return procedure.Case{}, fmt.Errorf("%w: %w", ErrCorruptRecord, p.err)
