@@ -2,6 +2,7 @@ package httpserver
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -84,11 +85,48 @@ func defaultBodyLimit(limit int64) gin.HandlerFunc {
 	}
 }
 
+// StreamedBody lets one route take a body larger than the server's
+// default, read as a stream by its handler (an evidence file): limit
+// replaces the server-wide limit for this route, a Content-Length over it is
+// refused before the handler runs, and the connection's read and write
+// deadlines move to now plus timeout for this request only, because a large
+// body does not arrive within the server's ReadTimeout. Every other route
+// keeps the server's limits.
+func StreamedBody(limit int64, timeout time.Duration) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if raw, ok := c.Value(rawBodyKey).(io.ReadCloser); ok {
+			c.Request.Body = raw
+		}
+		c.Set(bodyLimitKey, limit)
+		if c.Request.ContentLength > limit {
+			problem.Write(c, tooLarge(limit))
+			return
+		}
+		if c.Request.Body != nil {
+			c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
+		}
+		rc := http.NewResponseController(c.Writer)
+		deadline := time.Now().Add(timeout)
+		// A writer that cannot move its deadlines (a test recorder) keeps
+		// the server's: the limit still holds.
+		_ = rc.SetReadDeadline(deadline)
+		_ = rc.SetWriteDeadline(deadline)
+		c.Next()
+	}
+}
+
+// rawBodyKey holds the request body as the server received it, before any
+// limit wrapped it, so that StreamedBody can apply its own.
+const rawBodyKey = "pcourt.httpserver.rawBody"
+
 // applyLimit makes limit the request's body limit unless a smaller one is
 // already in place, and returns the limit now in place.
 func applyLimit(c *gin.Context, limit int64) int64 {
 	if cur, ok := c.Value(bodyLimitKey).(int64); ok && cur <= limit {
 		return cur
+	}
+	if _, kept := c.Value(rawBodyKey).(io.ReadCloser); !kept && c.Request.Body != nil {
+		c.Set(rawBodyKey, c.Request.Body)
 	}
 	c.Set(bodyLimitKey, limit)
 	if c.Request.Body != nil {

@@ -311,3 +311,69 @@ func TestRouteBodyLimitIsTheOneNamed(t *testing.T) {
 		})
 	}
 }
+
+// A streamed route takes a body over the server's default, and only that
+// route: its limit and its read deadline are its own.
+func TestAStreamedRouteTakesALargeSlowBody(t *testing.T) {
+	cfg := httpserver.DefaultConfig()
+	cfg.MaxBodyBytes = 1 << 20
+	cfg.ReadTimeout = 300 * time.Millisecond
+	s := httpserver.New(cfg, httpserver.Deps{Service: "test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	count := func(c *gin.Context) {
+		n, err := io.Copy(io.Discard, c.Request.Body)
+		if err != nil {
+			_ = c.Error(err)
+			return
+		}
+		c.JSON(http.StatusOK, gin.H{"bytes": n})
+	}
+	s.Router().POST("/upload", httpserver.StreamedBody(8<<20, time.Minute), count)
+	s.Router().POST("/default", func(c *gin.Context) {
+		if _, err := httpserver.ReadBody(c); err != nil {
+			_ = c.Error(err)
+			return
+		}
+		c.Status(http.StatusOK)
+	})
+	addr, err := s.Listen()
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	base := "http://" + addr.String()
+
+	// 4 MiB, sent in pieces over about a second: past the server's read
+	// timeout and its body limit, within the route's.
+	slow := func(size int) io.Reader {
+		pr, pw := io.Pipe()
+		go func() {
+			piece := strings.Repeat("a", size/8)
+			for range 8 {
+				time.Sleep(120 * time.Millisecond)
+				if _, err := pw.Write([]byte(piece)); err != nil {
+					return
+				}
+			}
+			pw.Close()
+		}()
+		return pr
+	}
+	resp, err := http.Post(base+"/upload", "application/octet-stream", slow(4<<20))
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	require.JSONEq(t, `{"bytes":4194304}`, string(body))
+
+	resp, err = http.Post(base+"/upload", "application/octet-stream", strings.NewReader(strings.Repeat("a", 9<<20)))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+	require.Contains(t, readProblem(t, resp).Detail, " 8388608 bytes")
+	resp.Body.Close()
+
+	resp, err = http.Post(base+"/default", "application/octet-stream", strings.NewReader(strings.Repeat("a", 2<<20)))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode, "every other route keeps the server's limit")
+	resp.Body.Close()
+}
