@@ -114,6 +114,7 @@ type csvCheck struct {
 	fields  int // fields ended in the current record
 	want    int // fields per record, from the first; 0 before it
 	started bool
+	cr      bool // a CR is held back: the next byte tells what it is
 }
 
 const (
@@ -124,6 +125,24 @@ const (
 )
 
 func (c *csvCheck) feed(b byte, off int64) *Refusal {
+	// A CR is content, except right before a LF (a CRLF line end) and as
+	// the file's last byte, as encoding/csv reads it.
+	if c.cr {
+		c.cr = false
+		if b != '\n' {
+			if ref := c.content('\r'); ref != nil {
+				return ref
+			}
+		}
+	}
+	if b == '\r' {
+		c.cr = true
+		return nil
+	}
+	return c.content(b)
+}
+
+func (c *csvCheck) content(b byte) *Refusal {
 	if c.line == 0 {
 		c.line = 1
 	}
@@ -138,8 +157,6 @@ func (c *csvCheck) feed(b byte, off int64) *Refusal {
 			}
 			c.line++
 			return nil
-		case b == '\r' && !c.started:
-			return nil // the CR of an empty line's CRLF
 		case b == ',':
 			c.fields++
 			c.state = csvFieldStart
@@ -169,7 +186,6 @@ func (c *csvCheck) feed(b byte, off int64) *Refusal {
 			}
 			c.line++
 			return nil
-		case '\r': // before the LF of a CRLF
 		default:
 			return refuse(CodeContentInvalid, "the CSV has a stray quote in a quoted field on line %d", c.line)
 		}
