@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -304,4 +305,24 @@ func TestEveryCodeHasAStatus(t *testing.T) {
 	for _, c := range exhibitfile.Codes {
 		require.Equal(t, want[c], c.Status(), "%s", c)
 	}
+}
+
+// TestAMultipartBodyCutOffMidwayIsIncomplete reads the part as the handler
+// will: the multipart reader reports a body that ends before its boundary
+// as io.ErrUnexpectedEOF.
+func TestAMultipartBodyCutOffMidwayIsIncomplete(t *testing.T) {
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	part, err := mw.CreateFormFile("file", "scan.png")
+	require.NoError(t, err)
+	part.Write(pngFile(t))
+	require.NoError(t, mw.Close())
+
+	cut := body.Bytes()[:body.Len()/2]
+	p, err := multipart.NewReader(bytes.NewReader(cut), mw.Boundary()).NextPart()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	_, err = exhibitfile.Take(dir, p, "image/png", p.FileName(), policy())
+	require.ErrorIs(t, err, &exhibitfile.Refusal{Code: exhibitfile.CodeUploadIncomplete})
+	requireEmpty(t, dir)
 }
