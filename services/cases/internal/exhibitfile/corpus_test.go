@@ -161,3 +161,22 @@ func pdfWithHead(t testing.TB, s string) []byte {
 	i := bytes.IndexByte(p, '\n') + 1
 	return cat(p[:i], []byte("% "+s+"\n"), p[i:])
 }
+
+// pdfWithObjectStream keeps two of its three page objects in a compressed
+// object stream, as PDF 1.5 writers do.
+func pdfWithObjectStream(t testing.TB) []byte {
+	t.Helper()
+	objects := "4 0 5 33 << /Type /Page /Parent 2 0 R >> << /Type/Page /Parent 2 0 R >>"
+	var z bytes.Buffer
+	zw := zlib.NewWriter(&z)
+	zw.Write([]byte(objects))
+	zw.Close()
+	var b bytes.Buffer
+	b.WriteString("%PDF-1.5\n")
+	b.WriteString("1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n")
+	b.WriteString("2 0 obj << /Type /Pages /Kids [3 0 R 4 0 R 5 0 R] /Count 3 >> endobj\n")
+	b.WriteString("3 0 obj << /Type /Page /Parent 2 0 R >> endobj\n")
+	fmt.Fprintf(&b, "6 0 obj << /Type /ObjStm /N 2 /First 9 /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream\nendobj\n", z.Len(), z.Bytes())
+	b.WriteString("trailer << /Root 1 0 R >>\nstartxref\n0\n%%EOF\n")
+	return b.Bytes()
+}

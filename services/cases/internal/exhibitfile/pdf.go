@@ -3,6 +3,7 @@ package exhibitfile
 import (
 	"bufio"
 	"bytes"
+	"compress/zlib"
 	"fmt"
 	"io"
 	"os"
@@ -45,14 +46,26 @@ func checkPDF(f *os.File, size int64, head []byte) (*Refusal, error) {
 // from; a larger one is skipped (text streams are small, images are not).
 const maxContentStream = 1 << 20
 
+// maxObjectStream is the largest compressed object stream scanPDF inflates
+// for page objects; maxInflated caps what all of one file's inflate to.
+const (
+	maxObjectStream = 8 << 20
+	maxInflated     = 64 << 20
+)
+
 // scanPDF reads a PDF once, front to back, in bounded memory, for its page
 // count and its text. It is a heuristic, not a PDF parser (no PDF library
 // is both small and well kept):
 //
 //   - The page count is the number of page objects, "/Type /Page" (not
-//     "/Pages", the tree's inner nodes). Page objects inside compressed
-//     object streams (PDF 1.5 and later writers often use them) are not
-//     seen: such a PDF counts 0 pages, which means "not known".
+//     "/Pages", the tree's inner nodes), in the file and in its object
+//     streams (PDF 1.5 and later writers put objects in compressed
+//     "/Type /ObjStm" streams): a FlateDecode object stream of at most
+//     maxObjectStream bytes is inflated and read the same way, the file's
+//     object streams together inflating to at most maxInflated bytes (a
+//     compression bomb costs that much time, and no memory). Pages out of
+//     the scanner's sight (another filter, a larger stream) count 0, and a
+//     PDF whose pages are all out of sight has PageCount 0: not known.
 //   - The text is that of the uncompressed content streams only (a stream
 //     without /Filter, and without /Subtype: not an image or a form): the
 //     strings shown by Tj, TJ, ' and ", a line break for each text
@@ -61,7 +74,8 @@ const maxContentStream = 1 << 20
 //     whose text is compressed, or drawn with embedded font encodings,
 //     gives no text, and Processing.Text is empty.
 func scanPDF(f *os.File, size int64) (pages int, text textBuilder, err error) {
-	s := pdfScanner{r: reader(f, 0, size), text: textBuilder{max: MaxTextRunes}}
+	budget := int64(maxInflated)
+	s := pdfScanner{r: reader(f, 0, size), text: textBuilder{max: MaxTextRunes}, inflate: &budget}
 	if err := s.run(); err != nil {
 		return 0, textBuilder{}, err
 	}
@@ -76,6 +90,10 @@ type pdfScanner struct {
 	prev     string // the previous name, for "/Type /Page"
 	filtered bool   // the current object's dictionary has /Filter
 	subtype  bool   // ... or /Subtype
+	objStm   bool   // ... is an object stream's
+	flate    bool   // ... names FlateDecode
+
+	inflate *int64 // bytes the file's object streams may still inflate to; nil inside one
 }
 
 func (s *pdfScanner) run() error {
@@ -125,6 +143,10 @@ func (s *pdfScanner) name(name string) {
 		s.filtered = true
 	case "Subtype":
 		s.subtype = true
+	case "ObjStm":
+		s.objStm = s.objStm || s.prev == "Type"
+	case "FlateDecode":
+		s.flate = true
 	}
 	s.prev = name
 }
@@ -133,7 +155,7 @@ func (s *pdfScanner) keyword(kw string) error {
 	s.prev = ""
 	switch kw {
 	case "obj", "endobj":
-		s.filtered, s.subtype = false, false
+		s.endObject()
 	case "stream":
 		// The stream's data starts after its keyword's end of line.
 		c, err := s.r.ReadByte()
@@ -145,23 +167,55 @@ func (s *pdfScanner) keyword(kw string) error {
 		if err != nil {
 			return err
 		}
-		keep := !s.filtered && !s.subtype && !s.text.full()
-		data, err := streamData(s.r, keep)
+		objects := s.objStm && s.flate && s.inflate != nil && *s.inflate > 0
+		content := !s.filtered && !s.subtype && !s.text.full()
+		limit := 0
+		switch {
+		case objects:
+			limit = maxObjectStream
+		case content:
+			limit = maxContentStream
+		}
+		data, err := streamData(s.r, limit)
 		if err != nil {
 			return err
 		}
-		if data != nil {
+		switch {
+		case data != nil && objects:
+			s.objectStream(data)
+		case data != nil && content:
 			showText(data, &s.text)
 		}
-		s.filtered, s.subtype = false, false
+		s.endObject()
 	}
 	return nil
 }
 
+func (s *pdfScanner) endObject() {
+	s.filtered, s.subtype, s.objStm, s.flate = false, false, false, false
+}
+
+// objectStream counts the page objects of a compressed object stream. A
+// stream that does not inflate counts what inflated before the damage: the
+// count is a heuristic, and the file was already accepted by checkPDF.
+func (s *pdfScanner) objectStream(data []byte) {
+	zr, err := zlib.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return
+	}
+	defer zr.Close()
+	lr := &io.LimitedReader{R: zr, N: *s.inflate}
+	inner := pdfScanner{r: bufio.NewReaderSize(lr, bufferSize)}
+	_ = inner.run() // an object stream holds no streams: only names are read
+	s.pages += inner.pages
+	*s.inflate = lr.N
+}
+
 // streamData reads up to "endstream" and returns the data before it when
-// keep is set and it is at most maxContentStream bytes, else nil.
-func streamData(r *bufio.Reader, keep bool) ([]byte, error) {
+// it is at most limit bytes, else nil.
+func streamData(r *bufio.Reader, limit int) ([]byte, error) {
 	end := newMatcher("endstream")
+	keep := limit > 0
 	var data []byte
 	for {
 		c, err := r.ReadByte()
@@ -169,7 +223,7 @@ func streamData(r *bufio.Reader, keep bool) ([]byte, error) {
 			return nil, err
 		}
 		if keep {
-			if len(data) < maxContentStream+len("endstream") {
+			if len(data) < limit+len("endstream") {
 				data = append(data, c)
 			} else {
 				keep, data = false, nil

@@ -49,6 +49,11 @@ func TestTheProcessingRecordOfEachType(t *testing.T) {
 			want: exhibitfile.Processing{PageCount: 3, SuggestedDescription: "site report-3"},
 		},
 		{
+			name: "a PDF with page objects in a compressed object stream",
+			body: pdfWithObjectStream(t), declared: "application/pdf", fileName: "contract.pdf",
+			want: exhibitfile.Processing{PageCount: 3, SuggestedDescription: "contract"},
+		},
+		{
 			name: "an image: one page, no text",
 			body: pngFile(t), declared: "image/png", fileName: "site_photo_2.png",
 			want: exhibitfile.Processing{PageCount: 1, SuggestedDescription: "site photo 2"},
