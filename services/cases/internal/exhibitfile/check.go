@@ -22,7 +22,8 @@ const headSize = 1024
 //  1. exhibit_archive_refused: the file starts as an archive or compressed
 //     stream (zip and the formats built on it: jar, docx, odt, epub, apk;
 //     gzip, bzip2, xz, zstd, 7z, rar, tar, cab, ar), whatever was declared.
-//  2. exhibit_type_not_allowed: the declared type is not on the allowlist, a
+//  2. exhibit_type_not_allowed: the declared type (or the standard type it
+//     is an alias of: image/jpg, text/x-csv, ...) is not on the allowlist, a
 //     text type declares a charset other than UTF-8 (or US-ASCII, its
 //     subset), or, when the declaration defers to sniffing (no type, or
 //     application/octet-stream: browsers send it for any extension they do
@@ -104,6 +105,9 @@ func mediaType(head []byte, declared string, p Policy) (MediaType, *Refusal) {
 		return t, nil
 	}
 	t := MediaType(d)
+	if alias, ok := aliases[d]; ok {
+		t = alias
+	}
 	if !p.allows(t) {
 		return "", refuse(CodeTypeNotAllowed, "%s is not accepted; accepted: %s", d, list(p.Allowed))
 	}
@@ -114,6 +118,20 @@ func mediaType(head []byte, declared string, p Policy) (MediaType, *Refusal) {
 		return "", refuse(CodeTypeMismatch, "the file was declared %s but its content is %s", d, sniffed)
 	}
 	return t, nil
+}
+
+// aliases are names clients still send for the accepted types (old
+// browsers, operating systems' type tables); the file is stored under the
+// standard name.
+var aliases = map[string]MediaType{
+	"application/x-pdf":           PDF,
+	"image/x-png":                 PNG,
+	"image/jpg":                   JPEG,
+	"image/pjpeg":                 JPEG,
+	"text/x-csv":                  CSV,
+	"application/csv":             CSV,
+	"text/comma-separated-values": CSV,
+	"text/json":                   JSON,
 }
 
 // sniff is the content's media type by its first bytes (without

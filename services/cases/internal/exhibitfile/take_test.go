@@ -191,6 +191,8 @@ func TestTakeAcceptsWellFormedFilesAndHandsThemOnWhole(t *testing.T) {
 		{name: "undeclared text", body: []byte("just words\n"), declared: "", want: exhibitfile.TextPlain},
 		{name: "CSV", body: []byte("date,amount,note\r\n2026-01-02,40,\"paid, late\"\r\n\r\n2026-01-03,12,\"said \"\"ok\"\"\"\r\n"), declared: "text/csv", want: exhibitfile.CSV},
 		{name: "JSON", body: []byte(`{"claim": [40, -1.5e3, true, null], "note": "caf\u00e9 \"ok\""}`), declared: "application/json", want: exhibitfile.JSON},
+		{name: "an alias of an accepted type", body: jpegFile(t), declared: "image/jpg", want: exhibitfile.JPEG},
+		{name: "a CSV as some systems declare it", body: []byte("a,b\n1,2\n"), declared: "text/x-csv", want: exhibitfile.CSV},
 		{name: "a name with dots inside", body: []byte("v1 to v2\n"), declared: "text/plain", fileName: "notes..v2.txt", want: exhibitfile.TextPlain},
 	}
 	for _, tt := range tests {
