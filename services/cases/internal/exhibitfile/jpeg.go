@@ -16,8 +16,9 @@ const jpegPaddingBytes = 1024
 const maxJPEGImages = 8
 
 // checkJPEG walks the JPEG's segments from SOI to EOI: every marker in its
-// place, every segment's length inside the file, the entropy-coded data of
-// each scan read through to the next marker. After EOI the file may hold
+// place, every segment's length inside the file, a frame header before the
+// first scan and at least one scan, the entropy-coded data of each scan
+// read through to the next marker. After EOI the file may hold
 // further complete JPEGs (multi-picture files) and then padding; anything
 // else after the end is a second file and refuses as a polyglot.
 func checkJPEG(f *os.File, size int64) (*Refusal, error) {
@@ -75,6 +76,7 @@ func (w *jpegWalk) image() (*Refusal, error) {
 		return refuse(CodeContentInvalid, "the JPEG at byte %d does not start with SOI", start), nil
 	}
 	var marker byte // a marker the entropy-coded data ended at, still to handle
+	var frame, scan bool
 	for {
 		if marker == 0 {
 			c, err := w.byte()
@@ -95,6 +97,9 @@ func (w *jpegWalk) image() (*Refusal, error) {
 		marker = 0
 		switch {
 		case m == 0xd9: // EOI
+			if !scan {
+				return refuse(CodeContentInvalid, "the JPEG at byte %d has no image data", start), nil
+			}
 			return nil, nil
 		case m == 0x00, m == 0xd8:
 			return refuse(CodeContentInvalid, "the JPEG has a misplaced marker 0x%02X at byte %d", m, w.off-1), nil
@@ -115,9 +120,16 @@ func (w *jpegWalk) image() (*Refusal, error) {
 		if err != nil {
 			return invalidOr(err, "the JPEG segment 0x%02X runs past the end of the file", m)
 		}
+		if isSOF(m) {
+			frame = true
+		}
 		if m != 0xda { // not SOS: the next marker follows
 			continue
 		}
+		if !frame {
+			return refuse(CodeContentInvalid, "the JPEG at byte %d has a scan before its frame header", start), nil
+		}
+		scan = true
 		// SOS: entropy-coded data up to the next marker that is not a
 		// stuffed 0xFF00 or a restart marker.
 		for marker == 0 {
@@ -138,4 +150,10 @@ func (w *jpegWalk) image() (*Refusal, error) {
 			}
 		}
 	}
+}
+
+// isSOF reports a start-of-frame marker: SOF0 to SOF15 but DHT (C4), JPG
+// (C8) and DAC (CC), which share the range.
+func isSOF(m byte) bool {
+	return m >= 0xc0 && m <= 0xcf && m != 0xc4 && m != 0xc8 && m != 0xcc
 }

@@ -128,6 +128,8 @@ func TestTakeRefusesTheMaliciousCorpusAndKeepsNothing(t *testing.T) {
 		{name: "PNG cut short", body: bytes.NewReader(png[:len(png)-20]), declared: "image/png", want: exhibitfile.CodeContentInvalid},
 		{name: "PNG with a bad CRC", body: bytes.NewReader(func() []byte { p := bytes.Clone(png); p[30] ^= 0xff; return p }()), declared: "image/png", want: exhibitfile.CodeContentInvalid},
 		{name: "PNG without image data", body: bytes.NewReader(cat(png[:33], pngChunk("IEND", nil))), declared: "image/png", want: exhibitfile.CodeContentInvalid},
+		{name: "JPEG with no image", body: strings.NewReader("\xff\xd8\xff\xe0\x00\x04ab\xff\xd9"), declared: "image/jpeg", want: exhibitfile.CodeContentInvalid},
+		{name: "text with a bad byte after the first read", body: strings.NewReader(strings.Repeat("a", 40000) + "\xc3(" + "tail"), declared: "text/plain", want: exhibitfile.CodeContentInvalid},
 		{name: "JPEG cut short", body: bytes.NewReader(jpg[:len(jpg)/2]), declared: "image/jpeg", want: exhibitfile.CodeContentInvalid},
 		{name: "text with a NUL after the sniffed head", body: bytes.NewReader(cat(bytes.Repeat([]byte("words "), 200), []byte{0}, text)), declared: "text/plain", want: exhibitfile.CodeContentInvalid},
 		{name: "text that is not UTF-8", body: strings.NewReader("caf\xe9 au lait"), declared: "text/plain", want: exhibitfile.CodeContentInvalid},
@@ -193,6 +195,7 @@ func TestTakeAcceptsWellFormedFilesAndHandsThemOnWhole(t *testing.T) {
 		{name: "JSON", body: []byte(`{"claim": [40, -1.5e3, true, null], "note": "caf\u00e9 \"ok\""}`), declared: "application/json", want: exhibitfile.JSON},
 		{name: "an alias of an accepted type", body: jpegFile(t), declared: "image/jpg", want: exhibitfile.JPEG},
 		{name: "a CSV as some systems declare it", body: []byte("a,b\n1,2\n"), declared: "text/x-csv", want: exhibitfile.CSV},
+		{name: "text with a character across the read boundary", body: []byte(strings.Repeat("a", 32<<10-1) + "é€😀" + strings.Repeat("b", 100) + "😀"), declared: "text/plain", want: exhibitfile.TextPlain},
 		{name: "a name with dots inside", body: []byte("v1 to v2\n"), declared: "text/plain", fileName: "notes..v2.txt", want: exhibitfile.TextPlain},
 	}
 	for _, tt := range tests {
