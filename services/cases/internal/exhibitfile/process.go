@@ -21,9 +21,9 @@ const MaxDescriptionRunes = 280
 type Processing struct {
 	// Text is the file's text, valid UTF-8, at most MaxTextRunes
 	// characters: the whole file for text/plain, text/csv and
-	// application/json (a byte-order mark left out); for a PDF, the text of
-	// its uncompressed content streams (see scanPDF), often none; none for
-	// an image.
+	// application/json (a byte-order mark and the white space around it
+	// left out); for a PDF, the text of its uncompressed content streams
+	// (see scanPDF), often none; none for an image.
 	Text string
 	// TextTruncated reports text cut at MaxTextRunes.
 	TextTruncated bool
