@@ -65,7 +65,8 @@ const (
 //     object streams together inflating to at most maxInflated bytes (a
 //     compression bomb costs that much time, and no memory). Pages out of
 //     the scanner's sight (another filter, a larger stream) count 0, and a
-//     PDF whose pages are all out of sight has PageCount 0: not known.
+//     PDF whose pages are all out of sight has PageCount 0: not known. A
+//     page rewritten by an incremental update is counted at each version.
 //   - The text is that of the uncompressed content streams only (a stream
 //     without /Filter, and without /Subtype: not an image or a form): the
 //     strings shown by Tj, TJ, ' and ", a line break for each text
