@@ -143,9 +143,9 @@ func checkDeployment(d *appsv1.Deployment, m *Manifests, fail func(string, ...an
 	if !keys["kubernetes.io/hostname"] || !keys["topology.kubernetes.io/zone"] {
 		fail("Deployment %s: pods must spread across nodes and zones", d.Name)
 	}
-	volumes := map[string]bool{}
+	volumes := map[string]corev1.Volume{}
 	for _, v := range ps.Volumes {
-		volumes[v.Name] = true
+		volumes[v.Name] = v
 	}
 	if len(ps.Containers) == 0 {
 		fail("Deployment %s has no container", d.Name)
@@ -198,11 +198,16 @@ func checkDeployment(d *appsv1.Deployment, m *Manifests, fail func(string, ...an
 			fail("%s: HTTP_TRUSTED_HOPS=%s without HTTP_TRUSTED_PROXIES, the proxies it counts hops behind", where, hops)
 		}
 		for _, vm := range c.VolumeMounts {
-			if !volumes[vm.Name] {
+			v, ok := volumes[vm.Name]
+			if !ok {
 				fail("%s mounts volume %q, which the pod does not have", where, vm.Name)
+				continue
 			}
-			if !vm.ReadOnly {
-				fail("%s mounts %s writable", where, vm.Name)
+			// Only scratch space is writable: an emptyDir with a size
+			// limit, so a runaway writer has its pod evicted instead of
+			// filling the node's disk. Secrets and configuration never.
+			if !vm.ReadOnly && (v.EmptyDir == nil || v.EmptyDir.SizeLimit == nil || v.EmptyDir.SizeLimit.IsZero()) {
+				fail("%s mounts %s writable: only an emptyDir with a sizeLimit may be", where, vm.Name)
 			}
 		}
 	}

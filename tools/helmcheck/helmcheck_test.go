@@ -233,6 +233,78 @@ func TestAwardKeysComeFromASecret(t *testing.T) {
 	}
 }
 
+// Evidence files go to the bucket the values name, with the access key
+// from an existing Secret; uploads are spooled in a writable, size-limited
+// emptyDir, as the root file system is read-only. Only development keeps
+// the files themselves in the pod.
+func TestEvidenceStore(t *testing.T) {
+	h := helm(t)
+	cases := func(m *helmcheck.Manifests) (corev1.PodSpec, corev1.Container) {
+		t.Helper()
+		for _, d := range m.Deployments {
+			if d.Name == "pcourt-cases" {
+				return d.Spec.Template.Spec, d.Spec.Template.Spec.Containers[0]
+			}
+		}
+		t.Fatal("no cases Deployment")
+		return corev1.PodSpec{}, corev1.Container{}
+	}
+	volume := func(pod corev1.PodSpec, c corev1.Container, name string) (corev1.Volume, corev1.VolumeMount) {
+		t.Helper()
+		i := slices.IndexFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Name == name })
+		require.GreaterOrEqual(t, i, 0, "the pod has volume %s", name)
+		j := slices.IndexFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == name })
+		require.GreaterOrEqual(t, j, 0, "the container mounts %s", name)
+		return pod.Volumes[i], c.VolumeMounts[j]
+	}
+	for _, tc := range []struct {
+		values                   []string
+		endpoint, bucket, region string
+		spool                    string
+	}{
+		{nil, "s3.amazonaws.com", "pcourt-evidence", "", "2Gi"},
+		{[]string{"-f", production}, "s3.eu-west-1.amazonaws.com", "pcourt-evidence-production", "eu-west-1", "4Gi"},
+	} {
+		pod, c := cases(render(t, h, tc.values...))
+		e := env(c)
+		assert.Equal(t, tc.endpoint, e["EVIDENCE_S3_ENDPOINT"], tc.values)
+		assert.Equal(t, tc.bucket, e["EVIDENCE_S3_BUCKET"], tc.values)
+		assert.Equal(t, tc.region, e["EVIDENCE_S3_REGION"], tc.values)
+		assert.Equal(t, "true", e["EVIDENCE_S3_TLS"], tc.values)
+		assert.NotContains(t, e, "EVIDENCE_STORE_DIR", "a bucket, not a directory")
+		refs := map[string]*corev1.SecretKeySelector{}
+		for _, ev := range c.Env {
+			if ev.ValueFrom != nil && ev.ValueFrom.SecretKeyRef != nil {
+				refs[ev.Name] = ev.ValueFrom.SecretKeyRef
+			}
+		}
+		for name, key := range map[string]string{"EVIDENCE_S3_ACCESS_KEY_ID": "accessKeyId", "EVIDENCE_S3_SECRET_ACCESS_KEY": "secretAccessKey"} {
+			require.Contains(t, refs, name, "%s comes from a Secret, never a value", name)
+			assert.Equal(t, "pcourt-evidence-s3", refs[name].Name, name)
+			assert.Equal(t, key, refs[name].Key, name)
+			assert.NotContains(t, e, name)
+		}
+		v, m := volume(pod, c, "evidence-spool")
+		require.NotNil(t, v.EmptyDir, "the spool is an emptyDir")
+		require.NotNil(t, v.EmptyDir.SizeLimit)
+		assert.Equal(t, tc.spool, v.EmptyDir.SizeLimit.String())
+		assert.Equal(t, e["EVIDENCE_SPOOL_DIR"], m.MountPath)
+		assert.False(t, m.ReadOnly, "uploads are written to the spool")
+		require.True(t, *c.SecurityContext.ReadOnlyRootFilesystem, "the root file system stays read-only")
+	}
+
+	pod, c := cases(render(t, h, "--set", "services.cases.evidenceStore.s3.bucket=", "--set", "services.cases.evidenceStore.devEmptyDir=true",
+		"--set", "services.cases.replicas=1", "--set", "services.cases.autoscaling.enabled=false"))
+	e := env(c)
+	v, m := volume(pod, c, "evidence-store")
+	require.NotNil(t, v.EmptyDir)
+	assert.Equal(t, e["EVIDENCE_STORE_DIR"], m.MountPath)
+	assert.False(t, m.ReadOnly)
+	for name := range e {
+		assert.False(t, strings.HasPrefix(name, "EVIDENCE_S3_"), "%s: no bucket in development", name)
+	}
+}
+
 // Values that must not render: each is a mistake an operator can make.
 func TestRefusedValues(t *testing.T) {
 	h := helm(t)
@@ -247,6 +319,12 @@ func TestRefusedValues(t *testing.T) {
 		"no Kafka":                                     {[]string{"kafka.brokers=null"}, "kafka.brokers"},
 		"edge hops with no proxy to count them behind": {[]string{"podNetworkCIDRs=null"}, "trustedProxies"},
 		"SMTP still set on the edge":                   {[]string{"services.compat-edge.smtp.host=smtp.example"}, "moved to services.compat-controller.smtp"},
+		"cases without an evidence bucket":             {[]string{"services.cases.evidenceStore.s3.bucket="}, "evidenceStore.s3.bucket must name"},
+		"an evidence bucket without its Secret":        {[]string{"services.cases.evidenceStore.s3.existingSecret="}, "evidenceStore.s3.existingSecret"},
+		"an evidence bucket without an endpoint":       {[]string{"services.cases.evidenceStore.s3.endpoint="}, "evidenceStore.s3.endpoint"},
+		"a bucket and a dev directory at once":         {[]string{"services.cases.evidenceStore.devEmptyDir=true"}, "both set"},
+		"a dev evidence directory in two replicas": {[]string{"services.cases.evidenceStore.s3.bucket=", "services.cases.evidenceStore.devEmptyDir=true"},
+			"needs services.cases.replicas: 1"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			args := []string{"template", "pcourt", chart, "--kube-version", helmcheck.KubeVersion}
@@ -287,6 +365,12 @@ spec:
           image: a
           ports: [{name: http, containerPort: 8080}]
           env: [{name: HTTP_TRUSTED_HOPS, value: "1"}]
+          volumeMounts:
+            - {name: keys, mountPath: /keys}
+            - {name: scratch, mountPath: /scratch}
+      volumes:
+        - {name: keys, secret: {secretName: keys}}
+        - {name: scratch, emptyDir: {}}
 ---
 apiVersion: v1
 kind: Service
@@ -319,6 +403,8 @@ spec:
 		"not a Deployment of the chart",
 		"spread across nodes and zones",
 		"HTTP_TRUSTED_HOPS=1 without HTTP_TRUSTED_PROXIES",
+		"mounts keys writable",
+		"mounts scratch writable: only an emptyDir with a sizeLimit",
 	} {
 		assert.ErrorContains(t, err, want)
 	}
