@@ -107,6 +107,27 @@ helm: $(BIN)/helm ## Install helm into bin/ (go install of the pinned version; b
 $(BIN)/helm:
 	GOBIN=$(BIN) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 
+# SeaweedFS, the real S3-compatible server libs/objectstore's tests run
+# (weed mini, through libs/objectstore/s3test). `go install …@version` is
+# refused, as its go.mod has a replace directive, so the module is
+# downloaded through the module proxy and built inside a writable copy
+# (.cache/, kept, so a rebuild reuses it). About 1,700 packages: over an
+# hour cold on the shared 2-core machine; bin/weed is then kept
+# (docs/operations.md, "Evidence storage").
+WEED_VERSION := v0.0.0-20261109003541-7506e5f91cd6
+WEED_SRC := $(CURDIR)/.cache/seaweedfs-$(WEED_VERSION)
+
+.PHONY: weed
+weed: $(BIN)/weed ## Build SeaweedFS's weed (the S3 server of the object store tests) into bin/ from the module proxy; kept between runs.
+
+$(BIN)/weed:
+	@set -e; if [ ! -f $(WEED_SRC)/go.mod ]; then \
+	  mod=$$(cd /tmp && GOWORK=off $(GO) mod download -json github.com/seaweedfs/seaweedfs@$(WEED_VERSION) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p'); \
+	  [ -n "$$mod" ] || { echo "go mod download found no github.com/seaweedfs/seaweedfs@$(WEED_VERSION)"; exit 1; }; \
+	  rm -rf $(WEED_SRC).tmp; mkdir -p $(dir $(WEED_SRC)); cp -R $$mod $(WEED_SRC).tmp; chmod -R u+w $(WEED_SRC).tmp; mv $(WEED_SRC).tmp $(WEED_SRC); \
+	fi
+	cd $(WEED_SRC) && GOWORK=off GOFLAGS=-buildvcs=false $(GO) build -o $@ ./weed
+
 .PHONY: helm-lint
 helm-lint: $(BIN)/helm ## helm lint --strict and helm template of deploy/helm/pcourt (default and production values), then the manifest checks of tools/helmcheck.
 	@set -e; for values in "" "-f deploy/helm/pcourt/values-production.yaml"; do \

@@ -447,8 +447,8 @@ func spool(t *testing.T, content []byte) *os.File {
 	return f
 }
 
-// pattern returns n bytes that differ from one part to the next, so a
-// misplaced part shows.
+// pattern returns n bytes in which every 8-byte word holds its own index,
+// so a part stored out of place, twice or not at all shows.
 func pattern(n int) []byte { return patternFrom(0, n) }
 
 func patternFrom(seed, n int) []byte {
@@ -459,7 +459,10 @@ func patternFrom(seed, n int) []byte {
 	return b
 }
 
-func patternByte(seed, i int) byte { return byte(i*7 + i>>13 + seed*31) }
+func patternByte(seed, i int) byte {
+	word := uint64(i/8) + uint64(seed)<<48
+	return byte(word >> (8 * (i % 8)))
+}
 
 // patternReader streams pattern(left) without holding it.
 type patternReader struct {
