@@ -3,10 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/pcourt/pcourt/libs/envconf"
 	"github.com/pcourt/pcourt/libs/idempotency"
+	"github.com/pcourt/pcourt/libs/objectstore"
 	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/services/cases/internal/awardkeys"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
@@ -26,6 +28,11 @@ type config struct {
 	Respond respond.Config
 	// AwardKeys says where the award signing keys come from.
 	AwardKeys awardkeys.Config
+	// Evidence is where exhibits' files are kept (a bucket, or a local
+	// directory in development), and SpoolDir where an upload is held
+	// while it is checked, before it reaches the store.
+	Evidence objectstore.Config
+	SpoolDir string
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -58,8 +65,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 			Dir:          r.String("AWARD_SIGNING_KEYS_DIR", ""),
 			DevEphemeral: r.Bool("AWARD_DEV_EPHEMERAL_KEY", false),
 		},
+		Evidence: objectstore.FromEnv(r),
+		SpoolDir: r.String("EVIDENCE_SPOOL_DIR", os.TempDir()),
 	}
-	errs := []error{r.Err(), cfg.Service.Validate(), cfg.Scheduler.Validate(), cfg.Idempotency.Validate(), cfg.Respond.Validate()}
+	errs := []error{r.Err(), cfg.Service.Validate(), cfg.Scheduler.Validate(), cfg.Idempotency.Validate(), cfg.Respond.Validate(), cfg.Evidence.Validate()}
 	if cfg.AwardKeys.Dir == "" && !cfg.AwardKeys.DevEphemeral {
 		errs = append(errs, errors.New("AWARD_SIGNING_KEYS_DIR is required (or AWARD_DEV_EPHEMERAL_KEY=true in development)"))
 	}

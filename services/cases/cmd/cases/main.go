@@ -16,9 +16,11 @@ import (
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/lifecycle"
+	"github.com/pcourt/pcourt/libs/objectstore"
 	"github.com/pcourt/pcourt/libs/outbox"
 	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/services/cases/internal/awardkeys"
+	"github.com/pcourt/pcourt/services/cases/internal/evidenceflow"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/events"
 	"github.com/pcourt/pcourt/services/cases/internal/httpapi"
@@ -82,6 +84,14 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	// The decision acts through the same flow; its deadlines (assignment
 	// from the tribunal pool, review windows) join the procedure's scan.
 	decision := tribunalflow.New(flow, cases, base.Credentials(), keys, nil)
+	// Exhibits' files live in object storage; Redis keeps their metadata
+	// and digests, in the case record.
+	files, err := objectstore.New(ctx, cfg.Evidence)
+	if err != nil {
+		return err
+	}
+	logger.Info("evidence store", "store", cfg.Evidence.Describe(), "spool", cfg.SpoolDir)
+	exhibits := evidenceflow.New(flow, cases, files, cfg.SpoolDir, nil)
 	scheduler := caseflow.NewScheduler(cases, cfg.Scheduler, logger, nil, decision.Ticker())
 
 	idempotent, err := idempotency.NewJournal(rdb, cfg.Idempotency, logger)
@@ -97,6 +107,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		Logger:      logger,
 		Tribunal:    decision,
 		AwardKeys:   keys,
+		Evidence:    exhibits,
 	})
 	// The hosted respondent page acts through the same flow as the API, so
 	// the docket records the same events whichever way the respondent came.

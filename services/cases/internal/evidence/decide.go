@@ -323,3 +323,23 @@ func (a Act) validate(l Limits) error {
 }
 
 func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// CanUpload reports whether side may upload now: the checks of Decide that
+// need no file (case_closed, evidence_stage_closed, exhibit_limit_reached),
+// made before any byte of an upload is read.
+func CanUpload(s State, f Facts, side string) error {
+	count, _ := s.usage(side)
+	switch {
+	case side != Claimant && side != Respondent:
+		return refuse(CodeInvalidAct, "%s: the acting side is required", ActUpload)
+	case f.Phase == PhaseEnded:
+		return refuse(CodeCaseClosed, "the case is awarded or terminated: its evidence no longer changes")
+	case !phaseTakes(f.Phase, ActUpload):
+		return refuse(CodeEvidenceStage, "%s is not taken while the case is in its %s phase", ActUpload, f.Phase)
+	case !f.Joined[side]:
+		return refuse(CodeEvidenceStage, "the %s side has not joined the case", side)
+	case count >= f.Limits.MaxSideFiles:
+		return refuse(CodeExhibitLimit, "the %s side has uploaded %d exhibits, the most the case's rules take", side, count)
+	}
+	return nil
+}

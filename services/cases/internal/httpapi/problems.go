@@ -5,6 +5,7 @@ import (
 
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
+	"github.com/pcourt/pcourt/services/cases/internal/evidenceflow"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 	"github.com/pcourt/pcourt/services/cases/internal/tribunalflow"
 )
@@ -36,7 +37,8 @@ func invalidAct(detail string) *problem.Error {
 func Codes() []problem.Code {
 	codes := []problem.Code{CaseNotFoundOrOpening, InvalidQuery, AwardNotIssued}
 	codes = append(codes, caseflow.Codes()...)
-	return append(codes, tribunalflow.Codes()...)
+	codes = append(codes, tribunalflow.Codes()...)
+	return append(codes, evidenceflow.Codes()...)
 }
 
 // Problem maps the service's domain errors to problems; it is the server's
@@ -48,5 +50,8 @@ func Problem(err error) *problem.Error {
 	if p := caseflow.Problem(err); p != nil {
 		return p
 	}
-	return tribunalflow.Problem(err)
+	if p := tribunalflow.Problem(err); p != nil {
+		return p
+	}
+	return evidenceflow.Problem(err)
 }

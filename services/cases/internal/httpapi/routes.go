@@ -14,6 +14,7 @@ import (
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
+	"github.com/pcourt/pcourt/services/cases/internal/evidenceflow"
 	"github.com/pcourt/pcourt/services/cases/internal/tribunalflow"
 )
 
@@ -28,6 +29,8 @@ type Deps struct {
 	// that sign awards.
 	Tribunal  *tribunalflow.Service
 	AwardKeys KeySet
+	// Evidence takes in exhibits and applies the evidence's acts.
+	Evidence *evidenceflow.Service
 }
 
 type handlers struct {
@@ -35,6 +38,7 @@ type handlers struct {
 	cases       *store.Cases
 	flow        *caseflow.Service
 	tribunal    *tribunalflow.Service
+	evidence    *evidenceflow.Service
 	keys        KeySet
 	logger      *slog.Logger
 }
@@ -56,7 +60,7 @@ type routeKit struct {
 // procedure), routes_tribunal.go (tribunal and award), routes_evidence.go
 // (evidence), routes_afteraward.go (appeals, executions, settlement).
 func Register(r *gin.Engine, d Deps) {
-	h := &handlers{credentials: d.Credentials, cases: d.Cases, flow: d.Flow, tribunal: d.Tribunal, keys: d.AwardKeys, logger: d.Logger}
+	h := &handlers{credentials: d.Credentials, cases: d.Cases, flow: d.Flow, tribunal: d.Tribunal, evidence: d.Evidence, keys: d.AwardKeys, logger: d.Logger}
 
 	k := routeKit{
 		authenticated: auth.Middleware(d.Credentials),
@@ -75,7 +79,7 @@ func Register(r *gin.Engine, d Deps) {
 	}
 	h.registerCase(r, k)
 	h.registerTribunal(r, k)
-	registerEvidence(r, k)
+	h.registerEvidence(r, k)
 	registerAfterAward(r, k)
 	// The hosted respondent page (/respond/...) is internal/respond's.
 }

@@ -1,39 +1,85 @@
 package httpapi
 
-import "github.com/gin-gonic/gin"
+import (
+	"net/http"
+	"time"
 
-// Evidence (DESIGN.md, decisions for wave 3): evidence filed and
-// processed, authenticity challenges, the record bundle, exchanges,
-// testimony and evidence exports. Nothing of it is built: every route
-// answers 501. When it is, its pure package (internal/evidence) decides on
-// the case, its use-case package stores each act through
-// caseflow.Service.Change, and its handlers are registered here in place
-// of the 501s.
+	"github.com/gin-gonic/gin"
+
+	"github.com/pcourt/pcourt/libs/httpserver"
+	"github.com/pcourt/pcourt/services/cases/internal/evidence"
+)
+
+// Evidence (internal/evidence, acted on through evidenceflow): exhibits
+// as files, uploaded, disclosed, described and downloaded; authenticity
+// challenges; processing records and their defect reports; and the
+// routes of the inventory this subdomain will serve that are not built
+// yet. docs/evidence.md describes each route.
+
+// The idempotency operations of the evidence's JSON commands. An upload
+// is not journaled: its body is a stream no journal keeps, and a retried
+// upload of the same bytes is answered with the exhibit recorded the first
+// time (evidence.Decide's replay).
+const (
+	opDisclose         = "discloseExhibit"
+	opDescribe         = "describeExhibit"
+	opChallengeExhibit = "challengeAuthenticity"
+	opAnswerChallenge  = "answerAuthenticityChallenge"
+	opResolveAuthentic = "resolveAuthenticityChallenge"
+	opReportDefect     = "reportProcessingDefect"
+	opResolveDefect    = "resolveProcessingDefect"
+	uploadTimeout      = 15 * time.Minute
+)
 
 // registerEvidence adds the subdomain's routes.
-func registerEvidence(r gin.IRouter, k routeKit) {
+func (h *handlers) registerEvidence(r gin.IRouter, k routeKit) {
+	side := func(op string) gin.HandlerFunc { return k.command(op, anySide) }
+	member := side
+	upload := httpserver.StreamedBody(MaxUploadBytes, uploadTimeout)
+	ok, created := http.StatusOK, http.StatusCreated
+
+	disclose := h.exhibitSideAct(evidence.ActDisclose, ok, readDisclose)
+	describe := h.exhibitSideAct(evidence.ActDescribe, ok, readDescribe)
+	challenge := h.exhibitSideAct(evidence.ActChallenge, created, readAuthenticityChallenge)
+	answer := h.exhibitSideAct(evidence.ActAnswerChallenge, ok, readChallengeAnswer)
+	defect := h.exhibitSideAct(evidence.ActReportDefect, created, readDefect)
+	resolveChallenge := h.exhibitMemberAct(evidence.ActResolveChallenge, readChallengeResolution)
+	resolveDefect := h.exhibitMemberAct(evidence.ActResolveDefect, readDefectResolution)
+
+	r.GET("/api/cases/:id/evidence", k.authenticated, h.listEvidence)
+	r.POST("/api/cases/:id/evidence", upload, k.authenticated, h.uploadExhibit)
+	r.GET("/api/cases/:id/evidence/:evidenceId", k.authenticated, h.downloadExhibit)
+	r.PATCH("/api/cases/:id/evidence/:evidenceId", k.authenticated, side(opDescribe), describe)
+	r.POST("/api/cases/:id/evidence/:evidenceId/disclosure", k.authenticated, side(opDisclose), disclose)
+	r.GET("/api/cases/:id/evidence/:evidenceId/authenticity-challenges", k.authenticated, h.listAuthenticityChallenges)
+	r.POST("/api/cases/:id/evidence/:evidenceId/authenticity-challenges", k.authenticated, side(opChallengeExhibit), challenge)
+	r.POST("/api/cases/:id/evidence/:evidenceId/authenticity-challenges/:challengeId/answer", k.authenticated, side(opAnswerChallenge), answer)
+	r.GET("/api/cases/:id/evidence-processing", k.authenticated, h.listProcessing)
+	r.POST("/api/cases/:id/evidence-processing/:sourceId/defects", k.authenticated, side(opReportDefect), defect)
+
+	r.GET("/api/v2/cases/:caseId/evidence-candidates", k.authenticated, h.listCandidates)
+	r.GET("/api/v2/cases/:caseId/evidence/:evidenceId/authenticity-challenges", k.authenticated, h.listAuthenticityChallenges)
+	r.POST("/api/v2/cases/:caseId/evidence/:evidenceId/authenticity-challenges", k.authenticated, side(opChallengeExhibit), challenge)
+
+	w := func(path string) string { return "/api/disputes/:id/" + path }
+	r.POST(w("evidence/file"), upload, k.website, k.authenticated, h.uploadExhibit)
+	r.GET(w("evidence/:evidenceId/challenge"), k.website, k.authenticated, h.listAuthenticityChallenges)
+	r.POST(w("evidence/:evidenceId/challenge"), k.website, k.authenticated, side(opChallengeExhibit), challenge)
+	r.POST(w("evidence/:evidenceId/challenge/resolve"), k.website, k.authenticated, member(opResolveAuthentic), resolveChallenge)
+	r.GET(w("evidence-processing"), k.website, k.authenticated, h.listProcessing)
+	r.POST(w("evidence-processing/:sourceId/defects"), k.website, k.authenticated, side(opReportDefect), defect)
+	r.POST(w("evidence-processing/:sourceId/defects/:reportId/resolve"), k.website, k.authenticated, member(opResolveDefect), resolveDefect)
+
 	registerUnbuilt(r, k, evidenceUnbuilt)
 }
 
 // evidenceUnbuilt are the routes of the inventory the evidence subdomain
-// will serve.
+// will serve, not built yet. (The record bundle and evidence exports are
+// the record's; exchanges and testimony come with the hearing.)
 var evidenceUnbuilt = []UnbuiltRoute{
-	{Route: "/api/cases/{id}/evidence-processing"},
-	{Route: "/api/cases/{id}/evidence-processing/{sourceId}/defects"},
-	{Route: "/api/cases/{id}/evidence"},
-	{Route: "/api/cases/{id}/evidence/{evidenceId}"},
-	{Route: "/api/cases/{id}/evidence/{evidenceId}/authenticity-challenges"},
 	{Route: "/api/cases/{id}/record-bundle"},
-	{Route: "/api/v2/cases/{caseId}/evidence/{evidenceId}/authenticity-challenges"},
 	{Route: "/api/v2/cases/{caseId}/record-bundle"},
-	{Route: "/api/v2/cases/{caseId}/evidence-candidates"},
-	{Route: "/api/disputes/{id}/evidence-processing", Website: true},
-	{Route: "/api/disputes/{id}/evidence-processing/{sourceId}/defects", Website: true},
-	{Route: "/api/disputes/{id}/evidence/{evidenceId}/challenge", Website: true},
 	{Route: "/api/disputes/{id}/record-bundle", Website: true},
-	{Route: "/api/disputes/{id}/evidence-processing/{sourceId}/defects/{reportId}/resolve", Website: true},
-	{Route: "/api/disputes/{id}/evidence/file", Website: true},
-	{Route: "/api/disputes/{id}/evidence/{evidenceId}/challenge/resolve", Website: true},
 	{Route: "/api/disputes/{id}/exchange", Website: true},
 	{Route: "/api/disputes/{id}/testimony-session", Website: true},
 	{Route: "/api/v2/evidence-exports/notifications"},
