@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"mime/multipart"
 	"net/http"
 	"slices"
 	"strconv"
@@ -244,7 +245,7 @@ func (h *handlers) uploadExhibit(c *gin.Context) {
 				description = string(b)
 			}
 		case "file":
-			file, declared, name = part, part.Header.Get("Content-Type"), part.FileName()
+			file, declared, name = part, part.Header.Get("Content-Type"), sentFileName(part)
 		default:
 			_ = c.Error(evidenceInvalid(fmt.Sprintf("unknown form field %q: the form takes participantId, description and file", problem.Clip(part.FormName()))))
 			return
@@ -274,6 +275,18 @@ func (h *handlers) uploadExhibit(c *gin.Context) {
 	c.Header("Cache-Control", "no-store")
 	c.JSON(status, gin.H{"data": exhibitActView{CaseID: l.Case.ID, Exhibit: toExhibitView(l.Case.ID, up.Exhibit, []string{side}),
 		Events: eventRefs(l.Case.ID, up.Result.FirstSequence, up.Result.Events), LastSequence: last}, "requestId": requestid.Get(c)})
+}
+
+// sentFileName is the file name exactly as the client sent it.
+// multipart.Part.FileName keeps only its last path element, which would
+// silently rename "../../etc/passwd.txt" instead of refusing it: the
+// checks of internal/exhibitfile must see what was sent.
+func sentFileName(p *multipart.Part) string {
+	_, params, err := mime.ParseMediaType(p.Header.Get("Content-Disposition"))
+	if err != nil {
+		return ""
+	}
+	return params["filename"]
 }
 
 // evidenceActor resolves the side and participant a side's evidence act

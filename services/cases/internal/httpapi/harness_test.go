@@ -26,11 +26,13 @@ import (
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/kafka"
+	"github.com/pcourt/pcourt/libs/objectstore"
 	"github.com/pcourt/pcourt/libs/ratelimit"
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/services/cases/internal/awardkeys"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/events"
+	"github.com/pcourt/pcourt/services/cases/internal/evidenceflow"
 	"github.com/pcourt/pcourt/services/cases/internal/httpapi"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
 	"github.com/pcourt/pcourt/services/cases/internal/tribunalflow"
@@ -72,17 +74,30 @@ type stack struct {
 	// adjudicatorConfig is the configuration the first adjudicator pins.
 	adjudicatorConfig award.Configuration
 	scheduler         *caseflow.Scheduler
+	// files keeps the exhibits (a directory store; the S3 test puts the
+	// stack on a real S3 server with newStackOn), spool is where uploads
+	// wait for their checks.
+	files objectstore.Store
+	spool string
 }
 
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func newStack(t testing.TB) *stack {
 	t.Helper()
+	files, err := objectstore.NewDir(t.TempDir())
+	require.NoError(t, err)
+	return newStackOn(t, files)
+}
+
+// newStackOn is newStack keeping exhibits in files.
+func newStackOn(t testing.TB, files objectstore.Store) *stack {
+	t.Helper()
 	rdb := redistest.NewClient(t)
 	logger := discard()
 	cfg := auth.DefaultStoreConfig()
 	cfg.PerCredential = ratelimit.Off // the pacing itself is tested in libs/auth
-	s := &stack{rdb: rdb, credentials: auth.NewStore(rdb, cfg), cases: store.NewCases(rdb), logger: logger}
+	s := &stack{rdb: rdb, credentials: auth.NewStore(rdb, cfg), cases: store.NewCases(rdb), logger: logger, files: files, spool: t.TempDir()}
 	flow := caseflow.New(s.cases, nil)
 	s.opened = events.NewOpened(flow, logger)
 	orch := auth.RolePlatformOrchestrator
@@ -129,6 +144,7 @@ func newStack(t testing.TB) *stack {
 		Logger:      logger,
 		Tribunal:    decision,
 		AwardKeys:   keys,
+		Evidence:    evidenceflow.New(flow, s.cases, files, s.spool, nil),
 	})
 	ts := httptest.NewServer(srv.Router())
 	t.Cleanup(ts.Close)
