@@ -24,9 +24,10 @@ import (
 //
 //   - an io.ReaderAt that is also an io.Seeker (an *os.File: the spool
 //     file a service validated the upload into) is read part by part
-//     through io.SectionReader, each part streamed into its request:
-//     nothing is buffered beyond the 64 KiB chunks of the request signer,
-//     whatever PartSize is;
+//     through io.SectionReader, each part streamed into its request
+//     through small I/O buffers (the request signer's 64 KiB chunks, the
+//     transport's), never held whole, whatever PartSize is: ten 100 MB
+//     uploads at once grew the heap by 29 MiB in the tests;
 //   - any other reader is read into one PartSize buffer per part, in turn:
 //     PartSize bytes of heap for each Put in flight.
 //

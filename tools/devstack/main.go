@@ -7,7 +7,8 @@
 // try, and stops everything on Ctrl-C.
 //
 // State lives under -dir (default .devstack at the repository root): Redis's
-// append-only file, Kafka's log, service logs and credentials.env.
+// append-only file, Kafka's log, the evidence files (a local directory
+// store) and their upload spool, service logs and credentials.env.
 package main
 
 import (
@@ -75,7 +76,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	for _, d := range []string{"bin", "logs", "redis", "kafka"} {
+	for _, d := range []string{"bin", "logs", "redis", "kafka", "evidence", "evidence-spool"} {
 		if err := os.MkdirAll(filepath.Join(cfg.Dir, d), 0o755); err != nil {
 			return err
 		}

@@ -71,9 +71,14 @@ func stackServices(cfg config, redis *devRedis, brokers []string, facilitatorURL
 		// origin only. Development only: an award signing key made at
 		// start; the keys of earlier starts stay published in Redis
 		// (GET /api/awards/keys), so their awards keep verifying.
+		// Evidence files in a directory of the state, where a deployment
+		// has its bucket (libs/objectstore's Dir), and uploads spooled
+		// beside them.
 		"cases": {
 			fmt.Sprintf("PUBLIC_BASE_URL=http://127.0.0.1:%d", cfg.EdgePort),
 			"AWARD_DEV_EPHEMERAL_KEY=true",
+			"EVIDENCE_STORE_DIR=" + filepath.Join(cfg.Dir, "evidence"),
+			"EVIDENCE_SPOOL_DIR=" + filepath.Join(cfg.Dir, "evidence-spool"),
 		},
 	}
 	for i, name := range names {
