@@ -10,6 +10,7 @@ import (
 	"math/big"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -175,6 +176,8 @@ func startStack(t *testing.T) *stack {
 		"cases": {
 			"PUBLIC_BASE_URL":        s.ingress,
 			"AWARD_SIGNING_KEYS_DIR": "/etc/pcourt/award-keys",
+			"EVIDENCE_STORE_DIR":     "/var/lib/pcourt/evidence",
+			"EVIDENCE_SPOOL_DIR":     "/var/spool/pcourt-evidence",
 		},
 		// Both replicas sign with the same keys, mounted as a Secret would
 		// be; callbacks go to http endpoints on this network only.
@@ -377,6 +380,9 @@ func (s *stack) runWith(ctx context.Context, name, image string, aliases []strin
 			// kubelet restarts a Deployment's container; a `docker kill` or
 			// `docker stop` of the test is never undone by the engine.
 			hc.RestartPolicy = container.RestartPolicy{Name: container.RestartPolicyOnFailure}
+			if slices.Contains(aliases, "cases") {
+				hc.Tmpfs = evidenceTmpfs
+			}
 		},
 		EndpointSettingsModifier: endpoint,
 	}
@@ -386,6 +392,16 @@ func (s *stack) runWith(ctx context.Context, name, image string, aliases []strin
 		s.t.Fatalf("starting %s (%s): %v%s", name, image, err, tailLogs(c))
 	}
 	return c.(*testcontainers.DockerContainer)
+}
+
+// evidenceTmpfs are the cases replicas' evidence directories, writable
+// by the image's user as the chart's emptyDirs are. Each replica has its
+// own: the e2e walk uploads no exhibit (tools/devstack's
+// TestEvidenceThroughAnIngress does), and a deployment of more than one
+// replica names a bucket (docs/operations.md, "Evidence storage").
+var evidenceTmpfs = map[string]string{
+	"/var/lib/pcourt/evidence":   "uid=65532,gid=65532,mode=0700",
+	"/var/spool/pcourt-evidence": "uid=65532,gid=65532,mode=0700",
 }
 
 func readyz(adminPort int) wait.Strategy {
