@@ -55,18 +55,31 @@ func TestTheRespondentCookieIsSecureUnlessThePublicAddressIsPlainHTTP(t *testing
 	}
 }
 
-// withKeys is env with the development award key, which every
-// configuration needs (or a key directory).
+// withKeys is env with the development award key and an evidence
+// directory, which every configuration needs (or a key directory, or a
+// bucket).
 func withKeys(env map[string]string) func(string) string {
+	defaults := map[string]string{"AWARD_DEV_EPHEMERAL_KEY": "true", "EVIDENCE_STORE_DIR": "/var/lib/pcourt/evidence"}
 	return func(k string) string {
-		if k == "AWARD_DEV_EPHEMERAL_KEY" {
-			if v, ok := env[k]; ok {
-				return v
-			}
-			return "true"
+		if v, ok := env[k]; ok {
+			return v
 		}
-		return env[k]
+		return defaults[k]
 	}
+}
+
+// A service with nowhere to keep exhibits refuses to start, and so does
+// one given a directory and a bucket at once.
+func TestAnEvidenceStoreIsRequired(t *testing.T) {
+	_, err := loadConfig(withKeys(map[string]string{"EVIDENCE_STORE_DIR": ""}))
+	require.ErrorContains(t, err, "EVIDENCE_STORE_DIR")
+	_, err = loadConfig(withKeys(map[string]string{"EVIDENCE_S3_BUCKET": "pcourt-evidence"}))
+	require.Error(t, err)
+	cfg, err := loadConfig(withKeys(map[string]string{"EVIDENCE_STORE_DIR": "", "EVIDENCE_S3_ENDPOINT": "s3.example:443", "EVIDENCE_S3_BUCKET": "pcourt-evidence",
+		"EVIDENCE_S3_REGION": "eu-west-1", "EVIDENCE_S3_ACCESS_KEY_ID": "AKIA", "EVIDENCE_S3_SECRET_ACCESS_KEY": "secret", "EVIDENCE_SPOOL_DIR": "/var/spool/pcourt-evidence"}))
+	require.NoError(t, err)
+	require.Equal(t, "pcourt-evidence", cfg.Evidence.S3.Bucket)
+	require.Equal(t, "/var/spool/pcourt-evidence", cfg.SpoolDir)
 }
 
 // A service that would sign awards with nothing refuses to start.
