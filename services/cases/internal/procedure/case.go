@@ -274,6 +274,9 @@ type Case struct {
 	// Tribunal is the decision's part of the case (internal/tribunal):
 	// who decides, the runs, the review and the award.
 	Tribunal tribunal.State
+	// Representatives are every representative the sides appointed,
+	// removed ones included, in appointment order (representatives.go).
+	Representatives []Representative
 }
 
 // Status returns the case's status.
@@ -365,6 +368,7 @@ func (c Case) clone() Case {
 		c.Termination = &t
 	}
 	c.Tribunal = c.Tribunal.Clone()
+	c.Representatives = slices.Clone(c.Representatives)
 	return c
 }
 
@@ -420,6 +424,17 @@ func (c Case) Validate() error {
 	}
 	if !slices.ContainsFunc(c.Participants, func(p Participant) bool { return p.Side == Claimant && p.Joined() }) {
 		return bad("no joined claimant")
+	}
+	reps, representing := map[string]bool{}, map[string]bool{}
+	for _, r := range c.Representatives {
+		switch {
+		case !validID(r.ID) || reps[r.ID] || !r.Side.Valid() || !ValidSubject(r.Subject) || !validLabel(r.Label) || r.AppointedAt.IsZero():
+			return bad("representative %q is invalid or repeated", r.ID)
+		case r.Active() && representing[r.Subject]:
+			return bad("subject %q represents twice", r.Subject)
+		}
+		reps[r.ID] = true
+		representing[r.Subject] = representing[r.Subject] || r.Active()
 	}
 	return nil
 }
