@@ -428,7 +428,7 @@ func (c Case) Validate() error {
 	reps, representing := map[string]bool{}, map[string]bool{}
 	for _, r := range c.Representatives {
 		switch {
-		case !validID(r.ID) || reps[r.ID] || !r.Side.Valid() || !ValidSubject(r.Subject) || !validLabel(r.Label) || r.AppointedAt.IsZero():
+		case !validID(r.ID) || reps[r.ID] || !r.Side.Valid() || !ValidSubject(r.Subject) || !ValidRepresentativeLabel(r.Label) || r.AppointedAt.IsZero():
 			return bad("representative %q is invalid or repeated", r.ID)
 		case r.Active() && representing[r.Subject]:
 			return bad("subject %q represents twice", r.Subject)

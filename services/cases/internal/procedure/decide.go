@@ -369,9 +369,9 @@ func (a Act) validate() error {
 	case ActRequestTermination, ActConfirmTermination:
 		errs = append(errs, need("terminationId", a.TerminationID, id))
 	case ActAppointRepresentative:
-		errs = append(errs, need("representativeId", a.RepresentativeID, id), need("subject", a.Subject, ValidSubject), need("label", a.Label, validLabel))
+		errs = append(errs, need("representativeId", a.RepresentativeID, id), need("subject", a.Subject, ValidSubject), need("label", a.Label, ValidRepresentativeLabel))
 	case ActChangeRepresentative:
-		errs = append(errs, need("representativeId", a.RepresentativeID, id), need("label", a.Label, validLabel))
+		errs = append(errs, need("representativeId", a.RepresentativeID, id), need("label", a.Label, ValidRepresentativeLabel))
 	case ActRemoveRepresentative:
 		errs = append(errs, need("representativeId", a.RepresentativeID, id))
 	default:

@@ -137,9 +137,9 @@ func ValidSubject(s string) bool {
 	return ok && validID(partnerID) && validID(agentID)
 }
 
-// validLabel reports whether s is 1 to 120 characters without control
+// ValidRepresentativeLabel reports whether s is 1 to 120 characters without control
 // characters.
-func validLabel(s string) bool {
+func ValidRepresentativeLabel(s string) bool {
 	n := utf8.RuneCountInString(s)
 	if n == 0 || n > MaxRepresentativeLabelRunes || !utf8.ValidString(s) || strings.TrimSpace(s) == "" {
 		return false
