@@ -139,9 +139,9 @@ func TestARepresentativeActsForItsSideUntilRemoved(t *testing.T) {
 	require.Subset(t, s.docketTypes(t, c.id), []string{"representative_appointed", "representative_changed", "representative_removed"})
 }
 
-// A partner's agent identity is appointed by its principal subject: every
-// credential of that agent acts for the side, another partner's agent of
-// the same id never does.
+// A partner's agent identity is appointed by its principal subject: a
+// credential of that agent acts for the side, another agent of the same
+// partner does not.
 func TestARepresentativeByAgentIdentity(t *testing.T) {
 	s := newStack(t)
 	c := s.joined(t)
@@ -149,8 +149,9 @@ func TestARepresentativeByAgentIdentity(t *testing.T) {
 	s.appoint(t, c.id, s.respondent, "principal:"+respondentPartner+"/beta-counsel-7")
 	rep := s.do(t, http.MethodPost, "/api/cases/"+c.id+"/answer", agent, newKey(), map[string]any{"text": "Denied."})
 	require.Equal(t, http.StatusCreated, rep.status, string(rep.body))
-	sameIDElsewhere, _ := authtest.Mint(t, s.credentials, auth.RoleRespondentAgent, authtest.WithPartner(respondentPartner), authtest.WithAgent("beta-counsel-8"))
-	rep = s.do(t, http.MethodGet, "/api/cases/"+c.id, sameIDElsewhere, "", nil)
+	// Another agent identity of the same partner was not appointed.
+	unappointed, _ := authtest.Mint(t, s.credentials, auth.RoleRespondentAgent, authtest.WithPartner(respondentPartner), authtest.WithAgent("beta-counsel-8"))
+	rep = s.do(t, http.MethodGet, "/api/cases/"+c.id, unappointed, "", nil)
 	require.Equal(t, http.StatusNotFound, rep.status, string(rep.body))
 }
 
