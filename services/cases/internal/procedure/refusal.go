@@ -11,23 +11,25 @@ type RefusalCode string
 
 // The refusal codes, in the order Decide checks them.
 const (
-	CodeInvalidAct                 RefusalCode = "invalid_act"                   // 400
-	CodeNotAParticipant            RefusalCode = "not_a_participant"             // 403
-	CodeCaseClosed                 RefusalCode = "case_closed"                   // 409
-	CodeWrongSide                  RefusalCode = "wrong_side"                    // 403
-	CodeStageClosed                RefusalCode = "stage_closed"                  // 409
-	CodeDeadlinePassed             RefusalCode = "deadline_passed"               // 409
-	CodeAlreadyJoined              RefusalCode = "already_joined"                // 409
-	CodeInvitationMismatch         RefusalCode = "invitation_mismatch"           // 403
-	CodeFilingLimitReached         RefusalCode = "filing_limit_reached"          // 409
-	CodeSubmissionNotFound         RefusalCode = "submission_not_found"          // 404
-	CodeMessageNotFound            RefusalCode = "message_not_found"             // 404
-	CodeRecordAlreadyConfirmed     RefusalCode = "record_already_confirmed"      // 409
-	CodeTerminationPending         RefusalCode = "termination_pending"           // 409
-	CodeTerminationRequestUnknown  RefusalCode = "termination_request_not_found" // 404
-	CodeRepresentativeExists       RefusalCode = "representative_exists"         // 409
-	CodeRepresentativeLimitReached RefusalCode = "representative_limit_reached"  // 409
-	CodeRepresentativeNotFound     RefusalCode = "representative_not_found"      // 404
+	CodeInvalidAct                RefusalCode = "invalid_act"                   // 400
+	CodeNotAParticipant           RefusalCode = "not_a_participant"             // 403
+	CodeCaseClosed                RefusalCode = "case_closed"                   // 409
+	CodeWrongSide                 RefusalCode = "wrong_side"                    // 403
+	CodeStageClosed               RefusalCode = "stage_closed"                  // 409
+	CodeDeadlinePassed            RefusalCode = "deadline_passed"               // 409
+	CodeAlreadyJoined             RefusalCode = "already_joined"                // 409
+	CodeInvitationMismatch        RefusalCode = "invitation_mismatch"           // 403
+	CodeFilingLimitReached        RefusalCode = "filing_limit_reached"          // 409
+	CodeSubmissionNotFound        RefusalCode = "submission_not_found"          // 404
+	CodeMessageNotFound           RefusalCode = "message_not_found"             // 404
+	CodeRecordAlreadyConfirmed    RefusalCode = "record_already_confirmed"      // 409
+	CodeTerminationPending        RefusalCode = "termination_pending"           // 409
+	CodeTerminationRequestUnknown RefusalCode = "termination_request_not_found" // 404
+
+	// The representatives' (representatives.go).
+	CodeRepresentativeExists       RefusalCode = "representative_exists"        // 409
+	CodeRepresentativeLimitReached RefusalCode = "representative_limit_reached" // 409
+	CodeRepresentativeNotFound     RefusalCode = "representative_not_found"     // 404
 )
 
 // RefusalError is a refused act: the case and the act are well formed but
@@ -53,20 +55,21 @@ func (e *RefusalError) Is(target error) bool {
 
 // One sentinel per refusal code, for errors.Is.
 var (
-	ErrInvalidAct                 = &RefusalError{Code: CodeInvalidAct}
-	ErrNotAParticipant            = &RefusalError{Code: CodeNotAParticipant}
-	ErrCaseClosed                 = &RefusalError{Code: CodeCaseClosed}
-	ErrWrongSide                  = &RefusalError{Code: CodeWrongSide}
-	ErrStageClosed                = &RefusalError{Code: CodeStageClosed}
-	ErrDeadlinePassed             = &RefusalError{Code: CodeDeadlinePassed}
-	ErrAlreadyJoined              = &RefusalError{Code: CodeAlreadyJoined}
-	ErrInvitationMismatch         = &RefusalError{Code: CodeInvitationMismatch}
-	ErrFilingLimitReached         = &RefusalError{Code: CodeFilingLimitReached}
-	ErrSubmissionNotFound         = &RefusalError{Code: CodeSubmissionNotFound}
-	ErrMessageNotFound            = &RefusalError{Code: CodeMessageNotFound}
-	ErrRecordAlreadyConfirmed     = &RefusalError{Code: CodeRecordAlreadyConfirmed}
-	ErrTerminationPending         = &RefusalError{Code: CodeTerminationPending}
-	ErrTerminationRequestUnknown  = &RefusalError{Code: CodeTerminationRequestUnknown}
+	ErrInvalidAct                = &RefusalError{Code: CodeInvalidAct}
+	ErrNotAParticipant           = &RefusalError{Code: CodeNotAParticipant}
+	ErrCaseClosed                = &RefusalError{Code: CodeCaseClosed}
+	ErrWrongSide                 = &RefusalError{Code: CodeWrongSide}
+	ErrStageClosed               = &RefusalError{Code: CodeStageClosed}
+	ErrDeadlinePassed            = &RefusalError{Code: CodeDeadlinePassed}
+	ErrAlreadyJoined             = &RefusalError{Code: CodeAlreadyJoined}
+	ErrInvitationMismatch        = &RefusalError{Code: CodeInvitationMismatch}
+	ErrFilingLimitReached        = &RefusalError{Code: CodeFilingLimitReached}
+	ErrSubmissionNotFound        = &RefusalError{Code: CodeSubmissionNotFound}
+	ErrMessageNotFound           = &RefusalError{Code: CodeMessageNotFound}
+	ErrRecordAlreadyConfirmed    = &RefusalError{Code: CodeRecordAlreadyConfirmed}
+	ErrTerminationPending        = &RefusalError{Code: CodeTerminationPending}
+	ErrTerminationRequestUnknown = &RefusalError{Code: CodeTerminationRequestUnknown}
+
 	ErrRepresentativeExists       = &RefusalError{Code: CodeRepresentativeExists}
 	ErrRepresentativeLimitReached = &RefusalError{Code: CodeRepresentativeLimitReached}
 	ErrRepresentativeNotFound     = &RefusalError{Code: CodeRepresentativeNotFound}

@@ -101,11 +101,12 @@ var (
 	afterJoinStages = []Status{StatusAwaitingAnswer, StatusEvidence, StatusRebuttal, StatusAwaitingRecordConfirmation}
 	rounds          = []Status{StatusEvidence, StatusRebuttal}
 	notTerminated   = append(slices.Clone(running), StatusRecordConfirmed)
-	// represented: a side keeps its representatives until the case ends,
-	// after the award too (what follows it is acted on for the sides).
-	represented = append(slices.Clone(notTerminated), StatusAwarded)
-	bothSides   = []Side{Claimant, Respondent}
+	bothSides       = []Side{Claimant, Respondent}
 )
+
+// represented: a side keeps its representatives until the case ends,
+// after the award too (what follows it is acted on for the sides).
+var represented = append(slices.Clone(notTerminated), StatusAwarded)
 
 var (
 	always = Condition{"—", func(Case, Act, Side, time.Time) bool { return true }}
