@@ -240,6 +240,15 @@ func TestAgentIDBelongsToOnePartner(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, creds, 3, "the refused minting stored nothing")
 
+	owner, err := store.AgentPartner(ctx, "tenant-a", auth.Sandbox, "agent-x")
+	require.NoError(t, err)
+	require.Equal(t, "partner-a", owner, "the first partner keeps the id")
+	owner, err = store.AgentPartner(ctx, "tenant-a", auth.Live, "agent-x")
+	require.NoError(t, err)
+	require.Equal(t, "partner-b", owner, "another environment's agent id is another identity")
+	_, err = store.AgentPartner(ctx, "tenant-a", auth.Sandbox, "agent-never-minted")
+	require.ErrorIs(t, err, auth.ErrNotFound, "a made-up agent id names nobody")
+
 	err = store.Grant(ctx, auth.Membership{Resource: "case:c1", Side: auth.Respondent, Subject: "principal:agent-x", ExpiresAt: time.Now().Add(time.Hour)})
 	require.Error(t, err, "a principal subject without its partner is refused")
 }

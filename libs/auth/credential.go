@@ -313,6 +313,21 @@ func (s *Store) claimAgentID(ctx context.Context, cred Credential) error {
 	return nil
 }
 
+// AgentPartner returns the partner that agent id agentID belongs to in
+// tenant and env: the partner of the first credential minted under it,
+// for good. ErrNotFound means no credential was ever minted under it, so
+// a principal subject naming it names nobody.
+func (s *Store) AgentPartner(ctx context.Context, tenant string, env Environment, agentID string) (string, error) {
+	owner, err := s.rdb.Get(ctx, agentKey(tenant, env, agentID)).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", fmt.Errorf("agent id %s in %s/%s: %w", agentID, tenant, env, ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading agent id %s: %w", agentID, err)
+	}
+	return owner, nil
+}
+
 // claimScript sets KEYS[1] to ARGV[1] unless it has a value, and returns
 // the value it has: the first claim of an identity wins, for good.
 var claimScript = redis.NewScript(`

@@ -34,6 +34,11 @@ var refusalStatus = map[procedure.RefusalCode]int{
 	procedure.CodeRecordAlreadyConfirmed:    http.StatusConflict,
 	procedure.CodeTerminationPending:        http.StatusConflict,
 	procedure.CodeTerminationRequestUnknown: http.StatusNotFound,
+
+	// The representatives' (procedure/representatives.go).
+	procedure.CodeRepresentativeExists:       http.StatusConflict,
+	procedure.CodeRepresentativeLimitReached: http.StatusConflict,
+	procedure.CodeRepresentativeNotFound:     http.StatusNotFound,
 }
 
 var refusalTitle = map[procedure.RefusalCode]string{
@@ -51,6 +56,10 @@ var refusalTitle = map[procedure.RefusalCode]string{
 	procedure.CodeRecordAlreadyConfirmed:    "Record already confirmed",
 	procedure.CodeTerminationPending:        "Termination pending",
 	procedure.CodeTerminationRequestUnknown: "Termination request not found",
+
+	procedure.CodeRepresentativeExists:       "Representative exists",
+	procedure.CodeRepresentativeLimitReached: "Representative limit reached",
+	procedure.CodeRepresentativeNotFound:     "Representative not found",
 }
 
 func refusalProblem(code procedure.RefusalCode) problem.Code {

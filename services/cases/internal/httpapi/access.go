@@ -37,7 +37,16 @@ type authority struct {
 	// bind is the partner a join binds an unbound (hosted) respondent to:
 	// the partner of the agent that joins with the invitation.
 	bind string
+	// representative says the credential acts as one of the side's
+	// representatives, not as the side's own party.
+	representative bool
 }
+
+// party says the authority is the side's own: its partner's orchestrator,
+// its immutable agent or a membership of the side, not a representative
+// nor a capability. Only a party appoints, changes and removes its side's
+// representatives.
+func (a authority) party() bool { return !a.representative && a.capability == "" }
 
 func resource(caseID string) string { return "case:" + caseID }
 
@@ -116,12 +125,17 @@ func roleSide(r auth.Role) auth.Side {
 
 // standing is what the server knows of a credential's relation to one
 // case, read once per request: the sides of case:<id> its memberships
-// admit it to, the current case capability it presents, and whether its
-// partner acts for the claimant side. Nothing a request says is part of
-// it but the capability, which is checked against the case's hashes.
+// admit it to, the sides whose active representative it is, the current
+// case capability it presents, and whether its partner acts for the
+// claimant side. Nothing a request says is part of it but the capability,
+// which is checked against the case's hashes.
 type standing struct {
 	cred    auth.Credential
 	members map[procedure.Side]bool
+	// represents are the sides an active representative of the case
+	// record admits cred to (Subject.Admits, as a membership): a removed
+	// one admits nobody from the next request on.
+	represents map[procedure.Side]bool
 	// capability, capabilityHash and capabilitySide describe the case's
 	// current capability presented in X-PC-Case-Capability, if any (a
 	// rotated invitation no longer counts).
@@ -134,7 +148,12 @@ type standing struct {
 }
 
 func (h *handlers) standing(ctx context.Context, cred auth.Credential, cs procedure.Case, capToken string) (standing, error) {
-	st := standing{cred: cred, members: map[procedure.Side]bool{}}
+	st := standing{cred: cred, members: map[procedure.Side]bool{}, represents: map[procedure.Side]bool{}}
+	for _, r := range cs.ActiveRepresentatives() {
+		if auth.Subject(r.Subject).Admits(cred) {
+			st.represents[r.Side] = true
+		}
+	}
 	if cred.Role != auth.RolePlatformOrchestrator {
 		members, err := h.credentials.Memberships(ctx, resource(cs.ID))
 		if err != nil {
@@ -169,7 +188,9 @@ func (h *handlers) standing(ctx context.Context, cred auth.Credential, cs proced
 //     that partner: its orchestrator; the participant's immutable agent
 //     when it names one (no other agent); otherwise an agent of the side's
 //     role with a membership of the side of case:<id> (its credential, or
-//     its partner's agent identity), or presenting the case's current
+//     its partner's agent identity), an active representative of the
+//     side (a credential or agent identity of that partner the side
+//     appointed: representatives.go), or presenting the case's current
 //     capability of the side. Another partner's credentials never act for
 //     it, with or without a capability;
 //   - a hosted respondent that joined on the hosted page is acted for by
@@ -207,6 +228,8 @@ func (st standing) actsFor(p procedure.Participant) (authority, bool) {
 		return authority{}, p.AgentID == cred.AgentID
 	case st.members[p.Side]:
 		return authority{}, true
+	case st.represents[p.Side]:
+		return authority{representative: true}, true
 	case st.capabilitySide == p.Side:
 		return capability, true
 	}

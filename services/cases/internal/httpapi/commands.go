@@ -38,6 +38,9 @@ type actView struct {
 	TerminationID string `json:"terminationId,omitempty"`
 	// MessageID names the message posted.
 	MessageID string `json:"messageId,omitempty"`
+	// RepresentativeID names the representative appointed, changed or
+	// removed.
+	RepresentativeID string `json:"representativeId,omitempty"`
 }
 
 // invitationView carries the new invitation secret, shown once: a replay

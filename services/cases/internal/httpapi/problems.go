@@ -10,7 +10,8 @@ import (
 	"github.com/pcourt/pcourt/services/cases/internal/tribunalflow"
 )
 
-// The API's own problem codes (AwardNotIssued is in decision.go); the use
+// The API's own problem codes (AwardNotIssued is in decision.go,
+// RepresentativeNotEligible in representatives.go); the use
 // cases' are caseflow's (the procedure's refusals, case_busy) and
 // tribunalflow's (the decision's refusals).
 var (
@@ -35,7 +36,7 @@ func invalidAct(detail string) *problem.Error {
 // docs/problems.md: its own, the case's use cases' and the decision's. The
 // platform-wide codes are problem.Catalogue().
 func Codes() []problem.Code {
-	codes := []problem.Code{CaseNotFoundOrOpening, InvalidQuery, AwardNotIssued}
+	codes := []problem.Code{CaseNotFoundOrOpening, InvalidQuery, AwardNotIssued, RepresentativeNotEligible}
 	codes = append(codes, caseflow.Codes()...)
 	codes = append(codes, tribunalflow.Codes()...)
 	return append(codes, evidenceflow.Codes()...)

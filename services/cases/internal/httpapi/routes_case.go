@@ -27,6 +27,11 @@ const (
 	opConfirmTermination = "confirmTermination"
 	opPostMessage        = "postMessage"
 	opReadMessages       = "markMessagesRead"
+	// One operation for the appointments, one for the changes and
+	// removals (the body's action and representativeId are part of the
+	// fingerprint).
+	opAppointRepresentative = "appointRepresentative"
+	opChangeRepresentative  = "changeRepresentative"
 )
 
 // registerCase adds the case's and its procedure's routes.
@@ -41,6 +46,8 @@ func (h *handlers) registerCase(r gin.IRouter, k routeKit) {
 	confirmTermination := k.command(opConfirmTermination, anySide)
 	postMessage := k.command(opPostMessage, anySide)
 	readMessages := k.command(opReadMessages, anySide)
+	appointRepresentative := k.command(opAppointRepresentative, anySide)
+	changeRepresentative := k.command(opChangeRepresentative, anySide)
 
 	r.GET("/api/rules/current", h.currentRules)
 	r.GET("/api/v2/rules/current", h.currentRules)
@@ -60,6 +67,9 @@ func (h *handlers) registerCase(r gin.IRouter, k routeKit) {
 	r.POST("/api/cases/:id/record-summary/confirmations", k.authenticated, confirmRecord, h.confirmRecord)
 	r.POST("/api/cases/:id/termination-requests", k.authenticated, requestTermination, h.requestTermination)
 	r.POST("/api/cases/:id/termination-requests/:requestId/confirmations", k.authenticated, confirmTermination, h.confirmTermination)
+	r.GET("/api/cases/:id/representatives", k.authenticated, h.listRepresentatives)
+	r.POST("/api/cases/:id/representatives", k.authenticated, appointRepresentative, h.appointRepresentative)
+	r.PATCH("/api/cases/:id/representatives", k.authenticated, changeRepresentative, h.changeRepresentative)
 
 	r.GET("/api/v2/cases/:caseId", k.authenticated, h.getCase)
 	r.GET("/api/v2/cases/:caseId/participants", k.authenticated, h.getParticipants)
@@ -90,21 +100,22 @@ func (h *handlers) registerCase(r gin.IRouter, k routeKit) {
 	r.PATCH("/api/disputes/:id/messages", k.website, k.authenticated, readMessages, h.markMessagesRead)
 	r.GET("/api/disputes/:id/submissions", k.website, k.authenticated, h.listSubmissions)
 	r.POST("/api/disputes/:id/submissions", k.website, k.authenticated, file, h.fileSubmission)
+	r.GET("/api/disputes/:id/representatives", k.website, k.authenticated, h.listRepresentatives)
+	r.POST("/api/disputes/:id/representatives", k.website, k.authenticated, appointRepresentative, h.appointRepresentative)
+	r.PATCH("/api/disputes/:id/representatives", k.website, k.authenticated, changeRepresentative, h.changeRepresentative)
 
 	registerUnbuilt(r, k, caseUnbuilt)
 }
 
 // caseUnbuilt are the routes of the inventory the case and its procedure
-// will serve, not built yet: the case list, representatives, the record's
+// will serve, not built yet: the case list, the record's
 // corrections and restatement, consent, funding, service, audit, release,
 // refiling, the website's termination, and cases opened through AP2 and
 // UCP.
 var caseUnbuilt = []UnbuiltRoute{
-	{Route: "/api/cases/{id}/representatives"},
 	{Route: "/api/cases/{id}/record-summary/corrections"},
 	{Route: "/api/v2/cases/{caseId}/restatement"},
 	{Route: "/api/disputes", Website: true},
-	{Route: "/api/disputes/{id}/representatives", Website: true},
 	{Route: "/api/disputes/{id}/restatement", Website: true},
 	{Route: "/api/disputes/{id}/audit", Website: true},
 	{Route: "/api/disputes/{id}/consent", Website: true},

@@ -278,6 +278,9 @@ type Case struct {
 	// Evidence is the case's exhibits (internal/evidence): files, their
 	// disclosure, authenticity challenges and processing defects.
 	Evidence evidence.State
+	// Representatives are every representative the sides appointed,
+	// removed ones included, in appointment order (representatives.go).
+	Representatives []Representative
 }
 
 // Status returns the case's status.
@@ -370,6 +373,7 @@ func (c Case) clone() Case {
 	}
 	c.Tribunal = c.Tribunal.Clone()
 	c.Evidence = c.Evidence.Clone()
+	c.Representatives = slices.Clone(c.Representatives)
 	return c
 }
 
@@ -425,6 +429,17 @@ func (c Case) Validate() error {
 	}
 	if !slices.ContainsFunc(c.Participants, func(p Participant) bool { return p.Side == Claimant && p.Joined() }) {
 		return bad("no joined claimant")
+	}
+	reps, representing := map[string]bool{}, map[string]bool{}
+	for _, r := range c.Representatives {
+		switch {
+		case !validID(r.ID) || reps[r.ID] || !r.Side.Valid() || !ValidSubject(r.Subject) || !ValidRepresentativeLabel(r.Label) || r.AppointedAt.IsZero():
+			return bad("representative %q is invalid or repeated", r.ID)
+		case r.Active() && representing[r.Subject]:
+			return bad("subject %q represents twice", r.Subject)
+		}
+		reps[r.ID] = true
+		representing[r.Subject] = representing[r.Subject] || r.Active()
 	}
 	return nil
 }

@@ -147,7 +147,11 @@ var deadlineBound = []ActKind{ActFileAnswer, ActFileSubmission, ActAmendSubmissi
 //     submission of an earlier stage), message_not_found (marking read a
 //     message the case does not have), record_already_confirmed,
 //     termination_pending, termination_request_not_found, wrong_side
-//     (confirming one's own termination request).
+//     (confirming one's own termination request); for the
+//     representatives: invalid_act (a representative id already used),
+//     representative_exists (the subject already represents a side),
+//     representative_limit_reached, representative_not_found (unknown or
+//     removed), wrong_side (another side's representative).
 //
 // Then the first row of [Table] that matches is applied; a row's condition
 // reads the case with the act recorded.
@@ -325,6 +329,8 @@ func (c Case) precondition(a Act, p Participant) error {
 		if c.Termination != nil {
 			return refuse(CodeTerminationPending, "termination request %s awaits confirmation", c.Termination.ID)
 		}
+	case ActAppointRepresentative, ActChangeRepresentative, ActRemoveRepresentative:
+		return c.representativePrecondition(a, p)
 	case ActConfirmTermination:
 		if c.Termination == nil || c.Termination.ID != a.TerminationID {
 			return refuse(CodeTerminationRequestUnknown, "case %s has no pending termination request %s", c.ID, a.TerminationID)
@@ -362,6 +368,12 @@ func (a Act) validate() error {
 	case ActConfirmRecord:
 	case ActRequestTermination, ActConfirmTermination:
 		errs = append(errs, need("terminationId", a.TerminationID, id))
+	case ActAppointRepresentative:
+		errs = append(errs, need("representativeId", a.RepresentativeID, id), need("subject", a.Subject, ValidSubject), need("label", a.Label, ValidRepresentativeLabel))
+	case ActChangeRepresentative:
+		errs = append(errs, need("representativeId", a.RepresentativeID, id), need("label", a.Label, ValidRepresentativeLabel))
+	case ActRemoveRepresentative:
+		errs = append(errs, need("representativeId", a.RepresentativeID, id))
 	default:
 		return refuse(CodeInvalidAct, "unknown act %q", a.Kind)
 	}

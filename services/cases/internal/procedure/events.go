@@ -26,6 +26,9 @@ const (
 	EventTerminated                  EventType = "terminated"
 	EventDeadlineApproaching         EventType = "deadline_approaching"
 	EventDeadlineMissed              EventType = "deadline_missed"
+	EventRepresentativeAppointed     EventType = "representative_appointed"
+	EventRepresentativeChanged       EventType = "representative_changed"
+	EventRepresentativeRemoved       EventType = "representative_removed"
 )
 
 // Audience says which sides' partners receive an event.
@@ -86,6 +89,9 @@ var EventSpecs = []EventSpec{
 	{EventTerminated, "the other side confirmed termination, or the claimant withdrew before any respondent joined", ToBoth, false, NoDeadline},
 	{EventDeadlineApproaching, "Warning before a stage deadline, while a side still has to act", ToPending, true, StageDeadline},
 	{EventDeadlineMissed, "the join, answer or record-confirmation deadline passed without the act", ToBoth, false, NoDeadline},
+	{EventRepresentativeAppointed, "a side appoints a representative", ToBoth, false, NoDeadline},
+	{EventRepresentativeChanged, "a side changes a representative's label", ToBoth, false, NoDeadline},
+	{EventRepresentativeRemoved, "a side removes a representative, whose authority ends at once", ToBoth, false, NoDeadline},
 }
 
 // Spec returns the table row of an event type.

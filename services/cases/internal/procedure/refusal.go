@@ -25,6 +25,11 @@ const (
 	CodeRecordAlreadyConfirmed    RefusalCode = "record_already_confirmed"      // 409
 	CodeTerminationPending        RefusalCode = "termination_pending"           // 409
 	CodeTerminationRequestUnknown RefusalCode = "termination_request_not_found" // 404
+
+	// The representatives' (representatives.go).
+	CodeRepresentativeExists       RefusalCode = "representative_exists"        // 409
+	CodeRepresentativeLimitReached RefusalCode = "representative_limit_reached" // 409
+	CodeRepresentativeNotFound     RefusalCode = "representative_not_found"     // 404
 )
 
 // RefusalError is a refused act: the case and the act are well formed but
@@ -64,6 +69,10 @@ var (
 	ErrRecordAlreadyConfirmed    = &RefusalError{Code: CodeRecordAlreadyConfirmed}
 	ErrTerminationPending        = &RefusalError{Code: CodeTerminationPending}
 	ErrTerminationRequestUnknown = &RefusalError{Code: CodeTerminationRequestUnknown}
+
+	ErrRepresentativeExists       = &RefusalError{Code: CodeRepresentativeExists}
+	ErrRepresentativeLimitReached = &RefusalError{Code: CodeRepresentativeLimitReached}
+	ErrRepresentativeNotFound     = &RefusalError{Code: CodeRepresentativeNotFound}
 )
 
 // RefusalCodes lists every code in check order, for docs and tests.
@@ -71,6 +80,7 @@ var RefusalCodes = []RefusalCode{
 	CodeInvalidAct, CodeNotAParticipant, CodeCaseClosed, CodeWrongSide, CodeStageClosed, CodeDeadlinePassed,
 	CodeAlreadyJoined, CodeInvitationMismatch, CodeFilingLimitReached, CodeSubmissionNotFound, CodeMessageNotFound,
 	CodeRecordAlreadyConfirmed, CodeTerminationPending, CodeTerminationRequestUnknown,
+	CodeRepresentativeExists, CodeRepresentativeLimitReached, CodeRepresentativeNotFound,
 }
 
 func refuse(code RefusalCode, format string, args ...any) *RefusalError {

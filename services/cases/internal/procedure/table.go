@@ -20,6 +20,10 @@ const (
 	ActConfirmRecord      ActKind = "confirm_record"
 	ActRequestTermination ActKind = "request_termination"
 	ActConfirmTermination ActKind = "confirm_termination"
+	// The representatives' acts (representatives.go).
+	ActAppointRepresentative ActKind = "appoint_representative"
+	ActChangeRepresentative  ActKind = "change_representative"
+	ActRemoveRepresentative  ActKind = "remove_representative"
 	// ActDeadlineElapsed is the scheduler's act; [Tick] applies it.
 	ActDeadlineElapsed ActKind = "deadline_elapsed"
 )
@@ -49,6 +53,12 @@ type Act struct {
 	// from then on is the only partner that acts for it; "" when the
 	// person signed in on the hosted page joins, who then is the only one.
 	BindPartnerID string
+	// RepresentativeID names the representative appointed, changed or
+	// removed; Subject (appointment) is who represents, as a membership
+	// subject, and Label (appointment, change) how the sides show it.
+	RepresentativeID string
+	Subject          string
+	Label            string
 }
 
 // Next is where an accepted row moves the case.
@@ -93,6 +103,10 @@ var (
 	notTerminated   = append(slices.Clone(running), StatusRecordConfirmed)
 	bothSides       = []Side{Claimant, Respondent}
 )
+
+// represented: a side keeps its representatives until the case ends,
+// after the award too (what follows it is acted on for the sides).
+var represented = append(slices.Clone(notTerminated), StatusAwarded)
 
 var (
 	always = Condition{"—", func(Case, Act, Side, time.Time) bool { return true }}
@@ -215,6 +229,9 @@ var Table = []Row{
 	{notTerminated, ActRequestTermination, bothSides, claimantAlone, "—", doNothing, Ended, []EventType{EventTerminated}},
 	{notTerminated, ActRequestTermination, bothSides, always, "the pending request, its deadline", doRequestTermination, Same, []EventType{EventTerminationRequested}},
 	{notTerminated, ActConfirmTermination, bothSides, always, "—", doDropTermination, Ended, []EventType{EventTerminated}},
+	{represented, ActAppointRepresentative, bothSides, always, "the representative: its subject, label, side and who appointed it", doAppoint, Same, []EventType{EventRepresentativeAppointed}},
+	{represented, ActChangeRepresentative, bothSides, always, "the representative's new label", doChangeRepresentative, Same, []EventType{EventRepresentativeChanged}},
+	{represented, ActRemoveRepresentative, bothSides, always, "the representative's removal (its authority ends at once)", doRemoveRepresentative, Same, []EventType{EventRepresentativeRemoved}},
 
 	{notTerminated, ActDeadlineElapsed, nil, terminationDue, "the request is dropped", doDropTermination, Same, []EventType{EventTerminationLapsed}},
 	{[]Status{StatusAwaitingRespondent}, ActDeadlineElapsed, nil, stageDue, "— (the case goes on in default of the respondent)", doNothing, NextStage, []EventType{EventDeadlineMissed}},

@@ -62,6 +62,19 @@ type caseRecord struct {
 	// Evidence is stored in the evidence package's own JSON form, as the
 	// tribunal is, and for the same reason.
 	Evidence *evidence.State `json:"evidence,omitempty"`
+	// Representatives came later; a record without them has none.
+	Representatives []representativeRecord `json:"representatives,omitempty"`
+}
+
+type representativeRecord struct {
+	ID          string `json:"representativeId"`
+	Side        string `json:"side"`
+	Subject     string `json:"subject"`
+	Label       string `json:"label"`
+	AppointedBy string `json:"appointedBy"`
+	AppointedAt string `json:"appointedAt"`
+	ChangedAt   string `json:"changedAt,omitempty"`
+	RemovedAt   string `json:"removedAt,omitempty"`
 }
 
 type claimRecord struct {
@@ -236,6 +249,9 @@ func encodeRecord(c procedure.Case) ([]byte, error) {
 		e := c.Evidence
 		r.Evidence = &e
 	}
+	for _, x := range c.Representatives {
+		r.Representatives = append(r.Representatives, representativeRecord{x.ID, string(x.Side), x.Subject, x.Label, x.AppointedBy, ts(x.AppointedAt), ts(x.ChangedAt), ts(x.RemovedAt)})
+	}
 	return json.Marshal(r)
 }
 
@@ -320,6 +336,10 @@ func decodeRecord(b []byte) (procedure.Case, error) {
 	}
 	if e := r.Evidence; e != nil {
 		c.Evidence = *e
+	}
+	for _, x := range r.Representatives {
+		c.Representatives = append(c.Representatives, procedure.Representative{ID: x.ID, Side: procedure.Side(x.Side), Subject: x.Subject, Label: x.Label,
+			AppointedBy: x.AppointedBy, AppointedAt: p.parse(x.AppointedAt), ChangedAt: p.parse(x.ChangedAt), RemovedAt: p.parse(x.RemovedAt)})
 	}
 	if p.err != nil {
 		return procedure.Case{}, fmt.Errorf("%w: %w", ErrCorruptRecord, p.err)

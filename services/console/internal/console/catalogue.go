@@ -47,6 +47,9 @@ var eventDocs = []eventDoc{
 	{"terminated", "the other side confirmed, or the claimant withdrew before any respondent joined", "both", false, "—"},
 	{"deadline_approaching", "`Warning` before a stage deadline, while a side still has to act", "the sides still to act", true, "that deadline"},
 	{"deadline_missed", "the join, answer or record-confirmation deadline passed without the act", "both", false, "—"},
+	{"representative_appointed", "a side appoints a representative", "both", false, "—"},
+	{"representative_changed", "a side changes a representative's label", "both", false, "—"},
+	{"representative_removed", "a side removes a representative, whose authority ends at once", "both", false, "—"},
 }
 
 // The examples are signed with key A of the published conformance vectors
