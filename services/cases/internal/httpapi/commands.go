@@ -38,6 +38,8 @@ type actView struct {
 	TerminationID string `json:"terminationId,omitempty"`
 	// MessageID names the message posted.
 	MessageID string `json:"messageId,omitempty"`
+	// CorrectionID names the record correction made.
+	CorrectionID string `json:"correctionId,omitempty"`
 }
 
 // invitationView carries the new invitation secret, shown once: a replay

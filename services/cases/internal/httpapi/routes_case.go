@@ -27,6 +27,14 @@ const (
 	opConfirmTermination = "confirmTermination"
 	opPostMessage        = "postMessage"
 	opReadMessages       = "markMessagesRead"
+	// The record's corrections keep a journal per route family (the
+	// spec's retry rule 6: the partner and canonical restatement and
+	// correction routes keep separate journals), and the website
+	// restatement POST, which corrects or confirms by its body's action,
+	// keeps its own.
+	opCorrectRecord      = "correctRecord"
+	opPartnerRestatement = "partnerRestatement"
+	opRestatement        = "websiteRestatement"
 )
 
 // registerCase adds the case's and its procedure's routes.
@@ -41,6 +49,9 @@ func (h *handlers) registerCase(r gin.IRouter, k routeKit) {
 	confirmTermination := k.command(opConfirmTermination, anySide)
 	postMessage := k.command(opPostMessage, anySide)
 	readMessages := k.command(opReadMessages, anySide)
+	correctRecord := k.command(opCorrectRecord, anySide)
+	partnerRestatement := k.command(opPartnerRestatement, anySide)
+	restatement := k.command(opRestatement, anySide)
 
 	r.GET("/api/rules/current", h.currentRules)
 	r.GET("/api/v2/rules/current", h.currentRules)
@@ -58,6 +69,7 @@ func (h *handlers) registerCase(r gin.IRouter, k routeKit) {
 	r.PATCH("/api/cases/:id/submissions/:submissionId", k.authenticated, amend, h.amendSubmission)
 	r.GET("/api/cases/:id/record-summary", k.authenticated, h.recordSummary)
 	r.POST("/api/cases/:id/record-summary/confirmations", k.authenticated, confirmRecord, h.confirmRecord)
+	r.POST("/api/cases/:id/record-summary/corrections", k.authenticated, correctRecord, h.correctRecord)
 	r.POST("/api/cases/:id/termination-requests", k.authenticated, requestTermination, h.requestTermination)
 	r.POST("/api/cases/:id/termination-requests/:requestId/confirmations", k.authenticated, confirmTermination, h.confirmTermination)
 
@@ -73,6 +85,8 @@ func (h *handlers) registerCase(r gin.IRouter, k routeKit) {
 	r.POST("/api/v2/cases/:caseId/submissions", k.authenticated, file, h.fileSubmission)
 	r.GET("/api/v2/cases/:caseId/record-confirmations", k.authenticated, h.recordSummary)
 	r.POST("/api/v2/cases/:caseId/record-confirmations", k.authenticated, confirmRecord, h.confirmRecord)
+	r.GET("/api/v2/cases/:caseId/restatement", k.authenticated, h.recordSummary)
+	r.POST("/api/v2/cases/:caseId/restatement", k.authenticated, partnerRestatement, h.correctRecord)
 	r.GET("/api/v2/cases/:caseId/decision-status", k.authenticated, h.decisionStatus)
 	r.POST("/api/v2/cases/:caseId/termination-requests", k.authenticated, requestTermination, h.requestTermination)
 	r.POST("/api/v2/cases/:caseId/termination-requests/:requestId/confirmations", k.authenticated, confirmTermination, h.confirmTermination)
@@ -90,22 +104,21 @@ func (h *handlers) registerCase(r gin.IRouter, k routeKit) {
 	r.PATCH("/api/disputes/:id/messages", k.website, k.authenticated, readMessages, h.markMessagesRead)
 	r.GET("/api/disputes/:id/submissions", k.website, k.authenticated, h.listSubmissions)
 	r.POST("/api/disputes/:id/submissions", k.website, k.authenticated, file, h.fileSubmission)
+	r.GET("/api/disputes/:id/restatement", k.website, k.authenticated, h.recordSummary)
+	r.POST("/api/disputes/:id/restatement", k.website, k.authenticated, restatement, h.restate)
 
 	registerUnbuilt(r, k, caseUnbuilt)
 }
 
 // caseUnbuilt are the routes of the inventory the case and its procedure
-// will serve, not built yet: the case list, representatives, the record's
-// corrections and restatement, consent, funding, service, audit, release,
+// will serve, not built yet: the case list, representatives, the
+// restatement's generation, consent, funding, service, audit, release,
 // refiling, the website's termination, and cases opened through AP2 and
 // UCP.
 var caseUnbuilt = []UnbuiltRoute{
 	{Route: "/api/cases/{id}/representatives"},
-	{Route: "/api/cases/{id}/record-summary/corrections"},
-	{Route: "/api/v2/cases/{caseId}/restatement"},
 	{Route: "/api/disputes", Website: true},
 	{Route: "/api/disputes/{id}/representatives", Website: true},
-	{Route: "/api/disputes/{id}/restatement", Website: true},
 	{Route: "/api/disputes/{id}/audit", Website: true},
 	{Route: "/api/disputes/{id}/consent", Website: true},
 	{Route: "/api/disputes/{id}/funding", Website: true},

@@ -38,7 +38,7 @@ type RecordCorrection struct {
 // hashes, and what the record-summary routes show, so a side can check
 // the digest it confirms.
 type RecordSummary struct {
-	Answer      *SummaryEntry       `json:"answer"`
+	Answer      *SummaryEntry       `json:"answer,omitempty"`
 	Submissions []SummaryEntry      `json:"submissions"`
 	Exhibits    []SummaryExhibit    `json:"exhibits"`
 	Corrections []SummaryCorrection `json:"corrections"`
