@@ -41,6 +41,8 @@ type actView struct {
 	// RepresentativeID names the representative appointed, changed or
 	// removed.
 	RepresentativeID string `json:"representativeId,omitempty"`
+	// CorrectionID names the record correction made.
+	CorrectionID string `json:"correctionId,omitempty"`
 }
 
 // invitationView carries the new invitation secret, shown once: a replay

@@ -116,56 +116,6 @@ func (h *handlers) amendSubmission(c *gin.Context) {
 	h.textAct(c, procedure.Act{Kind: procedure.ActAmendSubmission, SubmissionID: c.Param("submissionId")}, http.StatusOK)
 }
 
-// recordSummaryView is what the sides confirm: the answer and every
-// submission by digest, and who confirmed.
-type recordSummaryView struct {
-	CaseID        string               `json:"caseId"`
-	Status        string               `json:"status"`
-	Answer        *recordEntry         `json:"answer,omitempty"`
-	Submissions   []recordEntry        `json:"submissions"`
-	Confirmations []recordConfirmation `json:"confirmations"`
-	RecordDeemed  bool                 `json:"recordDeemed"`
-	DeadlineAt    string               `json:"deadlineAt,omitempty"`
-}
-
-type recordEntry struct {
-	ID            string `json:"id"`
-	ParticipantID string `json:"participantId"`
-	Stage         string `json:"stage"`
-	Round         int    `json:"round"`
-	Digest        string `json:"digest"`
-}
-
-type recordConfirmation struct {
-	Side        string `json:"side"`
-	ConfirmedAt string `json:"confirmedAt"`
-}
-
-func (h *handlers) recordSummary(c *gin.Context) {
-	_, l, err := h.load(c, caseID(c))
-	if err != nil {
-		_ = c.Error(err)
-		return
-	}
-	cs := l.Case
-	v := recordSummaryView{CaseID: cs.ID, Status: string(cs.Status()), Submissions: []recordEntry{}, Confirmations: []recordConfirmation{}, RecordDeemed: cs.RecordDeemed}
-	if a := cs.Answer; a != nil {
-		v.Answer = &recordEntry{ID: "answer", ParticipantID: a.ParticipantID, Stage: string(procedure.StageAnswer), Digest: a.Digest}
-	}
-	for _, sub := range cs.Submissions {
-		v.Submissions = append(v.Submissions, recordEntry{ID: sub.ID, ParticipantID: sub.ParticipantID, Stage: string(sub.Stage), Round: sub.Round, Digest: sub.Digest})
-	}
-	for _, side := range []procedure.Side{procedure.Claimant, procedure.Respondent} {
-		if at, ok := cs.RecordConfirms[side]; ok {
-			v.Confirmations = append(v.Confirmations, recordConfirmation{Side: string(side), ConfirmedAt: ts(at)})
-		}
-	}
-	if cs.Closed == "" && cs.Stage.Kind == procedure.StageRecordConfirmation {
-		v.DeadlineAt = ts(cs.Stage.DeadlineAt)
-	}
-	private(c, v)
-}
-
 // sideAct runs an act that carries no content: the record confirmation
 // and the termination acts.
 func (h *handlers) sideAct(c *gin.Context, act procedure.Act, status int) {
@@ -186,10 +136,6 @@ func (h *handlers) sideAct(c *gin.Context, act procedure.Act, status int) {
 	if v, ok := h.act(c, cred, l.Case, act); ok {
 		answered(c, status, v)
 	}
-}
-
-func (h *handlers) confirmRecord(c *gin.Context) {
-	h.sideAct(c, procedure.Act{Kind: procedure.ActConfirmRecord}, http.StatusOK)
 }
 
 // requestTermination asks to end the case: the other side confirms it, or

@@ -32,6 +32,14 @@ const (
 	// fingerprint).
 	opAppointRepresentative = "appointRepresentative"
 	opChangeRepresentative  = "changeRepresentative"
+	// The record's corrections keep a journal per route family (the
+	// spec's retry rule 6: the partner and canonical restatement and
+	// correction routes keep separate journals), and the website
+	// restatement POST, which corrects or confirms by its body's action,
+	// keeps its own.
+	opCorrectRecord      = "correctRecord"
+	opPartnerRestatement = "partnerRestatement"
+	opRestatement        = "websiteRestatement"
 )
 
 // registerCase adds the case's and its procedure's routes.
@@ -48,6 +56,9 @@ func (h *handlers) registerCase(r gin.IRouter, k routeKit) {
 	readMessages := k.command(opReadMessages, anySide)
 	appointRepresentative := k.command(opAppointRepresentative, anySide)
 	changeRepresentative := k.command(opChangeRepresentative, anySide)
+	correctRecord := k.command(opCorrectRecord, anySide)
+	partnerRestatement := k.command(opPartnerRestatement, anySide)
+	restatement := k.command(opRestatement, anySide)
 
 	r.GET("/api/rules/current", h.currentRules)
 	r.GET("/api/v2/rules/current", h.currentRules)
@@ -65,6 +76,7 @@ func (h *handlers) registerCase(r gin.IRouter, k routeKit) {
 	r.PATCH("/api/cases/:id/submissions/:submissionId", k.authenticated, amend, h.amendSubmission)
 	r.GET("/api/cases/:id/record-summary", k.authenticated, h.recordSummary)
 	r.POST("/api/cases/:id/record-summary/confirmations", k.authenticated, confirmRecord, h.confirmRecord)
+	r.POST("/api/cases/:id/record-summary/corrections", k.authenticated, correctRecord, h.correctRecord)
 	r.POST("/api/cases/:id/termination-requests", k.authenticated, requestTermination, h.requestTermination)
 	r.POST("/api/cases/:id/termination-requests/:requestId/confirmations", k.authenticated, confirmTermination, h.confirmTermination)
 	r.GET("/api/cases/:id/representatives", k.authenticated, h.listRepresentatives)
@@ -83,6 +95,8 @@ func (h *handlers) registerCase(r gin.IRouter, k routeKit) {
 	r.POST("/api/v2/cases/:caseId/submissions", k.authenticated, file, h.fileSubmission)
 	r.GET("/api/v2/cases/:caseId/record-confirmations", k.authenticated, h.recordSummary)
 	r.POST("/api/v2/cases/:caseId/record-confirmations", k.authenticated, confirmRecord, h.confirmRecord)
+	r.GET("/api/v2/cases/:caseId/restatement", k.authenticated, h.recordSummary)
+	r.POST("/api/v2/cases/:caseId/restatement", k.authenticated, partnerRestatement, h.correctRecord)
 	r.GET("/api/v2/cases/:caseId/decision-status", k.authenticated, h.decisionStatus)
 	r.POST("/api/v2/cases/:caseId/termination-requests", k.authenticated, requestTermination, h.requestTermination)
 	r.POST("/api/v2/cases/:caseId/termination-requests/:requestId/confirmations", k.authenticated, confirmTermination, h.confirmTermination)
@@ -103,20 +117,18 @@ func (h *handlers) registerCase(r gin.IRouter, k routeKit) {
 	r.GET("/api/disputes/:id/representatives", k.website, k.authenticated, h.listRepresentatives)
 	r.POST("/api/disputes/:id/representatives", k.website, k.authenticated, appointRepresentative, h.appointRepresentative)
 	r.PATCH("/api/disputes/:id/representatives", k.website, k.authenticated, changeRepresentative, h.changeRepresentative)
+	r.GET("/api/disputes/:id/restatement", k.website, k.authenticated, h.recordSummary)
+	r.POST("/api/disputes/:id/restatement", k.website, k.authenticated, restatement, h.restate)
 
 	registerUnbuilt(r, k, caseUnbuilt)
 }
 
 // caseUnbuilt are the routes of the inventory the case and its procedure
-// will serve, not built yet: the case list, the record's
-// corrections and restatement, consent, funding, service, audit, release,
-// refiling, the website's termination, and cases opened through AP2 and
-// UCP.
+// will serve, not built yet: the case list, consent, funding, service,
+// audit, release, refiling, the website's termination, and cases opened
+// through AP2 and UCP.
 var caseUnbuilt = []UnbuiltRoute{
-	{Route: "/api/cases/{id}/record-summary/corrections"},
-	{Route: "/api/v2/cases/{caseId}/restatement"},
 	{Route: "/api/disputes", Website: true},
-	{Route: "/api/disputes/{id}/restatement", Website: true},
 	{Route: "/api/disputes/{id}/audit", Website: true},
 	{Route: "/api/disputes/{id}/consent", Website: true},
 	{Route: "/api/disputes/{id}/funding", Website: true},

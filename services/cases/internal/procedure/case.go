@@ -271,7 +271,10 @@ type Case struct {
 	MessagesRead   map[Side]int
 	RecordConfirms map[Side]time.Time
 	RecordDeemed   bool // the record closed at its deadline without every confirmation
-	Termination    *Termination
+	// Corrections are the sides' corrections of their own record entries
+	// (record.go), in the order made.
+	Corrections []RecordCorrection
+	Termination *Termination
 	// Tribunal is the decision's part of the case (internal/tribunal):
 	// who decides, the runs, the review and the award.
 	Tribunal tribunal.State
@@ -343,6 +346,7 @@ func (c Case) clone() Case {
 	c.Participants = slices.Clone(c.Participants)
 	c.Submissions = slices.Clone(c.Submissions)
 	c.Messages = slices.Clone(c.Messages)
+	c.Corrections = slices.Clone(c.Corrections)
 	read := make(map[Side]int, len(c.MessagesRead))
 	for k, v := range c.MessagesRead {
 		read[k] = v

@@ -128,7 +128,7 @@ func Open(in Opening) (Outcome, error) {
 }
 
 // deadlineBound are the acts refused once the deadline they race is reached.
-var deadlineBound = []ActKind{ActFileAnswer, ActFileSubmission, ActAmendSubmission, ActConfirmRecord}
+var deadlineBound = []ActKind{ActFileAnswer, ActFileSubmission, ActAmendSubmission, ActConfirmRecord, ActCorrectRecord}
 
 // Decide applies a participant's act at now, checking in this order (the
 // first failure is returned, with c unchanged in the outcome):
@@ -145,13 +145,17 @@ var deadlineBound = []ActKind{ActFileAnswer, ActFileSubmission, ActAmendSubmissi
 //  7. the act's own preconditions: already_joined, invitation_mismatch,
 //     filing_limit_reached, submission_not_found, stage_closed (amending a
 //     submission of an earlier stage), message_not_found (marking read a
-//     message the case does not have), record_already_confirmed,
-//     termination_pending, termination_request_not_found, wrong_side
-//     (confirming one's own termination request); for the
-//     representatives: invalid_act (a representative id already used),
-//     representative_exists (the subject already represents a side),
-//     representative_limit_reached, representative_not_found (unknown or
-//     removed), wrong_side (another side's representative).
+//     message the case does not have), entry_not_found (correcting an
+//     entry the record does not have, or the other side's),
+//     record_already_confirmed (confirming again, or correcting after
+//     confirming), record_summary_digest_mismatch (confirming a summary
+//     digest that is not the record's), termination_pending,
+//     termination_request_not_found, wrong_side (confirming one's own
+//     termination request); for the representatives: invalid_act (a
+//     representative id already used), representative_exists (the subject
+//     already represents a side), representative_limit_reached,
+//     representative_not_found (unknown or removed), wrong_side (another
+//     side's representative).
 //
 // Then the first row of [Table] that matches is applied; a row's condition
 // reads the case with the act recorded.
@@ -325,6 +329,21 @@ func (c Case) precondition(a Act, p Participant) error {
 		if at, ok := c.RecordConfirms[p.Side]; ok {
 			return refuse(CodeRecordAlreadyConfirmed, "the %s side confirmed the record at %s", p.Side, Timestamp(at))
 		}
+		if d := c.RecordDigest(); a.SummaryDigest != "" && a.SummaryDigest != d {
+			return refuse(CodeRecordDigestMismatch, "the record summary digest is %s, not %s: read the summary again", d, a.SummaryDigest)
+		}
+	case ActCorrectRecord:
+		// The other side's entries are answered as absent: a side
+		// corrects only what it filed.
+		if side, ok := c.entrySide(a.EntryID); !ok || side != p.Side {
+			return refuse(CodeEntryNotFound, "the %s side has no record entry %s", p.Side, a.EntryID)
+		}
+		if slices.ContainsFunc(c.Corrections, func(k RecordCorrection) bool { return k.ID == a.CorrectionID }) {
+			return refuse(CodeInvalidAct, "correction %s already exists", a.CorrectionID)
+		}
+		if at, ok := c.RecordConfirms[p.Side]; ok {
+			return refuse(CodeRecordAlreadyConfirmed, "the %s side confirmed the record at %s; it corrects no more", p.Side, Timestamp(at))
+		}
 	case ActRequestTermination:
 		if c.Termination != nil {
 			return refuse(CodeTerminationPending, "termination request %s awaits confirmation", c.Termination.ID)
@@ -366,6 +385,9 @@ func (a Act) validate() error {
 	case ActFileSubmission, ActAmendSubmission:
 		errs = append(errs, need("submissionId", a.SubmissionID, id), need("digest", a.Digest, isHex64))
 	case ActConfirmRecord:
+		errs = append(errs, need("summaryDigest", a.SummaryDigest, func(s string) bool { return s == "" || isHex64(s) }))
+	case ActCorrectRecord:
+		errs = append(errs, need("entryId", a.EntryID, id), need("correctionId", a.CorrectionID, id), need("digest", a.Digest, isHex64))
 	case ActRequestTermination, ActConfirmTermination:
 		errs = append(errs, need("terminationId", a.TerminationID, id))
 	case ActAppointRepresentative:

@@ -21,6 +21,7 @@ const (
 	EventRecordConfirmationRequested EventType = "record_confirmation_requested"
 	EventRecordConfirmationGiven     EventType = "record_confirmation_given"
 	EventRecordConfirmed             EventType = "record_confirmed"
+	EventRecordCorrected             EventType = "record_corrected"
 	EventTerminationRequested        EventType = "termination_requested"
 	EventTerminationLapsed           EventType = "termination_lapsed"
 	EventTerminated                  EventType = "terminated"
@@ -84,6 +85,7 @@ var EventSpecs = []EventSpec{
 	{EventRecordConfirmationRequested, "the last round closed: the sides confirm the record", ToStageActors, true, StageDeadline},
 	{EventRecordConfirmationGiven, "one side confirmed the record; the other still has to", ToOther, true, StageDeadline},
 	{EventRecordConfirmed, "every joined side confirmed the record, or its deadline passed", ToBoth, false, NoDeadline},
+	{EventRecordCorrected, "a side corrected one of its record entries: the summary changed, and a confirmation given before is withdrawn", ToBoth, true, StageDeadline},
 	{EventTerminationRequested, "a side asks to end the case", ToOther, true, TerminationDeadline},
 	{EventTerminationLapsed, "the termination request was not confirmed in time, or the award was issued while it was pending", ToBoth, false, NoDeadline},
 	{EventTerminated, "the other side confirmed termination, or the claimant withdrew before any respondent joined", ToBoth, false, NoDeadline},

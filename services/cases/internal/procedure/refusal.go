@@ -11,20 +11,22 @@ type RefusalCode string
 
 // The refusal codes, in the order Decide checks them.
 const (
-	CodeInvalidAct                RefusalCode = "invalid_act"                   // 400
-	CodeNotAParticipant           RefusalCode = "not_a_participant"             // 403
-	CodeCaseClosed                RefusalCode = "case_closed"                   // 409
-	CodeWrongSide                 RefusalCode = "wrong_side"                    // 403
-	CodeStageClosed               RefusalCode = "stage_closed"                  // 409
-	CodeDeadlinePassed            RefusalCode = "deadline_passed"               // 409
-	CodeAlreadyJoined             RefusalCode = "already_joined"                // 409
-	CodeInvitationMismatch        RefusalCode = "invitation_mismatch"           // 403
-	CodeFilingLimitReached        RefusalCode = "filing_limit_reached"          // 409
-	CodeSubmissionNotFound        RefusalCode = "submission_not_found"          // 404
-	CodeMessageNotFound           RefusalCode = "message_not_found"             // 404
-	CodeRecordAlreadyConfirmed    RefusalCode = "record_already_confirmed"      // 409
-	CodeTerminationPending        RefusalCode = "termination_pending"           // 409
-	CodeTerminationRequestUnknown RefusalCode = "termination_request_not_found" // 404
+	CodeInvalidAct                RefusalCode = "invalid_act"                    // 400
+	CodeNotAParticipant           RefusalCode = "not_a_participant"              // 403
+	CodeCaseClosed                RefusalCode = "case_closed"                    // 409
+	CodeWrongSide                 RefusalCode = "wrong_side"                     // 403
+	CodeStageClosed               RefusalCode = "stage_closed"                   // 409
+	CodeDeadlinePassed            RefusalCode = "deadline_passed"                // 409
+	CodeAlreadyJoined             RefusalCode = "already_joined"                 // 409
+	CodeInvitationMismatch        RefusalCode = "invitation_mismatch"            // 403
+	CodeFilingLimitReached        RefusalCode = "filing_limit_reached"           // 409
+	CodeSubmissionNotFound        RefusalCode = "submission_not_found"           // 404
+	CodeMessageNotFound           RefusalCode = "message_not_found"              // 404
+	CodeEntryNotFound             RefusalCode = "entry_not_found"                // 404
+	CodeRecordDigestMismatch      RefusalCode = "record_summary_digest_mismatch" // 422
+	CodeRecordAlreadyConfirmed    RefusalCode = "record_already_confirmed"       // 409
+	CodeTerminationPending        RefusalCode = "termination_pending"            // 409
+	CodeTerminationRequestUnknown RefusalCode = "termination_request_not_found"  // 404
 
 	// The representatives' (representatives.go).
 	CodeRepresentativeExists       RefusalCode = "representative_exists"        // 409
@@ -66,6 +68,8 @@ var (
 	ErrFilingLimitReached        = &RefusalError{Code: CodeFilingLimitReached}
 	ErrSubmissionNotFound        = &RefusalError{Code: CodeSubmissionNotFound}
 	ErrMessageNotFound           = &RefusalError{Code: CodeMessageNotFound}
+	ErrEntryNotFound             = &RefusalError{Code: CodeEntryNotFound}
+	ErrRecordDigestMismatch      = &RefusalError{Code: CodeRecordDigestMismatch}
 	ErrRecordAlreadyConfirmed    = &RefusalError{Code: CodeRecordAlreadyConfirmed}
 	ErrTerminationPending        = &RefusalError{Code: CodeTerminationPending}
 	ErrTerminationRequestUnknown = &RefusalError{Code: CodeTerminationRequestUnknown}
@@ -79,7 +83,7 @@ var (
 var RefusalCodes = []RefusalCode{
 	CodeInvalidAct, CodeNotAParticipant, CodeCaseClosed, CodeWrongSide, CodeStageClosed, CodeDeadlinePassed,
 	CodeAlreadyJoined, CodeInvitationMismatch, CodeFilingLimitReached, CodeSubmissionNotFound, CodeMessageNotFound,
-	CodeRecordAlreadyConfirmed, CodeTerminationPending, CodeTerminationRequestUnknown,
+	CodeEntryNotFound, CodeRecordDigestMismatch, CodeRecordAlreadyConfirmed, CodeTerminationPending, CodeTerminationRequestUnknown,
 	CodeRepresentativeExists, CodeRepresentativeLimitReached, CodeRepresentativeNotFound,
 }
 

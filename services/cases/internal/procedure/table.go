@@ -18,6 +18,7 @@ const (
 	ActFileSubmission     ActKind = "file_submission"
 	ActAmendSubmission    ActKind = "amend_submission"
 	ActConfirmRecord      ActKind = "confirm_record"
+	ActCorrectRecord      ActKind = "correct_record"
 	ActRequestTermination ActKind = "request_termination"
 	ActConfirmTermination ActKind = "confirm_termination"
 	// The representatives' acts (representatives.go).
@@ -48,6 +49,14 @@ type Act struct {
 	// MessageID names the message posted, or, for mark_messages_read, the
 	// last message the side has read.
 	MessageID string
+	// EntryID names the record entry corrected (correct_record): "answer",
+	// a submission id or a disclosed exhibit id; CorrectionID names the
+	// correction, and Digest its text.
+	EntryID      string
+	CorrectionID string
+	// SummaryDigest, for confirm_record, is the summary digest the side
+	// read ([Case.RecordDigest]); "" confirms whatever the record is.
+	SummaryDigest string
 	// BindPartnerID: for respondent_joins of an unbound (hosted)
 	// respondent, the partner whose agent joins with the invitation, which
 	// from then on is the only partner that acts for it; "" when the
@@ -226,6 +235,7 @@ var Table = []Row{
 	{rounds, ActAmendSubmission, bothSides, always, "the new digest, amendment count", doAmend, Same, []EventType{EventSubmissionAmended}},
 	{[]Status{StatusAwaitingRecordConfirmation}, ActConfirmRecord, bothSides, completesRecord, "the side's confirmation", doConfirmRecord, RecordClosed, []EventType{EventRecordConfirmed}},
 	{[]Status{StatusAwaitingRecordConfirmation}, ActConfirmRecord, bothSides, always, "the side's confirmation", doConfirmRecord, Same, []EventType{EventRecordConfirmationGiven}},
+	{[]Status{StatusAwaitingRecordConfirmation}, ActCorrectRecord, bothSides, always, "the correction; the other side's confirmation is withdrawn", doCorrect, Same, []EventType{EventRecordCorrected}},
 	{notTerminated, ActRequestTermination, bothSides, claimantAlone, "—", doNothing, Ended, []EventType{EventTerminated}},
 	{notTerminated, ActRequestTermination, bothSides, always, "the pending request, its deadline", doRequestTermination, Same, []EventType{EventTerminationRequested}},
 	{notTerminated, ActConfirmTermination, bothSides, always, "—", doDropTermination, Ended, []EventType{EventTerminated}},

@@ -45,11 +45,14 @@ type caseRecord struct {
 	Submissions    []submissionRecord   `json:"submissions,omitempty"`
 	// Messages replaced a count that no route ever raised, so no stored
 	// record has it: the record version stays.
-	Messages       []messageRecord    `json:"messages,omitempty"`
-	MessagesRead   map[string]int     `json:"messagesRead,omitempty"`
-	RecordConfirms map[string]string  `json:"recordConfirms,omitempty"`
-	RecordDeemed   bool               `json:"recordDeemed,omitempty"`
-	Termination    *terminationRecord `json:"termination,omitempty"`
+	Messages       []messageRecord   `json:"messages,omitempty"`
+	MessagesRead   map[string]int    `json:"messagesRead,omitempty"`
+	RecordConfirms map[string]string `json:"recordConfirms,omitempty"`
+	RecordDeemed   bool              `json:"recordDeemed,omitempty"`
+	// Corrections came after record version 1's first cases; a record
+	// without them has none, so the version stays.
+	Corrections []correctionRecord `json:"corrections,omitempty"`
+	Termination *terminationRecord `json:"termination,omitempty"`
 	// Mode, Claim and Evaluation came with the tribunal; a record without
 	// them is a proceeding opened before, with no claim to pay from.
 	Mode       string            `json:"mode,omitempty"`
@@ -100,6 +103,15 @@ type messageRecord struct {
 	Side          string `json:"side"`
 	Digest        string `json:"digest"`
 	PostedAt      string `json:"postedAt"`
+}
+
+type correctionRecord struct {
+	ID            string `json:"correctionId"`
+	Side          string `json:"side"`
+	ParticipantID string `json:"participantId"`
+	EntryID       string `json:"entryId"`
+	Digest        string `json:"digest"`
+	CorrectedAt   string `json:"correctedAt"`
 }
 
 type rulesRecord struct {
@@ -219,6 +231,9 @@ func encodeRecord(c procedure.Case) ([]byte, error) {
 	for _, m := range c.Messages {
 		r.Messages = append(r.Messages, messageRecord{m.ID, m.ParticipantID, string(m.Side), m.Digest, ts(m.PostedAt)})
 	}
+	for _, k := range c.Corrections {
+		r.Corrections = append(r.Corrections, correctionRecord{k.ID, string(k.Side), k.ParticipantID, k.EntryID, k.Digest, ts(k.CorrectedAt)})
+	}
 	if len(c.MessagesRead) > 0 {
 		r.MessagesRead = map[string]int{}
 		for side, n := range c.MessagesRead {
@@ -298,6 +313,10 @@ func decodeRecord(b []byte) (procedure.Case, error) {
 	}
 	for _, m := range r.Messages {
 		c.Messages = append(c.Messages, procedure.Message{ID: m.ID, ParticipantID: m.ParticipantID, Side: procedure.Side(m.Side), Digest: m.Digest, PostedAt: p.parse(m.PostedAt)})
+	}
+	for _, k := range r.Corrections {
+		c.Corrections = append(c.Corrections, procedure.RecordCorrection{ID: k.ID, Side: procedure.Side(k.Side), ParticipantID: k.ParticipantID,
+			EntryID: k.EntryID, Digest: k.Digest, CorrectedAt: p.parse(k.CorrectedAt)})
 	}
 	c.MessagesRead = map[procedure.Side]int{}
 	for side, n := range r.MessagesRead {

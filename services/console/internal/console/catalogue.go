@@ -42,6 +42,7 @@ var eventDocs = []eventDoc{
 	{"record_confirmation_requested", "the last round closed: the sides confirm the record", "every joined side's", true, "the record confirmation deadline"},
 	{"record_confirmation_given", "one side confirmed; the other still has to", "the other side's", true, "the record confirmation deadline"},
 	{"record_confirmed", "every joined side confirmed the record, or its deadline passed", "both", false, "—"},
+	{"record_corrected", "a side corrected one of its record entries: the summary changed, and a confirmation given before is withdrawn", "both", true, "the record confirmation deadline"},
 	{"termination_requested", "a side asks to end the case", "the other side's", true, "the confirmation deadline"},
 	{"termination_lapsed", "the request was not confirmed in time, or the award was issued while it was pending", "both", false, "—"},
 	{"terminated", "the other side confirmed, or the claimant withdrew before any respondent joined", "both", false, "—"},
