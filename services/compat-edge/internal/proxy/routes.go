@@ -22,6 +22,7 @@ type Config struct {
 	// MaxUploadBytes caps the body of an upload (Uploads) instead: the
 	// largest file any rules version allows (100 MiB) and the multipart
 	// framing around it. Cases refuses a file over the case's own limit.
+	// Zero gives uploads MaxBodyBytes, as every other route.
 	MaxUploadBytes int64
 	// TransferTimeout is how long an upload may take to arrive and be
 	// answered, and an exhibit download to be sent, in place of the
@@ -55,7 +56,11 @@ func Register(r *gin.Engine, cfg Config, proxy *Proxy, openAPIJSON []byte) {
 // transfer timeout, anything else the body limit and the server's
 // timeouts.
 func apiLimits(cfg Config) gin.HandlerFunc {
-	body, upload := httpserver.BodyLimit(cfg.MaxBodyBytes), httpserver.BodyLimit(cfg.MaxUploadBytes)
+	uploadLimit := cfg.MaxUploadBytes
+	if uploadLimit <= 0 {
+		uploadLimit = cfg.MaxBodyBytes
+	}
+	body, upload := httpserver.BodyLimit(cfg.MaxBodyBytes), httpserver.BodyLimit(uploadLimit)
 	return func(c *gin.Context) {
 		switch method, path := c.Request.Method, c.Request.URL.Path; {
 		case isUpload(method, path):
