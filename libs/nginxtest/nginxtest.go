@@ -2,7 +2,10 @@
 // enough) in front of a test's server: the stand-in for an ingress. Its
 // proxy buffers are nginx's defaults, which are also ingress-nginx's: a
 // response whose header block exceeds one 4 KiB page becomes 502 "upstream
-// sent too big header", as it would in production.
+// sent too big header", as it would in production. Its body limits are the
+// chart's: nginx's default 1 MiB everywhere, except the exhibit uploads
+// (UploadPaths), which get UploadBodySize and stream to the upstream
+// unbuffered, as the chart's upload Ingress has them.
 package nginxtest
 
 import (
@@ -17,6 +20,20 @@ import (
 	"testing"
 	"time"
 )
+
+// UploadPaths are the paths of the exhibit uploads (compat-edge's
+// proxy.Uploads), written as the chart's upload Ingress writes them: with
+// nginx.ingress.kubernetes.io/use-regex, ingress-nginx renders each as a
+// case-insensitive regular expression location anchored at its start.
+var UploadPaths = []string{
+	`/api/cases/[^/]+/evidence$`,
+	`/api/disputes/[^/]+/evidence/file$`,
+}
+
+// UploadBodySize is the upload paths' client_max_body_size (the chart's
+// nginx.ingress.kubernetes.io/proxy-body-size there): the largest exhibit
+// any rules version allows (100 MiB) and its multipart framing.
+const UploadBodySize = "110m"
 
 // Server is an nginx owned by one test, stopped when the test ends.
 type Server struct {
@@ -39,8 +56,9 @@ type config struct {
 	workers  int
 }
 
-// LocationDirective adds a directive to the proxying location, such as
-// "proxy_read_timeout 5s;". Without any, nginx proxies with its defaults.
+// LocationDirective adds a directive to every proxying location (the
+// upload paths' too), such as "proxy_read_timeout 5s;". Without any, nginx
+// proxies with its defaults.
 func LocationDirective(d string) Option {
 	return func(c *config) { c.location = append(c.location, d) }
 }
@@ -155,19 +173,36 @@ http {
     }
     server {
         listen 127.0.0.1:%[3]d;
-        location / {
-            proxy_pass http://backend;
+%[5]s    }
+}
+`, s.Dir, upstream, port, indent(c.http, "    "), locations(c.location), c.workers)
+	return b.String()
+}
+
+// locations renders the upload locations, then the one for every other
+// path; nginx tries regular expressions before a prefix, as ingress-nginx
+// orders the longer paths first.
+func locations(extra []string) string {
+	var b strings.Builder
+	for _, p := range UploadPaths {
+		fmt.Fprintf(&b, "        location ~* \"^%s\" {\n", p)
+		b.WriteString(proxying(extra))
+		// Streamed as it arrives: nginx would otherwise write the whole
+		// body to disk before the edge saw a byte of it.
+		fmt.Fprintf(&b, "            client_max_body_size %s;\n            proxy_request_buffering off;\n        }\n", UploadBodySize)
+	}
+	b.WriteString("        location / {\n" + proxying(extra) + "        }\n")
+	return b.String()
+}
+
+func proxying(extra []string) string {
+	return `            proxy_pass http://backend;
             proxy_http_version 1.1;
             proxy_set_header Connection "";
             proxy_set_header Host $http_host;
             proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
             proxy_set_header X-Forwarded-Proto $scheme;
-%[5]s
-        }
-    }
-}
-`, s.Dir, upstream, port, indent(c.http, "    "), indent(c.location, "            "), c.workers)
-	return b.String()
+` + indent(extra, "            ")
 }
 
 func indent(lines []string, prefix string) string {

@@ -1,6 +1,7 @@
 package nginxtest_test
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -8,7 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -54,3 +57,82 @@ func TestDefaultBuffersRefuseAHeaderBlockOverFourKiB(t *testing.T) {
 	conns.Range(func(any, any) bool { n++; return true })
 	require.Less(t, n, 4, "nginx keeps its upstream connections alive")
 }
+
+// The upload paths take a body of up to 110 MiB and pass it on as it
+// arrives; every other path keeps nginx's 1 MiB, refused before the
+// upstream hears of it.
+func TestUploadPathsTakeLargeBodiesUnbuffered(t *testing.T) {
+	var reached, sofar atomic.Int64
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		n, err := io.Copy(countingWriter{&sofar}, r.Body)
+		if err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		_, _ = io.WriteString(w, strconv.FormatInt(n, 10))
+	}))
+	t.Cleanup(upstream.Close)
+	ngx := nginxtest.Start(t, strings.TrimPrefix(upstream.URL, "http://"))
+
+	post := func(path string, body io.Reader, size int64, header ...string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, ngx.URL+path, body)
+		require.NoError(t, err)
+		req.ContentLength = size
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	const big = 20 << 20
+	for _, path := range []string{"/api/cases/cs_1/evidence", "/api/disputes/d_1/evidence/file", "/API/Cases/cs_1/Evidence"} {
+		sofar.Store(0)
+		// The body waits after its first MiB until the upstream has it:
+		// an nginx that buffered the request would wait for all of it.
+		body := io.MultiReader(strings.NewReader(strings.Repeat("x", 1<<20)), &waitFor{n: &sofar, atLeast: 1 << 20},
+			strings.NewReader(strings.Repeat("y", big-1<<20)))
+		status, got := post(path, body, big)
+		require.Equal(t, http.StatusOK, status, ngx.ErrorLog())
+		require.Equal(t, strconv.Itoa(big), got)
+	}
+	for _, path := range []string{"/api/cases/cs_1/answer", "/api/cases/cs_1/evidence/ev_1", "/api/disputes/d_1/evidence/file/x", "/api/cases/evidence"} {
+		before := reached.Load()
+		status, _ := post(path, strings.NewReader(strings.Repeat("x", 2<<20)), 2<<20)
+		require.Equal(t, http.StatusRequestEntityTooLarge, status, path)
+		require.Equal(t, before, reached.Load(), "nginx refused %s without the upstream", path)
+	}
+	// Refused on its Content-Length: with Expect, the body is never sent.
+	status, _ := post("/api/cases/cs_1/evidence", io.LimitReader(zeros{}, 111<<20), 111<<20, "Expect", "100-continue")
+	require.Equal(t, http.StatusRequestEntityTooLarge, status, "an upload over 110 MiB")
+}
+
+type countingWriter struct{ n *atomic.Int64 }
+
+func (c countingWriter) Write(p []byte) (int, error) { c.n.Add(int64(len(p))); return len(p), nil }
+
+// waitFor is an empty reader that returns once n reaches atLeast, or fails
+// after 10 s.
+type waitFor struct {
+	n       *atomic.Int64
+	atLeast int64
+}
+
+func (w *waitFor) Read([]byte) (int, error) {
+	deadline := time.Now().Add(10 * time.Second)
+	for w.n.Load() < w.atLeast {
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("the upstream has %d of the first %d bytes after 10 s: nginx holds the body", w.n.Load(), w.atLeast)
+		}
+		time.Sleep(time.Millisecond) // polling the upstream's count, with a deadline
+	}
+	return 0, io.EOF
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }

@@ -4,14 +4,17 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 
+	"github.com/pcourt/pcourt/libs/nginxtest"
 	"github.com/pcourt/pcourt/tools/helmcheck"
 )
 
@@ -63,9 +66,9 @@ func env(c corev1.Container) map[string]string {
 func TestDefaultValues(t *testing.T) {
 	m := render(t, helm(t))
 	// Per service: ServiceAccount, Deployment, Service, HPA, PDB (the
-	// controller: no HPA); then the Ingress and the controller's Role and
-	// RoleBinding.
-	assert.Equal(t, 7*5-1+3, m.Count())
+	// controller: no HPA); then the two Ingresses (the uploads have their
+	// own) and the controller's Role and RoleBinding.
+	assert.Equal(t, 7*5-1+4, m.Count())
 	names := func(n int, name func(i int) string) []string {
 		var out []string
 		for i := range n {
@@ -125,6 +128,11 @@ func TestDefaultValues(t *testing.T) {
 	assert.Equal(t, "pcourt-compat-edge", ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name)
 	for k := range ing.Annotations {
 		assert.Equal(t, "nginx.ingress.kubernetes.io/proxy-body-size", k, "only the annotations the responses need")
+	}
+	for _, d := range m.Deployments {
+		if d.Name == "pcourt-compat-edge" {
+			assert.Equal(t, "115343360", env(d.Spec.Template.Spec.Containers[0])["EDGE_MAX_UPLOAD_BYTES"], "110 MiB")
+		}
 	}
 
 	role := m.Roles[0]
@@ -191,7 +199,63 @@ func TestProductionValues(t *testing.T) {
 		assert.Equal(t, 2, p.Spec.MinAvailable.IntValue(), p.Name)
 		assert.Nil(t, p.Spec.MaxUnavailable, "a service's budget replaces the default whole")
 	}
-	assert.NotEmpty(t, m.Ingresses[0].Spec.TLS)
+	for _, ing := range m.Ingresses {
+		require.Len(t, ing.Spec.TLS, 1, ing.Name)
+		assert.Equal(t, "pcourt-api-tls", ing.Spec.TLS[0].SecretName, ing.Name)
+		assert.Equal(t, []string{"api.pcourt.example"}, ing.Spec.TLS[0].Hosts, ing.Name)
+	}
+}
+
+// The exhibit uploads have an Ingress of their own, the only place a body
+// over 2m gets through: the same host, TLS and class as the main one, the
+// paths the ingress tests' nginx has (and the edge's upload routes), a
+// body size the edge's own upload limit equals, and no request buffering.
+func TestTheUploadIngress(t *testing.T) {
+	h := helm(t)
+	for _, values := range [][]string{nil, {"-f", production}} {
+		m := render(t, h, values...)
+		require.Len(t, m.Ingresses, 2)
+		main, uploads := m.Ingresses[0], m.Ingresses[1]
+		require.Equal(t, "pcourt-compat-edge", main.Name)
+		require.Equal(t, "pcourt-compat-edge-uploads", uploads.Name)
+
+		assert.Equal(t, "2m", main.Annotations["nginx.ingress.kubernetes.io/proxy-body-size"])
+		assert.Equal(t, map[string]string{
+			"nginx.ingress.kubernetes.io/proxy-body-size":         nginxtest.UploadBodySize,
+			"nginx.ingress.kubernetes.io/proxy-request-buffering": "off",
+			"nginx.ingress.kubernetes.io/use-regex":               "true",
+		}, uploads.Annotations)
+		assert.Equal(t, main.Spec.IngressClassName, uploads.Spec.IngressClassName)
+		assert.Equal(t, main.Spec.TLS, uploads.Spec.TLS)
+		require.Len(t, uploads.Spec.Rules, 1)
+		assert.Equal(t, main.Spec.Rules[0].Host, uploads.Spec.Rules[0].Host)
+		var paths []string
+		for _, p := range uploads.Spec.Rules[0].HTTP.Paths {
+			paths = append(paths, p.Path)
+			require.NotNil(t, p.PathType)
+			assert.Equal(t, networkingv1.PathTypeImplementationSpecific, *p.PathType, "a regular expression is no Prefix")
+			assert.Equal(t, main.Spec.Rules[0].HTTP.Paths[0].Backend, p.Backend, "to the edge, as every other path")
+		}
+		assert.Equal(t, nginxtest.UploadPaths, paths, "the paths the ingress tests' nginx gives the upload limit")
+
+		for _, d := range m.Deployments {
+			if d.Name != "pcourt-compat-edge" {
+				continue
+			}
+			limit, err := strconv.ParseInt(env(d.Spec.Template.Spec.Containers[0])["EDGE_MAX_UPLOAD_BYTES"], 10, 64)
+			require.NoError(t, err)
+			size, err := strconv.ParseInt(strings.TrimSuffix(nginxtest.UploadBodySize, "m"), 10, 64)
+			require.NoError(t, err)
+			assert.Equal(t, size<<20, limit, "the edge's upload limit is the ingress's (nginx's m is MiB)")
+		}
+	}
+	// The operator's own annotations reach both Ingresses; the upload
+	// ones win on the upload Ingress.
+	m := render(t, h, "--set", "ingress.annotations.cert-manager\\.io/cluster-issuer=letsencrypt")
+	for _, ing := range m.Ingresses {
+		assert.Equal(t, "letsencrypt", ing.Annotations["cert-manager.io/cluster-issuer"], ing.Name)
+	}
+	assert.Equal(t, "110m", m.Ingresses[1].Annotations["nginx.ingress.kubernetes.io/proxy-body-size"])
 }
 
 // The award signing keys reach cases from a Secret, mounted read-only

@@ -18,9 +18,14 @@ import (
 // DefaultMaxConnections is the edge's HTTP_MAX_CONNECTIONS.
 const DefaultMaxConnections = 512
 
+// DefaultMaxUploadBytes is the edge's EDGE_MAX_UPLOAD_BYTES: 110 MiB.
+const DefaultMaxUploadBytes = 110 << 20
+
 // config is everything the edge reads from its environment.
 type config struct {
-	Service    service.Config
+	Service service.Config
+	// Routes holds the proxy's body limits and transfer timeout.
+	Routes     proxy.Config
 	Upstreams  map[routing.Owner]*url.URL
 	Forwarding proxy.Forwarding
 	// PublicURL is the address clients reach the edge at (the ingress);
@@ -67,7 +72,16 @@ func loadConfig(getenv func(string) string) (config, error) {
 	cfg := config{Service: service.ConfigFromEnv(r, ":8080"), Upstreams: map[routing.Owner]*url.URL{}}
 	// The edge passes bodies through; each owner enforces its own, smaller
 	// limit. This cap only protects the edge itself.
-	cfg.Service.HTTP.MaxBodyBytes = int64(r.Int("HTTP_MAX_BODY_BYTES", 16<<20))
+	cfg.Routes.MaxBodyBytes = int64(r.Int("HTTP_MAX_BODY_BYTES", 16<<20))
+	// Exhibit uploads (proxy.Uploads) stream through under their own
+	// limit: the largest file any rules version allows (100 MiB) and the
+	// multipart framing around it; the ingress gives the same paths 110m.
+	cfg.Routes.MaxUploadBytes = int64(r.Int("EDGE_MAX_UPLOAD_BYTES", DefaultMaxUploadBytes))
+	// 110 MiB at 2 Mbit/s takes about 8 minutes.
+	cfg.Routes.TransferTimeout = r.Duration("EDGE_TRANSFER_TIMEOUT", 10*time.Minute)
+	// The server's default only bounds what a route can allow: every
+	// route of the edge names its own limit (proxy.Register).
+	cfg.Service.HTTP.MaxBodyBytes = max(cfg.Routes.MaxBodyBytes, cfg.Routes.MaxUploadBytes)
 	// The edge faces the internet: connections that never finish their
 	// headers are held to this many (each can hold up to twice
 	// HTTP_MAX_HEADER_BYTES, and more while the collector catches up), so
@@ -96,6 +110,15 @@ func loadConfig(getenv func(string) string) (config, error) {
 	cfg.Compat.LegacyUse.MaxPending = r.Int("EDGE_LEGACY_USE_MAX_PENDING", cfg.Compat.LegacyUse.MaxPending)
 	cfg.AdminToken = r.Secret("EDGE_ADMIN_TOKEN")
 	var errs []error
+	if cfg.Routes.MaxBodyBytes <= 0 {
+		errs = append(errs, errors.New("HTTP_MAX_BODY_BYTES must be positive"))
+	}
+	if cfg.Routes.MaxUploadBytes <= 0 {
+		errs = append(errs, errors.New("EDGE_MAX_UPLOAD_BYTES must be positive"))
+	}
+	if cfg.Routes.TransferTimeout <= 0 {
+		errs = append(errs, errors.New("EDGE_TRANSFER_TIMEOUT must be positive"))
+	}
 	if t := cfg.AdminToken.Reveal(); t != "" && len(t) < 16 {
 		errs = append(errs, errors.New("EDGE_ADMIN_TOKEN must be at least 16 characters"))
 	}

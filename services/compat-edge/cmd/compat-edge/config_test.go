@@ -26,6 +26,10 @@ func TestLoadConfig(t *testing.T) {
 	require.Empty(t, cfg.AdminToken, "the admin API refuses everyone until a token is set")
 	require.False(t, policy.Resolve(cfg.Compat.Env, nil).Enabled, "announcements are off by default")
 	require.Equal(t, 512, cfg.Service.HTTP.MaxConnections, "the edge holds at most 512 connections by default")
+	require.Equal(t, int64(16<<20), cfg.Routes.MaxBodyBytes)
+	require.Equal(t, int64(110<<20), cfg.Routes.MaxUploadBytes, "the largest exhibit (100 MiB) and its multipart framing")
+	require.Equal(t, int64(110<<20), cfg.Service.HTTP.MaxBodyBytes, "the server lets the upload routes have their limit")
+	require.Equal(t, 10*time.Minute, cfg.Routes.TransferTimeout)
 
 	for _, tc := range []struct {
 		name string
@@ -42,6 +46,10 @@ func TestLoadConfig(t *testing.T) {
 		{"a short admin token", map[string]string{"EDGE_ADMIN_TOKEN": "secret"}},
 		{"a negative connection cap", map[string]string{"HTTP_MAX_CONNECTIONS": "-1"}},
 		{"hops with no proxy to count them behind", map[string]string{"HTTP_TRUSTED_HOPS": "1"}},
+		{"no upload limit", map[string]string{"EDGE_MAX_UPLOAD_BYTES": "0"}},
+		{"a malformed upload limit", map[string]string{"EDGE_MAX_UPLOAD_BYTES": "110m"}},
+		{"no body limit", map[string]string{"HTTP_MAX_BODY_BYTES": "-1"}},
+		{"no transfer timeout", map[string]string{"EDGE_TRANSFER_TIMEOUT": "0s"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := loadConfig(func(k string) string { return tc.env[k] })

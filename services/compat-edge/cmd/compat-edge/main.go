@@ -111,7 +111,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	// The partner's compatibility usage comes before the proxy's /api
 	// catch-all.
 	srv.Router().Use((&usage.Reader{Credentials: creds, Uses: st.Uses, Policy: current.Policy}).Serve)
-	proxy.Register(srv.Router(), proxy.Config{MaxBodyBytes: cfg.Service.HTTP.MaxBodyBytes}, forward, openAPI)
+	proxy.Register(srv.Router(), cfg.Routes, forward, openAPI)
 	adminAPI := &admin.API{Token: cfg.AdminToken, Store: st, Policy: current.Policy, Refresh: current.Refresh, Now: time.Now, Logger: base.Logger}
 	srv.HandleAdmin(admin.Prefix, adminAPI.Handler())
 	if cfg.AdminToken == "" {

@@ -139,6 +139,14 @@ func (p *Proxy) reverseProxy(owner routing.Owner, target *url.URL) *httputil.Rev
 				x.c.Abort() // the caller went away; nobody to answer
 				return
 			}
+			// The client's body passed the route's limit while streaming
+			// (no Content-Length told in advance): the owner saw it cut
+			// short, the client hears why.
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				_ = x.c.Error(problem.Newf(problem.BodyTooLarge, "The request body exceeds this route's limit of %d bytes.", tooLarge.Limit).Wrap(err))
+				return
+			}
 			code := UpstreamUnavailable
 			if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
 				code = UpstreamTimeout

@@ -117,9 +117,24 @@ func (t *Transport) exchange(req *http.Request, uc *upstreamConn) (*http.Respons
 		}
 		return nil, err
 	}
-	writeErr := req.Write(uc.bw)
+	out, src := req, (*sourceBody)(nil)
+	if req.Body != nil && req.Body != http.NoBody {
+		src = &sourceBody{ReadCloser: req.Body}
+		shallow := *req // Write reads Body; a shallow copy keeps req the caller's
+		shallow.Body = src
+		out = &shallow
+	}
+	writeErr := out.Write(uc.bw)
 	if writeErr == nil {
 		writeErr = uc.bw.Flush()
+	}
+	// The client's body failed (it went away mid-upload, or passed the
+	// route's limit): the request cannot be completed, and the owner,
+	// still waiting for the rest, would never answer. Closing the
+	// connection makes the owner see a body cut short, never a complete
+	// one that it could act on.
+	if src != nil && src.err != nil {
+		return fail(src.err)
 	}
 	// An owner may answer (413, 401) and close before reading a whole
 	// body: its answer is still worth reading when the write failed.
@@ -150,6 +165,22 @@ func (t *Transport) exchange(req *http.Request, uc *upstreamConn) (*http.Respons
 	}
 	resp.Body = &pooledBody{body: resp.Body, t: t, uc: uc, stop: stop, keep: keep}
 	return resp, nil
+}
+
+// sourceBody is the client's request body as the edge streams it to an
+// owner; it remembers the error a read of it returned, which Request.Write
+// cannot tell apart from a failed write to the owner.
+type sourceBody struct {
+	io.ReadCloser
+	err error
+}
+
+func (b *sourceBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		b.err = err
+	}
+	return n, err
 }
 
 // readFinalResponse reads past informational (1xx) responses, which the

@@ -1,0 +1,73 @@
+package proxy
+
+import (
+	"net/http"
+	"strings"
+)
+
+// Transfer is a route that carries a file: an exhibit uploaded as
+// multipart/form-data, of up to the largest per-file limit any rules
+// version allows (100 MiB), or downloaded.
+type Transfer struct {
+	Method string
+	// Pattern is the path with {name} for each path parameter.
+	Pattern string
+}
+
+// Uploads are the routes that get the edge's upload limit instead of its
+// body limit. The ingress gives the same paths its own larger body size
+// (deploy/helm/pcourt/templates/ingress.yaml, libs/nginxtest): a path
+// added here is added there too.
+var Uploads = []Transfer{
+	{http.MethodPost, "/api/cases/{id}/evidence"},
+	{http.MethodPost, "/api/disputes/{id}/evidence/file"},
+}
+
+// Downloads are the routes that send a file back: one exhibit's original.
+// They keep the body limit (a GET has no body) but get the transfer
+// timeout, as uploads do.
+var Downloads = []Transfer{
+	{http.MethodGet, "/api/cases/{id}/evidence/{evidenceId}"},
+}
+
+// isUpload reports whether the request (its normalised path, as
+// NormalizePath left it) is one of Uploads. A parameter matches one
+// non-empty segment, as the inventory's do.
+func isUpload(method, path string) bool {
+	for _, u := range Uploads {
+		if u.Method == method && matches(u.Pattern, path) {
+			return true
+		}
+	}
+	return false
+}
+
+// isDownload reports whether the request is one of Downloads.
+func isDownload(method, path string) bool {
+	for _, d := range Downloads {
+		if d.Method == method && matches(d.Pattern, path) {
+			return true
+		}
+	}
+	return false
+}
+
+func matches(pattern, path string) bool {
+	want := strings.Split(pattern, "/")
+	got := strings.Split(path, "/")
+	if len(want) != len(got) {
+		return false
+	}
+	for i, w := range want {
+		if strings.HasPrefix(w, "{") && strings.HasSuffix(w, "}") {
+			if got[i] == "" {
+				return false
+			}
+			continue
+		}
+		if w != got[i] {
+			return false
+		}
+	}
+	return true
+}
