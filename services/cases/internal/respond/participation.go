@@ -8,7 +8,6 @@ package respond
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/pcourt/pcourt/services/cases/internal/evidence"
@@ -228,15 +227,4 @@ func (p *page) text(ctx context.Context, caseID, digest string) (string, error) 
 		err = fmt.Errorf("case %s: document %s is missing", caseID, digest)
 	}
 	return string(b), err
-}
-
-// sides lists the record's confirmations in a stable order for the
-// template.
-func (r recordView) Sides() []string {
-	var out []string
-	for s := range r.Confirmed {
-		out = append(out, s)
-	}
-	slices.Sort(out)
-	return out
 }
