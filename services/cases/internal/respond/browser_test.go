@@ -246,7 +246,7 @@ func TestARespondentTakesPartInTheWholeCaseInChromium(t *testing.T) {
 		chromedp.WaitVisible(`#award`),
 	))
 	require.Equal(t, "claim_upheld", text(`#award-outcome`))
-	require.Equal(t, "record_confirmed", text(`#status`))
+	require.Equal(t, "awarded", text(`#status`))
 
 	// The award's html artifact opens through the page's session.
 	require.NoError(t, chromedp.Do(browser,

@@ -147,6 +147,7 @@ func issueAward(t testing.TB, s *stack, id string) {
 		stored = append(stored, store.Document{Digest: digest(body), Content: []byte(body)})
 	}
 	_, err := caseflow.New(s.cases, nil).Change(context.Background(), id, func(c procedure.Case) (procedure.Outcome, error) {
+		c.Tribunal.Stage = tribunal.StageAwarded // the store keeps a tribunal state that has started
 		c.Tribunal.Award = &tribunal.Issued{AwardID: "award_1", AwardHash: digest(docs["json"]), IssuedAt: time.Now().UTC(), Outcome: "claim_upheld",
 			HTMLDigest: digest(docs["html"]), PDFDigest: digest(docs["pdf"]), AttestationDigest: digest(docs["attestation"]), KeyID: "key-1"}
 		return procedure.Outcome{Case: c, Quiet: true}, nil

@@ -129,7 +129,7 @@ func (p *page) participationView(ctx context.Context, c procedure.Case) (partici
 			return participation{}, err
 		}
 		v.Messages = append(v.Messages, messageView{ID: m.ID, Side: string(m.Side), ParticipantID: m.ParticipantID, PostedAt: m.PostedAt,
-			Text: text, Mine: m.Side == procedure.Respondent, Unread: i >= read})
+			Text: text, Mine: m.Side == procedure.Respondent, Unread: i >= read && m.Side != procedure.Respondent})
 	}
 	if n := len(c.Messages); n > read {
 		v.Unread, v.ReadThrough = n-read, c.Messages[n-1].ID
