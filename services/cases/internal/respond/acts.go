@@ -29,8 +29,8 @@ func (p *page) join(c *gin.Context) {
 	if !ok {
 		return
 	}
-	p.act(c, id, func(_ procedure.Case, pid string) (procedure.Act, []store.Document, *refusal) {
-		return procedure.Act{Kind: procedure.ActJoin, ParticipantID: pid}, nil, nil
+	p.act(c, id, func(_ procedure.Case, pid string) step {
+		return step{act: procedure.Act{Kind: procedure.ActJoin, ParticipantID: pid}}
 	})
 }
 
@@ -49,11 +49,10 @@ func (p *page) answer(c *gin.Context) {
 			Title: "The answer cannot be filed", Detail: "The answer " + err.Error() + ".", Back: p.pagePath(id)})
 		return
 	}
-	p.act(c, id, func(_ procedure.Case, pid string) (procedure.Act, []store.Document, *refusal) {
-		sum := sha256.Sum256([]byte(text))
-		digest := hex.EncodeToString(sum[:])
-		return procedure.Act{Kind: procedure.ActFileAnswer, ParticipantID: pid, Digest: digest},
-			[]store.Document{{Digest: digest, Content: []byte(text)}}, nil
+	p.act(c, id, func(_ procedure.Case, pid string) step {
+		digest := digestOf(text)
+		return step{act: procedure.Act{Kind: procedure.ActFileAnswer, ParticipantID: pid, Digest: digest},
+			docs: []store.Document{{Digest: digest, Content: []byte(text)}}}
 	})
 }
 
@@ -88,11 +87,26 @@ func (p *page) guard(c *gin.Context) (string, bool) {
 	return id, true
 }
 
+// step is what a form asks of the case: the act with the documents it
+// keeps, or a refusal of the form itself. done, when set, tells whether
+// the case already holds what the form asks (a form sent twice: a double
+// click, a reload after a lost answer); such a form acts no more and goes
+// back to the case page, which shows it done.
+type step struct {
+	act     procedure.Act
+	docs    []store.Document
+	done    func(procedure.Case) bool
+	refusal *refusal
+}
+
 // act resolves which respondent participant the session acts for, lets
 // build make the act, and applies it through caseflow; an accepted act
 // goes back to the case page (post, redirect, get), a refused one answers
-// the procedure's refusal with the status the API gives it.
-func (p *page) act(c *gin.Context, id string, build func(procedure.Case, string) (procedure.Act, []store.Document, *refusal)) {
+// the procedure's refusal with the status the API gives it. A form whose
+// act the case already holds is not applied again: checked before acting
+// and, for two copies racing, again when the procedure refuses the second
+// (a minted id it already has, a confirmation already given).
+func (p *page) act(c *gin.Context, id string, build func(procedure.Case, string) step) {
 	ctx := c.Request.Context()
 	l, err := p.cases.Load(ctx, id)
 	if err != nil {
@@ -104,14 +118,25 @@ func (p *page) act(c *gin.Context, id string, build func(procedure.Case, string)
 		p.refuse(c, *r)
 		return
 	}
-	act, docs, r := build(l.Case, pid)
-	if r != nil {
-		p.refuse(c, *r)
+	st := build(l.Case, pid)
+	if st.refusal != nil {
+		p.refuse(c, *st.refusal)
 		return
 	}
-	res, err := p.flow.Act(ctx, id, act, docs...)
+	if st.done != nil && st.done(l.Case) {
+		p.logger.InfoContext(ctx, "case act already applied: the form was sent again", "case_id", id, "act", st.act.Kind, "request_id", requestid.Get(c))
+		c.Redirect(http.StatusSeeOther, p.pagePath(id))
+		return
+	}
+	res, err := p.flow.Act(ctx, id, st.act, st.docs...)
 	if err != nil {
 		if pr := caseflow.Problem(err); pr != nil && pr.Code.Status < 500 {
+			if st.done != nil {
+				if again, lerr := p.cases.Load(ctx, id); lerr == nil && st.done(again.Case) {
+					c.Redirect(http.StatusSeeOther, p.pagePath(id))
+					return
+				}
+			}
 			p.refuse(c, refusal{Status: pr.Code.Status, Code: pr.Code.Name, CaseID: id, Back: p.pagePath(id),
 				Title: pr.Code.Title, Detail: pr.Detail})
 			return
@@ -119,7 +144,7 @@ func (p *page) act(c *gin.Context, id string, build func(procedure.Case, string)
 		p.fail(c, id, err)
 		return
 	}
-	p.logger.InfoContext(ctx, "case act accepted", "case_id", id, "act", act.Kind, "by", "hosted respondent page",
+	p.logger.InfoContext(ctx, "case act accepted", "case_id", id, "act", st.act.Kind, "by", "hosted respondent page",
 		"request_id", requestid.Get(c), "status", res.Case.Status())
 	c.Redirect(http.StatusSeeOther, p.pagePath(id))
 }
@@ -159,6 +184,11 @@ func actable(c procedure.Case) []string {
 		}
 	}
 	return ids
+}
+
+func digestOf(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:])
 }
 
 // checkText accepts 1 to caseflow.MaxAnswerRunes characters without control

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pcourt/pcourt/libs/redistest"
+	"github.com/pcourt/pcourt/services/cases/internal/procedure"
+	"github.com/pcourt/pcourt/services/cases/internal/store"
 )
 
 // chromium finds a Chromium to drive, or skips the test saying how to get
@@ -25,6 +27,23 @@ func chromium(t *testing.T) string {
 	}
 	t.Skip("no Chromium found: the browser test of the hosted respondent page is skipped (Debian: apt-get install chromium; .ci/run installs it)")
 	return ""
+}
+
+// newBrowser starts a headless Chromium for the test, ended with it.
+func newBrowser(t *testing.T, bin string, timeout time.Duration) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true),
+	)
+	t.Cleanup(cancelAlloc)
+	browser, cancelBrowser := chromedp.NewContext(alloc)
+	t.Cleanup(cancelBrowser)
+	return browser
 }
 
 // A person opens the link filings showed once, in headless Chromium: the
@@ -41,17 +60,7 @@ func TestARespondentAnswersInChromium(t *testing.T) {
 	link := s.url + "/respond/" + o.id + "#login=" + o.login
 	answer := "The goods were shipped on 2026-11-02; the tracking record is attached."
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true),
-	)
-	t.Cleanup(cancelAlloc)
-	browser, cancelBrowser := chromedp.NewContext(alloc)
-	t.Cleanup(cancelBrowser)
+	browser := newBrowser(t, bin, 30*time.Second)
 
 	// Open the link: the module posts the token to the preview, and the
 	// page says what the link signs in as. Nothing is spent and no session
@@ -167,4 +176,85 @@ func TestARespondentAnswersInChromium(t *testing.T) {
 		}
 	}
 	require.Equal(t, 6, posts, "preview, exchange, join, answer, and two previews refused")
+}
+
+// The hosted respondent takes part in the whole case in Chromium: signs
+// in, joins, answers, reads the claimant's message and marks it read,
+// posts one, files a submission, confirms the record, and reads the
+// award, each by a click on the page's own forms.
+func TestARespondentTakesPartInTheWholeCaseInChromium(t *testing.T) {
+	bin := chromium(t)
+	s := newStack(t)
+	o := s.open(t)
+	browser := newBrowser(t, bin, 60*time.Second)
+	text := func(sel string) string {
+		t.Helper()
+		got, err := chromedp.Run(browser, chromedp.Text(sel))
+		require.NoError(t, err, sel)
+		return got
+	}
+
+	require.NoError(t, chromedp.Do(browser,
+		chromedp.Navigate(s.url+"/respond/"+o.id+"#login="+o.login),
+		chromedp.WaitVisible(`#signin button`),
+		chromedp.Click(`#signin button`),
+		chromedp.WaitVisible(`#join button`),
+		chromedp.Click(`#join button`),
+		chromedp.WaitVisible(`#answer-text`),
+		chromedp.SendKeys(`#answer-text`, "We delivered."),
+		chromedp.Click(`#answer button`),
+		chromedp.WaitVisible(`#message-text`),
+	))
+
+	s.claimantActs(t, o.id, procedure.Act{Kind: procedure.ActPostMessage, MessageID: "msg_claimant1", Digest: digest("Where is the parcel?")},
+		store.Document{Digest: digest("Where is the parcel?"), Content: []byte("Where is the parcel?")})
+	require.NoError(t, chromedp.Do(browser,
+		chromedp.Reload(),
+		chromedp.WaitVisible(`#mark-read button`),
+		chromedp.Click(`#mark-read button`),
+		chromedp.WaitVisible(`#message-text`),
+	))
+	require.Contains(t, text(`#messages`), "Where is the parcel?")
+	unread, err := chromedp.Run(browser, chromedp.Evaluate[int](`document.querySelectorAll('#messages .unread').length`))
+	require.NoError(t, err)
+	require.Zero(t, unread, "marked read")
+
+	require.NoError(t, chromedp.Do(browser,
+		chromedp.SendKeys(`#message-text`, "In your warehouse since 2 November."),
+		chromedp.Click(`#message button`),
+		chromedp.WaitVisible(`#submission-text`),
+		chromedp.SendKeys(`#submission-text`, "The delivery receipt, signed."),
+		chromedp.Click(`#submission button`),
+		chromedp.WaitVisible(`#submissions [data-side="respondent"]`),
+	))
+	require.Contains(t, text(`#messages`), "In your warehouse since 2 November.")
+	require.Contains(t, text(`#submissions`), "The delivery receipt, signed.")
+
+	// The claimant files its submission: the record awaits confirmation.
+	s.claimantActs(t, o.id, procedure.Act{Kind: procedure.ActFileSubmission, SubmissionID: "sub_claimant1", Digest: digest("The invoice.")},
+		store.Document{Digest: digest("The invoice."), Content: []byte("The invoice.")})
+	require.NoError(t, chromedp.Do(browser,
+		chromedp.Reload(),
+		chromedp.WaitVisible(`#confirm-record button`),
+		chromedp.Click(`#confirm-record button`),
+		chromedp.WaitVisible(`#record-confirmations [data-side="respondent"]`),
+	))
+	s.claimantActs(t, o.id, procedure.Act{Kind: procedure.ActConfirmRecord})
+	issueAward(t, s, o.id)
+	require.NoError(t, chromedp.Do(browser,
+		chromedp.Reload(),
+		chromedp.WaitVisible(`#award`),
+	))
+	require.Equal(t, "claim_upheld", text(`#award-outcome`))
+	require.Equal(t, "awarded", text(`#status`))
+
+	// The award's html artifact opens through the page's session.
+	require.NoError(t, chromedp.Do(browser,
+		chromedp.Click(`#award-links a`),
+		chromedp.WaitVisible(`p`),
+	))
+	require.Equal(t, "The award", text(`p`))
+
+	require.Equal(t, []string{"opened", "respondent_joined", "stage_opened", "answer_filed", "stage_opened", "message_posted", "message_posted",
+		"submission_filed", "submission_filed", "record_confirmation_requested", "record_confirmation_given", "record_confirmed"}, s.docket(t, o.id))
 }

@@ -23,8 +23,10 @@
 package respond
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"time"
@@ -45,6 +47,23 @@ type Deps struct {
 	Logger *slog.Logger
 	// Now is the clock of session creation; nil means time.Now.
 	Now func() time.Time
+	// Exhibits is where the page's exhibit files go and come from
+	// (internal/evidenceflow, wired by main); nil means the page offers no
+	// upload, disclosure or download and only lists Case.Evidence.
+	Exhibits Exhibits
+}
+
+// Exhibits is the seam to the evidence use cases: the same ones the API's
+// exhibit routes call, acting for the hosted participant. The page lists
+// exhibits from the case itself (evidence.State.Visible); these move files.
+type Exhibits interface {
+	// Upload stores a file as an exhibit of the participant's side.
+	Upload(ctx context.Context, caseID, participantID, fileName, mediaType string, body io.Reader) error
+	// Disclose puts one of the side's exhibits in the record.
+	Disclose(ctx context.Context, caseID, participantID, exhibitID string) error
+	// Open reads an exhibit the participant's side may see: its own, or
+	// the other side's once disclosed.
+	Open(ctx context.Context, caseID, participantID, exhibitID string) (io.ReadCloser, error)
 }
 
 // CookieName names the session cookie.
@@ -61,13 +80,14 @@ const CapabilityLogin = "respondent_login"
 const MaxBodyBytes = 256 << 10
 
 type page struct {
-	cfg    Config
-	site   webpage.Site // the only origin whose form posts are accepted, and the path prefix
-	prefix string       // the public base URL's path, "" for none
-	cases  *store.Cases
-	flow   *caseflow.Service
-	logger *slog.Logger
-	now    func() time.Time
+	cfg      Config
+	site     webpage.Site // the only origin whose form posts are accepted, and the path prefix
+	prefix   string       // the public base URL's path, "" for none
+	cases    *store.Cases
+	flow     *caseflow.Service
+	exhibits Exhibits
+	logger   *slog.Logger
+	now      func() time.Time
 }
 
 // Register adds the hosted page's routes under /respond.
@@ -75,7 +95,7 @@ func Register(r gin.IRouter, cfg Config, d Deps) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("hosted respondent page: %w", err)
 	}
-	p := &page{cfg: cfg, cases: d.Cases, flow: d.Flow, logger: d.Logger, now: d.Now}
+	p := &page{cfg: cfg, cases: d.Cases, flow: d.Flow, exhibits: d.Exhibits, logger: d.Logger, now: d.Now}
 	if p.now == nil {
 		p.now = time.Now
 	}
@@ -92,6 +112,14 @@ func Register(r gin.IRouter, cfg Config, d Deps) error {
 	g.POST("/:caseId/signout", p.signOut)
 	g.POST("/:caseId/join", p.join)
 	g.POST("/:caseId/answer", p.answer)
+	g.POST("/:caseId/messages", p.postMessage)
+	g.POST("/:caseId/messages/read", p.markRead)
+	g.POST("/:caseId/submissions", p.fileSubmission)
+	g.POST("/:caseId/submissions/:submissionId/amend", p.amendSubmission)
+	g.POST("/:caseId/record/confirm", p.confirmRecord)
+	g.POST("/:caseId/termination", p.requestTermination)
+	g.POST("/:caseId/termination/:requestId/confirm", p.confirmTermination)
+	g.GET("/:caseId/award/:kind", p.awardArtifact)
 	return nil
 }
 

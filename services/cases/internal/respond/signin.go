@@ -6,6 +6,7 @@ package respond
 import (
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 
@@ -39,7 +40,10 @@ func (p *page) show(c *gin.Context) {
 		p.fail(c, id, err)
 		return
 	}
-	v, err := p.caseView(c.Request.Context(), l, sess)
+	// ?docket=N pages the docket from its event N; anything else shows
+	// its latest page.
+	from, _ := strconv.ParseInt(c.Query("docket"), 10, 64)
+	v, err := p.caseView(c.Request.Context(), l, sess, from)
 	if err != nil {
 		p.fail(c, id, err)
 		return

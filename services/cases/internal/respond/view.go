@@ -200,7 +200,10 @@ type caseView struct {
 	Join, Answer []string
 	AnswerFiled  *answerView
 	MaxAnswer    int
-	Docket       []docketEntry
+	Docket       docketPage
+	// Taking part, once joined (participation.go): who the forms act for,
+	// the messages, submissions, exhibits, record, termination and award.
+	participation
 }
 
 type participantView struct {
@@ -232,11 +235,12 @@ type docketEntry struct {
 	ActionRequired bool   `json:"actionRequired"`
 }
 
-// docketShown bounds the docket the page shows: its latest events.
-const docketShown = 200
+// docketShown is how many docket events a page of the docket shows.
+const docketShown = 50
 
-func (p *page) caseView(ctx context.Context, l store.Loaded, sess store.RespondSession) (caseView, error) {
+func (p *page) caseView(ctx context.Context, l store.Loaded, sess store.RespondSession, docketFrom int64) (caseView, error) {
 	c := l.Case
+	var err error
 	v := caseView{
 		frame: p.frame(c.ID), CSRF: sess.CSRF, ExternalID: c.ExternalID, Status: c.Status(),
 		RulesVersion: c.Rules.Version, Profile: c.Plan.Profile, OpenedAt: c.OpenedAt,
@@ -264,25 +268,55 @@ func (p *page) caseView(ctx context.Context, l store.Loaded, sess store.RespondS
 	}
 	v.Deadlines = respondentDeadlines(c)
 	if c.Answer != nil {
-		text, _, err := p.cases.Document(ctx, c.ID, c.Answer.Digest)
+		text, err := p.text(ctx, c.ID, c.Answer.Digest)
 		if err != nil {
 			return caseView{}, err
 		}
 		v.AnswerFiled = &answerView{ParticipantID: c.Answer.ParticipantID, FiledAt: c.Answer.FiledAt, Text: string(text)}
 	}
-	from := max(1, l.Sequence-docketShown+1)
-	raw, err := p.cases.Docket(ctx, c.ID, from, docketShown)
+	if v.participation, err = p.participationView(ctx, c); err != nil {
+		return caseView{}, err
+	}
+	v.Docket, err = p.docketPage(ctx, c.ID, l.Sequence, docketFrom)
 	if err != nil {
 		return caseView{}, err
+	}
+	return v, nil
+}
+
+// docketPage is one page of the docket: docketShown events from From,
+// with links to the pages before and after ("" at either end).
+type docketPage struct {
+	Entries       []docketEntry
+	From, Through int64
+	Older, Newer  string
+}
+
+// docketPage reads the page of the docket that starts at from; from 0
+// is its latest page.
+func (p *page) docketPage(ctx context.Context, caseID string, last, from int64) (docketPage, error) {
+	if from < 1 || from > last {
+		from = max(1, last-docketShown+1)
+	}
+	d := docketPage{From: from, Through: min(last, from+docketShown-1)}
+	raw, err := p.cases.Docket(ctx, caseID, from, docketShown)
+	if err != nil {
+		return docketPage{}, err
 	}
 	for _, b := range raw {
 		var e docketEntry
 		if err := json.Unmarshal(b, &e); err != nil {
-			return caseView{}, fmt.Errorf("docket of case %s: %w", c.ID, err)
+			return docketPage{}, fmt.Errorf("docket of case %s: %w", caseID, err)
 		}
-		v.Docket = append(v.Docket, e)
+		d.Entries = append(d.Entries, e)
 	}
-	return v, nil
+	if from > 1 {
+		d.Older = fmt.Sprintf("%s?docket=%d#docket", p.pagePath(caseID), max(1, from-docketShown))
+	}
+	if d.Through < last {
+		d.Newer = fmt.Sprintf("%s?docket=%d#docket", p.pagePath(caseID), d.Through+1)
+	}
+	return d, nil
 }
 
 // respondentDeadlines are the respondent's deadlines from the case's

@@ -1,0 +1,70 @@
+package respond
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/pcourt/pcourt/services/cases/internal/procedure"
+)
+
+// awardMedia are the award's artifacts the page serves, with their media
+// types: the same stored bytes the API's award/artifacts routes serve.
+var awardMedia = map[string]string{
+	"json":        "application/json",
+	"html":        "text/html; charset=utf-8",
+	"pdf":         "application/pdf",
+	"attestation": "application/jose",
+}
+
+// awardArtifact serves one artifact of the issued award to a session of
+// the case. Links are plain GETs, so only the session is checked (no
+// CSRF: reading changes nothing). The page's Content-Security-Policy
+// covers the html artifact too, so it runs no script here.
+func (p *page) awardArtifact(c *gin.Context) {
+	id, kind := c.Param("caseId"), c.Param("kind")
+	media, known := awardMedia[kind]
+	if !procedure.ValidCaseID(id) || !known {
+		p.refuse(c, refusalNotFound(id))
+		return
+	}
+	_, ok, err := p.session(c, id)
+	if err != nil {
+		p.fail(c, id, err)
+		return
+	}
+	if !ok {
+		p.refuse(c, refusal{Status: http.StatusForbidden, Code: "no_session", CaseID: id,
+			Title: "You are not signed in", Detail: "This browser holds no session of this case, or it ended."})
+		return
+	}
+	l, err := p.cases.Load(c.Request.Context(), id)
+	if err != nil {
+		p.fail(c, id, err)
+		return
+	}
+	a := l.Case.Tribunal.Award
+	if a == nil {
+		p.refuse(c, refusal{Status: http.StatusNotFound, Code: "award_not_issued", CaseID: id, Back: p.pagePath(id),
+			Title: "No award yet", Detail: "The tribunal has not issued the award of this case."})
+		return
+	}
+	digest := map[string]string{"json": a.AwardHash, "html": a.HTMLDigest, "pdf": a.PDFDigest, "attestation": a.AttestationDigest}[kind]
+	b, found, err := p.cases.Document(c.Request.Context(), id, digest)
+	if err == nil && !found {
+		err = fmt.Errorf("case %s: award artifact %s is missing", id, digest)
+	}
+	if err != nil {
+		p.fail(c, id, err)
+		return
+	}
+	ext := map[string]string{"attestation": "jws"}[kind]
+	if ext == "" {
+		ext = kind
+	}
+	c.Header("Cache-Control", "private, no-store")
+	c.Header("Digest-SHA256", digest)
+	c.Header("Content-Disposition", `inline; filename="award-`+id+`.`+ext+`"`)
+	c.Data(http.StatusOK, media, b)
+}
