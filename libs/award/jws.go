@@ -126,34 +126,45 @@ type Verified struct {
 // The signature is checked before the bytes are read as JSON, so nothing
 // unsigned is ever parsed as an award.
 func Verify(awardBytes []byte, attestation string, jwks []byte) (Verified, error) {
-	parts := strings.Split(attestation, ".")
-	if len(parts) != 3 || parts[1] != "" || parts[0] == "" || parts[2] == "" {
-		return Verified{}, fmt.Errorf("%w: want BASE64URL(header)..BASE64URL(signature)", ErrAttestationFormat)
-	}
-	kid, err := parseHeader(parts[0])
+	kid, err := VerifyDetached(awardBytes, attestation, jwks)
 	if err != nil {
 		return Verified{}, err
-	}
-	keys, err := jwk.ParseJWKS(jwks)
-	if err != nil {
-		return Verified{}, fmt.Errorf("award key set: %w", err)
-	}
-	pub, err := keys.Lookup(kid)
-	if err != nil {
-		return Verified{}, fmt.Errorf("%w: %w", ErrUnknownKey, err)
-	}
-	sig, err := b64.Strict().DecodeString(parts[2])
-	if err != nil || len(sig) != ed25519.SignatureSize || b64.EncodeToString(sig) != parts[2] {
-		return Verified{}, fmt.Errorf("%w: the signature part is not base64url without padding of %d bytes", ErrBadSignature, ed25519.SignatureSize)
-	}
-	if !ed25519.Verify(pub, signingInput(parts[0], awardBytes), sig) {
-		return Verified{}, fmt.Errorf("%w: key %s", ErrBadSignature, kid)
 	}
 	doc, err := decodeDocument(awardBytes)
 	if err != nil {
 		return Verified{}, err
 	}
 	return Verified{AwardHash: Hash(awardBytes), KeyID: kid, Award: doc}, nil
+}
+
+// VerifyDetached checks steps 1 to 4 of Verify for any payload the award
+// keys sign (an award's bytes, a record bundle's manifest) and returns the
+// id of the key that signed it.
+func VerifyDetached(payload []byte, attestation string, jwks []byte) (string, error) {
+	parts := strings.Split(attestation, ".")
+	if len(parts) != 3 || parts[1] != "" || parts[0] == "" || parts[2] == "" {
+		return "", fmt.Errorf("%w: want BASE64URL(header)..BASE64URL(signature)", ErrAttestationFormat)
+	}
+	kid, err := parseHeader(parts[0])
+	if err != nil {
+		return "", err
+	}
+	keys, err := jwk.ParseJWKS(jwks)
+	if err != nil {
+		return "", fmt.Errorf("award key set: %w", err)
+	}
+	pub, err := keys.Lookup(kid)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrUnknownKey, err)
+	}
+	sig, err := b64.Strict().DecodeString(parts[2])
+	if err != nil || len(sig) != ed25519.SignatureSize || b64.EncodeToString(sig) != parts[2] {
+		return "", fmt.Errorf("%w: the signature part is not base64url without padding of %d bytes", ErrBadSignature, ed25519.SignatureSize)
+	}
+	if !ed25519.Verify(pub, signingInput(parts[0], payload), sig) {
+		return "", fmt.Errorf("%w: key %s", ErrBadSignature, kid)
+	}
+	return kid, nil
 }
 
 // parseHeader returns the kid of an encoded protected header that is

@@ -108,6 +108,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		Tribunal:    decision,
 		AwardKeys:   keys,
 		Evidence:    exhibits,
+		Signer:      keys,
 	})
 	// The hosted respondent page acts through the same flow as the API, so
 	// the docket records the same events whichever way the respondent came.

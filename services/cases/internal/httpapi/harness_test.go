@@ -145,6 +145,7 @@ func newStackOn(t testing.TB, files objectstore.Store) *stack {
 		Tribunal:    decision,
 		AwardKeys:   keys,
 		Evidence:    evidenceflow.New(flow, s.cases, files, s.spool, nil),
+		Signer:      keys,
 	})
 	ts := httptest.NewServer(srv.Router())
 	t.Cleanup(ts.Close)

@@ -31,6 +31,8 @@ type Deps struct {
 	AwardKeys KeySet
 	// Evidence takes in exhibits and applies the evidence's acts.
 	Evidence *evidenceflow.Service
+	// Signer signs record bundles' manifests with the award keys.
+	Signer Signer
 }
 
 type handlers struct {
@@ -39,6 +41,7 @@ type handlers struct {
 	flow        *caseflow.Service
 	tribunal    *tribunalflow.Service
 	evidence    *evidenceflow.Service
+	signer      Signer
 	keys        KeySet
 	logger      *slog.Logger
 }
@@ -60,7 +63,7 @@ type routeKit struct {
 // procedure), routes_tribunal.go (tribunal and award), routes_evidence.go
 // (evidence), routes_afteraward.go (appeals, executions, settlement).
 func Register(r *gin.Engine, d Deps) {
-	h := &handlers{credentials: d.Credentials, cases: d.Cases, flow: d.Flow, tribunal: d.Tribunal, evidence: d.Evidence, keys: d.AwardKeys, logger: d.Logger}
+	h := &handlers{credentials: d.Credentials, cases: d.Cases, flow: d.Flow, tribunal: d.Tribunal, evidence: d.Evidence, signer: d.Signer, keys: d.AwardKeys, logger: d.Logger}
 
 	k := routeKit{
 		authenticated: auth.Middleware(d.Credentials),

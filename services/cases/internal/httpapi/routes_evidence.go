@@ -57,7 +57,9 @@ func (h *handlers) registerEvidence(r gin.IRouter, k routeKit) {
 	r.GET("/api/cases/:id/evidence-processing", k.authenticated, h.listProcessing)
 	r.POST("/api/cases/:id/evidence-processing/:sourceId/defects", k.authenticated, side(opReportDefect), defect)
 
+	r.GET("/api/cases/:id/record-bundle", k.authenticated, h.recordBundle)
 	r.GET("/api/v2/cases/:caseId/evidence-candidates", k.authenticated, h.listCandidates)
+	r.GET("/api/v2/cases/:caseId/record-bundle", k.authenticated, h.recordBundle)
 	r.GET("/api/v2/cases/:caseId/evidence/:evidenceId/authenticity-challenges", k.authenticated, h.listAuthenticityChallenges)
 	r.POST("/api/v2/cases/:caseId/evidence/:evidenceId/authenticity-challenges", k.authenticated, side(opChallengeExhibit), challenge)
 
@@ -67,6 +69,7 @@ func (h *handlers) registerEvidence(r gin.IRouter, k routeKit) {
 	r.POST(w("evidence/:evidenceId/challenge"), k.website, k.authenticated, side(opChallengeExhibit), challenge)
 	r.POST(w("evidence/:evidenceId/challenge/resolve"), k.website, k.authenticated, member(opResolveAuthentic), resolveChallenge)
 	r.GET(w("evidence-processing"), k.website, k.authenticated, h.listProcessing)
+	r.GET(w("record-bundle"), k.website, k.authenticated, h.recordBundle)
 	r.POST(w("evidence-processing/:sourceId/defects"), k.website, k.authenticated, side(opReportDefect), defect)
 	r.POST(w("evidence-processing/:sourceId/defects/:reportId/resolve"), k.website, k.authenticated, member(opResolveDefect), resolveDefect)
 
@@ -74,12 +77,8 @@ func (h *handlers) registerEvidence(r gin.IRouter, k routeKit) {
 }
 
 // evidenceUnbuilt are the routes of the inventory the evidence subdomain
-// will serve, not built yet. (The record bundle and evidence exports are
-// the record's; exchanges and testimony come with the hearing.)
+// will serve, not built yet: evidence exports, exchanges and testimony.
 var evidenceUnbuilt = []UnbuiltRoute{
-	{Route: "/api/cases/{id}/record-bundle"},
-	{Route: "/api/v2/cases/{caseId}/record-bundle"},
-	{Route: "/api/disputes/{id}/record-bundle", Website: true},
 	{Route: "/api/disputes/{id}/exchange", Website: true},
 	{Route: "/api/disputes/{id}/testimony-session", Website: true},
 	{Route: "/api/v2/evidence-exports/notifications"},

@@ -40,6 +40,9 @@ func websiteEnvelope() gin.HandlerFunc {
 		c.Writer = w
 		c.Next()
 		c.Writer = w.ResponseWriter
+		if w.file {
+			return // a file went out as it is (see capture.file)
+		}
 		// An error a handler recorded but nobody rendered yet is rendered
 		// now, through the server's mapper, so that it gets the envelope
 		// too: the error middleware of libs/httpserver runs outside this
@@ -85,11 +88,20 @@ type capture struct {
 	status int
 	wrote  bool
 	body   bytes.Buffer
+	// file says the answer is a file download (a 2xx with
+	// Content-Disposition: attachment, as the record bundle): it has no
+	// envelope and streams through as it is written, never buffered.
+	file bool
 }
 
 func (w *capture) WriteHeader(code int) {
-	if !w.wrote {
-		w.status = code
+	if w.wrote {
+		return
+	}
+	w.status = code
+	if code < http.StatusMultipleChoices && strings.HasPrefix(w.Header().Get("Content-Disposition"), "attachment") {
+		w.file = true
+		w.ResponseWriter.WriteHeader(code)
 	}
 }
 
@@ -97,11 +109,17 @@ func (w *capture) WriteHeaderNow() { w.wrote = true }
 
 func (w *capture) Write(b []byte) (int, error) {
 	w.wrote = true
+	if w.file {
+		return w.ResponseWriter.Write(b)
+	}
 	return w.body.Write(b)
 }
 
 func (w *capture) WriteString(s string) (int, error) {
 	w.wrote = true
+	if w.file {
+		return w.ResponseWriter.WriteString(s)
+	}
 	return w.body.WriteString(s)
 }
 
