@@ -125,7 +125,7 @@ func exampleCatalogue() (catalogueView, error) {
 	}
 	v := catalogueView{KeyID: signer.KeyID(), SignedAt: ExampleSignedAt, Published: string(jwks)}
 	occurred := ExampleSignedAt.Add(-30 * time.Second)
-	for i, d := range append(slices.Clone(eventDocs), decisionEventDocs...) {
+	for i, d := range slices.Concat(eventDocs, decisionEventDocs, evidenceEventDocs) {
 		b := exampleBody{SchemaVersion: "case-event-v2", EventID: fmt.Sprintf("case-event:case_example:%d", i+1),
 			DeliveryID: "dlv_example_" + d.Type, Sequence: i + 1, Type: d.Type, OccurredAt: occurred.Format("2006-01-02T15:04:05.000Z"),
 			CaseID: "case_example", ExternalCaseID: "partner-order-example", ActionRequired: d.ActionRequired}
@@ -185,6 +185,30 @@ var decisionEventDocs = []eventDoc{
 	{"award_issued", "the same award, to the sides it orders nothing", "the sides the award orders nothing", false, "—"},
 	{"evaluation_issued", "the reviewer signed off an evaluation that the sides accept before it is the award", "both sides and the tribunal", true, "under review policy on_request, when it is deemed accepted"},
 	{"evaluation_accepted", "a side accepted the evaluation (or it was deemed accepted)", "both sides and the tribunal", false, "—"},
+}
+
+// evidenceEventDocs is the events table of docs/evidence.md (the cases
+// service's evidence.EventSpecs in words): the evidence's events, every one
+// to both sides and the tribunal, held equal to the document by
+// TestTheEvidenceEventsAreTheEvidenceTable.
+var evidenceEventDocs = []eventDoc{
+	{"evidence_disclosed", "a side disclosed one of its exhibits: it is in the record and the other side may read it", "both sides and the tribunal", false, "—"},
+	{"exhibit_description_changed", "the offering side edited a disclosed exhibit's description", "both sides and the tribunal", false, "—"},
+	{"authenticity_challenged", "the other side challenged a disclosed exhibit's authenticity, with grounds; the offering side answers", "both sides and the tribunal", true, "—"},
+	{"authenticity_challenge_answered", "the offering side answered a challenge; the tribunal resolves it", "both sides and the tribunal", true, "—"},
+	{"authenticity_challenge_resolved", "the tribunal resolved a challenge: the exhibit is authentic or not", "both sides and the tribunal", false, "—"},
+	{"processing_defect_reported", "a side reported a defect in an exhibit's processing record; the tribunal resolves it", "both sides and the tribunal", true, "—"},
+	{"processing_defect_resolved", "the tribunal resolved a defect report: corrected or rejected", "both sides and the tribunal", false, "—"},
+}
+
+// evidenceTableRows renders evidenceEventDocs as the rows of the table of
+// docs/evidence.md, for the test that holds them equal.
+func evidenceTableRows() []string {
+	out := make([]string, 0, len(evidenceEventDocs))
+	for _, d := range evidenceEventDocs {
+		out = append(out, fmt.Sprintf("| `%s` | %s | %t |", d.Type, d.When, d.ActionRequired))
+	}
+	return out
 }
 
 // decisionTableRows renders decisionEventDocs as the rows of the table of

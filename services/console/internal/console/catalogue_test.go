@@ -76,14 +76,18 @@ func TestTheEventCatalogueHasASignedExampleOfEveryType(t *testing.T) {
 }
 
 // The catalogue's words are the cases service's event tables, as
-// docs/cases-procedure.md (the procedure's) and docs/tribunal.md (the
-// decision's) state them.
+// docs/cases-procedure.md (the procedure's), docs/tribunal.md (the
+// decision's) and docs/evidence.md (the evidence's) state them.
 func TestTheEventCatalogueIsTheProcedureTable(t *testing.T) {
 	require.Equal(t, tableRows(t, "cases-procedure.md", "| type | when | recipients | actionRequired | deadlineAt |"), console.EventTableRows())
 }
 
 func TestTheDecisionEventsAreTheTribunalTable(t *testing.T) {
 	require.Equal(t, tableRows(t, "tribunal.md", "| type | when | audience | actionRequired |"), console.DecisionTableRows())
+}
+
+func TestTheEvidenceEventsAreTheEvidenceTable(t *testing.T) {
+	require.Equal(t, tableRows(t, "evidence.md", "| type | when | actionRequired |"), console.EvidenceTableRows())
 }
 
 // tableRows are the rows of the event table under header in docs/page.

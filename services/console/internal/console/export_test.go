@@ -12,3 +12,6 @@ func ShownAnswer(body string) (string, bool) {
 
 // DecisionTableRows exposes the decision events' rows to the external tests.
 var DecisionTableRows = decisionTableRows
+
+// EvidenceTableRows exposes the evidence events' rows to the external tests.
+var EvidenceTableRows = evidenceTableRows
