@@ -6,6 +6,7 @@ package httpapi
 
 import (
 	"log/slog"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -72,11 +73,21 @@ func Register(r *gin.Engine, d Deps) {
 			recheck := idempotency.RecheckBeforeReplay(h.recheck(side))
 			return func(c *gin.Context) {
 				// The journal fingerprints the operation and the body, not
-				// the path: naming the case (and the submission or request)
-				// in the operation makes a key reused on another case a
-				// different request (422), while the aliases of one act
-				// still share it.
-				d.Journal.Middleware(op+" "+caseID(c)+" "+c.Param("submissionId")+" "+c.Param("requestId"), recheck)(c)
+				// the path: naming the case and what in it the path names
+				// (a submission, a request, an exhibit, a challenge, a
+				// defect report) in the operation makes a key reused on
+				// another of them a different request (422), while the
+				// aliases of one act still share it.
+				// (The evidence's ids are appended only where the path has
+				// them, so the earlier routes' operations read as before
+				// and a retry across a deployment still matches.)
+				target := []string{op, caseID(c), c.Param("submissionId"), c.Param("requestId")}
+				for _, p := range []string{"evidenceId", "sourceId", "challengeId", "reportId"} {
+					if id := c.Param(p); id != "" {
+						target = append(target, p+"="+id)
+					}
+				}
+				d.Journal.Middleware(strings.Join(target, " "), recheck)(c)
 			}
 		},
 	}
