@@ -74,20 +74,27 @@ func header(kid string) []byte {
 // not name priv's public key, and bytes that are not a canonical award
 // document (see Verify's last two steps).
 func Sign(priv ed25519.PrivateKey, kid string, award []byte) (string, error) {
-	if len(priv) != ed25519.PrivateKeySize {
-		return "", fmt.Errorf("signing an award: want an Ed25519 private key of %d bytes, got %d", ed25519.PrivateKeySize, len(priv))
-	}
-	if !jwk.ValidKeyID(kid) {
-		return "", fmt.Errorf("signing an award: kid %q: want 1 to 160 of A-Z a-z 0-9 . _ : -", kid)
-	}
-	if p, err := ParseKeyID(kid); err == nil && !p.Matches(priv.Public().(ed25519.PublicKey)) {
-		return "", fmt.Errorf("signing an award: kid %s names another key", kid)
-	}
 	if _, err := decodeDocument(award); err != nil {
 		return "", fmt.Errorf("signing an award: %w", err)
 	}
+	return SignDetached(priv, kid, award)
+}
+
+// SignDetached signs any payload the award keys attest (an award's bytes,
+// once Sign checked them; a record bundle's manifest) in the award's JWS
+// form; VerifyDetached checks it.
+func SignDetached(priv ed25519.PrivateKey, kid string, payload []byte) (string, error) {
+	if len(priv) != ed25519.PrivateKeySize {
+		return "", fmt.Errorf("signing: want an Ed25519 private key of %d bytes, got %d", ed25519.PrivateKeySize, len(priv))
+	}
+	if !jwk.ValidKeyID(kid) {
+		return "", fmt.Errorf("signing: kid %q: want 1 to 160 of A-Z a-z 0-9 . _ : -", kid)
+	}
+	if p, err := ParseKeyID(kid); err == nil && !p.Matches(priv.Public().(ed25519.PublicKey)) {
+		return "", fmt.Errorf("signing: kid %s names another key", kid)
+	}
 	h := b64.EncodeToString(header(kid))
-	sig := ed25519.Sign(priv, signingInput(h, award))
+	sig := ed25519.Sign(priv, signingInput(h, payload))
 	return h + ".." + b64.EncodeToString(sig), nil
 }
 

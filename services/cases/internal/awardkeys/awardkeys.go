@@ -142,6 +142,13 @@ func (r *Ring) Sign(awardJSON []byte) (string, string, error) {
 	return r.kid, att, err
 }
 
+// SignDetached signs any other payload the award keys attest (a record
+// bundle's manifest) with the current key.
+func (r *Ring) SignDetached(payload []byte) (string, string, error) {
+	att, err := award.SignDetached(r.private, r.kid, payload)
+	return r.kid, att, err
+}
+
 // JWKS is the published set: every key that ever signed, ordered by kid.
 func (r *Ring) JWKS(ctx context.Context) ([]byte, error) {
 	all, err := r.rdb.HGetAll(ctx, publishedKey).Result()

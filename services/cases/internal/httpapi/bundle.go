@@ -17,7 +17,7 @@ import (
 // Signer signs bytes with the award keys: the key id and a compact
 // detached JWS (awardkeys.Ring).
 type Signer interface {
-	Sign(payload []byte) (keyID, attestation string, err error)
+	SignDetached(payload []byte) (keyID, attestation string, err error)
 }
 
 // RecordNotClosed answers a record bundle asked for before the record is
@@ -54,7 +54,7 @@ func (h *handlers) recordBundle(c *gin.Context) {
 		_ = c.Error(err)
 		return
 	}
-	_, jws, err := h.signer.Sign(manifest)
+	_, jws, err := h.signer.SignDetached(manifest)
 	if err != nil {
 		_ = c.Error(err)
 		return

@@ -1,10 +1,12 @@
 package httpapi_test
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"image"
 	"image/png"
@@ -21,7 +23,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pcourt/pcourt/api/apitest"
+	"github.com/pcourt/pcourt/libs/award"
 	"github.com/pcourt/pcourt/libs/objectstore/s3test"
+	"github.com/pcourt/pcourt/services/cases/internal/recordbundle"
 )
 
 type exhibitData struct {
@@ -366,4 +370,70 @@ func TestExhibitsLiveInTheBucket(t *testing.T) {
 	rep = s.do(t, http.MethodGet, base+"/evidence/"+ex.ID, s.claimant, "", nil)
 	require.Equal(t, http.StatusOK, rep.status)
 	assert.Equal(t, img, rep.body)
+}
+
+func TestTheRecordBundleIsSignedReproducibleAndNamesEveryFile(t *testing.T) {
+	s := newStack(t)
+	c := s.inEvidence(t)
+	base := "/api/cases/" + c.id
+	img := pngOf(t, 64, 48)
+	rep := s.upload(t, base+"/evidence", s.respondent, file("dispatch.png", "image/png", img))
+	require.Equal(t, http.StatusCreated, rep.status, string(rep.body))
+	ex := data[exhibitActData](t, rep).Exhibit
+	rep = s.upload(t, base+"/evidence", s.claimant, file("draft.txt", "text/plain", []byte("never disclosed")))
+	require.Equal(t, http.StatusCreated, rep.status, string(rep.body))
+	rep = s.do(t, http.MethodPost, base+"/evidence/"+ex.ID+"/disclosure", s.respondent, newKey(), nil)
+	require.Equal(t, http.StatusOK, rep.status, string(rep.body))
+
+	s.unchanged(t, func() {
+		rep = s.do(t, http.MethodGet, base+"/record-bundle", s.claimant, "", nil)
+		assert.Equal(t, "record_not_closed", rep.code)
+	})
+	for _, token := range []string{s.claimant, s.respondent} {
+		rep = s.do(t, http.MethodPost, base+"/submissions", token, newKey(), map[string]any{"text": "Our position."})
+		require.Less(t, rep.status, 300, string(rep.body))
+	}
+	for _, token := range []string{s.claimant, s.respondent} {
+		rep = s.do(t, http.MethodPost, base+"/record-summary/confirmations", token, newKey(), nil)
+		require.Less(t, rep.status, 300, string(rep.body))
+	}
+
+	first := s.do(t, http.MethodGet, base+"/record-bundle", s.claimant, "", nil)
+	require.Equal(t, http.StatusOK, first.status, string(first.body))
+	assert.Equal(t, "application/zip", first.header.Get("Content-Type"))
+	second := s.do(t, http.MethodGet, "/api/v2/cases/"+c.id+"/record-bundle", s.respondent, "", nil)
+	require.Equal(t, first.body, second.body, "the same record gives the same bytes, whoever asks")
+	website := s.do(t, http.MethodGet, "/api/disputes/"+c.id+"/record-bundle", s.respondent, "", nil)
+	require.Equal(t, first.body, website.body, "the website form is the same file, with no envelope")
+
+	zr, err := zip.NewReader(bytes.NewReader(first.body), int64(len(first.body)))
+	require.NoError(t, err)
+	files := map[string][]byte{}
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		require.NoError(t, err)
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		require.NoError(t, err)
+		files[f.Name] = b
+	}
+	var manifest recordbundle.Manifest
+	require.NoError(t, json.Unmarshal(files["manifest.json"], &manifest))
+	paths := []string{}
+	for _, e := range manifest.Files {
+		paths = append(paths, e.Path)
+		assert.Equal(t, e.SHA256, sha(files[e.Path]), e.Path)
+	}
+	assert.Contains(t, paths, "exhibits/"+ex.ID+"/dispatch.png")
+	assert.Contains(t, paths, "answer.txt")
+	for _, p := range paths {
+		assert.NotContains(t, p, "draft.txt", "an undisclosed exhibit is not in the record")
+	}
+	assert.Equal(t, img, files["exhibits/"+ex.ID+"/dispatch.png"])
+	jwks := s.do(t, http.MethodGet, "/api/awards/keys", "", "", nil)
+	_, err = award.VerifyDetached(files["manifest.json"], string(files["manifest.jws"]), jwks.body)
+	require.NoError(t, err, "the manifest is signed by a published award key")
+
+	rep = s.do(t, http.MethodGet, base+"/record-bundle", s.stranger, "", nil)
+	assert.Equal(t, "case_not_found_or_opening", rep.code)
 }
