@@ -4,15 +4,14 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
 	"io"
 	"mime/multipart"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -332,6 +331,10 @@ func unzip(t *testing.T, archive []byte) map[string][]byte {
 	return out
 }
 
-var _ = strings.TrimSpace
-var _ = hex.EncodeToString
-var _ = sha256.Sum256
+// pngImage is a valid PNG of w×h grey pixels.
+func pngImage(t *testing.T, w, h int) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	require.NoError(t, png.Encode(&b, image.NewGray(image.Rect(0, 0, w, h))))
+	return b.Bytes()
+}
