@@ -88,6 +88,7 @@ var RefusalCodes = []RefusalCode{
 	CodeInvalidAct, CodeNotAParticipant, CodeCaseClosed, CodeWrongSide, CodeStageClosed, CodeDeadlinePassed,
 	CodeAlreadyJoined, CodeInvitationMismatch, CodeFilingLimitReached, CodeSubmissionNotFound, CodeMessageNotFound,
 	CodeEntryNotFound, CodeRecordDigestMismatch, CodeRecordAlreadyConfirmed, CodeTerminationPending, CodeTerminationRequestUnknown,
+	CodeRespondentNotHosted, CodeLoginReissueLimited,
 	CodeRepresentativeExists, CodeRepresentativeLimitReached, CodeRepresentativeNotFound,
 }
 
