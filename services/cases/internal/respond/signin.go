@@ -172,7 +172,7 @@ func refusalInvalidLogin(id string) refusal {
 // this browser is signed in to it.
 func (p *page) refusalUsed(c *gin.Context, id string) refusal {
 	r := refusal{Status: http.StatusGone, Code: "login_used", CaseID: id,
-		Title: "This link was used", Detail: "A sign-in link works once, and this one has been used. If that was not you, tell whoever sent you the link."}
+		Title: "This link was used", Detail: "A sign-in link works once, and this one has been used. If that was not you, tell whoever sent you the link: they can send you a new one, which replaces this one."}
 	if _, signedIn, _ := p.session(c, id); signedIn {
 		r.Detail = "A sign-in link works once, and this one has been used. This browser is signed in to the case already."
 		r.Continue = p.pagePath(id)
