@@ -36,6 +36,10 @@ var refusalStatus = map[procedure.RefusalCode]int{
 	procedure.CodeRecordAlreadyConfirmed:    http.StatusConflict,
 	procedure.CodeTerminationPending:        http.StatusConflict,
 	procedure.CodeTerminationRequestUnknown: http.StatusNotFound,
+	procedure.CodeRespondentNotHosted:       http.StatusConflict,
+	// A limit of the caller's pace, not of the case's state: the answer
+	// says when the next reissue fits.
+	procedure.CodeLoginReissueLimited: http.StatusTooManyRequests,
 
 	// The representatives' (procedure/representatives.go).
 	procedure.CodeRepresentativeExists:       http.StatusConflict,
@@ -60,6 +64,8 @@ var refusalTitle = map[procedure.RefusalCode]string{
 	procedure.CodeRecordAlreadyConfirmed:    "Record already confirmed",
 	procedure.CodeTerminationPending:        "Termination pending",
 	procedure.CodeTerminationRequestUnknown: "Termination request not found",
+	procedure.CodeRespondentNotHosted:       "Respondent not hosted",
+	procedure.CodeLoginReissueLimited:       "Sign-in link reissue limited",
 
 	procedure.CodeRepresentativeExists:       "Representative exists",
 	procedure.CodeRepresentativeLimitReached: "Representative limit reached",

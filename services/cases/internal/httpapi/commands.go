@@ -32,6 +32,8 @@ type actView struct {
 	Events []eventRef `json:"events"`
 	// Invitation is set by an invitation only.
 	Invitation *invitationView `json:"invitation,omitempty"`
+	// RespondentLogin is set by a reissue of the sign-in link only.
+	RespondentLogin *respondentLoginView `json:"respondentLogin,omitempty"`
 	// SubmissionID names the submission filed or amended.
 	SubmissionID string `json:"submissionId,omitempty"`
 	// TerminationID names the termination request made or confirmed.
@@ -53,6 +55,13 @@ type invitationView struct {
 	CapabilityDelivery    string `json:"capabilityDelivery"`
 	CapabilityHeader      string `json:"capabilityHeader"`
 	JoinPath              string `json:"joinPath"`
+}
+
+// respondentLoginView carries the hosted respondent's new sign-in link,
+// shown once as invitations are: a replay answers without it.
+type respondentLoginView struct {
+	RespondentLoginPath string `json:"respondentLoginPath,omitempty"`
+	CapabilityDelivery  string `json:"capabilityDelivery"`
 }
 
 // participantBody is the body of an invitation or a join: who acts, when
@@ -150,6 +159,41 @@ func (h *handlers) invite(c *gin.Context) {
 		idempotency.JournalBody(c, stored)
 	}
 	v.Invitation.RespondentInviteToken = token
+	answered(c, http.StatusCreated, v)
+}
+
+// reissueLogin replaces the hosted respondent's one-time sign-in link: a
+// new token, shown once in the path the claimant's partner delivers,
+// whose hash replaces the case's respondent_login in the step that records
+// respondent_link_reissued. The old link stops working at once; the
+// sessions it opened stay (store/sessions.go). Claimant side.
+func (h *handlers) reissueLogin(c *gin.Context) {
+	var body participantBody
+	if err := decodeOptional(c, &body); err != nil {
+		_ = c.Error(err)
+		return
+	}
+	cred, l, err := h.load(c, caseID(c))
+	if err != nil {
+		_ = c.Error(err)
+		return
+	}
+	pid, _, err := h.actor(c, cred, l.Case, procedure.Claimant, body.ParticipantID)
+	if err != nil {
+		_ = c.Error(err)
+		return
+	}
+	token := auth.NewToken("pc_login_")
+	v, ok := h.act(c, cred, l.Case, procedure.Act{Kind: procedure.ActReissueLogin, ParticipantID: pid, LoginHash: auth.HashToken(token)})
+	if !ok {
+		return
+	}
+	v.RespondentLogin = &respondentLoginView{CapabilityDelivery: "show_once_not_replayed"}
+	// The journal keeps the answer without the token: a replay never shows it.
+	if stored, err := json.Marshal(gin.H{"data": v, "requestId": requestid.Get(c)}); err == nil {
+		idempotency.JournalBody(c, stored)
+	}
+	v.RespondentLogin.RespondentLoginPath = "/respond/" + l.Case.ID + "#login=" + token
 	answered(c, http.StatusCreated, v)
 }
 

@@ -18,6 +18,7 @@ import (
 // applied on the way out, so a retry may cross route families.
 const (
 	opInvite             = "inviteRespondent"
+	opReissueLogin       = "reissueRespondentLogin"
 	opJoin               = "joinCase"
 	opAnswer             = "fileAnswer"
 	opFile               = "fileSubmission"
@@ -45,6 +46,7 @@ const (
 // registerCase adds the case's and its procedure's routes.
 func (h *handlers) registerCase(r gin.IRouter, k routeKit) {
 	invite := k.command(opInvite, procedure.Claimant)
+	reissueLogin := k.command(opReissueLogin, procedure.Claimant)
 	join := k.command(opJoin, procedure.Respondent)
 	answer := k.command(opAnswer, procedure.Respondent)
 	file := k.command(opFile, anySide)
@@ -67,6 +69,7 @@ func (h *handlers) registerCase(r gin.IRouter, k routeKit) {
 	r.GET("/api/cases/:id/participants", k.authenticated, h.getParticipants)
 	r.GET("/api/cases/:id/events", k.authenticated, h.getDocket)
 	r.POST("/api/cases/:id/invitations", k.authenticated, invite, h.invite)
+	r.POST("/api/cases/:id/respondent-login", k.authenticated, reissueLogin, h.reissueLogin)
 	r.POST("/api/cases/:id/answer", k.authenticated, answer, h.answer)
 	r.GET("/api/cases/:id/messages", k.authenticated, h.listMessages)
 	r.POST("/api/cases/:id/messages", k.authenticated, postMessage, h.postMessage)

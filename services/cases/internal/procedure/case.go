@@ -284,6 +284,10 @@ type Case struct {
 	// Representatives are every representative the sides appointed,
 	// removed ones included, in appointment order (representatives.go).
 	Representatives []Representative
+	// LoginReissues are the instants the hosted respondent's sign-in link
+	// was reissued within the last LoginReissueWindow (older ones are
+	// dropped at the next reissue): the rate limit counts them.
+	LoginReissues []time.Time
 }
 
 // Status returns the case's status.
@@ -362,6 +366,7 @@ func (c Case) clone() Case {
 		caps[k] = v
 	}
 	c.Capabilities = caps
+	c.LoginReissues = slices.Clone(c.LoginReissues)
 	confirms := make(map[Side]time.Time, len(c.RecordConfirms))
 	for k, v := range c.RecordConfirms {
 		confirms[k] = v

@@ -151,7 +151,10 @@ var deadlineBound = []ActKind{ActFileAnswer, ActFileSubmission, ActAmendSubmissi
 //     confirming), record_summary_digest_mismatch (confirming a summary
 //     digest that is not the record's), termination_pending,
 //     termination_request_not_found, wrong_side (confirming one's own
-//     termination request); for the representatives: invalid_act (a
+//     termination request), respondent_not_hosted (reissuing the sign-in
+//     link of a case whose respondent a partner acts for),
+//     login_reissue_limited (the link was reissued MaxLoginReissues times
+//     within LoginReissueWindow); for the representatives: invalid_act (a
 //     representative id already used), representative_exists (the subject
 //     already represents a side), representative_limit_reached,
 //     representative_not_found (unknown or removed), wrong_side (another
@@ -189,7 +192,7 @@ func Decide(c Case, a Act, now time.Time) (Outcome, error) {
 	if a.Kind == ActConfirmTermination && c.Termination != nil && !now.Before(c.Termination.DeadlineAt) {
 		return unchanged, refuse(CodeDeadlinePassed, "termination request %s lapsed at %s", c.Termination.ID, Timestamp(c.Termination.DeadlineAt))
 	}
-	if err := c.precondition(a, p); err != nil {
+	if err := c.precondition(a, p, now); err != nil {
 		return unchanged, err
 	}
 	for _, r := range rows {
@@ -289,11 +292,18 @@ func rowsFor(k ActKind) []Row {
 }
 
 // precondition checks step 7 of Decide.
-func (c Case) precondition(a Act, p Participant) error {
+func (c Case) precondition(a Act, p Participant, now time.Time) error {
 	switch a.Kind {
 	case ActInviteRespondent:
 		if c.RespondentJoined() {
 			return refuse(CodeAlreadyJoined, "a respondent already joined case %s", c.ID)
+		}
+	case ActReissueLogin:
+		if !c.HostedRespondent() {
+			return refuse(CodeRespondentNotHosted, "the respondent of case %s is acted for by its partner, not on the hosted page: it has no sign-in link", c.ID)
+		}
+		if ok, until := c.LoginReissueAllowed(now); !ok {
+			return refuse(CodeLoginReissueLimited, "the sign-in link of case %s was reissued %d times within %s; the next may be asked for from %s", c.ID, MaxLoginReissues, LoginReissueWindow, Timestamp(until))
 		}
 	case ActJoin:
 		if p.Joined() {
@@ -374,6 +384,8 @@ func (a Act) validate() error {
 	switch a.Kind {
 	case ActInviteRespondent:
 		errs = append(errs, need("invitationHash", a.InvitationHash, isHex64))
+	case ActReissueLogin:
+		errs = append(errs, need("loginHash", a.LoginHash, isHex64))
 	case ActJoin:
 		errs = append(errs, need("invitationHash", a.InvitationHash, func(s string) bool { return s == "" || isHex64(s) }))
 	case ActFileAnswer:

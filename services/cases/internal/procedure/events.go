@@ -30,6 +30,7 @@ const (
 	EventRepresentativeAppointed     EventType = "representative_appointed"
 	EventRepresentativeChanged       EventType = "representative_changed"
 	EventRepresentativeRemoved       EventType = "representative_removed"
+	EventRespondentLinkReissued      EventType = "respondent_link_reissued"
 )
 
 // Audience says which sides' partners receive an event.
@@ -94,6 +95,7 @@ var EventSpecs = []EventSpec{
 	{EventRepresentativeAppointed, "a side appoints a representative", ToBoth, false, NoDeadline},
 	{EventRepresentativeChanged, "a side changes a representative's label", ToBoth, false, NoDeadline},
 	{EventRepresentativeRemoved, "a side removes a representative, whose authority ends at once", ToBoth, false, NoDeadline},
+	{EventRespondentLinkReissued, "the claimant's partner reissues the hosted respondent's sign-in link (the old link stops working; open sessions stay)", ToClaimant, false, NoDeadline},
 }
 
 // Spec returns the table row of an event type.

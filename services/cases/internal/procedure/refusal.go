@@ -27,6 +27,8 @@ const (
 	CodeRecordAlreadyConfirmed    RefusalCode = "record_already_confirmed"       // 409
 	CodeTerminationPending        RefusalCode = "termination_pending"            // 409
 	CodeTerminationRequestUnknown RefusalCode = "termination_request_not_found"  // 404
+	CodeRespondentNotHosted       RefusalCode = "respondent_not_hosted"          // 409
+	CodeLoginReissueLimited       RefusalCode = "login_reissue_limited"          // 429
 
 	// The representatives' (representatives.go).
 	CodeRepresentativeExists       RefusalCode = "representative_exists"        // 409
@@ -73,6 +75,8 @@ var (
 	ErrRecordAlreadyConfirmed    = &RefusalError{Code: CodeRecordAlreadyConfirmed}
 	ErrTerminationPending        = &RefusalError{Code: CodeTerminationPending}
 	ErrTerminationRequestUnknown = &RefusalError{Code: CodeTerminationRequestUnknown}
+	ErrRespondentNotHosted       = &RefusalError{Code: CodeRespondentNotHosted}
+	ErrLoginReissueLimited       = &RefusalError{Code: CodeLoginReissueLimited}
 
 	ErrRepresentativeExists       = &RefusalError{Code: CodeRepresentativeExists}
 	ErrRepresentativeLimitReached = &RefusalError{Code: CodeRepresentativeLimitReached}
@@ -84,6 +88,7 @@ var RefusalCodes = []RefusalCode{
 	CodeInvalidAct, CodeNotAParticipant, CodeCaseClosed, CodeWrongSide, CodeStageClosed, CodeDeadlinePassed,
 	CodeAlreadyJoined, CodeInvitationMismatch, CodeFilingLimitReached, CodeSubmissionNotFound, CodeMessageNotFound,
 	CodeEntryNotFound, CodeRecordDigestMismatch, CodeRecordAlreadyConfirmed, CodeTerminationPending, CodeTerminationRequestUnknown,
+	CodeRespondentNotHosted, CodeLoginReissueLimited,
 	CodeRepresentativeExists, CodeRepresentativeLimitReached, CodeRepresentativeNotFound,
 }
 

@@ -25,6 +25,9 @@ const (
 	ActAppointRepresentative ActKind = "appoint_representative"
 	ActChangeRepresentative  ActKind = "change_representative"
 	ActRemoveRepresentative  ActKind = "remove_representative"
+	// ActReissueLogin replaces the hosted respondent's one-time sign-in
+	// link (the respondent_login capability).
+	ActReissueLogin ActKind = "reissue_login"
 	// ActDeadlineElapsed is the scheduler's act; [Tick] applies it.
 	ActDeadlineElapsed ActKind = "deadline_elapsed"
 )
@@ -39,6 +42,9 @@ type Act struct {
 	// the secret presented, or "" when the caller authorized the join by a
 	// membership instead.
 	InvitationHash string
+	// LoginHash: for reissue_login, the SHA-256 of the new one-time
+	// sign-in token of the hosted page (required).
+	LoginHash string
 	// SubmissionID names the submission filed or amended.
 	SubmissionID string
 	// Digest identifies the content of an answer, submission, amendment or
@@ -165,6 +171,10 @@ var (
 	doInvite  = func(c *Case, a Act, _ Participant, _ time.Time) {
 		c.Capabilities[CapabilityRespondentInvite] = a.InvitationHash
 	}
+	doReissueLogin = func(c *Case, a Act, _ Participant, now time.Time) {
+		c.Capabilities[CapabilityRespondentLogin] = a.LoginHash
+		c.LoginReissues = append(recentReissues(*c, now), now)
+	}
 	doJoin = func(c *Case, a Act, p Participant, now time.Time) {
 		for i := range c.Participants {
 			if c.Participants[i].ID != p.ID {
@@ -239,6 +249,7 @@ var Table = []Row{
 	{notTerminated, ActRequestTermination, bothSides, claimantAlone, "—", doNothing, Ended, []EventType{EventTerminated}},
 	{notTerminated, ActRequestTermination, bothSides, always, "the pending request, its deadline", doRequestTermination, Same, []EventType{EventTerminationRequested}},
 	{notTerminated, ActConfirmTermination, bothSides, always, "—", doDropTermination, Ended, []EventType{EventTerminated}},
+	{represented, ActReissueLogin, []Side{Claimant}, always, "the new respondent_login hash and the reissue's instant (the old link stops working; open sessions stay)", doReissueLogin, Same, []EventType{EventRespondentLinkReissued}},
 	{represented, ActAppointRepresentative, bothSides, always, "the representative: its subject, label, side and who appointed it", doAppoint, Same, []EventType{EventRepresentativeAppointed}},
 	{represented, ActChangeRepresentative, bothSides, always, "the representative's new label", doChangeRepresentative, Same, []EventType{EventRepresentativeChanged}},
 	{represented, ActRemoveRepresentative, bothSides, always, "the representative's removal (its authority ends at once)", doRemoveRepresentative, Same, []EventType{EventRepresentativeRemoved}},
@@ -254,3 +265,50 @@ var Table = []Row{
 // CapabilityRespondentInvite is the capability purpose of the respondent's
 // invitation secret; invite_respondent rotates it.
 const CapabilityRespondentInvite = "respondent_invite"
+
+// CapabilityRespondentLogin is the capability purpose of the hosted
+// respondent's one-time sign-in token; reissue_login replaces it.
+const CapabilityRespondentLogin = "respondent_login"
+
+// The sign-in link's reissues: at most MaxLoginReissues within any
+// LoginReissueWindow, counted from the case's own record of them, so the
+// limit holds across restarts and replicas and needs no counter of its own.
+const (
+	MaxLoginReissues   = 3
+	LoginReissueWindow = time.Hour
+)
+
+// recentReissues are the case's reissues within the window before now: the
+// only ones the limit counts, and the only ones the case keeps.
+func recentReissues(c Case, now time.Time) []time.Time {
+	var out []time.Time
+	for _, at := range c.LoginReissues {
+		if now.Sub(at) < LoginReissueWindow {
+			out = append(out, at)
+		}
+	}
+	return out
+}
+
+// HostedRespondent reports whether the case has a respondent the hosted
+// page serves: one that joined there, or one that has not joined and
+// names no partner (it may still join there). Only such a respondent has a
+// sign-in link to reissue; a respondent its partner acts for signs in
+// with that partner.
+func (c Case) HostedRespondent() bool {
+	return slices.ContainsFunc(c.Participants, func(p Participant) bool {
+		return p.Side == Respondent && (p.Hosted || p.Unbound())
+	})
+}
+
+// LoginReissueAllowed reports whether one more reissue of the sign-in
+// link fits the limit at now, and when the oldest counted one leaves the
+// window otherwise. The hosted page's request for a new link counts
+// against the same limit.
+func (c Case) LoginReissueAllowed(now time.Time) (bool, time.Time) {
+	recent := recentReissues(c, now)
+	if len(recent) < MaxLoginReissues {
+		return true, time.Time{}
+	}
+	return false, recent[0].Add(LoginReissueWindow)
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
@@ -82,7 +83,7 @@ func TestARespondentAnswersInChromium(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, got, sel)
 	}
-	spent, err := s.cases.LoginSpent(context.Background(), o.id)
+	spent, err := s.cases.LoginSpent(context.Background(), o.id, auth.HashToken(o.login))
 	require.NoError(t, err)
 	require.False(t, spent, "opening the link spent nothing")
 	require.Empty(t, redistest.Keys(t, s.rdb, "pc:cases:*:case:"+o.id+":respond-session:*"), "and made no session")

@@ -71,8 +71,9 @@ const CookieName = "pc_respond_session"
 
 // CapabilityLogin is the case capability whose hash the login token must
 // match: filings mints the token, shows it once in
-// showOnce.respondentLoginPath, and sends its SHA-256 in case-opened.
-const CapabilityLogin = "respondent_login"
+// showOnce.respondentLoginPath, and sends its SHA-256 in case-opened; the
+// claimant's partner may replace it (reissue_login).
+const CapabilityLogin = procedure.CapabilityRespondentLogin
 
 // MaxBodyBytes bounds a form post: an answer of caseflow.MaxAnswerRunes
 // characters of up to four bytes each, percent-encoded (three bytes per

@@ -65,7 +65,7 @@ func (p *page) preview(c *gin.Context) {
 	if !ok {
 		return
 	}
-	spent, err := p.cases.LoginSpent(c.Request.Context(), id)
+	spent, err := p.cases.LoginSpent(c.Request.Context(), id, auth.HashToken(token))
 	if err != nil {
 		p.fail(c, id, err)
 		return
@@ -99,9 +99,14 @@ func (p *page) exchange(c *gin.Context) {
 		return
 	}
 	sessionID := auth.NewToken("pc_rs_")
-	err := p.cases.SpendLogin(c.Request.Context(), id, auth.HashToken(sessionID), auth.NewToken(""), p.now(), p.cfg.SessionTTL)
+	err := p.cases.SpendLogin(c.Request.Context(), id, auth.HashToken(token), auth.HashToken(sessionID), auth.NewToken(""), p.now(), p.cfg.SessionTTL)
 	if errors.Is(err, store.ErrLoginSpent) {
 		p.refuse(c, p.refusalUsed(c, id))
+		return
+	}
+	if errors.Is(err, store.ErrLoginStale) {
+		// The link was reissued between the check and the spending.
+		p.refuse(c, refusalInvalidLogin(id))
 		return
 	}
 	if err != nil {
@@ -150,18 +155,24 @@ func (p *page) checkLogin(c *gin.Context, id, token string) (store.Loaded, bool)
 		want = l.Case.Capabilities[CapabilityLogin]
 	}
 	if !webpage.MatchToken(token, want) {
-		p.refuse(c, refusal{Status: http.StatusForbidden, Code: "login_invalid", CaseID: id,
-			Title: "This link is not valid", Detail: "The sign-in link does not belong to this case. Check that you opened the whole link you were sent."})
+		p.refuse(c, refusalInvalidLogin(id))
 		return store.Loaded{}, false
 	}
 	return l, true
+}
+
+// refusalInvalidLogin answers a token that is not the case's current
+// one: wrong, another case's, or replaced by a reissued link.
+func refusalInvalidLogin(id string) refusal {
+	return refusal{Status: http.StatusForbidden, Code: "login_invalid", CaseID: id,
+		Title: "This link is not valid", Detail: "The sign-in link does not belong to this case, or a newer link replaced it. Check that you opened the whole link you were sent, and the latest one."}
 }
 
 // refusalUsed answers a spent token, offering the way to the case when
 // this browser is signed in to it.
 func (p *page) refusalUsed(c *gin.Context, id string) refusal {
 	r := refusal{Status: http.StatusGone, Code: "login_used", CaseID: id,
-		Title: "This link was used", Detail: "A sign-in link works once, and this one has been used. If that was not you, tell whoever sent you the link."}
+		Title: "This link was used", Detail: "A sign-in link works once, and this one has been used. If that was not you, tell whoever sent you the link: they can send you a new one, which replaces this one."}
 	if _, signedIn, _ := p.session(c, id); signedIn {
 		r.Detail = "A sign-in link works once, and this one has been used. This browser is signed in to the case already."
 		r.Continue = p.pagePath(id)

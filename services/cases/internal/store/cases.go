@@ -7,8 +7,8 @@
 //	pc:cases:{cases.NN}:opened-applied     set: case-opened event ids applied
 //	pc:cases:{cases.NN}:deadlines          sorted set: case id scored by its next deadline (ms)
 //	pc:cases:{cases.NN}:outbox             the shard's outbox stream
-//	pc:cases:{cases.NN}:case:<id>:login-spent
-//	                                       string: when the hosted page's login token was spent (sessions.go)
+//	pc:cases:{cases.NN}:case:<id>:login-spent:<sha256>
+//	                                       string: when the hosted page's login token of that hash was spent (sessions.go)
 //	pc:cases:{cases.NN}:case:<id>:respond-session:<sha256>
 //	                                       hash: a hosted respondent session, expiring (sessions.go)
 //

@@ -67,6 +67,8 @@ type caseRecord struct {
 	Evidence *evidence.State `json:"evidence,omitempty"`
 	// Representatives came later; a record without them has none.
 	Representatives []representativeRecord `json:"representatives,omitempty"`
+	// LoginReissues came later still; a record without them had none.
+	LoginReissues []string `json:"loginReissues,omitempty"`
 }
 
 type representativeRecord struct {
@@ -267,6 +269,9 @@ func encodeRecord(c procedure.Case) ([]byte, error) {
 	for _, x := range c.Representatives {
 		r.Representatives = append(r.Representatives, representativeRecord{x.ID, string(x.Side), x.Subject, x.Label, x.AppointedBy, ts(x.AppointedAt), ts(x.ChangedAt), ts(x.RemovedAt)})
 	}
+	for _, at := range c.LoginReissues {
+		r.LoginReissues = append(r.LoginReissues, ts(at))
+	}
 	return json.Marshal(r)
 }
 
@@ -359,6 +364,9 @@ func decodeRecord(b []byte) (procedure.Case, error) {
 	for _, x := range r.Representatives {
 		c.Representatives = append(c.Representatives, procedure.Representative{ID: x.ID, Side: procedure.Side(x.Side), Subject: x.Subject, Label: x.Label,
 			AppointedBy: x.AppointedBy, AppointedAt: p.parse(x.AppointedAt), ChangedAt: p.parse(x.ChangedAt), RemovedAt: p.parse(x.RemovedAt)})
+	}
+	for _, at := range r.LoginReissues {
+		c.LoginReissues = append(c.LoginReissues, p.parse(at))
 	}
 	if p.err != nil {
 		return procedure.Case{}, fmt.Errorf("%w: %w", ErrCorruptRecord, p.err)

@@ -12,20 +12,30 @@ import (
 
 // The hosted respondent page's sessions. The one-time login token filings
 // shows once (its SHA-256 is the case's respondent_login capability) is
-// spent by recording the spending instant beside the case, in the same
-// step that creates the session it buys:
+// spent by recording the spending instant beside the case, under the
+// token's own hash, in the same step that creates the session it buys:
 //
-//	pc:cases:{cases.NN}:case:<id>:login-spent          string: when the login token was spent (ms); never expires
+//	pc:cases:{cases.NN}:case:<id>:login-spent:<t>      string: when the login token hashing to <t> was spent (ms); never expires
 //	pc:cases:{cases.NN}:case:<id>:respond-session:<h>  hash: csrf, created (ms); expires
 //
 // <h> is the SHA-256 of the session id the browser holds in its cookie:
 // Redis never sees the session id itself, so a copy of Redis opens no
 // session.
+//
+// The marker is per token because the claimant's partner may reissue the
+// link (reissue_login puts a new hash in respondent_login): the new
+// token's marker does not exist, so it signs in once, while the old
+// token no longer matches the case at all. Sessions are keys of their
+// own, so a reissue ends none of them: a session ends by signing out or
+// by expiring, never silently.
 
 // Refusals of a login exchange.
 var (
 	// ErrLoginSpent: the case's login token was exchanged before.
 	ErrLoginSpent = errors.New("login token already used")
+	// ErrLoginStale: the token is no longer the case's (the link was
+	// reissued after the caller checked it).
+	ErrLoginStale = errors.New("login token no longer the case's")
 )
 
 // RespondSession is a hosted respondent session of one case.
@@ -35,33 +45,41 @@ type RespondSession struct {
 	CreatedAt time.Time
 }
 
-// spendLoginScript: KEYS[1] the case hash, KEYS[2] the spent marker,
-// KEYS[3] the new session;
-// ARGV[1] now ms, ARGV[2] csrf, ARGV[3] ttl ms. The caller has checked
-// the token against the case's respondent_login hash, which never changes
-// after opening; this step makes spending it and creating the session one
-// act that a second exchange, concurrent or later, cannot repeat.
+// spendLoginScript: KEYS[1] the case hash, KEYS[2] the token's spent
+// marker, KEYS[3] the new session;
+// ARGV[1] now ms, ARGV[2] csrf, ARGV[3] ttl ms, ARGV[4] the token's hash.
+// The caller has compared the token with the case's respondent_login
+// hash in constant time; a reissue may have replaced that hash since, so
+// the step reads it again from the stored record ('stale' when it is no
+// longer the token's) before it spends. Spending and creating the session
+// are one act that a second exchange, concurrent or later, cannot repeat.
 var spendLoginScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
+local record = redis.call('HGET', KEYS[1], 'record')
+if not record then return 'missing' end
+local caps = cjson.decode(record)['capabilities']
+if type(caps) ~= 'table' or caps['respondent_login'] ~= ARGV[4] then return 'stale' end
 if not redis.call('SET', KEYS[2], ARGV[1], 'NX') then return 'spent' end
 redis.call('HSET', KEYS[3], 'csrf', ARGV[2], 'created', ARGV[1])
 redis.call('PEXPIRE', KEYS[3], ARGV[3])
 return 'ok'
 `)
 
-func loginSpentKey(caseID string) string { return keysFor(caseID).caseKey + ":login-spent" }
+func loginSpentKey(caseID, loginHash string) string {
+	return keysFor(caseID).caseKey + ":login-spent:" + loginHash
+}
 
 func sessionKey(caseID, sessionHash string) string {
 	return keysFor(caseID).caseKey + ":respond-session:" + sessionHash
 }
 
-// SpendLogin spends the case's one-time login token and creates the
-// session whose id hashes to sessionHash, expiring after ttl. A token
-// spent before is ErrLoginSpent and creates nothing; a case that does not
-// exist is ErrNotFound.
-func (s *Cases) SpendLogin(ctx context.Context, caseID, sessionHash, csrf string, now time.Time, ttl time.Duration) error {
-	res, err := spendLoginScript.Run(ctx, s.rdb, []string{keysFor(caseID).caseKey, loginSpentKey(caseID), sessionKey(caseID, sessionHash)},
-		now.UnixMilli(), csrf, ttl.Milliseconds()).Text()
+// SpendLogin spends the case's one-time login token, whose SHA-256 is
+// loginHash, and creates the session whose id hashes to sessionHash,
+// expiring after ttl. A token spent before is ErrLoginSpent, one that is no
+// longer the case's respondent_login is ErrLoginStale, and both create
+// nothing; a case that does not exist is ErrNotFound.
+func (s *Cases) SpendLogin(ctx context.Context, caseID, loginHash, sessionHash, csrf string, now time.Time, ttl time.Duration) error {
+	res, err := spendLoginScript.Run(ctx, s.rdb, []string{keysFor(caseID).caseKey, loginSpentKey(caseID, loginHash), sessionKey(caseID, sessionHash)},
+		now.UnixMilli(), csrf, ttl.Milliseconds(), loginHash).Text()
 	if err != nil {
 		return fmt.Errorf("spending the login of case %s: %w", caseID, err)
 	}
@@ -70,17 +88,19 @@ func (s *Cases) SpendLogin(ctx context.Context, caseID, sessionHash, csrf string
 		return nil
 	case "spent":
 		return ErrLoginSpent
+	case "stale":
+		return ErrLoginStale
 	case "missing":
 		return ErrNotFound
 	}
 	return fmt.Errorf("spending the login of case %s: unexpected answer %q", caseID, res)
 }
 
-// LoginSpent reports whether the case's login token was spent. It only
-// reads: the sign-in page's preview of a link uses it to answer a spent
-// token as the exchange would, without spending anything.
-func (s *Cases) LoginSpent(ctx context.Context, caseID string) (bool, error) {
-	n, err := s.rdb.Exists(ctx, loginSpentKey(caseID)).Result()
+// LoginSpent reports whether the login token hashing to loginHash was
+// spent. It only reads: the sign-in page's preview of a link uses it to
+// answer a spent token as the exchange would, without spending anything.
+func (s *Cases) LoginSpent(ctx context.Context, caseID, loginHash string) (bool, error) {
+	n, err := s.rdb.Exists(ctx, loginSpentKey(caseID, loginHash)).Result()
 	if err != nil {
 		return false, fmt.Errorf("reading the login of case %s: %w", caseID, err)
 	}

@@ -51,6 +51,7 @@ var eventDocs = []eventDoc{
 	{"representative_appointed", "a side appoints a representative", "both", false, "—"},
 	{"representative_changed", "a side changes a representative's label", "both", false, "—"},
 	{"representative_removed", "a side removes a representative, whose authority ends at once", "both", false, "—"},
+	{"respondent_link_reissued", "the claimant's partner reissues the hosted respondent's sign-in link (the old link stops working; open sessions stay)", "claimant's", false, "—"},
 }
 
 // The examples are signed with key A of the published conformance vectors
