@@ -183,6 +183,12 @@ func (h *handlers) reissueLogin(c *gin.Context) {
 		_ = c.Error(err)
 		return
 	}
+	// A link spent before reissues existed is marked per case: move the
+	// mark to that link's own marker first, so it stays spent once replaced.
+	if err := h.cases.MigrateLegacyLogin(c.Request.Context(), l.Case.ID); err != nil {
+		_ = c.Error(err)
+		return
+	}
 	token := auth.NewToken("pc_login_")
 	v, ok := h.act(c, cred, l.Case, procedure.Act{Kind: procedure.ActReissueLogin, ParticipantID: pid, LoginHash: auth.HashToken(token)})
 	if !ok {

@@ -46,7 +46,8 @@ type RespondSession struct {
 }
 
 // spendLoginScript: KEYS[1] the case hash, KEYS[2] the token's spent
-// marker, KEYS[3] the new session;
+// marker, KEYS[3] the new session, KEYS[4] the case's marker of the
+// earlier form (legacyLoginSpentKey);
 // ARGV[1] now ms, ARGV[2] csrf, ARGV[3] ttl ms, ARGV[4] the token's hash.
 // The caller has compared the token with the case's respondent_login
 // hash in constant time; a reissue may have replaced that hash since, so
@@ -58,6 +59,7 @@ local record = redis.call('HGET', KEYS[1], 'record')
 if not record then return 'missing' end
 local caps = cjson.decode(record)['capabilities']
 if type(caps) ~= 'table' or caps['respondent_login'] ~= ARGV[4] then return 'stale' end
+if redis.call('EXISTS', KEYS[4]) == 1 then return 'spent' end
 if not redis.call('SET', KEYS[2], ARGV[1], 'NX') then return 'spent' end
 redis.call('HSET', KEYS[3], 'csrf', ARGV[2], 'created', ARGV[1])
 redis.call('PEXPIRE', KEYS[3], ARGV[3])
@@ -66,6 +68,42 @@ return 'ok'
 
 func loginSpentKey(caseID, loginHash string) string {
 	return keysFor(caseID).caseKey + ":login-spent:" + loginHash
+}
+
+// legacyLoginSpentKey is the one spent marker per case that sign-ins
+// wrote before links could be reissued. While it exists no reissue has
+// happened since (MigrateLegacyLogin moves it first), so the case's
+// current link is the one it marks: spent.
+func legacyLoginSpentKey(caseID string) string {
+	return keysFor(caseID).caseKey + ":login-spent"
+}
+
+// migrateLoginScript: KEYS[1] the case hash, KEYS[2] the legacy marker.
+// It moves the legacy marker to the per-token marker of the link the case
+// holds now, the one it marked, so that a reissue (which replaces that
+// link) leaves the old link spent and the new one unspent.
+var migrateLoginScript = redis.NewScript(`
+local at = redis.call('GET', KEYS[2])
+if not at then return 0 end
+local record = redis.call('HGET', KEYS[1], 'record')
+if record then
+  local caps = cjson.decode(record)['capabilities']
+  if type(caps) == 'table' and caps['respondent_login'] then
+    redis.call('SET', KEYS[1] .. ':login-spent:' .. caps['respondent_login'], at, 'NX')
+  end
+end
+redis.call('DEL', KEYS[2])
+return 1
+`)
+
+// MigrateLegacyLogin moves a case's spent marker of the earlier form to
+// its per-token form. The reissue calls it before it replaces the link.
+func (s *Cases) MigrateLegacyLogin(ctx context.Context, caseID string) error {
+	k := keysFor(caseID)
+	if err := migrateLoginScript.Run(ctx, s.rdb, []string{k.caseKey, legacyLoginSpentKey(caseID)}).Err(); err != nil {
+		return fmt.Errorf("migrating the login marker of case %s: %w", caseID, err)
+	}
+	return nil
 }
 
 func sessionKey(caseID, sessionHash string) string {
@@ -78,7 +116,7 @@ func sessionKey(caseID, sessionHash string) string {
 // longer the case's respondent_login is ErrLoginStale, and both create
 // nothing; a case that does not exist is ErrNotFound.
 func (s *Cases) SpendLogin(ctx context.Context, caseID, loginHash, sessionHash, csrf string, now time.Time, ttl time.Duration) error {
-	res, err := spendLoginScript.Run(ctx, s.rdb, []string{keysFor(caseID).caseKey, loginSpentKey(caseID, loginHash), sessionKey(caseID, sessionHash)},
+	res, err := spendLoginScript.Run(ctx, s.rdb, []string{keysFor(caseID).caseKey, loginSpentKey(caseID, loginHash), sessionKey(caseID, sessionHash), legacyLoginSpentKey(caseID)},
 		now.UnixMilli(), csrf, ttl.Milliseconds(), loginHash).Text()
 	if err != nil {
 		return fmt.Errorf("spending the login of case %s: %w", caseID, err)
@@ -100,11 +138,11 @@ func (s *Cases) SpendLogin(ctx context.Context, caseID, loginHash, sessionHash, 
 // spent. It only reads: the sign-in page's preview of a link uses it to
 // answer a spent token as the exchange would, without spending anything.
 func (s *Cases) LoginSpent(ctx context.Context, caseID, loginHash string) (bool, error) {
-	n, err := s.rdb.Exists(ctx, loginSpentKey(caseID, loginHash)).Result()
+	n, err := s.rdb.Exists(ctx, loginSpentKey(caseID, loginHash), legacyLoginSpentKey(caseID)).Result()
 	if err != nil {
 		return false, fmt.Errorf("reading the login of case %s: %w", caseID, err)
 	}
-	return n == 1, nil
+	return n > 0, nil
 }
 
 // EndRespondSession deletes the case's session whose id hashes to
