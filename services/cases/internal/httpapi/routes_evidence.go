@@ -74,14 +74,13 @@ func (h *handlers) registerEvidence(r gin.IRouter, k routeKit) {
 }
 
 // evidenceUnbuilt are the routes of the inventory the evidence subdomain
-// will serve, not built yet. (The record bundle and evidence exports are
-// the record's; exchanges and testimony come with the hearing.)
+// will serve, not built yet. (The record bundle is the record's;
+// exchanges and testimony come with the hearing. Evidence exports are
+// served by exports.go.)
 var evidenceUnbuilt = []UnbuiltRoute{
 	{Route: "/api/cases/{id}/record-bundle"},
 	{Route: "/api/v2/cases/{caseId}/record-bundle"},
 	{Route: "/api/disputes/{id}/record-bundle", Website: true},
 	{Route: "/api/disputes/{id}/exchange", Website: true},
 	{Route: "/api/disputes/{id}/testimony-session", Website: true},
-	{Route: "/api/v2/evidence-exports/notifications"},
-	{Route: "/api/v2/evidence-exports/receipts/{eventId}"},
 }

@@ -51,6 +51,7 @@ var eventDocs = []eventDoc{
 	{"representative_appointed", "a side appoints a representative", "both", false, "—"},
 	{"representative_changed", "a side changes a representative's label", "both", false, "—"},
 	{"representative_removed", "a side removes a representative, whose authority ends at once", "both", false, "—"},
+	{"evidence_export_ready", "the record closed: the export of each side's evidence is ready (one event per side, in the same step as `record_confirmed`)", "the exported side's", false, "—"},
 }
 
 // The examples are signed with key A of the published conformance vectors
