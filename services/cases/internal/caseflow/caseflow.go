@@ -40,6 +40,10 @@ type Service struct {
 	seed  maphash.Seed
 }
 
+// Now is the service's clock: the time its acts are decided at, which
+// the HTTP layer also stamps a partner's evidence-export receipt with.
+func (s *Service) Now() time.Time { return s.now() }
+
 func (s *Service) lane(caseID string) *sync.Mutex {
 	return &s.lanes[maphash.String(s.seed, caseID)%uint64(len(s.lanes))]
 }

@@ -81,7 +81,12 @@ func Encode(c procedure.Case, ev procedure.Event) (store.Event, error) {
 	if !bytes.HasSuffix(envelope, []byte(tail)) {
 		return store.Event{}, fmt.Errorf("encoding envelope of case %s: event is not last", c.ID)
 	}
+	var export *store.ExportNote
+	if ev.ExportSide != "" {
+		export = &store.ExportNote{CaseID: c.ID, Side: ev.ExportSide, ReadyAt: ev.OccurredAt, Recipients: ev.Recipients}
+	}
 	return store.Event{
+		Export:       export,
 		BodyHead:     template[:i+len(idOpen)],
 		BodyTail:     template[i+len(idAndSequence)-1:], // from the comma before "type"
 		EnvelopeHead: envelope[:len(envelope)-len(tail)],

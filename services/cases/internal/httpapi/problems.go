@@ -36,7 +36,8 @@ func invalidAct(detail string) *problem.Error {
 // docs/problems.md: its own, the case's use cases' and the decision's. The
 // platform-wide codes are problem.Catalogue().
 func Codes() []problem.Code {
-	codes := []problem.Code{CaseNotFoundOrOpening, InvalidQuery, AwardNotIssued, RepresentativeNotEligible, RecordNotClosed}
+	codes := []problem.Code{CaseNotFoundOrOpening, InvalidQuery, AwardNotIssued, RepresentativeNotEligible, RecordNotClosed,
+		ExportNotificationNotFound, ExportReceiptNotFound}
 	codes = append(codes, caseflow.Codes()...)
 	codes = append(codes, tribunalflow.Codes()...)
 	return append(codes, evidenceflow.Codes()...)

@@ -151,7 +151,7 @@ func TestTheRecordIsCorrectedAndConfirmedByItsDigest(t *testing.T) {
 	})
 	types := s.docketTypes(t, c.id)
 	require.Contains(t, types, "record_corrected")
-	require.Equal(t, "record_confirmed", types[len(types)-1])
+	require.Equal(t, []string{"record_confirmed", "evidence_export_ready", "evidence_export_ready"}, types[len(types)-3:])
 }
 
 // The website restatement is the record summary; its POST corrects or

@@ -99,7 +99,7 @@ func TestTheRecordIsFiledAndConfirmed(t *testing.T) {
 	require.Equal(t, "record_confirmed", data[actData](t, rep).Case.Status)
 
 	types := s.docketTypes(t, c.id)
-	require.Equal(t, []string{"record_confirmation_given", "record_confirmed"}, types[len(types)-2:])
+	require.Equal(t, []string{"record_confirmation_given", "record_confirmed", "evidence_export_ready", "evidence_export_ready"}, types[len(types)-4:])
 	require.Contains(t, types, "record_confirmation_requested")
 	require.Contains(t, types, "submission_amended")
 }

@@ -62,7 +62,8 @@ type routeKit struct {
 // subdomain registers its routes (built, or 501 until built) from its own
 // file, so none of them grows a hub: routes_case.go (the case and its
 // procedure), routes_tribunal.go (tribunal and award), routes_evidence.go
-// (evidence), routes_afteraward.go (appeals, executions, settlement).
+// (evidence), exports.go (evidence-export notifications),
+// routes_afteraward.go (appeals, executions, settlement).
 func Register(r *gin.Engine, d Deps) {
 	h := &handlers{credentials: d.Credentials, cases: d.Cases, flow: d.Flow, tribunal: d.Tribunal, evidence: d.Evidence, signer: d.Signer, keys: d.AwardKeys, logger: d.Logger}
 
@@ -94,6 +95,7 @@ func Register(r *gin.Engine, d Deps) {
 	h.registerCase(r, k)
 	h.registerTribunal(r, k)
 	h.registerEvidence(r, k)
+	h.registerExports(r, k)
 	registerAfterAward(r, k)
 	// The hosted respondent page (/respond/...) is internal/respond's.
 }

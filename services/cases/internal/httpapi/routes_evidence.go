@@ -77,10 +77,9 @@ func (h *handlers) registerEvidence(r gin.IRouter, k routeKit) {
 }
 
 // evidenceUnbuilt are the routes of the inventory the evidence subdomain
-// will serve, not built yet: evidence exports, exchanges and testimony.
+// will serve, not built yet: exchanges and testimony, which come with the
+// hearing. (Evidence exports are served by exports.go.)
 var evidenceUnbuilt = []UnbuiltRoute{
 	{Route: "/api/disputes/{id}/exchange", Website: true},
 	{Route: "/api/disputes/{id}/testimony-session", Website: true},
-	{Route: "/api/v2/evidence-exports/notifications"},
-	{Route: "/api/v2/evidence-exports/receipts/{eventId}"},
 }

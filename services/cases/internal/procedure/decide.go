@@ -273,6 +273,10 @@ func (c Case) apply(r Row, actor Side, now time.Time) Outcome {
 	}
 	var events []Event
 	for _, t := range r.Emits {
+		if t == EventEvidenceExportReady {
+			events = append(events, exportEvents(c, now)...)
+			continue
+		}
 		events = append(events, emit(t, c, actor, now))
 	}
 	if entry != "" {

@@ -31,6 +31,7 @@ const (
 	EventRepresentativeChanged       EventType = "representative_changed"
 	EventRepresentativeRemoved       EventType = "representative_removed"
 	EventRespondentLinkReissued      EventType = "respondent_link_reissued"
+	EventEvidenceExportReady         EventType = "evidence_export_ready"
 )
 
 // Audience says which sides' partners receive an event.
@@ -48,6 +49,9 @@ const (
 	ToStageActors Audience = "sides acting in the stage"
 	// ToPending: the sides that still have to act before the deadline.
 	ToPending Audience = "sides still to act"
+	// ToExportSide: the partners of the side whose evidence the event's
+	// export holds (one event per side: see exportEvents).
+	ToExportSide Audience = "the exported side"
 )
 
 // DeadlineSource says which deadline an event's deadlineAt carries.
@@ -96,6 +100,7 @@ var EventSpecs = []EventSpec{
 	{EventRepresentativeChanged, "a side changes a representative's label", ToBoth, false, NoDeadline},
 	{EventRepresentativeRemoved, "a side removes a representative, whose authority ends at once", ToBoth, false, NoDeadline},
 	{EventRespondentLinkReissued, "the claimant's partner reissues the hosted respondent's sign-in link (the old link stops working; open sessions stay)", ToClaimant, false, NoDeadline},
+	{EventEvidenceExportReady, "the record closed: the export of each side's evidence is ready (one event per side, in the same step as record_confirmed)", ToExportSide, false, NoDeadline},
 }
 
 // Spec returns the table row of an event type.
@@ -116,6 +121,10 @@ type Event struct {
 	ActionRequired bool
 	// Recipients are the partners to notify, deduplicated, in side order.
 	Recipients []Partner
+	// ExportSide is the side whose evidence an evidence_export_ready
+	// event announces; empty for every other type. The store indexes the
+	// notification per recipient under it (store.ExportNote).
+	ExportSide Side
 }
 
 // emit builds the event of type t after an act by side actor (empty for the
@@ -155,6 +164,23 @@ func emit(t EventType, c Case, actor Side, now time.Time) Event {
 	}
 	ev.Recipients = recipients(c, sides)
 	return ev
+}
+
+// exportEvents are the evidence_export_ready events of a record that
+// closed at now: one per side, to that side's partners only, since each
+// side's export is its own evidence and the notification's signed event
+// id is what the partner's receipt deduplicates on (spec, Events rule 5).
+// A side nobody is called back for (a hosted respondent) gets none.
+func exportEvents(c Case, now time.Time) []Event {
+	var out []Event
+	for _, s := range bothSides {
+		r := recipients(c, []Side{s})
+		if len(r) == 0 {
+			continue
+		}
+		out = append(out, Event{Type: EventEvidenceExportReady, OccurredAt: now, Recipients: r, ExportSide: s})
+	}
+	return out
 }
 
 // recipients lists the partners of the given sides, each once.

@@ -203,7 +203,7 @@ func TestStandardWalk(t *testing.T) {
 	out = step(claim(procedure.ActConfirmRecord), procedure.StatusAwaitingRecordConfirmation, procedure.EventRecordConfirmationGiven)
 	require.Equal(t, []procedure.Partner{respondentPartner}, out.Events[0].Recipients)
 	require.True(t, out.Events[0].ActionRequired)
-	step(resp(procedure.ActConfirmRecord), procedure.StatusRecordConfirmed, procedure.EventRecordConfirmed)
+	step(resp(procedure.ActConfirmRecord), procedure.StatusRecordConfirmed, procedure.EventRecordConfirmed, procedure.EventEvidenceExportReady, procedure.EventEvidenceExportReady)
 	due, ok := procedure.NextDeadline(c)
 	require.True(t, ok, "once the record is confirmed, the tribunal's assignment is due")
 	require.Equal(t, c.ClosedAt, due)
@@ -309,8 +309,15 @@ func TestDeadlines(t *testing.T) {
 		require.Equal(t, procedure.StatusAwaitingRecordConfirmation, c.Status())
 		c = decide(t, c, procedure.Act{Kind: procedure.ActConfirmRecord, ParticipantID: "p-claim"}, c.Stage.OpenedAt).Case
 		out := procedure.Tick(c, c.Stage.DeadlineAt)
-		require.Equal(t, []procedure.EventType{procedure.EventDeadlineMissed, procedure.EventRecordConfirmed}, types(out.Events))
+		require.Equal(t, []procedure.EventType{procedure.EventDeadlineMissed, procedure.EventRecordConfirmed,
+			procedure.EventEvidenceExportReady, procedure.EventEvidenceExportReady}, types(out.Events))
 		require.Equal(t, procedure.StatusRecordConfirmed, out.Case.Status())
+		// Each side's export goes to that side's partners only.
+		for i, side := range []procedure.Side{procedure.Claimant, procedure.Respondent} {
+			ev := out.Events[2+i]
+			require.Equal(t, side, ev.ExportSide)
+			require.Equal(t, out.Case.Recipients[side], ev.Recipients)
+		}
 		require.True(t, out.Case.RecordDeemed)
 	})
 	t.Run("termination lapses", func(t *testing.T) {

@@ -243,7 +243,7 @@ var Table = []Row{
 	{rounds, ActFileSubmission, bothSides, completesQuota, "the submission", doFile, NextStage, []EventType{EventSubmissionFiled}},
 	{rounds, ActFileSubmission, bothSides, always, "the submission", doFile, Same, []EventType{EventSubmissionFiled}},
 	{rounds, ActAmendSubmission, bothSides, always, "the new digest, amendment count", doAmend, Same, []EventType{EventSubmissionAmended}},
-	{[]Status{StatusAwaitingRecordConfirmation}, ActConfirmRecord, bothSides, completesRecord, "the side's confirmation", doConfirmRecord, RecordClosed, []EventType{EventRecordConfirmed}},
+	{[]Status{StatusAwaitingRecordConfirmation}, ActConfirmRecord, bothSides, completesRecord, "the side's confirmation", doConfirmRecord, RecordClosed, []EventType{EventRecordConfirmed, EventEvidenceExportReady}},
 	{[]Status{StatusAwaitingRecordConfirmation}, ActConfirmRecord, bothSides, always, "the side's confirmation", doConfirmRecord, Same, []EventType{EventRecordConfirmationGiven}},
 	{[]Status{StatusAwaitingRecordConfirmation}, ActCorrectRecord, bothSides, always, "the correction; the other side's confirmation is withdrawn", doCorrect, Same, []EventType{EventRecordCorrected}},
 	{notTerminated, ActRequestTermination, bothSides, claimantAlone, "—", doNothing, Ended, []EventType{EventTerminated}},
@@ -258,7 +258,7 @@ var Table = []Row{
 	{[]Status{StatusAwaitingRespondent}, ActDeadlineElapsed, nil, stageDue, "— (the case goes on in default of the respondent)", doNothing, NextStage, []EventType{EventDeadlineMissed}},
 	{[]Status{StatusAwaitingAnswer}, ActDeadlineElapsed, nil, stageDue, "the answer is missed", doMissAnswer, NextStage, []EventType{EventDeadlineMissed}},
 	{rounds, ActDeadlineElapsed, nil, stageDue, "— (the round closes)", doNothing, NextStage, nil},
-	{[]Status{StatusAwaitingRecordConfirmation}, ActDeadlineElapsed, nil, stageDue, "the record is deemed confirmed", doDeemRecord, RecordClosed, []EventType{EventDeadlineMissed, EventRecordConfirmed}},
+	{[]Status{StatusAwaitingRecordConfirmation}, ActDeadlineElapsed, nil, stageDue, "the record is deemed confirmed", doDeemRecord, RecordClosed, []EventType{EventDeadlineMissed, EventRecordConfirmed, EventEvidenceExportReady}},
 	{running, ActDeadlineElapsed, nil, warningDue, "the stage is warned", doWarn, Same, []EventType{EventDeadlineApproaching}},
 }
 

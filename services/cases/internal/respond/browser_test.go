@@ -257,5 +257,6 @@ func TestARespondentTakesPartInTheWholeCaseInChromium(t *testing.T) {
 	require.Equal(t, "The award", text(`p`))
 
 	require.Equal(t, []string{"opened", "respondent_joined", "stage_opened", "answer_filed", "stage_opened", "message_posted", "message_posted",
-		"submission_filed", "submission_filed", "record_confirmation_requested", "record_confirmation_given", "record_confirmed"}, s.docket(t, o.id))
+		"submission_filed", "submission_filed", "record_confirmation_requested", "record_confirmation_given", "record_confirmed",
+		"evidence_export_ready", "evidence_export_ready"}, s.docket(t, o.id))
 }

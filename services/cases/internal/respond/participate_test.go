@@ -121,7 +121,8 @@ func TestTheRespondentTakesPartInTheWholeCase(t *testing.T) {
 	}
 	s.claimantActs(t, o.id, procedure.Act{Kind: procedure.ActConfirmRecord})
 	docket := s.docket(t, o.id)
-	require.Equal(t, []string{"submission_filed", "record_confirmation_requested", "record_confirmation_given", "record_confirmed"}, docket[len(docket)-4:])
+	require.Equal(t, []string{"submission_filed", "record_confirmation_requested", "record_confirmation_given", "record_confirmed",
+		"evidence_export_ready", "evidence_export_ready"}, docket[len(docket)-6:])
 	require.Contains(t, s.get(t, base, session).body, `data-side="respondent">The respondent side confirmed`)
 
 	// No award yet: its artifacts are not there.

@@ -7,8 +7,13 @@
 //	pc:cases:{cases.NN}:opened-applied     set: case-opened event ids applied
 //	pc:cases:{cases.NN}:deadlines          sorted set: case id scored by its next deadline (ms)
 //	pc:cases:{cases.NN}:outbox             the shard's outbox stream
+//	pc:cases:{cases.NN}:export-index       sorted set (lex): evidence-export notifications per partner (exports.go)
+//	pc:cases:{cases.NN}:export-notes       hash: partner + event id → the notification's case, side and time
+//	pc:cases:{cases.NN}:export-receipts    hash: partner + event id → the partner's receipt
 //	pc:cases:{cases.NN}:case:<id>:login-spent:<sha256>
 //	                                       string: when the hosted page's login token of that hash was spent (sessions.go)
+//	pc:cases:{cases.NN}:case:<id>:login-spent
+//	                                       string: the earlier, per-case form of that marker, moved before a reissue
 //	pc:cases:{cases.NN}:case:<id>:respond-session:<sha256>
 //	                                       hash: a hosted respondent session, expiring (sessions.go)
 //
@@ -62,6 +67,10 @@ func eventIDPrefix(caseID string) string { return "case-event:" + caseID + ":" }
 type Event struct {
 	BodyHead, BodyTail         []byte
 	EnvelopeHead, EnvelopeTail []byte
+	// Export, set on an evidence_export_ready event, indexes the
+	// notification for each of its recipients in the same step
+	// (exports.go).
+	Export *ExportNote
 }
 
 // Cases is the Redis store of cases.
@@ -74,16 +83,17 @@ func NewCases(rdb redis.UniversalClient) *Cases { return &Cases{rdb: rdb} }
 
 type keys struct {
 	tag, caseKey, docket, docs, applied, deadlines, stream string
+	exportIndex, exportNotes, exportReceipts               string
 }
 
 func keysFor(caseID string) keys {
 	tag := Sharding.Tag(caseID)
 	base := "pc:cases:" + tag
-	return keys{
-		tag: tag, caseKey: base + ":case:" + caseID, docket: base + ":case:" + caseID + ":docket",
-		docs:    base + ":case:" + caseID + ":docs",
-		applied: base + ":opened-applied", deadlines: deadlinesKey(tag), stream: Sharding.Stream(tag),
-	}
+	k := shardKeys(tag)
+	k.caseKey, k.docket = base+":case:"+caseID, base+":case:"+caseID+":docket"
+	k.docs = base + ":case:" + caseID + ":docs"
+	k.applied, k.deadlines, k.stream = base+":opened-applied", deadlinesKey(tag), Sharding.Stream(tag)
+	return k
 }
 
 func deadlinesKey(tag string) string { return "pc:cases:" + tag + ":deadlines" }
@@ -162,7 +172,8 @@ func (s *Cases) Save(ctx context.Context, expectVersion int64, c procedure.Case,
 	for _, d := range docs {
 		args = append(args, d.Digest, d.Content)
 	}
-	n, err := saveScript.Run(ctx, s.rdb, []string{k.caseKey, k.docket, k.deadlines, k.stream, k.docs}, args...).Int()
+	keys := []string{k.caseKey, k.docket, k.deadlines, k.stream, k.docs, k.exportIndex, k.exportNotes}
+	n, err := saveScript.Run(ctx, s.rdb, keys, args...).Int()
 	if err != nil {
 		return fmt.Errorf("saving case %s: %w", c.ID, err)
 	}
@@ -263,7 +274,7 @@ func nextDeadline(c procedure.Case) string {
 func eventArgs(events []Event) []any {
 	args := []any{len(events)}
 	for _, e := range events {
-		args = append(args, e.BodyHead, e.BodyTail, e.EnvelopeHead, e.EnvelopeTail)
+		args = append(args, e.BodyHead, e.BodyTail, e.EnvelopeHead, e.EnvelopeTail, e.Export.entries())
 	}
 	return args
 }

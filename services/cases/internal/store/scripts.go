@@ -10,16 +10,26 @@ import (
 //
 //	[2] record  [3] status  [4] next deadline ms or ""  [5] case id
 //	[6] event id prefix  [7..12] the outbox values (outbox.ArgCount)
-//	[13] n, then per event: body head, body tail, envelope head, envelope tail
+//	[13] n, then per event: body head, body tail, envelope head, envelope
+//	     tail, export entries ("" for none; exports.go)
 //
-// KEYS: [1] case hash, [2] docket, [3] deadlines, [4] outbox stream.
+// KEYS: [1] case hash, [2] docket, [3] deadlines, [4] outbox stream; the
+// save script adds [6] the shard's export index and [7] its export notes.
 const luaRecord = `
+local function index_exports(entries, id)
+  for entry in string.gmatch(entries, '[^\30]+') do
+    local member, field, note = string.match(entry, '^([^\29]*)\29([^\29]*)\29(.*)$')
+    redis.call('ZADD', KEYS[6], 0, member .. id)
+    redis.call('HSET', KEYS[7], field .. id, note)
+  end
+end
+
 local function record_events()
   local at = 7
   local n = tonumber(ARGV[13])
   local seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
   for i = 0, n - 1 do
-    local b = 14 + i * 4
+    local b = 14 + i * 5
     seq = seq + 1
     local id = ARGV[6] .. seq
     local body = ARGV[b] .. id .. '","sequence":' .. seq .. ARGV[b + 1]
@@ -27,6 +37,7 @@ local function record_events()
     ARGV[at] = id
     ARGV[at + 5] = ARGV[b + 2] .. body .. ARGV[b + 3]
     outbox_append(KEYS[4], at)
+    if ARGV[b + 4] ~= '' then index_exports(ARGV[b + 4], id) end
   end
   redis.call('HSET', KEYS[1], 'seq', seq)
 end
@@ -66,7 +77,7 @@ redis.call('HSET', KEYS[1], 'record', ARGV[2], 'status', ARGV[3])
 redis.call('HINCRBY', KEYS[1], 'version', 1)
 record_events()
 schedule()
-local d = 14 + tonumber(ARGV[13]) * 4
+local d = 14 + tonumber(ARGV[13]) * 5
 while ARGV[d] do
   redis.call('HSETNX', KEYS[5], ARGV[d], ARGV[d + 1])
   d = d + 2

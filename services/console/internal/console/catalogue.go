@@ -52,6 +52,7 @@ var eventDocs = []eventDoc{
 	{"representative_changed", "a side changes a representative's label", "both", false, "—"},
 	{"representative_removed", "a side removes a representative, whose authority ends at once", "both", false, "—"},
 	{"respondent_link_reissued", "the claimant's partner reissues the hosted respondent's sign-in link (the old link stops working; open sessions stay)", "claimant's", false, "—"},
+	{"evidence_export_ready", "the record closed: the export of each side's evidence is ready (one event per side, in the same step as `record_confirmed`)", "the exported side's", false, "—"},
 }
 
 // The examples are signed with key A of the published conformance vectors
