@@ -11,14 +11,6 @@ const (
 	Respondent = "respondent"
 )
 
-// other returns the opposing side.
-func other(side string) string {
-	if side == Claimant {
-		return Respondent
-	}
-	return Claimant
-}
-
 // Authenticity is where an exhibit's authenticity stands.
 type Authenticity string
 
