@@ -69,22 +69,37 @@ func (p *page) guard(c *gin.Context) (string, bool) {
 		p.refuse(c, refusalPost(id, err))
 		return "", false
 	}
+	sess, ok := p.sessionOrRefuse(c, id)
+	if !ok {
+		return "", false
+	}
+	if err := webpage.CheckCSRF(c.Request, sess.CSRF); err != nil {
+		p.refuse(c, refusalCSRF(p, id))
+		return "", false
+	}
+	return id, true
+}
+
+// sessionOrRefuse reads the session of the case the request carries, or
+// answers the refusal (no_session) or the failure itself.
+func (p *page) sessionOrRefuse(c *gin.Context, id string) (store.RespondSession, bool) {
 	sess, ok, err := p.session(c, id)
 	if err != nil {
 		p.fail(c, id, err)
-		return "", false
+		return store.RespondSession{}, false
 	}
 	if !ok {
 		p.refuse(c, refusal{Status: http.StatusForbidden, Code: "no_session", CaseID: id,
 			Title: "You are not signed in", Detail: "This browser holds no session of this case, or it ended. Nothing was filed."})
-		return "", false
+		return store.RespondSession{}, false
 	}
-	if err := webpage.CheckCSRF(c.Request, sess.CSRF); err != nil {
-		p.refuse(c, refusal{Status: http.StatusForbidden, Code: "csrf_mismatch", CaseID: id, Back: p.pagePath(id),
-			Title: "The form has expired", Detail: "The form was not one this page gave your session. Nothing was filed: reload the case and try again."})
-		return "", false
-	}
-	return id, true
+	return sess, true
+}
+
+// refusalCSRF answers a form whose CSRF token is not the session's.
+func refusalCSRF(p *page, id string) refusal {
+	return refusal{Status: http.StatusForbidden, Code: "csrf_mismatch", CaseID: id, Back: p.pagePath(id),
+		Title: "The form has expired", Detail: "The form was not one this page gave your session. Nothing was filed: reload the case and try again."}
 }
 
 // step is what a form asks of the case: the act with the documents it

@@ -41,6 +41,13 @@ type participation struct {
 	// MyExhibits are the side's exhibits, TheirExhibits the other side's
 	// disclosed ones (evidence.State.Visible).
 	MyExhibits, TheirExhibits []exhibitView
+	// Files says the page moves exhibit files (Deps.Exhibits is wired):
+	// the download links and the disclose buttons show.
+	Files bool
+	// UploadForm is the id the upload form carries ("" while the case
+	// takes no upload from the side); UploadAccept its file input's
+	// accept list.
+	UploadForm, UploadAccept string
 
 	Record      *recordView
 	Termination *terminationView
@@ -70,6 +77,9 @@ type exhibitView struct {
 	Size                                 int64
 	SHA256                               string
 	UploadedAt, DisclosedAt              time.Time
+	// Download is the page's address of the file; Disclose, of the form
+	// that discloses it ("" unless the side may disclose it now).
+	Download, Disclose string
 }
 
 // recordView is the record summary the sides confirm: the answer and
@@ -165,8 +175,20 @@ func (p *page) participationView(ctx context.Context, c procedure.Case) (partici
 		}
 	}
 
+	v.Files = p.exhibits != nil
+	facts := c.EvidenceFacts()
+	// Disclosing is taken in the evidence's filing phase, from a side that
+	// joined, as evidence.Decide checks; the page offers it only then.
+	canDisclose := v.Files && facts.Phase == evidence.PhaseFiling && facts.Joined[string(procedure.Respondent)]
+	if v.Files && evidence.CanUpload(c.Evidence, facts, string(procedure.Respondent)) == nil {
+		v.UploadForm, v.UploadAccept = formID("upl_"), uploadAccept()
+	}
 	for _, e := range c.Evidence.Visible(string(procedure.Respondent)) {
 		ev := toExhibitView(e)
+		ev.Download = p.pagePath(c.ID) + "/exhibits/" + e.ID
+		if e.Side == string(procedure.Respondent) && !e.Disclosed() && canDisclose {
+			ev.Disclose = ev.Download + "/disclose"
+		}
 		if e.Side == string(procedure.Respondent) {
 			v.MyExhibits = append(v.MyExhibits, ev)
 		} else {

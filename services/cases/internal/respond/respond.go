@@ -23,19 +23,19 @@
 package respond
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/requestid"
 	"github.com/pcourt/pcourt/libs/webpage"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
+	"github.com/pcourt/pcourt/services/cases/internal/evidenceflow"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
 )
@@ -47,23 +47,11 @@ type Deps struct {
 	Logger *slog.Logger
 	// Now is the clock of session creation; nil means time.Now.
 	Now func() time.Time
-	// Exhibits is where the page's exhibit files go and come from
-	// (internal/evidenceflow, wired by main); nil means the page offers no
-	// upload, disclosure or download and only lists Case.Evidence.
-	Exhibits Exhibits
-}
-
-// Exhibits is the seam to the evidence use cases: the same ones the API's
-// exhibit routes call, acting for the hosted participant. The page lists
-// exhibits from the case itself (evidence.State.Visible); these move files.
-type Exhibits interface {
-	// Upload stores a file as an exhibit of the participant's side.
-	Upload(ctx context.Context, caseID, participantID, fileName, mediaType string, body io.Reader) error
-	// Disclose puts one of the side's exhibits in the record.
-	Disclose(ctx context.Context, caseID, participantID, exhibitID string) error
-	// Open reads an exhibit the participant's side may see: its own, or
-	// the other side's once disclosed.
-	Open(ctx context.Context, caseID, participantID, exhibitID string) (io.ReadCloser, error)
+	// Exhibits is where the page's exhibit files go and come from: the
+	// evidence use cases the API's exhibit routes call, acting for the
+	// hosted participant. nil means the page offers no upload, disclosure
+	// or download and only lists Case.Evidence.
+	Exhibits *evidenceflow.Service
 }
 
 // CookieName names the session cookie.
@@ -86,7 +74,7 @@ type page struct {
 	prefix   string       // the public base URL's path, "" for none
 	cases    *store.Cases
 	flow     *caseflow.Service
-	exhibits Exhibits
+	exhibits *evidenceflow.Service
 	logger   *slog.Logger
 	now      func() time.Time
 }
@@ -121,6 +109,14 @@ func Register(r gin.IRouter, cfg Config, d Deps) error {
 	g.POST("/:caseId/termination", p.requestTermination)
 	g.POST("/:caseId/termination/:requestId/confirm", p.confirmTermination)
 	g.GET("/:caseId/award/:kind", p.awardArtifact)
+	if p.exhibits != nil {
+		g.POST("/:caseId/exhibits/:exhibitId/disclose", p.discloseExhibit)
+		g.GET("/:caseId/exhibits/:exhibitId", p.downloadExhibit)
+		// The upload is the one form past MaxBodyBytes: it is not in g,
+		// whose LimitBody would cut it, but has its own limit and deadlines.
+		r.POST("/respond/:caseId/exhibits", webpage.Headers, p.uploadLimit,
+			httpserver.StreamedBody(MaxUploadBytes, uploadTimeout), p.uploadExhibit)
+	}
 	return nil
 }
 

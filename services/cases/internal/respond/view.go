@@ -32,7 +32,17 @@ var staticFiles embed.FS
 var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"when":     when,
 	"duration": duration,
+	"exhibitFile": func(files bool, e exhibitView) exhibitFileView {
+		return exhibitFileView{Files: files, Exhibit: e}
+	},
 }).ParseFS(templateFiles, "templates/*.html"))
+
+// exhibitFileView is an exhibit's file cell: a download link when the
+// page moves files.
+type exhibitFileView struct {
+	Files   bool
+	Exhibit exhibitView
+}
 
 // frame is what every page's layout needs.
 type frame struct {
