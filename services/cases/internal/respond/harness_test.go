@@ -27,10 +27,12 @@ import (
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/kafka"
+	"github.com/pcourt/pcourt/libs/objectstore"
 	"github.com/pcourt/pcourt/libs/ratelimit"
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/events"
+	"github.com/pcourt/pcourt/services/cases/internal/evidenceflow"
 	"github.com/pcourt/pcourt/services/cases/internal/httpapi"
 	"github.com/pcourt/pcourt/services/cases/internal/respond"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
@@ -43,6 +45,10 @@ type stack struct {
 	rdb    *redis.Client
 	cases  *store.Cases
 	opened *events.Opened
+	// files is the exhibits' object store (a directory), exhibits the
+	// evidence use cases over it, as main wires them.
+	files    *objectstore.Dir
+	exhibits *evidenceflow.Service
 	// claimant is a platform orchestrator of the filing partner, which
 	// reads the case and its docket through the API.
 	claimant string
@@ -88,14 +94,18 @@ func newStack(t testing.TB, edit ...func(*respond.Config)) *stack {
 	t.Cleanup(ts.Close)
 	s.url = ts.URL
 	flow := caseflow.New(s.cases, nil)
-	httpapi.Register(srv.Router(), httpapi.Deps{Credentials: credentials, Cases: s.cases, Flow: flow, Journal: journal, Logger: logger})
+	files, err := objectstore.NewDir(t.TempDir())
+	require.NoError(t, err)
+	s.files = files
+	s.exhibits = evidenceflow.New(flow, s.cases, files, t.TempDir(), nil)
+	httpapi.Register(srv.Router(), httpapi.Deps{Credentials: credentials, Cases: s.cases, Flow: flow, Journal: journal, Logger: logger, Evidence: s.exhibits})
 	cfg := respond.DefaultConfig()
 	cfg.PublicBaseURL = ts.URL // the page's own origin, as the ingress's address is in production
 	cfg.SessionTTL = time.Hour
 	for _, e := range edit {
 		e(&cfg)
 	}
-	require.NoError(t, respond.Register(srv.Router(), cfg, respond.Deps{Cases: s.cases, Flow: flow, Logger: logger}))
+	require.NoError(t, respond.Register(srv.Router(), cfg, respond.Deps{Cases: s.cases, Flow: flow, Logger: logger, Exhibits: s.exhibits}))
 	s.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return s
 }
