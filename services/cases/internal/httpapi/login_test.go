@@ -134,3 +134,33 @@ func TestReissuingTheSignInLinkIsRefused(t *testing.T) {
 		})
 	})
 }
+
+// A link spent before reissues existed carries the earlier, per-case
+// marker: it stays spent, and a reissue moves the mark to that link's own
+// marker, so the new link signs in once and the old one never again.
+func TestALinkSpentBeforeReissuesExistedStaysSpent(t *testing.T) {
+	s := newStack(t)
+	ctx := context.Background()
+	c := s.open(t, hostedRespondent)
+	oldHash := auth.HashToken("login-" + c.inviteToken)
+	caseKeys, err := s.rdb.Keys(ctx, "pc:cases:*:case:"+c.id).Result()
+	require.NoError(t, err)
+	require.Len(t, caseKeys, 1)
+	legacy := caseKeys[0] + ":login-spent"
+	require.NoError(t, s.rdb.Set(ctx, legacy, time.Now().UnixMilli(), 0).Err())
+
+	spent, err := s.cases.LoginSpent(ctx, c.id, oldHash)
+	require.NoError(t, err)
+	require.True(t, spent)
+	require.ErrorIs(t, s.cases.SpendLogin(ctx, c.id, oldHash, auth.HashToken(auth.NewToken("pc_rs_")), "csrf", time.Now(), time.Hour), store.ErrLoginSpent)
+
+	rep := s.do(t, http.MethodPost, "/api/cases/"+c.id+"/respondent-login", s.claimant, newKey(), nil)
+	require.Equal(t, http.StatusCreated, rep.status, string(rep.body))
+	newHash := auth.HashToken(loginToken(t, c.id, data[loginData](t, rep).RespondentLogin.RespondentLoginPath))
+	require.Zero(t, s.rdb.Exists(ctx, legacy).Val(), "the per-case marker is gone")
+	require.EqualValues(t, 1, s.rdb.Exists(ctx, caseKeys[0]+":login-spent:"+oldHash).Val(), "its mark moved to the old link's own marker")
+	spent, err = s.cases.LoginSpent(ctx, c.id, newHash)
+	require.NoError(t, err)
+	require.False(t, spent)
+	require.NoError(t, s.cases.SpendLogin(ctx, c.id, newHash, auth.HashToken(auth.NewToken("pc_rs_")), "csrf", time.Now(), time.Hour))
+}
