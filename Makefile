@@ -43,8 +43,10 @@ run: ## Start the whole system locally (kfake, redis-server, every service and t
 .PHONY: test
 test: $(addprefix test/,$(MODULES)) ## Run every module's tests with the race detector.
 
+# tools/devstack starts the whole stack once per test (the evidence walk
+# streams a gigabyte through it): more than go test's default 10 minutes.
 test/%:
-	cd $* && GOWORK=off $(GO) test -race -count=1 ./...
+	cd $* && GOWORK=off $(GO) test -race -count=1 -timeout 30m ./...
 
 .PHONY: lint
 lint: $(BIN)/staticcheck ## gofmt, go vet, staticcheck and the import rules over every module.
