@@ -3,7 +3,6 @@ package respond_test
 import (
 	"context"
 	"net/http"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -12,40 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pcourt/pcourt/libs/auth"
+	"github.com/pcourt/pcourt/libs/browsertest"
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
 )
-
-// chromium finds a Chromium to drive, or skips the test saying how to get
-// one.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome"} {
-		if bin, err := exec.LookPath(name); err == nil {
-			return bin
-		}
-	}
-	t.Skip("no Chromium found: the browser test of the hosted respondent page is skipped (Debian: apt-get install chromium; .ci/run installs it)")
-	return ""
-}
-
-// newBrowser starts a headless Chromium for the test, ended with it.
-func newBrowser(t *testing.T, bin string, timeout time.Duration) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	t.Cleanup(cancel)
-	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true),
-	)
-	t.Cleanup(cancelAlloc)
-	browser, cancelBrowser := chromedp.NewContext(alloc)
-	t.Cleanup(cancelBrowser)
-	return browser
-}
 
 // A person opens the link filings showed once, in headless Chromium: the
 // page shows which case and respondent the link signs in as and signs in
@@ -55,19 +25,19 @@ func newBrowser(t *testing.T, bin string, timeout time.Duration) context.Context
 // refused as used. The token never reaches a request line or a header:
 // only the preview's and the exchange's form bodies.
 func TestARespondentAnswersInChromium(t *testing.T) {
-	bin := chromium(t)
+	bin := browsertest.Chromium(t, "the hosted respondent page")
 	s := newStack(t)
 	o := s.open(t)
 	link := s.url + "/respond/" + o.id + "#login=" + o.login
 	answer := "The goods were shipped on 2026-11-02; the tracking record is attached."
 
-	browser := newBrowser(t, bin, 30*time.Second)
+	browser := browsertest.New(t, bin, 30*time.Second)
 
 	// Open the link: the module posts the token to the preview, and the
 	// page says what the link signs in as. Nothing is spent and no session
 	// exists: the link could be anyone's, sent to this person.
 	require.NoError(t, chromedp.Do(browser,
-		chromedp.Navigate(link),
+		browsertest.OpenLink(link),
 		chromedp.WaitVisible(`main[data-page="confirm"]`),
 	))
 	location, err := chromedp.Run(browser, chromedp.Location())
@@ -143,7 +113,7 @@ func TestARespondentAnswersInChromium(t *testing.T) {
 	again, cancelAgain := chromedp.NewContext(browser)
 	t.Cleanup(cancelAgain)
 	require.NoError(t, chromedp.Do(again,
-		chromedp.Navigate(link),
+		browsertest.OpenLink(link),
 		chromedp.WaitVisible(`main[data-refusal="login_used"]`),
 		chromedp.WaitVisible(`#continue`),
 	))
@@ -153,7 +123,7 @@ func TestARespondentAnswersInChromium(t *testing.T) {
 	other, cancelOther := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
 	t.Cleanup(cancelOther)
 	require.NoError(t, chromedp.Do(other,
-		chromedp.Navigate(link),
+		browsertest.OpenLink(link),
 		chromedp.WaitVisible(`main[data-refusal="login_used"]`),
 	))
 	body, err := chromedp.Run(other, chromedp.Text(`body`))
@@ -184,10 +154,10 @@ func TestARespondentAnswersInChromium(t *testing.T) {
 // posts one, files a submission, confirms the record, and reads the
 // award, each by a click on the page's own forms.
 func TestARespondentTakesPartInTheWholeCaseInChromium(t *testing.T) {
-	bin := chromium(t)
+	bin := browsertest.Chromium(t, "the hosted respondent page")
 	s := newStack(t)
 	o := s.open(t)
-	browser := newBrowser(t, bin, 60*time.Second)
+	browser := browsertest.New(t, bin, 60*time.Second)
 	text := func(sel string) string {
 		t.Helper()
 		got, err := chromedp.Run(browser, chromedp.Text(sel))
@@ -195,51 +165,40 @@ func TestARespondentTakesPartInTheWholeCaseInChromium(t *testing.T) {
 		return got
 	}
 
+	// Each click below posts a form; Submit waits for the page the post
+	// loads, since the next control is often on the page being left too.
 	require.NoError(t, chromedp.Do(browser,
-		chromedp.Navigate(s.url+"/respond/"+o.id+"#login="+o.login),
+		browsertest.OpenLink(s.url+"/respond/"+o.id+"#login="+o.login),
 		chromedp.WaitVisible(`#signin button`),
-		chromedp.Click(`#signin button`),
-		chromedp.WaitVisible(`#join button`),
-		chromedp.Click(`#join button`),
-		chromedp.WaitVisible(`#answer-text`),
-		chromedp.SendKeys(`#answer-text`, "We delivered."),
-		chromedp.Click(`#answer button`),
-		chromedp.WaitVisible(`#message-text`),
 	))
+	browsertest.ClickThrough(t, browser, `#signin button`)
+	browsertest.ClickThrough(t, browser, `#join button`)
+	require.NoError(t, chromedp.Do(browser, chromedp.SendKeys(`#answer-text`, "We delivered.")))
+	browsertest.ClickThrough(t, browser, `#answer button`)
+	require.NoError(t, chromedp.Do(browser, chromedp.WaitVisible(`#message-text`)))
 
 	s.claimantActs(t, o.id, procedure.Act{Kind: procedure.ActPostMessage, MessageID: "msg_claimant1", Digest: digest("Where is the parcel?")},
 		store.Document{Digest: digest("Where is the parcel?"), Content: []byte("Where is the parcel?")})
-	require.NoError(t, chromedp.Do(browser,
-		chromedp.Reload(),
-		chromedp.WaitVisible(`#mark-read button`),
-		chromedp.Click(`#mark-read button`),
-		chromedp.WaitVisible(`#message-text`),
-	))
+	require.NoError(t, chromedp.Do(browser, chromedp.Reload(), chromedp.WaitVisible(`#mark-read button`)))
+	browsertest.ClickThrough(t, browser, `#mark-read button`)
 	require.Contains(t, text(`#messages`), "Where is the parcel?")
 	unread, err := chromedp.Run(browser, chromedp.Evaluate[int](`document.querySelectorAll('#messages .unread').length`))
 	require.NoError(t, err)
 	require.Zero(t, unread, "marked read")
 
-	require.NoError(t, chromedp.Do(browser,
-		chromedp.SendKeys(`#message-text`, "In your warehouse since 2 November."),
-		chromedp.Click(`#message button`),
-		chromedp.WaitVisible(`#submission-text`),
-		chromedp.SendKeys(`#submission-text`, "The delivery receipt, signed."),
-		chromedp.Click(`#submission button`),
-		chromedp.WaitVisible(`#submissions [data-side="respondent"]`),
-	))
+	require.NoError(t, chromedp.Do(browser, chromedp.SendKeys(`#message-text`, "In your warehouse since 2 November.")))
+	browsertest.ClickThrough(t, browser, `#message button`)
+	require.NoError(t, chromedp.Do(browser, chromedp.SendKeys(`#submission-text`, "The delivery receipt, signed.")))
+	browsertest.ClickThrough(t, browser, `#submission button`)
 	require.Contains(t, text(`#messages`), "In your warehouse since 2 November.")
-	require.Contains(t, text(`#submissions`), "The delivery receipt, signed.")
+	require.Contains(t, text(`#submissions [data-side="respondent"]`), "The delivery receipt, signed.")
 
 	// The claimant files its submission: the record awaits confirmation.
 	s.claimantActs(t, o.id, procedure.Act{Kind: procedure.ActFileSubmission, SubmissionID: "sub_claimant1", Digest: digest("The invoice.")},
 		store.Document{Digest: digest("The invoice."), Content: []byte("The invoice.")})
-	require.NoError(t, chromedp.Do(browser,
-		chromedp.Reload(),
-		chromedp.WaitVisible(`#confirm-record button`),
-		chromedp.Click(`#confirm-record button`),
-		chromedp.WaitVisible(`#record-confirmations [data-side="respondent"]`),
-	))
+	require.NoError(t, chromedp.Do(browser, chromedp.Reload(), chromedp.WaitVisible(`#confirm-record button`)))
+	browsertest.ClickThrough(t, browser, `#confirm-record button`)
+	require.NoError(t, chromedp.Do(browser, chromedp.WaitVisible(`#record-confirmations [data-side="respondent"]`)))
 	s.claimantActs(t, o.id, procedure.Act{Kind: procedure.ActConfirmRecord})
 	issueAward(t, s, o.id)
 	require.NoError(t, chromedp.Do(browser,
@@ -250,10 +209,7 @@ func TestARespondentTakesPartInTheWholeCaseInChromium(t *testing.T) {
 	require.Equal(t, "awarded", text(`#status`))
 
 	// The award's html artifact opens through the page's session.
-	require.NoError(t, chromedp.Do(browser,
-		chromedp.Click(`#award-links a`),
-		chromedp.WaitVisible(`p`),
-	))
+	browsertest.ClickThrough(t, browser, `#award-links a`)
 	require.Equal(t, "The award", text(`p`))
 
 	require.Equal(t, []string{"opened", "respondent_joined", "stage_opened", "answer_filed", "stage_opened", "message_posted", "message_posted",

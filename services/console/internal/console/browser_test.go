@@ -10,7 +10,6 @@ import (
 	"image/png"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -22,21 +21,9 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pcourt/pcourt/libs/browsertest"
 	"github.com/pcourt/pcourt/services/console/internal/console"
 )
-
-// chromium finds a Chromium to drive, or skips the test saying how to get
-// one.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome"} {
-		if bin, err := exec.LookPath(name); err == nil {
-			return bin
-		}
-	}
-	t.Skip("no Chromium found: the browser test of the partner console is skipped (Debian: apt-get install chromium; .ci/run installs it)")
-	return ""
-}
 
 // screenshot saves the viewport as docs/console/<name>.png when
 // PC_CONSOLE_SCREENSHOTS=1 (how the pictures of docs/console.md are made),
@@ -85,7 +72,7 @@ const unlabelled = `[...document.querySelectorAll('input:not([type=hidden]), sel
 // its Sunset date; the spent link is refused, and another partner's
 // console shows none of it.
 func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
-	bin := chromium(t)
+	bin := browsertest.Chromium(t, "the partner console")
 	// Retirement announcements on, the compatibility window starting
 	// today: the alias is announced with a Sunset in the future.
 	s := newStack(t, withCompat(policyEnv(time.Now().UTC().Format(time.DateOnly))))
@@ -99,17 +86,7 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	if os.Getenv("PC_CONSOLE_SCREENSHOTS") == "1" {
 		limit = 5 * time.Minute // re-encoding each picture takes seconds under -race
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	t.Cleanup(cancel)
-	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1100, 760),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true),
-	)
-	t.Cleanup(cancelAlloc)
-	browser, cancelBrowser := chromedp.NewContext(alloc)
-	t.Cleanup(cancelBrowser)
+	browser := browsertest.New(t, bin, limit, chromedp.WindowSize(1100, 760))
 	require.NoError(t, chromedp.Do(browser, chromedp.EmulateViewport(1100, 760)))
 	labelled := func(page string) {
 		t.Helper()
@@ -139,7 +116,7 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	// as. Nothing is spent and no session made until the click; then the
 	// browser lands on the deliveries with the fragment gone, a cookie no
 	// script reads, and who is signed in in the header.
-	require.NoError(t, chromedp.Do(browser, chromedp.Navigate(link), chromedp.WaitVisible(`main[data-page="confirm"]`)))
+	require.NoError(t, chromedp.Do(browser, browsertest.OpenLink(link), chromedp.WaitVisible(`main[data-page="confirm"]`)))
 	location, err := chromedp.Run(browser, chromedp.Location())
 	require.NoError(t, err)
 	require.NotContains(t, location, "#link=")
@@ -420,14 +397,14 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	// The spent link, in a new tab of this browser: refused.
 	again, cancelAgain := chromedp.NewContext(browser)
 	t.Cleanup(cancelAgain)
-	require.NoError(t, chromedp.Do(again, chromedp.Navigate(link), chromedp.WaitVisible(`main[data-refusal="link_used"]`)))
+	require.NoError(t, chromedp.Do(again, browsertest.OpenLink(link), chromedp.WaitVisible(`main[data-refusal="link_used"]`)))
 
 	// Another partner's link, opened in this browser: the page says it is
 	// signed in as acme and the link is globex's, and switches nothing
 	// until the person confirms.
 	globex, _ := s.partner(t, "globex")
 	require.NoError(t, chromedp.Do(again,
-		chromedp.Navigate(s.mint(t, globex).Data.URL),
+		browsertest.OpenLink(s.mint(t, globex).Data.URL),
 		chromedp.WaitVisible(`main[data-page="confirm"] #current-session[data-same="false"]`),
 	))
 	switchTo, err := chromedp.Run(again, chromedp.Text(`#signin button`))
@@ -441,7 +418,7 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	// Another partner's link, in another browser context: none of acme's data.
 	other, cancelOther := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
 	t.Cleanup(cancelOther)
-	require.NoError(t, chromedp.Do(other, chromedp.Navigate(s.mint(t, globex).Data.URL), chromedp.WaitVisible(`#signin button`),
+	require.NoError(t, chromedp.Do(other, browsertest.OpenLink(s.mint(t, globex).Data.URL), chromedp.WaitVisible(`#signin button`),
 		chromedp.Click(`#signin button`), chromedp.WaitVisible(`#no-deliveries`)))
 	for _, page := range []string{"deliveries", "endpoints", "compatibility", "audit"} {
 		require.NoError(t, chromedp.Do(other, chromedp.Navigate(s.url+"/console/"+page), chromedp.WaitVisible(`main[data-page="`+page+`"]`)))
