@@ -61,6 +61,11 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	}
 	defer producer.Close()
 	cases := store.NewCases(rdb)
+	// The case list's index is written with every change; a store from
+	// before it gets its existing cases indexed once.
+	if err := cases.IndexExisting(ctx); err != nil {
+		return err
+	}
 	// One use-case layer serves every way in: the case-opened consumer
 	// opens through it, the API and the hosted page act through it.
 	flow := caseflow.New(cases, nil)

@@ -254,8 +254,14 @@ func respondentAgentID(agentID string) func(map[string]any) {
 // open applies a new case's case-opened fact as the consumer does.
 func (s *stack) open(t testing.TB, edits ...func(map[string]any)) opened {
 	t.Helper()
+	return s.openAt(t, time.Now(), edits...)
+}
+
+// openAt is open with the case opened at openedAt.
+func (s *stack) openAt(t testing.TB, openedAt time.Time, edits ...func(map[string]any)) opened {
+	t.Helper()
 	o := opened{id: fmt.Sprintf("cs_test_%d_%d", time.Now().UnixNano()%1e6, caseCounter.Add(1)), inviteToken: auth.NewToken("pc_inv_")}
-	value := caseOpened(o.id, o.inviteToken, time.Now(), edits...)
+	value := caseOpened(o.id, o.inviteToken, openedAt, edits...)
 	apitest.Event(t, api.CaseOpenedSchema+".schema.json", value)
 	err := s.opened.Handle(context.Background(), kafka.Message{
 		Topic: api.CaseOpenedTopic, Key: o.id, EventID: "case-opened:" + o.id, Schema: api.CaseOpenedSchema, Value: value,

@@ -106,6 +106,7 @@ func (h *handlers) registerCase(r gin.IRouter, k routeKit) {
 
 	r.POST("/api/partner-cases/:caseId/respondent", k.authenticated, join, h.join)
 
+	r.GET("/api/disputes", k.website, k.authenticated, h.listCases)
 	r.GET("/api/disputes/:id", k.website, k.authenticated, h.getCase)
 	r.GET("/api/disputes/:id/docket", k.website, k.authenticated, h.getDocket)
 	r.GET("/api/disputes/:id/rules", k.website, k.authenticated, h.caseRules)
@@ -127,11 +128,10 @@ func (h *handlers) registerCase(r gin.IRouter, k routeKit) {
 }
 
 // caseUnbuilt are the routes of the inventory the case and its procedure
-// will serve, not built yet: the case list, consent, funding, service,
+// will serve, not built yet: consent, funding, service,
 // audit, release, refiling, the website's termination, and cases opened
 // through AP2 and UCP.
 var caseUnbuilt = []UnbuiltRoute{
-	{Route: "/api/disputes", Website: true},
 	{Route: "/api/disputes/{id}/audit", Website: true},
 	{Route: "/api/disputes/{id}/consent", Website: true},
 	{Route: "/api/disputes/{id}/funding", Website: true},

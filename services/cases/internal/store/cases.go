@@ -10,6 +10,7 @@
 //	pc:cases:{cases.NN}:export-index       sorted set (lex): evidence-export notifications per partner (exports.go)
 //	pc:cases:{cases.NN}:export-notes       hash: partner + event id → the notification's case, side and time
 //	pc:cases:{cases.NN}:export-receipts    hash: partner + event id → the partner's receipt
+//	pc:cases:{cases.NN}:case-index         sorted set (lex): each partner's cases, newest first (index.go)
 //	pc:cases:{cases.NN}:case:<id>:login-spent:<sha256>
 //	                                       string: when the hosted page's login token of that hash was spent (sessions.go)
 //	pc:cases:{cases.NN}:case:<id>:login-spent
@@ -83,7 +84,7 @@ func NewCases(rdb redis.UniversalClient) *Cases { return &Cases{rdb: rdb} }
 
 type keys struct {
 	tag, caseKey, docket, docs, applied, deadlines, stream string
-	exportIndex, exportNotes, exportReceipts               string
+	exportIndex, exportNotes, exportReceipts, caseIndex    string
 }
 
 func keysFor(caseID string) keys {
@@ -142,7 +143,8 @@ func (s *Cases) Open(ctx context.Context, c procedure.Case, openedEventID string
 	k := keysFor(c.ID)
 	args := append([]any{openedEventID}, s.common(ctx, c, record)...)
 	args = append(args, eventArgs(events)...)
-	n, err := openScript.Run(ctx, s.rdb, []string{k.caseKey, k.docket, k.deadlines, k.stream, k.applied}, args...).Int()
+	keys := []string{k.caseKey, k.docket, k.deadlines, k.stream, k.applied, k.exportIndex, k.exportNotes, k.caseIndex}
+	n, err := openScript.Run(ctx, s.rdb, keys, args...).Int()
 	if err != nil {
 		return false, fmt.Errorf("opening case %s: %w", c.ID, err)
 	}
@@ -172,7 +174,7 @@ func (s *Cases) Save(ctx context.Context, expectVersion int64, c procedure.Case,
 	for _, d := range docs {
 		args = append(args, d.Digest, d.Content)
 	}
-	keys := []string{k.caseKey, k.docket, k.deadlines, k.stream, k.docs, k.exportIndex, k.exportNotes}
+	keys := []string{k.caseKey, k.docket, k.deadlines, k.stream, k.docs, k.exportIndex, k.exportNotes, k.caseIndex}
 	n, err := saveScript.Run(ctx, s.rdb, keys, args...).Int()
 	if err != nil {
 		return fmt.Errorf("saving case %s: %w", c.ID, err)
@@ -256,11 +258,12 @@ func Tags() []string {
 
 // common are the ARGV values every writing script takes after its first:
 // record, status, next deadline (ms, or "" for none), case id, event id
-// prefix, and the outbox values of the events.
+// prefix, the outbox values of the events, and the case's index members.
 func (s *Cases) common(ctx context.Context, c procedure.Case, record []byte) []any {
 	args := []any{record, string(c.Status()), nextDeadline(c), c.ID, eventIDPrefix(c.ID)}
 	// Id and payload are set per event inside the script.
-	return append(args, outbox.Args(ctx, outbox.Event{ID: "-", Topic: api.CaseEventsTopic, Key: c.ID, Schema: api.CaseEventEnvelopeSchema})...)
+	args = append(args, outbox.Args(ctx, outbox.Event{ID: "-", Topic: api.CaseEventsTopic, Key: c.ID, Schema: api.CaseEventEnvelopeSchema})...)
+	return append(args, caseIndexMembers(c))
 }
 
 func nextDeadline(c procedure.Case) string {

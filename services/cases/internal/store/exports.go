@@ -263,5 +263,5 @@ func eventKeys(eventID string) (keys, bool) {
 // shardKeys returns the shard-wide keys of a tag.
 func shardKeys(tag string) keys {
 	base := "pc:cases:" + tag
-	return keys{tag: tag, exportIndex: base + ":export-index", exportNotes: base + ":export-notes", exportReceipts: base + ":export-receipts"}
+	return keys{tag: tag, exportIndex: base + ":export-index", exportNotes: base + ":export-notes", exportReceipts: base + ":export-receipts", caseIndex: base + ":case-index"}
 }

@@ -10,11 +10,13 @@ import (
 //
 //	[2] record  [3] status  [4] next deadline ms or ""  [5] case id
 //	[6] event id prefix  [7..12] the outbox values (outbox.ArgCount)
-//	[13] n, then per event: body head, body tail, envelope head, envelope
+//	[13] the case's index members (index.go)
+//	[14] n, then per event: body head, body tail, envelope head, envelope
 //	     tail, export entries ("" for none; exports.go)
 //
-// KEYS: [1] case hash, [2] docket, [3] deadlines, [4] outbox stream; the
-// save script adds [6] the shard's export index and [7] its export notes.
+// KEYS: [1] case hash, [2] docket, [3] deadlines, [4] outbox stream,
+// [5] the script's own (applied set or documents), [6] the shard's export
+// index, [7] its export notes, [8] its case index.
 const luaRecord = `
 local function index_exports(entries, id)
   for entry in string.gmatch(entries, '[^\30]+') do
@@ -24,12 +26,18 @@ local function index_exports(entries, id)
   end
 end
 
+local function index_case()
+  for member in string.gmatch(ARGV[13], '[^\30]+') do
+    redis.call('ZADD', KEYS[8], 0, member)
+  end
+end
+
 local function record_events()
   local at = 7
-  local n = tonumber(ARGV[13])
+  local n = tonumber(ARGV[14])
   local seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
   for i = 0, n - 1 do
-    local b = 14 + i * 5
+    local b = 15 + i * 5
     seq = seq + 1
     local id = ARGV[6] .. seq
     local body = ARGV[b] .. id .. '","sequence":' .. seq .. ARGV[b + 1]
@@ -63,6 +71,7 @@ end
 redis.call('HSET', KEYS[1], 'record', ARGV[2], 'status', ARGV[3], 'version', 1, 'seq', 0)
 record_events()
 schedule()
+index_case()
 redis.call('SADD', KEYS[5], ARGV[1])
 return 1
 `)
@@ -77,7 +86,8 @@ redis.call('HSET', KEYS[1], 'record', ARGV[2], 'status', ARGV[3])
 redis.call('HINCRBY', KEYS[1], 'version', 1)
 record_events()
 schedule()
-local d = 14 + tonumber(ARGV[13]) * 5
+index_case()
+local d = 15 + tonumber(ARGV[14]) * 5
 while ARGV[d] do
   redis.call('HSETNX', KEYS[5], ARGV[d], ARGV[d + 1])
   d = d + 2
