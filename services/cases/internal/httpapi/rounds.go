@@ -124,12 +124,18 @@ func (h *handlers) sideAct(c *gin.Context, act procedure.Act, status int) {
 		_ = c.Error(err)
 		return
 	}
+	h.sideActAs(c, act, body.ParticipantID, status)
+}
+
+// sideActAs runs a content-free act for the participant the body named
+// ("" for the caller's own).
+func (h *handlers) sideActAs(c *gin.Context, act procedure.Act, participantID string, status int) {
 	cred, l, err := h.load(c, caseID(c))
 	if err != nil {
 		_ = c.Error(err)
 		return
 	}
-	if act.ParticipantID, _, err = h.actor(c, cred, l.Case, anySide, body.ParticipantID); err != nil {
+	if act.ParticipantID, _, err = h.actor(c, cred, l.Case, anySide, participantID); err != nil {
 		_ = c.Error(err)
 		return
 	}
@@ -146,4 +152,42 @@ func (h *handlers) requestTermination(c *gin.Context) {
 
 func (h *handlers) confirmTermination(c *gin.Context) {
 	h.sideAct(c, procedure.Act{Kind: procedure.ActConfirmTermination, TerminationID: c.Param("requestId")}, http.StatusOK)
+}
+
+// websiteTerminationBody is the website termination control's body: the
+// action says which act.
+type websiteTerminationBody struct {
+	Action        string `json:"action"`
+	RequestID     string `json:"requestId"`
+	ParticipantID string `json:"participantId"`
+}
+
+// websiteTermination is the website's one termination control:
+// {action: request} asks to end the case (as POST termination-requests,
+// 201), {action: confirm, requestId} confirms the other side's request
+// (as POST termination-requests/{requestId}/confirmations, 200). Like the
+// website restatement, the route keeps its own journal, and the action is
+// part of what a retry must repeat.
+func (h *handlers) websiteTermination(c *gin.Context) {
+	var body websiteTerminationBody
+	if err := httpserver.DecodeJSON(c, &body); err != nil {
+		_ = c.Error(err)
+		return
+	}
+	switch body.Action {
+	case "request":
+		if body.RequestID != "" {
+			_ = c.Error(invalidAct("requestId belongs to the confirm action, not to request"))
+			return
+		}
+		h.sideActAs(c, procedure.Act{Kind: procedure.ActRequestTermination, TerminationID: newID("term_")}, body.ParticipantID, http.StatusCreated)
+	case "confirm":
+		if body.RequestID == "" {
+			_ = c.Error(invalidAct("requestId is required: the website confirms the request it showed"))
+			return
+		}
+		h.sideActAs(c, procedure.Act{Kind: procedure.ActConfirmTermination, TerminationID: body.RequestID}, body.ParticipantID, http.StatusOK)
+	default:
+		_ = c.Error(invalidAct(`action must be "request" or "confirm"`))
+	}
 }

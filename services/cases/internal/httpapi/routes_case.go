@@ -41,6 +41,9 @@ const (
 	opCorrectRecord      = "correctRecord"
 	opPartnerRestatement = "partnerRestatement"
 	opRestatement        = "websiteRestatement"
+	// The website termination control requests or confirms by its
+	// body's action, in its own journal like the website restatement.
+	opWebsiteTermination = "websiteTermination"
 )
 
 // registerCase adds the case's and its procedure's routes.
@@ -61,6 +64,7 @@ func (h *handlers) registerCase(r gin.IRouter, k routeKit) {
 	correctRecord := k.command(opCorrectRecord, anySide)
 	partnerRestatement := k.command(opPartnerRestatement, anySide)
 	restatement := k.command(opRestatement, anySide)
+	websiteTermination := k.command(opWebsiteTermination, anySide)
 
 	r.GET("/api/rules/current", h.currentRules)
 	r.GET("/api/v2/rules/current", h.currentRules)
@@ -123,13 +127,14 @@ func (h *handlers) registerCase(r gin.IRouter, k routeKit) {
 	r.PATCH("/api/disputes/:id/representatives", k.website, k.authenticated, changeRepresentative, h.changeRepresentative)
 	r.GET("/api/disputes/:id/restatement", k.website, k.authenticated, h.recordSummary)
 	r.POST("/api/disputes/:id/restatement", k.website, k.authenticated, restatement, h.restate)
+	r.POST("/api/disputes/:id/termination", k.website, k.authenticated, websiteTermination, h.websiteTermination)
 
 	registerUnbuilt(r, k, caseUnbuilt)
 }
 
 // caseUnbuilt are the routes of the inventory the case and its procedure
 // will serve, not built yet: consent, funding, service,
-// audit, release, refiling, the website's termination, and cases opened
+// audit, release, refiling, and cases opened
 // through AP2 and UCP.
 var caseUnbuilt = []UnbuiltRoute{
 	{Route: "/api/disputes/{id}/audit", Website: true},
@@ -139,7 +144,6 @@ var caseUnbuilt = []UnbuiltRoute{
 	{Route: "/api/disputes/{id}/release", Website: true},
 	{Route: "/api/disputes/{id}/restatement/generate", Website: true},
 	{Route: "/api/disputes/{id}/service", Website: true},
-	{Route: "/api/disputes/{id}/termination", Website: true},
 	{Route: "/api/v2/ap2/resolution-requests"},
 	{Route: "/api/v2/ap2/resolution-results/{caseId}"},
 	{Route: "/api/v2/ucp/resolution-requests"},
