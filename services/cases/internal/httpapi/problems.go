@@ -11,7 +11,8 @@ import (
 )
 
 // The API's own problem codes (AwardNotIssued is in decision.go,
-// RepresentativeNotEligible in representatives.go); the use
+// RepresentativeNotEligible in representatives.go, OperatorOnly in
+// restricted.go); the use
 // cases' are caseflow's (the procedure's refusals, case_busy) and
 // tribunalflow's (the decision's refusals).
 var (
@@ -37,7 +38,7 @@ func invalidAct(detail string) *problem.Error {
 // platform-wide codes are problem.Catalogue().
 func Codes() []problem.Code {
 	codes := []problem.Code{CaseNotFoundOrOpening, InvalidQuery, AwardNotIssued, RepresentativeNotEligible, RecordNotClosed,
-		ExportNotificationNotFound, ExportReceiptNotFound}
+		ExportNotificationNotFound, ExportReceiptNotFound, OperatorOnly}
 	codes = append(codes, caseflow.Codes()...)
 	codes = append(codes, tribunalflow.Codes()...)
 	return append(codes, evidenceflow.Codes()...)

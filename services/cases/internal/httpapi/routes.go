@@ -97,6 +97,7 @@ func Register(r *gin.Engine, d Deps) {
 	h.registerEvidence(r, k)
 	h.registerExports(r, k)
 	registerAfterAward(r, k)
+	registerRestricted(r, k)
 	// The hosted respondent page (/respond/...) is internal/respond's.
 }
 

@@ -3,7 +3,8 @@ package httpapi
 import "github.com/gin-gonic/gin"
 
 // After the award (DESIGN.md, decisions for wave 3): appeals, post-award
-// requests, settlement binding and executions, reopening. Nothing of it is
+// requests, settlement binding and executions (reopening is an operator's,
+// restricted.go). Nothing of it is
 // built: every route answers 501. When it is, its pure package
 // (internal/afteraward) decides on the case, its use-case package stores
 // each act through caseflow.Service.Change, and its handlers are
@@ -33,6 +34,5 @@ var afterAwardUnbuilt = []UnbuiltRoute{
 	{Route: "/api/disputes/{id}/appeal/close-briefing", Website: true},
 	{Route: "/api/disputes/{id}/appeal/confirm-fee", Website: true},
 	{Route: "/api/disputes/{id}/appeal/decide", Website: true},
-	{Route: "/api/disputes/{id}/reopen", Website: true},
 	{Route: "/api/disputes/{id}/settle", Website: true},
 }

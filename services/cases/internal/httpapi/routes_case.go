@@ -133,17 +133,14 @@ func (h *handlers) registerCase(r gin.IRouter, k routeKit) {
 }
 
 // caseUnbuilt are the routes of the inventory the case and its procedure
-// will serve, not built yet: consent, funding, service,
-// audit, release, refiling, and cases opened
-// through AP2 and UCP.
+// will serve, not built yet: consent, funding, release, the restatement's
+// generation, and cases opened through AP2 and UCP. The controls kept to
+// operators are in restricted.go.
 var caseUnbuilt = []UnbuiltRoute{
-	{Route: "/api/disputes/{id}/audit", Website: true},
 	{Route: "/api/disputes/{id}/consent", Website: true},
 	{Route: "/api/disputes/{id}/funding", Website: true},
-	{Route: "/api/disputes/{id}/refiling", Website: true},
 	{Route: "/api/disputes/{id}/release", Website: true},
 	{Route: "/api/disputes/{id}/restatement/generate", Website: true},
-	{Route: "/api/disputes/{id}/service", Website: true},
 	{Route: "/api/v2/ap2/resolution-requests"},
 	{Route: "/api/v2/ap2/resolution-results/{caseId}"},
 	{Route: "/api/v2/ucp/resolution-requests"},

@@ -92,10 +92,10 @@ func (h *handlers) registerTribunal(r gin.IRouter, k routeKit) {
 
 // tribunalUnbuilt are the routes of the inventory near the tribunal that
 // are not built: corrections and additional awards come after the award
-// (docs/not-built.md), as do publication consent and sanctions.
+// (docs/not-built.md), as does publication consent. Sanctions are an
+// operator's (restricted.go).
 var tribunalUnbuilt = []UnbuiltRoute{
 	{Route: "/api/disputes/{id}/additional-award", Website: true},
 	{Route: "/api/disputes/{id}/correct", Website: true},
 	{Route: "/api/disputes/{id}/publication-consent", Website: true},
-	{Route: "/api/disputes/{id}/sanctions", Website: true},
 }

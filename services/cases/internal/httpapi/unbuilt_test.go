@@ -69,3 +69,52 @@ func TestTheUnbuiltRoutesAreDocumented(t *testing.T) {
 	}
 	require.Equal(t, unbuilt, documented)
 }
+
+// Every restricted control answers 403 operator_only in the website
+// envelope, naming the route and what a partner does instead, on every
+// method, and changes nothing; without a credential it is 401.
+func TestRestrictedControlsAnswer403NamingTheRoute(t *testing.T) {
+	s := newStack(t)
+	c := s.joined(t)
+	for _, rr := range httpapi.Restricted {
+		path := strings.ReplaceAll(rr.Route, "{id}", c.id)
+		for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodPatch} {
+			for _, token := range []string{s.claimant, s.respondent, s.adjudicator} {
+				s.unchanged(t, func() {
+					rep := s.doUndocumented(t, method, path, token)
+					require.Equal(t, http.StatusForbidden, rep.status, "%s %s: %s", method, path, rep.body)
+					require.Equal(t, "operator_only", rep.code, "%s %s", method, path)
+					var body struct {
+						OK    *bool
+						Error struct{ Message string }
+					}
+					require.NoError(t, json.Unmarshal(rep.body, &body))
+					require.NotNil(t, body.OK, "website envelope: %s", rep.body)
+					require.Contains(t, body.Error.Message, method+" "+rr.Route)
+					require.Contains(t, body.Error.Message, rr.Instead)
+				})
+			}
+			rep := s.doUndocumented(t, method, path, "")
+			require.Equal(t, http.StatusUnauthorized, rep.status, "%s %s without a credential", method, path)
+		}
+	}
+}
+
+// docs/cases-routes.md lists exactly the restricted controls, in order,
+// each with what a partner does instead.
+func TestTheRestrictedControlsAreDocumented(t *testing.T) {
+	b, err := os.ReadFile("../../../../docs/cases-routes.md")
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(b), "\n## Restricted controls")
+	require.True(t, ok, "docs/cases-routes.md has a Restricted controls section")
+	section, _, _ = strings.Cut(section, "\n## ")
+	row := regexp.MustCompile("(?m)^\\| `(/api[^`]*)` \\| (.*) \\|$")
+	var documented, code []string
+	for _, m := range row.FindAllStringSubmatch(section, -1) {
+		documented = append(documented, m[1]+" → "+m[2])
+	}
+	for _, rr := range httpapi.Restricted {
+		code = append(code, rr.Route+" → "+rr.Instead)
+	}
+	require.Equal(t, code, documented)
+}
