@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -174,4 +175,46 @@ func (h *handlers) correct(c *gin.Context, body correctionBody) {
 		v.CorrectionID = act.CorrectionID
 		answered(c, http.StatusCreated, v)
 	}
+}
+
+// restatementView is the generated restatement: each record entry's
+// summary beside the digest it was taken from, and the record's digest.
+type restatementView struct {
+	CaseID string `json:"caseId"`
+	procedure.Restatement
+}
+
+// generateRestatement answers the record restated (procedure.Restate): a
+// deterministic extraction, so it changes nothing and any side or the
+// tribunal may ask for it at any stage; the same record always gives the
+// same answer, with its recordDigest.
+func (h *handlers) generateRestatement(c *gin.Context) {
+	_, l, err := h.load(c, caseID(c))
+	if err != nil {
+		_ = c.Error(err)
+		return
+	}
+	cs := l.Case
+	s := cs.RecordSummary()
+	entries := s.Submissions
+	if s.Answer != nil {
+		entries = append([]procedure.SummaryEntry{*s.Answer}, entries...)
+	}
+	texts := map[string]string{}
+	for _, e := range entries {
+		text, found, err := h.cases.Document(c.Request.Context(), cs.ID, e.Digest)
+		if err != nil {
+			_ = c.Error(err)
+			return
+		}
+		if found {
+			texts[e.Digest] = string(text)
+		}
+	}
+	r, err := procedure.Restate(cs, texts)
+	if err != nil {
+		_ = c.Error(fmt.Errorf("case %s: %w", cs.ID, err)) // a stored record always keeps its texts
+		return
+	}
+	private(c, restatementView{CaseID: cs.ID, Restatement: r})
 }

@@ -127,20 +127,20 @@ func (h *handlers) registerCase(r gin.IRouter, k routeKit) {
 	r.PATCH("/api/disputes/:id/representatives", k.website, k.authenticated, changeRepresentative, h.changeRepresentative)
 	r.GET("/api/disputes/:id/restatement", k.website, k.authenticated, h.recordSummary)
 	r.POST("/api/disputes/:id/restatement", k.website, k.authenticated, restatement, h.restate)
+	r.POST("/api/disputes/:id/restatement/generate", k.website, k.authenticated, h.generateRestatement)
 	r.POST("/api/disputes/:id/termination", k.website, k.authenticated, websiteTermination, h.websiteTermination)
 
 	registerUnbuilt(r, k, caseUnbuilt)
 }
 
 // caseUnbuilt are the routes of the inventory the case and its procedure
-// will serve, not built yet: consent, funding, release, the restatement's
-// generation, and cases opened through AP2 and UCP. The controls kept to
-// operators are in restricted.go.
+// will serve, not built yet: consent, funding, release, and cases opened
+// through AP2 and UCP. The controls kept to operators are in
+// restricted.go.
 var caseUnbuilt = []UnbuiltRoute{
 	{Route: "/api/disputes/{id}/consent", Website: true},
 	{Route: "/api/disputes/{id}/funding", Website: true},
 	{Route: "/api/disputes/{id}/release", Website: true},
-	{Route: "/api/disputes/{id}/restatement/generate", Website: true},
 	{Route: "/api/v2/ap2/resolution-requests"},
 	{Route: "/api/v2/ap2/resolution-results/{caseId}"},
 	{Route: "/api/v2/ucp/resolution-requests"},
