@@ -130,6 +130,10 @@ func TestPartnerJourneyFromPaidReportToSignedCallback(t *testing.T) {
 				require.Equal(t, http.StatusOK, r.status, "%s: %s", path, r.body)
 				require.Contains(t, string(r.body), id)
 			}
+			// And in the partner's case list.
+			list := p.do(t, "GET", "/api/disputes?limit=100", orch, "", nil)
+			require.Equal(t, http.StatusOK, list.status, string(list.body))
+			require.Contains(t, string(list.body), `{"caseId":"`+id+`"`)
 
 			// 7. The claimant's partner invites the respondent; the
 			// respondent's agent joins with the invitation and answers.
