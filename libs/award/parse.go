@@ -23,3 +23,7 @@ func ParseConfiguration(b []byte) (Configuration, error) {
 	}
 	return c, nil
 }
+
+// Parse reads an award document from its json artifact's bytes, which
+// must be exactly the document's canonical bytes (as Verify requires).
+func Parse(b []byte) (Document, error) { return decodeDocument(b) }

@@ -19,6 +19,7 @@ import (
 	"github.com/pcourt/pcourt/libs/objectstore"
 	"github.com/pcourt/pcourt/libs/outbox"
 	"github.com/pcourt/pcourt/libs/service"
+	"github.com/pcourt/pcourt/services/cases/internal/afterawardflow"
 	"github.com/pcourt/pcourt/services/cases/internal/awardkeys"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/events"
@@ -97,7 +98,10 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	}
 	logger.Info("evidence store", "store", cfg.Evidence.Describe(), "spool", cfg.SpoolDir)
 	exhibits := evidenceflow.New(flow, cases, files, cfg.SpoolDir, nil)
-	scheduler := caseflow.NewScheduler(cases, cfg.Scheduler, logger, nil, decision.Ticker())
+	// After the award: post-award requests, finality (its Ticker joins
+	// the scan) and executions over the rails configured here.
+	afterAward := afterawardflow.New(flow, cases, decision, nil, nil)
+	scheduler := caseflow.NewScheduler(cases, cfg.Scheduler, logger, nil, decision.Ticker(), afterAward.Ticker())
 
 	idempotent, err := idempotency.NewJournal(rdb, cfg.Idempotency, logger)
 	if err != nil {
@@ -114,6 +118,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		AwardKeys:   keys,
 		Evidence:    exhibits,
 		Signer:      keys,
+		AfterAward:  afterAward,
 	})
 	// The hosted respondent page acts through the same flow as the API, so
 	// the docket records the same events whichever way the respondent came.

@@ -14,7 +14,9 @@ import (
 
 	"github.com/pcourt/pcourt/api"
 	"github.com/pcourt/pcourt/api/apitest"
+	"github.com/pcourt/pcourt/services/cases/internal/afteraward"
 	"github.com/pcourt/pcourt/services/cases/internal/events"
+	"github.com/pcourt/pcourt/services/cases/internal/evidence"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
 	"github.com/pcourt/pcourt/services/cases/internal/tribunal"
@@ -149,6 +151,12 @@ func TestEventTypesOfTheProcedureAndTheDecisionAreInTheSchema(t *testing.T) {
 		types = append(types, string(spec.Type))
 	}
 	for _, spec := range tribunal.EventSpecs {
+		types = append(types, string(spec.Type))
+	}
+	for _, spec := range evidence.EventSpecs {
+		types = append(types, string(spec.Type))
+	}
+	for _, spec := range afteraward.EventSpecs {
 		types = append(types, string(spec.Type))
 	}
 	for _, typ := range types {

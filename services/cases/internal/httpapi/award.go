@@ -10,6 +10,7 @@ import (
 
 	"github.com/pcourt/pcourt/libs/award"
 	"github.com/pcourt/pcourt/libs/problem"
+	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 	"github.com/pcourt/pcourt/services/cases/internal/tribunal"
 )
 
@@ -30,6 +31,13 @@ type awardView struct {
 	AwardHash string            `json:"awardHash"`
 	KeyID     string            `json:"keyId"`
 	Artifacts map[string]string `json:"artifacts"`
+	// Served says this is the case's served award; an amended one is
+	// read with ?awardHash= and names the award that amends it
+	// (SupersededBy). Final and FinalAt say the served award is final.
+	Served       bool   `json:"served"`
+	SupersededBy string `json:"supersededBy,omitempty"`
+	Final        bool   `json:"final"`
+	FinalAt      string `json:"finalAt,omitempty"`
 }
 
 // artifactKinds are the artifacts of an award, with their media types.
@@ -40,7 +48,7 @@ var artifactKinds = map[string]string{
 }
 
 func (h *handlers) getAward(c *gin.Context) {
-	id, a, ok := h.issued(c)
+	id, a, l, ok := h.issuedCase(c)
 	if !ok {
 		return
 	}
@@ -56,24 +64,60 @@ func (h *handlers) getAward(c *gin.Context) {
 		_ = c.Error(err)
 		return
 	}
-	base := "/api/cases/" + id + "/award/artifacts/"
-	private(c, awardView{Document: doc, AwardHash: a.AwardHash, KeyID: a.KeyID, Artifacts: map[string]string{
-		"json": base + "json", "html": base + "html", "pdf": base + "pdf", "attestation": base + "json/attestation",
-	}})
+	base, query := "/api/cases/"+id+"/award/artifacts/", ""
+	v := awardView{Document: doc, AwardHash: a.AwardHash, KeyID: a.KeyID, Served: a.AwardHash == l.Tribunal.Award.AwardHash}
+	if v.Served {
+		v.Final, v.FinalAt = l.AfterAward.Final(), ts(l.AfterAward.FinalAt)
+	} else {
+		query = "?awardHash=" + a.AwardHash
+		v.SupersededBy = supersededBy(l, a.AwardHash)
+	}
+	v.Artifacts = map[string]string{"json": base + "json" + query, "html": base + "html" + query, "pdf": base + "pdf" + query, "attestation": base + "json/attestation" + query}
+	private(c, v)
 }
 
-// issued loads the case and its issued award, or answers 404
-// award_not_issued.
+// supersededBy is the award that amended the award with hash h.
+func supersededBy(c procedure.Case, h string) string {
+	for _, r := range c.AfterAward.Requests {
+		if r.AwardHash == h && r.IssuedAwardHash != "" {
+			return r.IssuedAwardHash
+		}
+	}
+	return ""
+}
+
+// issued loads the case and the award a read names: the served one, or
+// with ?awardHash= one it amended (every award of a case stays readable
+// and byte-identical). Before the award, or for a hash that is none of
+// the case's awards, it answers 404 award_not_issued.
 func (h *handlers) issued(c *gin.Context) (string, *tribunal.Issued, bool) {
+	id, a, _, ok := h.issuedCase(c)
+	return id, a, ok
+}
+
+func (h *handlers) issuedCase(c *gin.Context) (string, *tribunal.Issued, procedure.Case, bool) {
 	_, l, err := h.load(c, caseID(c))
 	if err == nil && l.Case.Tribunal.Award == nil {
 		err = problem.Newf(AwardNotIssued, "Case %s has no award yet; GET decision-status says what the decision waits for.", l.Case.ID)
 	}
 	if err != nil {
 		_ = c.Error(err)
-		return "", nil, false
+		return "", nil, procedure.Case{}, false
 	}
-	return l.Case.ID, l.Case.Tribunal.Award, true
+	a := l.Case.Tribunal.Award
+	if want, named := c.GetQuery("awardHash"); named && want != a.AwardHash {
+		a = nil
+		for _, old := range l.Case.AfterAward.Superseded {
+			if old.AwardHash == want {
+				a = &old
+			}
+		}
+		if a == nil {
+			_ = c.Error(problem.Newf(AwardNotIssued, "Case %s has no award %s.", l.Case.ID, problem.Clip(want)))
+			return "", nil, procedure.Case{}, false
+		}
+	}
+	return l.Case.ID, a, l.Case, true
 }
 
 // getArtifact serves one artifact's stored bytes, with its digest. The

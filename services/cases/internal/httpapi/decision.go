@@ -7,6 +7,7 @@ import (
 
 	"github.com/pcourt/pcourt/libs/award"
 	"github.com/pcourt/pcourt/libs/problem"
+	"github.com/pcourt/pcourt/services/cases/internal/afteraward"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 	"github.com/pcourt/pcourt/services/cases/internal/tribunal"
 )
@@ -37,8 +38,14 @@ type decisionView struct {
 	Run               *runView            `json:"run,omitempty"`
 	PreAwardReview    *preAwardReviewView `json:"preAwardReview,omitempty"`
 	AwardHash         string              `json:"awardHash,omitempty"`
-	LastSequence      int64               `json:"lastSequence"`
-	Events            []eventRef          `json:"events,omitempty"`
+	// Final says the served award is final (docs/after-award.md): its
+	// request window lapsed with nothing pending, or every side waived
+	// its recourse. Until then, RequestDeadline ends the window.
+	Final           bool       `json:"final"`
+	FinalAt         string     `json:"finalAt,omitempty"`
+	RequestDeadline string     `json:"requestDeadline,omitempty"`
+	LastSequence    int64      `json:"lastSequence"`
+	Events          []eventRef `json:"events,omitempty"`
 }
 
 type tribunalView struct {
@@ -126,6 +133,13 @@ func toDecisionView(cs procedure.Case, lastSequence int64) decisionView {
 		v.DecisionExpected = false
 	case t.Awarded():
 		v.Decision, v.AwardHash = "awarded", t.Award.AwardHash
+		v.Final, v.FinalAt = cs.AfterAward.Final(), ts(cs.AfterAward.FinalAt)
+		if !v.Final {
+			v.WaitingFor, v.RequestDeadline = "award_finality", ts(afteraward.RequestDeadline(cs.AfterAwardFacts()))
+			if _, pending := cs.AfterAward.Pending(); pending {
+				v.WaitingFor = "post_award_request_decision"
+			}
+		}
 	case !t.Assigned():
 		if cs.Closed == "" && cs.Mode != procedure.ModeEvaluation {
 			v.WaitingFor, v.DeadlineAt = "record_closing", ts(cs.Stage.DeadlineAt)

@@ -29,6 +29,7 @@ import (
 	"github.com/pcourt/pcourt/libs/objectstore"
 	"github.com/pcourt/pcourt/libs/ratelimit"
 	"github.com/pcourt/pcourt/libs/redistest"
+	"github.com/pcourt/pcourt/services/cases/internal/afterawardflow"
 	"github.com/pcourt/pcourt/services/cases/internal/awardkeys"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/events"
@@ -131,7 +132,8 @@ func newStackOn(t testing.TB, files objectstore.Store) *stack {
 	keys, err := awardkeys.Load(context.Background(), rdb, awardkeys.Config{DevEphemeral: true}, time.Now())
 	require.NoError(t, err)
 	decision := tribunalflow.New(flow, s.cases, s.credentials, keys, nil)
-	s.scheduler = caseflow.NewScheduler(s.cases, caseflow.DefaultSchedulerConfig(), logger, nil, decision.Ticker())
+	afterAward := afterawardflow.New(flow, s.cases, decision, s.refunds(t), nil)
+	s.scheduler = caseflow.NewScheduler(s.cases, caseflow.DefaultSchedulerConfig(), logger, nil, decision.Ticker(), afterAward.Ticker())
 
 	idempotent, err := idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:cases"), logger)
 	require.NoError(t, err)
@@ -146,6 +148,7 @@ func newStackOn(t testing.TB, files objectstore.Store) *stack {
 		AwardKeys:   keys,
 		Evidence:    evidenceflow.New(flow, s.cases, files, s.spool, nil),
 		Signer:      keys,
+		AfterAward:  afterAward,
 	})
 	ts := httptest.NewServer(srv.Router())
 	t.Cleanup(ts.Close)

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/pcourt/pcourt/libs/problem"
+	"github.com/pcourt/pcourt/services/cases/internal/afterawardflow"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/evidenceflow"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
@@ -38,10 +39,11 @@ func invalidAct(detail string) *problem.Error {
 // platform-wide codes are problem.Catalogue().
 func Codes() []problem.Code {
 	codes := []problem.Code{CaseNotFoundOrOpening, InvalidQuery, AwardNotIssued, RepresentativeNotEligible, RecordNotClosed,
-		ExportNotificationNotFound, ExportReceiptNotFound, OperatorOnly}
+		ExportNotificationNotFound, ExportReceiptNotFound, OperatorOnly, ExecutionReportNotGranted}
 	codes = append(codes, caseflow.Codes()...)
 	codes = append(codes, tribunalflow.Codes()...)
-	return append(codes, evidenceflow.Codes()...)
+	codes = append(codes, evidenceflow.Codes()...)
+	return append(codes, afterawardflow.Codes()...)
 }
 
 // Problem maps the service's domain errors to problems; it is the server's
@@ -56,5 +58,8 @@ func Problem(err error) *problem.Error {
 	if p := tribunalflow.Problem(err); p != nil {
 		return p
 	}
-	return evidenceflow.Problem(err)
+	if p := evidenceflow.Problem(err); p != nil {
+		return p
+	}
+	return afterawardflow.Problem(err)
 }

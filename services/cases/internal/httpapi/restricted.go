@@ -29,10 +29,15 @@ type RestrictedRoute struct {
 // docs/cases-routes.md ("Restricted controls"), which a test keeps equal.
 var Restricted = []RestrictedRoute{
 	{Route: "/api/disputes/{id}/audit", Instead: "The parties' audit trail of a case is its docket: GET /api/disputes/{id}/docket."},
+	{Route: "/api/disputes/{id}/exchange", Instead: "An exhibit reaches the other side when the offering side discloses it: POST /api/cases/{id}/evidence/{evidenceId}/disclosure."},
+	{Route: "/api/disputes/{id}/funding", Instead: "The platform holds no escrow for a partner: an award is carried out, once final, by an execution on its rail (POST /api/cases/{id}/executions)."},
+	{Route: "/api/disputes/{id}/publication-consent", Instead: "Awards are private to the case's sides and tribunal and nothing is published; a side may share its own award, which anyone verifies with GET /api/awards/keys."},
 	{Route: "/api/disputes/{id}/refiling", Instead: "A new dispute is a new draft: POST /api/v2/filings/prepare."},
+	{Route: "/api/disputes/{id}/release", Instead: "An award is carried out, once final, by an execution on its rail: POST /api/cases/{id}/executions."},
 	{Route: "/api/disputes/{id}/reopen", Instead: "A closed case stays closed; after an award, a side files a post-award request or an appeal where the rules allow one."},
 	{Route: "/api/disputes/{id}/sanctions", Instead: "A side raises the other's conduct with the tribunal in a message or a submission."},
 	{Route: "/api/disputes/{id}/service", Instead: "The claimant serves the respondent with its invitation: POST /api/disputes/{id}/invite."},
+	{Route: "/api/disputes/{id}/testimony-session", Instead: "Testimony is filed in writing, as a submission in an evidence round: POST /api/cases/{id}/submissions."},
 }
 
 // registerRestricted answers every method on each restricted control with

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/idempotency"
+	"github.com/pcourt/pcourt/services/cases/internal/afterawardflow"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/evidenceflow"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
@@ -34,6 +35,8 @@ type Deps struct {
 	Evidence *evidenceflow.Service
 	// Signer signs record bundles' manifests with the award keys.
 	Signer Signer
+	// AfterAward applies the acts after the award and runs executions.
+	AfterAward *afterawardflow.Service
 }
 
 type handlers struct {
@@ -42,6 +45,7 @@ type handlers struct {
 	flow        *caseflow.Service
 	tribunal    *tribunalflow.Service
 	evidence    *evidenceflow.Service
+	afterAward  *afterawardflow.Service
 	signer      Signer
 	keys        KeySet
 	logger      *slog.Logger
@@ -65,7 +69,7 @@ type routeKit struct {
 // (evidence), exports.go (evidence-export notifications),
 // routes_afteraward.go (appeals, executions, settlement).
 func Register(r *gin.Engine, d Deps) {
-	h := &handlers{credentials: d.Credentials, cases: d.Cases, flow: d.Flow, tribunal: d.Tribunal, evidence: d.Evidence, signer: d.Signer, keys: d.AwardKeys, logger: d.Logger}
+	h := &handlers{credentials: d.Credentials, cases: d.Cases, flow: d.Flow, tribunal: d.Tribunal, evidence: d.Evidence, afterAward: d.AfterAward, signer: d.Signer, keys: d.AwardKeys, logger: d.Logger}
 
 	k := routeKit{
 		authenticated: auth.Middleware(d.Credentials),
@@ -96,7 +100,7 @@ func Register(r *gin.Engine, d Deps) {
 	h.registerTribunal(r, k)
 	h.registerEvidence(r, k)
 	h.registerExports(r, k)
-	registerAfterAward(r, k)
+	h.registerAfterAward(r, k)
 	registerRestricted(r, k)
 	// The hosted respondent page (/respond/...) is internal/respond's.
 }

@@ -1,36 +1,67 @@
 package httpapi
 
-import "github.com/gin-gonic/gin"
+import (
+	"net/http"
 
-// After the award (DESIGN.md, decisions for wave 3): appeals, post-award
-// requests, settlement binding and executions (reopening is an operator's,
-// restricted.go). Nothing of it is
-// built: every route answers 501. When it is, its pure package
-// (internal/afteraward) decides on the case, its use-case package stores
-// each act through caseflow.Service.Change, and its handlers are
-// registered here in place of the 501s.
+	"github.com/gin-gonic/gin"
+
+	"github.com/pcourt/pcourt/services/cases/internal/afteraward"
+)
+
+// After the award (internal/afteraward, acted on through afterawardflow):
+// post-award requests and their decision, the waiver of recourse,
+// finality, and executions with the historical settlement-executions
+// alias. Appeals and settlement binding are not built yet: their routes
+// answer 501 from here. docs/after-award.md describes each route.
+
+// The idempotency operations of the after-award commands.
+const (
+	opPostAwardRequest = "filePostAwardRequest"
+	opDecideRequest    = "decidePostAwardRequest"
+	opWaive            = "waivePostAwardRecourse"
+	opExecute          = "executeAward"
+)
 
 // registerAfterAward adds the subdomain's routes.
-func registerAfterAward(r gin.IRouter, k routeKit) {
+func (h *handlers) registerAfterAward(r gin.IRouter, k routeKit) {
+	side := func(op string) gin.HandlerFunc { return k.command(op, anySide) }
+	member := side
+	ok, created := http.StatusOK, http.StatusCreated
+	file := h.afterAwardSideAct(created, readPostAwardRequest)
+	execute := h.executionCommand(readExecution, renderExecution)
+	settlement := h.executionCommand(readSettlementExecution, renderSettlementExecution)
+
+	r.GET("/api/cases/:id/post-award-requests", k.authenticated, h.getPostAward)
+	r.POST("/api/cases/:id/post-award-requests", k.authenticated, side(opPostAwardRequest), file)
+	r.PATCH("/api/cases/:id/post-award-requests", k.authenticated, member(opDecideRequest), h.decideRequest)
+	r.GET("/api/cases/:id/executions", k.authenticated, h.listExecutions)
+	r.POST("/api/cases/:id/executions", k.authenticated, side(opExecute), execute)
+	r.GET("/api/executions/:executionId", k.authenticated, h.getExecution)
+	for _, path := range []string{"/api/cases/:id/settlement-executions", "/api/v2/cases/:caseId/settlement-executions"} {
+		r.GET(path, k.authenticated, h.listSettlementExecutions)
+		r.POST(path, k.authenticated, side(opExecute), settlement)
+	}
+
+	w := func(path string) string { return "/api/disputes/:id/" + path }
+	r.POST(w("post-award-request"), k.website, k.authenticated, side(opPostAwardRequest), file)
+	r.POST(w("correct"), k.website, k.authenticated, side(opPostAwardRequest+"Correction"), h.afterAwardSideAct(created, readRequestOfKind(afteraward.Correction)))
+	r.POST(w("additional-award"), k.website, k.authenticated, side(opPostAwardRequest+"AdditionalAward"), h.afterAwardSideAct(created, readRequestOfKind(afteraward.AdditionalAward)))
+	r.POST(w("consent"), k.website, k.authenticated, side(opWaive), h.afterAwardSideAct(ok, readWaiver))
+	r.GET(w("settlement-executions"), k.website, k.authenticated, h.listSettlementExecutions)
+	r.POST(w("settlement-executions"), k.website, k.authenticated, side(opExecute), settlement)
+
 	registerUnbuilt(r, k, afterAwardUnbuilt)
 }
 
 // afterAwardUnbuilt are the routes of the inventory the after-the-award
-// subdomain will serve.
+// subdomain will serve, not built yet: appeals and settlement binding.
 var afterAwardUnbuilt = []UnbuiltRoute{
 	{Route: "/api/cases/{id}/appeals"},
 	{Route: "/api/cases/{id}/appeals/{appealId}/answers"},
-	{Route: "/api/cases/{id}/post-award-requests"},
 	{Route: "/api/cases/{id}/settlement-binding"},
-	{Route: "/api/cases/{id}/settlement-executions"},
-	{Route: "/api/cases/{id}/executions"},
-	{Route: "/api/executions/{id}"},
 	{Route: "/api/v2/cases/{caseId}/settlement-binding"},
-	{Route: "/api/v2/cases/{caseId}/settlement-executions"},
 	{Route: "/api/disputes/{id}/appeal", Website: true},
 	{Route: "/api/disputes/{id}/appeal/answer", Website: true},
-	{Route: "/api/disputes/{id}/post-award-request", Website: true},
-	{Route: "/api/disputes/{id}/settlement-executions", Website: true},
 	{Route: "/api/disputes/{id}/appeal/close-briefing", Website: true},
 	{Route: "/api/disputes/{id}/appeal/confirm-fee", Website: true},
 	{Route: "/api/disputes/{id}/appeal/decide", Website: true},

@@ -138,9 +138,6 @@ func (h *handlers) registerCase(r gin.IRouter, k routeKit) {
 // through AP2 and UCP. The controls kept to operators are in
 // restricted.go.
 var caseUnbuilt = []UnbuiltRoute{
-	{Route: "/api/disputes/{id}/consent", Website: true},
-	{Route: "/api/disputes/{id}/funding", Website: true},
-	{Route: "/api/disputes/{id}/release", Website: true},
 	{Route: "/api/v2/ap2/resolution-requests"},
 	{Route: "/api/v2/ap2/resolution-results/{caseId}"},
 	{Route: "/api/v2/ucp/resolution-requests"},

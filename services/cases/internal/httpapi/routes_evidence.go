@@ -73,13 +73,4 @@ func (h *handlers) registerEvidence(r gin.IRouter, k routeKit) {
 	r.POST(w("evidence-processing/:sourceId/defects"), k.website, k.authenticated, side(opReportDefect), defect)
 	r.POST(w("evidence-processing/:sourceId/defects/:reportId/resolve"), k.website, k.authenticated, member(opResolveDefect), resolveDefect)
 
-	registerUnbuilt(r, k, evidenceUnbuilt)
-}
-
-// evidenceUnbuilt are the routes of the inventory the evidence subdomain
-// will serve, not built yet: exchanges and testimony, which come with the
-// hearing. (Evidence exports are served by exports.go.)
-var evidenceUnbuilt = []UnbuiltRoute{
-	{Route: "/api/disputes/{id}/exchange", Website: true},
-	{Route: "/api/disputes/{id}/testimony-session", Website: true},
 }

@@ -87,15 +87,4 @@ func (h *handlers) registerTribunal(r gin.IRouter, k routeKit) {
 	}
 	r.GET("/api/disputes/:id/decision", k.website, k.authenticated, h.getAward)
 
-	registerUnbuilt(r, k, tribunalUnbuilt)
-}
-
-// tribunalUnbuilt are the routes of the inventory near the tribunal that
-// are not built: corrections and additional awards come after the award
-// (docs/not-built.md), as does publication consent. Sanctions are an
-// operator's (restricted.go).
-var tribunalUnbuilt = []UnbuiltRoute{
-	{Route: "/api/disputes/{id}/additional-award", Website: true},
-	{Route: "/api/disputes/{id}/correct", Website: true},
-	{Route: "/api/disputes/{id}/publication-consent", Website: true},
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/pcourt/pcourt/services/cases/internal/afteraward"
 	"github.com/pcourt/pcourt/services/cases/internal/evidence"
 	"github.com/pcourt/pcourt/services/cases/internal/tribunal"
 )
@@ -281,6 +282,9 @@ type Case struct {
 	// Evidence is the case's exhibits (internal/evidence): files, their
 	// disclosure, authenticity challenges and processing defects.
 	Evidence evidence.State
+	// AfterAward is what follows the award (internal/afteraward): the
+	// post-award requests, finality, amended awards and executions.
+	AfterAward afteraward.State
 	// Representatives are every representative the sides appointed,
 	// removed ones included, in appointment order (representatives.go).
 	Representatives []Representative
@@ -382,6 +386,7 @@ func (c Case) clone() Case {
 	}
 	c.Tribunal = c.Tribunal.Clone()
 	c.Evidence = c.Evidence.Clone()
+	c.AfterAward = c.AfterAward.Clone()
 	c.Representatives = slices.Clone(c.Representatives)
 	return c
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/pcourt/pcourt/services/cases/internal/afteraward"
 	"github.com/pcourt/pcourt/services/cases/internal/tribunal"
 )
 
@@ -249,6 +250,9 @@ func NextDeadline(c Case) (time.Time, bool) {
 		at = append(at, w)
 	}
 	if t, ok := tribunal.NextDeadline(c.Tribunal, c.TribunalFacts()); ok {
+		at = append(at, t)
+	}
+	if t, ok := afteraward.NextDeadline(c.AfterAward, c.AfterAwardFacts()); ok {
 		at = append(at, t)
 	}
 	if len(at) == 0 {

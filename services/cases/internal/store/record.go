@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pcourt/pcourt/services/cases/internal/afteraward"
 	"github.com/pcourt/pcourt/services/cases/internal/evidence"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 	"github.com/pcourt/pcourt/services/cases/internal/tribunal"
@@ -65,6 +66,9 @@ type caseRecord struct {
 	// Evidence is stored in the evidence package's own JSON form, as the
 	// tribunal is, and for the same reason.
 	Evidence *evidence.State `json:"evidence,omitempty"`
+	// AfterAward is stored in its package's own JSON form, as the
+	// tribunal is; a record without it has nothing after the award.
+	AfterAward *afteraward.State `json:"afterAward,omitempty"`
 	// Representatives came later; a record without them has none.
 	Representatives []representativeRecord `json:"representatives,omitempty"`
 	// LoginReissues came later still; a record without them had none.
@@ -266,6 +270,10 @@ func encodeRecord(c procedure.Case) ([]byte, error) {
 		e := c.Evidence
 		r.Evidence = &e
 	}
+	if !c.AfterAward.Empty() {
+		a := c.AfterAward
+		r.AfterAward = &a
+	}
 	for _, x := range c.Representatives {
 		r.Representatives = append(r.Representatives, representativeRecord{x.ID, string(x.Side), x.Subject, x.Label, x.AppointedBy, ts(x.AppointedAt), ts(x.ChangedAt), ts(x.RemovedAt)})
 	}
@@ -360,6 +368,9 @@ func decodeRecord(b []byte) (procedure.Case, error) {
 	}
 	if e := r.Evidence; e != nil {
 		c.Evidence = *e
+	}
+	if a := r.AfterAward; a != nil {
+		c.AfterAward = *a
 	}
 	for _, x := range r.Representatives {
 		c.Representatives = append(c.Representatives, procedure.Representative{ID: x.ID, Side: procedure.Side(x.Side), Subject: x.Subject, Label: x.Label,

@@ -889,3 +889,20 @@ func nonNilRemedies(r []award.Remedy) []award.Remedy {
 }
 
 func ts(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// CheckAmended checks an award's dispositive part as amended after the
+// award (a corrected or additional award): the shape of a proposal
+// without the need for a citation, then what an award may order
+// (checkProposal). The refusal codes are this package's.
+func CheckAmended(p award.Proposal, f Facts, now time.Time) error {
+	bad := func(format string, args ...any) error {
+		return refuse(CodeInvalidAct, "amended award: %s", fmt.Sprintf(format, args...))
+	}
+	if err := validProposal(p, false, bad); err != nil {
+		return err
+	}
+	return checkProposal(p, f, now)
+}
+
+// Ordered are the sides the remedies order to act.
+func Ordered(remedies []award.Remedy) []string { return ordered(award.Proposal{Remedies: remedies}) }

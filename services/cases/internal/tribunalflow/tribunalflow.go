@@ -105,16 +105,17 @@ func (s *Service) finish(c procedure.Case, out tribunal.Outcome, now time.Time) 
 	if out.Award == nil {
 		return next, nil, nil
 	}
-	docs, err := s.artifacts(&next.Case.Tribunal, *out.Award)
+	docs, err := s.Artifacts(&next.Case.Tribunal, *out.Award)
 	if err != nil {
 		return procedure.Outcome{Case: c}, nil, err
 	}
 	return next, docs, nil
 }
 
-// artifacts makes the award's four documents (json, html, pdf, the
-// attestation) and records their digests in the issued award.
-func (s *Service) artifacts(st *tribunal.State, doc award.Document) ([]store.Document, error) {
+// Artifacts makes the award's four documents (json, html, pdf, the
+// attestation) and records their digests in the issued award: every
+// award of a case, amended ones too (afterawardflow), is made here.
+func (s *Service) Artifacts(st *tribunal.State, doc award.Document) ([]store.Document, error) {
 	jsonBytes, err := doc.Bytes()
 	if err != nil {
 		return nil, fmt.Errorf("award of case %s: %w", doc.CaseID, err)

@@ -127,7 +127,7 @@ func exampleCatalogue() (catalogueView, error) {
 	}
 	v := catalogueView{KeyID: signer.KeyID(), SignedAt: ExampleSignedAt, Published: string(jwks)}
 	occurred := ExampleSignedAt.Add(-30 * time.Second)
-	for i, d := range slices.Concat(eventDocs, decisionEventDocs, evidenceEventDocs) {
+	for i, d := range slices.Concat(eventDocs, decisionEventDocs, evidenceEventDocs, afterAwardEventDocs) {
 		b := exampleBody{SchemaVersion: "case-event-v2", EventID: fmt.Sprintf("case-event:case_example:%d", i+1),
 			DeliveryID: "dlv_example_" + d.Type, Sequence: i + 1, Type: d.Type, OccurredAt: occurred.Format("2006-01-02T15:04:05.000Z"),
 			CaseID: "case_example", ExternalCaseID: "partner-order-example", ActionRequired: d.ActionRequired}
@@ -229,6 +229,30 @@ func eventTableRows() []string {
 	out := make([]string, 0, len(eventDocs))
 	for _, d := range eventDocs {
 		out = append(out, fmt.Sprintf("| `%s` | %s | %s | %t | %s |", d.Type, d.When, d.Recipients, d.ActionRequired, d.Deadline))
+	}
+	return out
+}
+
+// afterAwardEventDocs is the events table of docs/after-award.md (the
+// cases service's afteraward.EventSpecs in words), held equal to the
+// document by TestTheAfterAwardEventsAreTheAfterAwardTable.
+var afterAwardEventDocs = []eventDoc{
+	{"post_award_recourse_waived", "a side waived its post-award recourse (the consent control)", "the other side and the reviewer", false, "—"},
+	{"post_award_requested", "a side asked for a correction, an interpretation or an additional award; the reviewer decides", "the other side and the reviewer", true, "—"},
+	{"post_award_request_decided", "the reviewer granted or denied a post-award request", "both sides and the tribunal", false, "—"},
+	{"award_amended", "a granted request issued a new award naming the one it amends (corrects); the new one is served", "both sides and the tribunal", false, "—"},
+	{"award_final", "the served award became final: its request window lapsed with nothing pending, or every side waived its recourse", "both sides and the tribunal", false, "—"},
+	{"execution_requested", "a side commanded an execution of the final award on a rail", "both sides", false, "—"},
+	{"execution_completed", "an execution completed, with its evidence (a settled transfer or the party's report)", "both sides", false, "—"},
+	{"execution_failed", "an execution's attempt failed; the same command tries again", "both sides", true, "—"},
+}
+
+// afterAwardTableRows renders afterAwardEventDocs as the rows of the table
+// of docs/after-award.md, for the test that holds them equal.
+func afterAwardTableRows() []string {
+	out := make([]string, 0, len(afterAwardEventDocs))
+	for _, d := range afterAwardEventDocs {
+		out = append(out, fmt.Sprintf("| `%s` | %s | %s | %t |", d.Type, d.When, d.Recipients, d.ActionRequired))
 	}
 	return out
 }

@@ -90,6 +90,10 @@ func TestTheEvidenceEventsAreTheEvidenceTable(t *testing.T) {
 	require.Equal(t, tableRows(t, "evidence.md", "| type | when | actionRequired |"), console.EvidenceTableRows())
 }
 
+func TestTheAfterAwardEventsAreTheAfterAwardTable(t *testing.T) {
+	require.Equal(t, tableRows(t, "after-award.md", "| type | when | to | actionRequired |"), console.AfterAwardTableRows())
+}
+
 // tableRows are the rows of the event table under header in docs/page.
 func tableRows(t *testing.T, page, header string) []string {
 	t.Helper()

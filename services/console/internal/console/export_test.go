@@ -15,3 +15,6 @@ var DecisionTableRows = decisionTableRows
 
 // EvidenceTableRows exposes the evidence events' rows to the external tests.
 var EvidenceTableRows = evidenceTableRows
+
+// AfterAwardTableRows exposes the after-award events' rows to the external tests.
+var AfterAwardTableRows = afterAwardTableRows

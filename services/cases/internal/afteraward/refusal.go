@@ -1,0 +1,67 @@
+package afteraward
+
+import (
+	"errors"
+	"fmt"
+)
+
+// RefusalCode is the stable code of a refused act. Its HTTP status is in
+// docs/after-award.md (and afterawardflow.Problem).
+type RefusalCode string
+
+// The refusal codes, in the order Decide checks them.
+const (
+	CodeInvalidAct        RefusalCode = "invalid_after_award_act"      // 400
+	CodeNotReviewer       RefusalCode = "not_award_reviewer"           // 403
+	CodeNotObligor        RefusalCode = "not_obligor"                  // 403
+	CodeModeUnavailable   RefusalCode = "execution_mode_unavailable"   // 409
+	CodeCaseClosed        RefusalCode = "case_closed"                  // 409
+	CodeNoAward           RefusalCode = "award_not_issued"             // 409
+	CodeAwardFinal        RefusalCode = "award_final"                  // 409
+	CodeAwardNotFinal     RefusalCode = "award_not_final"              // 409
+	CodeAwardHashMismatch RefusalCode = "award_hash_mismatch"          // 409
+	CodeRecourseWaived    RefusalCode = "recourse_waived"              // 409
+	CodeWindowClosed      RefusalCode = "post_award_window_closed"     // 409
+	CodeRequestPending    RefusalCode = "post_award_request_pending"   // 409
+	CodeRequestNotFound   RefusalCode = "post_award_request_not_found" // 404
+	CodeRequestDecided    RefusalCode = "post_award_request_decided"   // 409
+	CodeRemedyExceeds     RefusalCode = "remedy_exceeds_claim"         // 422
+	CodeNotExecutable     RefusalCode = "remedy_not_executable"        // 422
+	CodeAlreadyExecuted   RefusalCode = "already_executed"             // 409
+	CodeExecutionExists   RefusalCode = "execution_exists"             // 409
+	CodeExecutionNotFound RefusalCode = "execution_not_found"          // 404
+)
+
+// RefusalCodes lists every code in check order, for docs and tests.
+var RefusalCodes = []RefusalCode{
+	CodeInvalidAct, CodeNotReviewer, CodeCaseClosed, CodeNoAward,
+	// waiving and filing a request
+	CodeAwardFinal, CodeRecourseWaived, CodeWindowClosed, CodeRequestPending,
+	// deciding a request
+	CodeRequestNotFound, CodeRequestDecided, CodeRemedyExceeds,
+	// executing
+	CodeModeUnavailable, CodeAwardNotFinal, CodeAwardHashMismatch, CodeNotExecutable, CodeNotObligor,
+	CodeAlreadyExecuted, CodeExecutionExists,
+	// recording an attempt
+	CodeExecutionNotFound,
+}
+
+// RefusalError is a refused act; the state is unchanged. Detail is safe to
+// show the caller.
+type RefusalError struct {
+	Code   RefusalCode
+	Detail string
+}
+
+// Error returns "<code>: <detail>".
+func (e *RefusalError) Error() string { return string(e.Code) + ": " + e.Detail }
+
+// Is makes errors.Is match any refusal with the same code.
+func (e *RefusalError) Is(target error) bool {
+	var t *RefusalError
+	return errors.As(target, &t) && t.Code == e.Code
+}
+
+func refuse(code RefusalCode, format string, args ...any) *RefusalError {
+	return &RefusalError{Code: code, Detail: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,72 @@
+package afterawardflow_test
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pcourt/pcourt/services/cases/internal/afteraward"
+	"github.com/pcourt/pcourt/services/cases/internal/afterawardflow"
+)
+
+const page = "../../../../docs/after-award.md"
+
+// docTable returns the rows of the table under header in docs/after-award.md.
+func docTable(t *testing.T, header string) []string {
+	t.Helper()
+	raw, err := os.ReadFile(page)
+	require.NoError(t, err)
+	lines := strings.Split(string(raw), "\n")
+	i := slices.Index(lines, header)
+	require.GreaterOrEqual(t, i, 0, "%s has no table %q", page, header)
+	var rows []string
+	for _, line := range lines[i+2:] {
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		rows = append(rows, line)
+	}
+	return rows
+}
+
+// docs/after-award.md's event table is afteraward.EventSpecs.
+func TestTheEventTableIsDocumented(t *testing.T) {
+	var want []string
+	for _, e := range afteraward.EventSpecs {
+		want = append(want, fmt.Sprintf("| `%s` | %s | %s | %t |", e.Type, e.When, e.Audience, e.ActionRequired))
+	}
+	require.Equal(t, want, docTable(t, "| type | when | to | actionRequired |"))
+}
+
+// docs/after-award.md's request windows are afteraward.WindowsByRules.
+func TestTheWindowsAreDocumented(t *testing.T) {
+	var want []string
+	for v, w := range afteraward.WindowsByRules {
+		want = append(want, fmt.Sprintf("| `%s` | %d days from the served award's issue |", v, w.Requests/(24*time.Hour)))
+	}
+	slices.Sort(want)
+	require.Equal(t, want, docTable(t, "| rules version | request window |"))
+}
+
+// docs/after-award.md's modes are afteraward.Modes with their actions.
+func TestTheModesAreDocumented(t *testing.T) {
+	rows := docTable(t, "| mode | action | rail | how the money moves | on this deployment |")
+	require.Len(t, rows, len(afteraward.Modes))
+	for i, m := range afteraward.Modes {
+		require.True(t, strings.HasPrefix(rows[i], fmt.Sprintf("| `%s` | `%s` |", m, afteraward.Action(m))), rows[i])
+	}
+}
+
+// Every refusal has a status, and the problem codes name each once.
+func TestEveryRefusalHasAProblem(t *testing.T) {
+	for _, code := range afteraward.RefusalCodes {
+		p := afterawardflow.Problem(&afteraward.RefusalError{Code: code, Detail: "d"})
+		require.NotNil(t, p, code)
+		require.NotZero(t, p.Code.Status, code)
+	}
+}
