@@ -244,3 +244,12 @@ func TestDecideSharesNoMemory(t *testing.T) {
 	wg.Wait()
 	require.Empty(t, s.Executions)
 }
+
+// Only the side a refund pays names where it goes.
+func TestOnlyThePayeeCommandsARefund(t *testing.T) {
+	f := facts()
+	s := final(t, f)
+	a := refund(f, "k1")
+	a.Side, a.ParticipantID = "respondent", "p-r"
+	refused(t, s, f, a, t0, afteraward.CodeNotPayee)
+}

@@ -315,6 +315,12 @@ func (s *State) execute(f Facts, a Act, now time.Time) (Outcome, error) {
 	if a.Mode == ModePartyReported && a.Side != obligor(rem) {
 		return Outcome{}, refuse(CodeNotObligor, "remedies[%d] orders the %s side; only it reports having carried it out", a.RemedyIndex, obligor(rem))
 	}
+	// A refund goes to the payer of the original payment, which the
+	// command names and no facilitator can look up: only the side the
+	// remedy pays may name where its own money goes.
+	if a.Mode == ModeX402rRefund && a.Side != rem.Payee {
+		return Outcome{}, refuse(CodeNotPayee, "remedies[%d] pays the %s side; only it commands the refund to its own payment's payer", a.RemedyIndex, rem.Payee)
+	}
 	for _, e := range s.Executions {
 		if e.AwardHash != a.AwardHash || e.RemedyIndex != a.RemedyIndex {
 			continue

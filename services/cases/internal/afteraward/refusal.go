@@ -14,6 +14,7 @@ const (
 	CodeInvalidAct        RefusalCode = "invalid_after_award_act"      // 400
 	CodeNotReviewer       RefusalCode = "not_award_reviewer"           // 403
 	CodeNotObligor        RefusalCode = "not_obligor"                  // 403
+	CodeNotPayee          RefusalCode = "not_payee"                    // 403
 	CodeModeUnavailable   RefusalCode = "execution_mode_unavailable"   // 409
 	CodeCaseClosed        RefusalCode = "case_closed"                  // 409
 	CodeNoAward           RefusalCode = "award_not_issued"             // 409
@@ -40,7 +41,7 @@ var RefusalCodes = []RefusalCode{
 	// deciding a request
 	CodeRequestNotFound, CodeRequestDecided, CodeRemedyExceeds,
 	// executing
-	CodeModeUnavailable, CodeAwardNotFinal, CodeAwardHashMismatch, CodeNotExecutable, CodeNotObligor,
+	CodeModeUnavailable, CodeAwardNotFinal, CodeAwardHashMismatch, CodeNotExecutable, CodeNotObligor, CodeNotPayee,
 	CodeAlreadyExecuted, CodeExecutionExists,
 	// recording an attempt
 	CodeExecutionNotFound,

@@ -31,6 +31,7 @@ var refusalStatus = map[afteraward.RefusalCode]int{
 	afteraward.CodeAwardHashMismatch: http.StatusConflict,
 	afteraward.CodeNotExecutable:     http.StatusUnprocessableEntity,
 	afteraward.CodeNotObligor:        http.StatusForbidden,
+	afteraward.CodeNotPayee:          http.StatusForbidden,
 	afteraward.CodeAlreadyExecuted:   http.StatusConflict,
 	afteraward.CodeExecutionExists:   http.StatusConflict,
 	afteraward.CodeExecutionNotFound: http.StatusNotFound,
