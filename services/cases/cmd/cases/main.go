@@ -97,6 +97,12 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	}
 	logger.Info("evidence store", "store", cfg.Evidence.Describe(), "spool", cfg.SpoolDir)
 	exhibits := evidenceflow.New(flow, cases, files, cfg.SpoolDir, nil)
+	// The x402r rail refunds an award's payment to the original payer;
+	// nil when not configured, and the x402r mode is then unavailable.
+	// The executions flow takes it (issue 25).
+	if _, err := newRefundRail(cfg.Refunds, logger); err != nil {
+		return err
+	}
 	scheduler := caseflow.NewScheduler(cases, cfg.Scheduler, logger, nil, decision.Ticker())
 
 	idempotent, err := idempotency.NewJournal(rdb, cfg.Idempotency, logger)
