@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,9 +16,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/pcourt/pcourt/libs/kafka/kafkadev"
+	"github.com/pcourt/pcourt/libs/x402"
 )
 
 // service is one of the platform's binaries, run as a child process.
@@ -73,12 +76,18 @@ func stackServices(cfg config, redis *devRedis, brokers []string, facilitatorURL
 		// (GET /api/awards/keys), so their awards keep verifying.
 		// Evidence files in a directory of the state, where a deployment
 		// has its bucket (libs/objectstore's Dir), and uploads spooled
-		// beside them.
+		// beside them. The x402r refund rail pays awards' refunds from
+		// devRefundOperator (a public development account the facilitator
+		// funds at every start) on Base Sepolia, through the local
+		// facilitator.
 		"cases": {
 			fmt.Sprintf("PUBLIC_BASE_URL=http://127.0.0.1:%d", cfg.EdgePort),
 			"AWARD_DEV_EPHEMERAL_KEY=true",
 			"EVIDENCE_STORE_DIR=" + filepath.Join(cfg.Dir, "evidence"),
 			"EVIDENCE_SPOOL_DIR=" + filepath.Join(cfg.Dir, "evidence-spool"),
+			"FACILITATOR_URL=" + facilitatorURL,
+			"X402R_OPERATOR_KEY=" + hex.EncodeToString(crypto.FromECDSA(devRefundOperator().Key)),
+			"X402R_NETWORKS=" + strings.Join(x402.DefaultNetworks(x402.EnvironmentSandbox), ","),
 		},
 	}
 	for i, name := range names {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/award"
+	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/libs/x402/localfacilitator"
 	"github.com/pcourt/pcourt/tools/adjudicator/agent"
 )
@@ -152,6 +153,9 @@ func printWelcome(w io.Writer, cfg config, creds devCredentials, receiverURL, ad
 		"(endpoint %s), files its proposals and prints \"adjudicator | ...\" lines here;\n"+
 		"the reviewer is you, with PCOURT_REVIEWER_TOKEN. Walk a case on to a signed award, verified offline:\n", adjudicatorURL, adjudicatorEndpoint)
 	fmt.Fprintf(w, "  go run ./tools/demo -through award -env %s\n", envFile)
+	fmt.Fprintf(w, "\nAward executions in the x402r mode refund the original payer from %s (Anvil account 9,\n"+
+		"a PUBLIC test key funded with 1000 test USDC by the local facilitator) on %s (docs/executions.md).\n",
+		devRefundOperator().Address.Hex(), strings.Join(x402.DefaultNetworks(x402.EnvironmentSandbox), ", "))
 	fmt.Fprintf(w, "\nSigned case events for partner-dev are delivered to %s, verified\nagainst %s/api/webhooks/keys and printed here as \"webhook  | ...\" lines.\n", receiverURL, base)
 	if len(cfg.Compat) > 0 {
 		fmt.Fprintf(w, "\nCompatibility policy, from your environment, at the edge: %s\n(earlier routes such as %s/api/v2/cases/<id> answer with Deprecation, Sunset and Link; guide at %s/docs/migration)\n",
@@ -161,6 +165,13 @@ func printWelcome(w io.Writer, cfg config, creds devCredentials, receiverURL, ad
 	}
 	fmt.Fprintf(w, "\nLogs: %s   Ctrl-C stops everything.\n", filepath.Join(cfg.Dir, "logs"))
 }
+
+// devRefundOperator pays the refunds of award executions in the x402r
+// mode: Anvil account 9, which no payer of the stack uses, funded like
+// every development account by the facilitator at each start
+// (localfacilitator.FundDevAccounts, devFunding). Its key is public: the
+// cases service refuses it on a main network.
+func devRefundOperator() localfacilitator.DevAccount { return localfacilitator.DevAccounts()[9] }
 
 // devPayTo receives the stack's readiness payments: Anvil account 1, so the
 // payer (account 0) and the payee are both visible in the ledger.

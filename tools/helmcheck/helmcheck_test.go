@@ -369,6 +369,48 @@ func TestEvidenceStore(t *testing.T) {
 	}
 }
 
+// The x402r refund rail is off by default (cases then answers x402r
+// executions as unavailable); on, it pays through the chart's facilitator
+// with the operator's key from an existing Secret, never a value.
+func TestRefundRail(t *testing.T) {
+	h := helm(t)
+	casesContainer := func(m *helmcheck.Manifests) corev1.Container {
+		t.Helper()
+		for _, d := range m.Deployments {
+			if d.Name == "pcourt-cases" {
+				return d.Spec.Template.Spec.Containers[0]
+			}
+		}
+		t.Fatal("no cases Deployment")
+		return corev1.Container{}
+	}
+	secretRefs := func(c corev1.Container) map[string]*corev1.SecretKeySelector {
+		refs := map[string]*corev1.SecretKeySelector{}
+		for _, ev := range c.Env {
+			if ev.ValueFrom != nil && ev.ValueFrom.SecretKeyRef != nil {
+				refs[ev.Name] = ev.ValueFrom.SecretKeyRef
+			}
+		}
+		return refs
+	}
+
+	off := casesContainer(render(t, h))
+	assert.NotContains(t, env(off), "FACILITATOR_URL")
+	assert.NotContains(t, env(off), "X402R_NETWORKS")
+	assert.NotContains(t, secretRefs(off), "X402R_OPERATOR_KEY")
+
+	on := casesContainer(render(t, h, "-f", production))
+	e, refs := env(on), secretRefs(on)
+	assert.Equal(t, "https://facilitator.example", e["FACILITATOR_URL"])
+	assert.Equal(t, "eip155:8453,eip155:84532", e["X402R_NETWORKS"])
+	require.Contains(t, refs, "X402R_OPERATOR_KEY", "the operator's key comes from a Secret")
+	assert.Equal(t, "pcourt-x402r-operator", refs["X402R_OPERATOR_KEY"].Name)
+	assert.Equal(t, "operatorKey", refs["X402R_OPERATOR_KEY"].Key)
+	assert.NotContains(t, e, "X402R_OPERATOR_KEY")
+	require.Contains(t, refs, "FACILITATOR_AUTH_HEADER")
+	assert.Equal(t, "pcourt-facilitator", refs["FACILITATOR_AUTH_HEADER"].Name)
+}
+
 // Values that must not render: each is a mistake an operator can make.
 func TestRefusedValues(t *testing.T) {
 	h := helm(t)
@@ -387,6 +429,7 @@ func TestRefusedValues(t *testing.T) {
 		"an evidence bucket without its Secret":        {[]string{"services.cases.evidenceStore.s3.existingSecret="}, "evidenceStore.s3.existingSecret"},
 		"an evidence bucket without an endpoint":       {[]string{"services.cases.evidenceStore.s3.endpoint="}, "evidenceStore.s3.endpoint"},
 		"a bucket and a dev directory at once":         {[]string{"services.cases.evidenceStore.devEmptyDir=true"}, "both set"},
+		"a refund rail without its operator's Secret":  {[]string{"services.cases.refundRail.enabled=true"}, "refundRail.existingSecret"},
 		"a dev evidence directory in two replicas": {[]string{"services.cases.evidenceStore.s3.bucket=", "services.cases.evidenceStore.devEmptyDir=true"},
 			"needs services.cases.replicas: 1"},
 	} {

@@ -33,6 +33,9 @@ type config struct {
 	// while it is checked, before it reaches the store.
 	Evidence objectstore.Config
 	SpoolDir string
+	// Refunds is the x402r refund rail of award executions (rails.go);
+	// off unless X402R_OPERATOR_KEY is set.
+	Refunds refundRailConfig
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -67,8 +70,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 		},
 		Evidence: objectstore.FromEnv(r),
 		SpoolDir: r.String("EVIDENCE_SPOOL_DIR", os.TempDir()),
+		Refunds:  refundRailFromEnv(r),
 	}
-	errs := []error{r.Err(), cfg.Service.Validate(), cfg.Scheduler.Validate(), cfg.Idempotency.Validate(), cfg.Respond.Validate(), cfg.Evidence.Validate()}
+	errs := []error{r.Err(), cfg.Service.Validate(), cfg.Scheduler.Validate(), cfg.Idempotency.Validate(), cfg.Respond.Validate(), cfg.Evidence.Validate(), cfg.Refunds.Validate()}
 	if cfg.AwardKeys.Dir == "" && !cfg.AwardKeys.DevEphemeral {
 		errs = append(errs, errors.New("AWARD_SIGNING_KEYS_DIR is required (or AWARD_DEV_EPHEMERAL_KEY=true in development)"))
 	}

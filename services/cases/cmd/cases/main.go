@@ -99,8 +99,18 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	logger.Info("evidence store", "store", cfg.Evidence.Describe(), "spool", cfg.SpoolDir)
 	exhibits := evidenceflow.New(flow, cases, files, cfg.SpoolDir, nil)
 	// After the award: post-award requests, finality (its Ticker joins
-	// the scan) and executions over the rails configured here.
-	afterAward := afterawardflow.New(flow, cases, decision, nil, nil)
+	// the scan) and executions. The x402r rail refunds an award's payment
+	// to the original payer; without one configured the x402r mode is
+	// unavailable (a nil interface, never a typed nil).
+	refundRail, err := newRefundRail(cfg.Refunds, logger)
+	if err != nil {
+		return err
+	}
+	var refunds afterawardflow.Refunds
+	if refundRail != nil {
+		refunds = refundRail
+	}
+	afterAward := afterawardflow.New(flow, cases, decision, refunds, nil)
 	scheduler := caseflow.NewScheduler(cases, cfg.Scheduler, logger, nil, decision.Ticker(), afterAward.Ticker())
 
 	idempotent, err := idempotency.NewJournal(rdb, cfg.Idempotency, logger)

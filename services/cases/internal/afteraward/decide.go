@@ -457,6 +457,9 @@ func (a Act) validate() error {
 		if (a.Mode == ModeX402rRefund) != (a.Payment != nil) {
 			return bad("payment (the original x402 payment: network, payer, transaction) is required for %s and only for it", ModeX402rRefund)
 		}
+		if p := a.Payment; p != nil && (p.Network == "" || !hexOf(p.Payer, 40) || !hexOf(p.Transaction, 64)) {
+			return bad("payment names its network (CAIP-2), its payer (0x and 40 hex digits) and its transaction (0x and 64 hex digits)")
+		}
 		if (a.Mode == ModePartyReported) != (a.Reference != "") {
 			return bad("reference (the party's own record of having carried it out) is required for %s and only for it", ModePartyReported)
 		}
@@ -471,6 +474,19 @@ func (a Act) validate() error {
 		return bad("unknown act")
 	}
 	return nil
+}
+
+// hexOf reports whether s is 0x and n hex digits.
+func hexOf(s string, n int) bool {
+	if len(s) != n+2 || !strings.HasPrefix(s, "0x") {
+		return false
+	}
+	for _, r := range s[2:] {
+		if (r < '0' || r > '9') && (r < 'a' || r > 'f') && (r < 'A' || r > 'F') {
+			return false
+		}
+	}
+	return true
 }
 
 func text(s string, max int) bool {

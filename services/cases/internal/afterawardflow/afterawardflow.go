@@ -18,12 +18,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/pcourt/pcourt/libs/award"
+	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/services/cases/internal/afteraward"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
+	"github.com/pcourt/pcourt/services/cases/internal/rails"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
 	"github.com/pcourt/pcourt/services/cases/internal/tribunal"
 )
@@ -34,33 +37,11 @@ type Artifacts interface {
 	Artifacts(st *tribunal.State, doc award.Document) ([]store.Document, error)
 }
 
-// RefundOrder is an x402r refund to make: the remedy's amount back to the
-// original payment's payer, identified by its execution.
-type RefundOrder struct {
-	ExecutionID string
-	Network     string
-	To          string
-	AmountMinor int64
-	Currency    string
-	// CreatedAt is the execution's creation: the signed authorization is
-	// derived from it, so every attempt signs the same bytes.
-	CreatedAt time.Time
-}
-
-// RefundReceipt is a settled refund.
-type RefundReceipt struct {
-	Transaction  string
-	Network      string
-	Asset        string
-	From         string
-	To           string
-	AmountAtomic string
-}
-
-// Refunds moves x402r refunds. Refund must be idempotent by ExecutionID:
-// called again, by any replica, it answers the first settlement.
+// Refunds moves x402r refunds (internal/rails.X402Refunds). Refund must
+// be idempotent by the transfer's ExecutionID: called again, by any
+// replica, it answers the first settlement.
 type Refunds interface {
-	Refund(ctx context.Context, o RefundOrder) (RefundReceipt, error)
+	Refund(ctx context.Context, t rails.Transfer) (rails.Receipt, error)
 }
 
 // Service applies acts after the award.
@@ -201,7 +182,7 @@ func (s *Service) Execute(ctx context.Context, caseID string, a afteraward.Act) 
 		attempt.Detail = rerr.Error()
 	} else {
 		attempt.Completion = &afteraward.Completion{Transaction: receipt.Transaction, Network: receipt.Network, Asset: receipt.Asset,
-			From: receipt.From, To: receipt.To, AmountAtomic: receipt.AmountAtomic}
+			From: receipt.From, To: receipt.To, AmountAtomic: strconv.FormatUint(receipt.Amount, 10)}
 	}
 	recorded, _, err := s.Act(ctx, caseID, attempt)
 	if err != nil {
@@ -218,14 +199,22 @@ func (s *Service) Execute(ctx context.Context, caseID string, a afteraward.Act) 
 	return res, e, nil
 }
 
-func (s *Service) transfer(ctx context.Context, caseID string, e afteraward.Execution) (RefundReceipt, error) {
-	switch {
-	case e.Mode == afteraward.ModeX402rRefund && s.refunds != nil && e.Payment != nil:
-		return s.refunds.Refund(ctx, RefundOrder{ExecutionID: e.ID, Network: e.Payment.Network, To: e.Payment.Payer,
-			AmountMinor: e.AmountMinor, Currency: e.Currency, CreatedAt: e.CreatedAt})
-	default:
-		return RefundReceipt{}, fmt.Errorf("case %s: execution %s: mode %s has no rail on this deployment", caseID, e.ID, e.Mode)
+// transfer moves an execution's money on its rail: the remedy's amount
+// in USDC's atomic units, to the original payment's payer.
+func (s *Service) transfer(ctx context.Context, caseID string, e afteraward.Execution) (rails.Receipt, error) {
+	if e.Mode != afteraward.ModeX402rRefund || s.refunds == nil || e.Payment == nil {
+		return rails.Receipt{}, fmt.Errorf("case %s: execution %s: mode %s has no rail on this deployment", caseID, e.ID, e.Mode)
 	}
+	amount, err := rails.AtomicUSDC(e.Currency, e.AmountMinor)
+	if err != nil {
+		return rails.Receipt{}, err
+	}
+	asset, ok := x402.USDC(e.Payment.Network)
+	if !ok {
+		return rails.Receipt{}, fmt.Errorf("no USDC is known on network %s", e.Payment.Network)
+	}
+	return s.refunds.Refund(ctx, rails.Transfer{ExecutionID: e.ID, Network: e.Payment.Network, Asset: asset.Address.Hex(),
+		To: e.Payment.Payer, Amount: amount, CreatedAt: e.CreatedAt})
 }
 
 // KeyDigest is the digest an execution keeps of its command's

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -11,6 +12,7 @@ import (
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/libs/requestid"
+	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/services/cases/internal/afteraward"
 	"github.com/pcourt/pcourt/services/cases/internal/afterawardflow"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
@@ -358,6 +360,10 @@ func (h *handlers) executionCommand(read func(c *gin.Context) (executionBody, er
 			KeyDigest: afterawardflow.KeyDigest(cred.PublicID, c.GetHeader(idempotency.Header))}
 		if a.Side, a.ParticipantID, err = h.evidenceActor(c, cred, l.Case, b.ParticipantID); err != nil {
 			_ = c.Error(err)
+			return
+		}
+		if p := a.Payment; p != nil && !x402.NetworkAllowed(l.Case.Environment, p.Network) {
+			_ = c.Error(afterAwardInvalid(fmt.Sprintf("payment.network %q is not a network of the %s environment", p.Network, l.Case.Environment)))
 			return
 		}
 		if a.Mode == afteraward.ModePartyReported {

@@ -3,6 +3,8 @@ package httpapi_test
 import (
 	"context"
 	"net/http"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -300,4 +302,134 @@ func TestThePartyReportsItsOwnExecutionWithItsGrant(t *testing.T) {
 	}](t, s.do(t, http.MethodGet, "/api/v2/cases/"+c.id+"/settlement-executions", s.respondent, "", nil))
 	require.Equal(t, "partner_executes", legacy.SettlementExecutions[0].Rail, "the historical alias answers in its own terms")
 	require.Contains(t, s.docketTypes(t, c.id), "execution_completed")
+}
+
+// claimantWallet is the payer of the claimant's original x402 payment.
+const claimantWallet = "0x1111111111111111111111111111111111111111"
+
+func refundCommand(hash string) map[string]any {
+	return map[string]any{"mode": "x402r_refund", "action": "refund", "awardHash": hash, "remedyIndex": 0,
+		"payment": map[string]any{"network": refundNetwork, "payer": claimantWallet, "transaction": "0x" + strings.Repeat("ab", 32)}}
+}
+
+// The x402r refund really pays: the refund operator's signed transfer of
+// the remedy's 300.00 USD is settled through the local facilitator, once,
+// however many identical commands arrive at once.
+func TestAnX402rRefundIsSettledOnceForTwentyConcurrentCommands(t *testing.T) {
+	s := newStack(t)
+	c, hash := s.awarded(t)
+	base := "/api/cases/" + c.id + "/executions"
+	operatorBefore := s.balance(t, s.operator)
+
+	s.unchanged(t, func() {
+		rep := s.do(t, http.MethodPost, base, s.claimant, newKey(), refundCommand(hash))
+		require.Equal(t, "award_not_final", rep.code, string(rep.body))
+	})
+	s.final(t, c)
+	s.unchanged(t, func() {
+		rep := s.do(t, http.MethodPost, base, s.respondent, newKey(), refundCommand(hash))
+		require.Equal(t, http.StatusForbidden, rep.status, string(rep.body))
+		require.Equal(t, "not_payee", rep.code, "the respondent may not send the claimant's refund elsewhere")
+		mainnet := refundCommand(hash)
+		mainnet["payment"].(map[string]any)["network"] = "eip155:8453"
+		rep = s.do(t, http.MethodPost, base, s.claimant, newKey(), mainnet)
+		require.Equal(t, http.StatusBadRequest, rep.status, string(rep.body))
+		require.Equal(t, "invalid_after_award_act", rep.code, "a sandbox case refunds on a test network only")
+		rep = s.do(t, http.MethodPost, base, s.claimant, "", refundCommand(hash))
+		require.Equal(t, http.StatusBadRequest, rep.status, string(rep.body))
+		rep = s.do(t, http.MethodPost, base, s.stranger, newKey(), refundCommand(hash))
+		require.Equal(t, http.StatusNotFound, rep.status)
+	})
+	require.Empty(t, s.settlements(t))
+
+	// Twenty identical commands at once, ten with one key and ten with
+	// keys of their own: one transfer.
+	shared := newKey()
+	statuses := make(chan int, 20)
+	var wg sync.WaitGroup
+	for i := range 20 {
+		k := shared
+		if i%2 == 1 {
+			k = newKey()
+		}
+		wg.Go(func() {
+			req := s.request(t, http.MethodPost, base, s.claimant, k, refundCommand(hash))
+			resp, err := http.DefaultClient.Do(req)
+			if err == nil {
+				resp.Body.Close()
+				statuses <- resp.StatusCode
+			}
+		})
+	}
+	wg.Wait()
+	close(statuses)
+	created := 0
+	for st := range statuses {
+		switch st {
+		case http.StatusCreated:
+			created++
+		case http.StatusConflict:
+		default:
+			t.Fatalf("a concurrent command answered %d", st)
+		}
+	}
+	require.GreaterOrEqual(t, created, 1)
+	settled := s.settlements(t)
+	require.Len(t, settled, 1, "one transfer")
+	require.Equal(t, uint64(300_000_000), settled[0].Amount, "300.00 USD in USDC's atomic units")
+	require.Equal(t, uint64(300_000_000), s.balance(t, claimantWallet))
+	require.Equal(t, operatorBefore-300_000_000, s.balance(t, s.operator))
+
+	list := data[struct {
+		Executions []executionData `json:"executions"`
+	}](t, s.do(t, http.MethodGet, base, s.respondent, "", nil))
+	require.Len(t, list.Executions, 1)
+	e := list.Executions[0]
+	require.Equal(t, "completed", e.Status)
+	require.Equal(t, settled[0].Transaction, e.Completion.Transaction, "the execution shows the transaction")
+	require.Equal(t, "300000000", e.Completion.AmountAtomic)
+	s.unchanged(t, func() {
+		rep := s.do(t, http.MethodPost, base, s.claimant, newKey(), refundCommand(hash))
+		require.Equal(t, "already_executed", rep.code)
+	})
+	require.Contains(t, s.docketTypes(t, c.id), "execution_completed")
+}
+
+// A refund the rail refuses (the operator cannot cover it) is recorded as
+// a failed attempt and answered 502; the same command pays once the
+// operator is funded, and another command may not take it over.
+func TestAFailedRefundIsRetriedByItsOwnCommandAndPaysOnce(t *testing.T) {
+	s := newStack(t)
+	c, hash := s.awarded(t)
+	s.final(t, c)
+	base := "/api/cases/" + c.id + "/executions"
+	balances := "pc:facilitator:{" + refundNetwork + ":" + strings.ToLower(s.usdc(t).Address.Hex()) + "}:balances"
+	require.NoError(t, s.rdb.HSet(context.Background(), balances, strings.ToLower(s.operator), "0").Err())
+
+	k := newKey()
+	rep := s.do(t, http.MethodPost, base, s.claimant, k, refundCommand(hash))
+	require.Equal(t, http.StatusBadGateway, rep.status, string(rep.body))
+	require.Equal(t, "execution_failed", rep.code)
+	list := data[struct {
+		Executions []executionData `json:"executions"`
+	}](t, s.do(t, http.MethodGet, base, s.claimant, "", nil))
+	require.Equal(t, "failed", list.Executions[0].Status)
+	require.Len(t, list.Executions[0].Attempts, 1)
+	require.Empty(t, s.settlements(t), "nothing moved")
+	require.Contains(t, s.docketTypes(t, c.id), "execution_failed")
+
+	rep = s.do(t, http.MethodPost, base, s.claimant, newKey(), refundCommand(hash))
+	require.Equal(t, http.StatusConflict, rep.status, string(rep.body))
+	require.Equal(t, "execution_exists", rep.code)
+
+	s.fundOperator(t, 1_000_000_000)
+	rep = s.do(t, http.MethodPost, base, s.claimant, k, refundCommand(hash))
+	require.Equal(t, http.StatusOK, rep.status, string(rep.body))
+	e := data[executionData](t, rep)
+	require.Equal(t, "completed", e.Status)
+	require.Len(t, e.Attempts, 2)
+	rep = s.do(t, http.MethodPost, base, s.claimant, k, refundCommand(hash))
+	require.Equal(t, http.StatusOK, rep.status, "the journal replays the completed answer")
+	require.Len(t, s.settlements(t), 1)
+	require.Equal(t, uint64(300_000_000), s.balance(t, claimantWallet))
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/objectstore"
 	"github.com/pcourt/pcourt/libs/ratelimit"
+	"github.com/pcourt/pcourt/libs/x402/localfacilitator"
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/services/cases/internal/afterawardflow"
 	"github.com/pcourt/pcourt/services/cases/internal/awardkeys"
@@ -80,6 +81,10 @@ type stack struct {
 	// wait for their checks.
 	files objectstore.Store
 	spool string
+	// ledger is the local x402 facilitator's ledger the stack's refund
+	// rail pays through, from the operator's account (refunds_test.go).
+	ledger   *localfacilitator.Ledger
+	operator string
 }
 
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
