@@ -20,11 +20,22 @@
 //
 //	award <caseId> <awardHash>
 //
+// To the execution (-through execution): first the purchase the dispute
+// is about, an x402 payment of the claim from the buyer's development
+// wallet to the seller's, settled by the stack's local facilitator; then
+// the walk to the award, on a plan without an answer (so the rubric,
+// counting one item a side, upholds half the claim: a payment); both sides consent to the
+// award, which makes it final; and the claimant's agent commands the
+// x402r refund of that payment. It prints as its last line:
+//
+//	execution <caseId> <executionId> <status>
+//
 // Usage:
 //
 //	go run ./tools/demo                       # reads .devstack/credentials.env
 //	go run ./tools/demo -env path/to/credentials.env
 //	go run ./tools/demo -through award
+//	go run ./tools/demo -through execution
 //
 // docs/filings-walkthrough.md shows the same steps as curl commands.
 package main
@@ -62,18 +73,22 @@ type settings struct {
 	url, orchestrator, claimant, respondent string
 	// reviewer is the tribunal's reviewer, for -through award.
 	reviewer string
+	// facilitator is the stack's local x402 facilitator, for -through
+	// execution: the purchase is settled there.
+	facilitator string
 }
 
 // Where the walkthrough ends.
 const (
-	throughOpening = "opening"
-	throughAward   = "award"
+	throughOpening   = "opening"
+	throughAward     = "award"
+	throughExecution = "execution"
 )
 
 func run(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	envFile := fs.String("env", ".devstack/credentials.env", "credentials file written by make run (variables already set in the environment win)")
-	through := fs.String("through", throughOpening, "where to stop: opening (the case opens) or award (a signed award, verified offline)")
+	through := fs.String("through", throughOpening, "where to stop: opening (the case opens), award (a signed award, verified offline) or execution (the final award refunds the purchase over x402r)")
 	wait := fs.Duration("decision-timeout", 2*time.Minute, "-through award: how long to wait for the case to open, and then for the tribunal's assignment and the adjudicator's proposal")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -81,15 +96,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if *through != throughOpening && *through != throughAward {
-		return fmt.Errorf("-through %q: want %s or %s", *through, throughOpening, throughAward)
+	if *through != throughOpening && *through != throughAward && *through != throughExecution {
+		return fmt.Errorf("-through %q: want %s, %s or %s", *through, throughOpening, throughAward, throughExecution)
 	}
-	cfg, err := loadSettings(*envFile, getenv, *through == throughAward)
+	cfg, err := loadSettings(*envFile, getenv, *through)
 	if err != nil {
 		return err
 	}
 	c := &client{base: cfg.url, out: out, http: &http.Client{Timeout: 10 * time.Second}}
-	opened, err := openCase(ctx, c, cfg, *through == throughAward)
+	var bought purchase
+	if *through == throughExecution {
+		if bought, err = pay(ctx, c, cfg.facilitator); err != nil {
+			return err
+		}
+	}
+	opened, err := openCase(ctx, c, cfg, *through)
 	if err != nil {
 		return err
 	}
@@ -97,13 +118,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		fmt.Fprintf(out, "\nDone.\n")
 		return nil
 	}
-	return walkToAward(ctx, c, cfg, opened, *wait)
+	awardHash, err := walkToAward(ctx, c, cfg, opened, *through == throughAward, *wait)
+	if err != nil || *through == throughAward {
+		return err
+	}
+	return walkToExecution(ctx, c, cfg, opened.CaseID, awardHash, bought)
 }
 
-// openCase walks a draft to an opened case and returns it. short asks for
-// a procedure plan that reaches the record quickly: an answer, then one
-// evidence round of one submission per side, no rebuttal.
-func openCase(ctx context.Context, c *client, cfg settings, short bool) (openedCase, error) {
+// openCase walks a draft to an opened case and returns it. Past the
+// opening, the procedure plan reaches the record quickly: an answer (not
+// for an execution, so that the reference adjudicator's rubric, which
+// counts each side's items, upholds half the claim: a payment to refund),
+// then one evidence round of one submission per side, no rebuttal.
+func openCase(ctx context.Context, c *client, cfg settings, through string) (openedCase, error) {
 	out := c.out
 	var err error
 
@@ -125,8 +152,11 @@ func openCase(ctx context.Context, c *client, cfg settings, short bool) (openedC
 	// filings per side and stage. The short one (custom_bounded) keeps the
 	// answer and one evidence round of one filing each.
 	plan := map[string]any{"profile": "standard"}
-	if short {
+	switch through {
+	case throughAward:
 		plan = map[string]any{"profile": "custom_bounded", "answerRequired": true, "evidenceRounds": 1, "rebuttalRounds": 0, "filingsPerSidePerStage": 1}
+	case throughExecution:
+		plan = map[string]any{"profile": "custom_bounded", "answerRequired": false, "evidenceRounds": 1, "rebuttalRounds": 0, "filingsPerSidePerStage": 1}
 	}
 	step(out, fmt.Sprintf("2. The claimant's agent prepares a two-party draft (procedure %s)", plan["profile"]))
 	var prepared struct{ Data draftResource }
@@ -304,9 +334,9 @@ func key() string {
 }
 
 // loadSettings reads PCOURT_* from the environment, falling back to the
-// export lines of the credentials file; tribunal says the reviewer's token
-// is needed too.
-func loadSettings(path string, getenv func(string) string, tribunal bool) (settings, error) {
+// export lines of the credentials file; past the opening the reviewer's
+// token is needed too, and for an execution the facilitator's URL.
+func loadSettings(path string, getenv func(string) string, through string) (settings, error) {
 	file := map[string]string{}
 	if f, err := os.Open(path); err == nil {
 		defer f.Close()
@@ -325,12 +355,15 @@ func loadSettings(path string, getenv func(string) string, tribunal bool) (setti
 		return file[name]
 	}
 	s := settings{url: get("PCOURT_URL"), orchestrator: get("PCOURT_ORCHESTRATOR_TOKEN"), claimant: get("PCOURT_CLAIMANT_TOKEN"), respondent: get("PCOURT_RESPONDENT_TOKEN"),
-		reviewer: get("PCOURT_REVIEWER_TOKEN")}
+		reviewer: get("PCOURT_REVIEWER_TOKEN"), facilitator: get("PCOURT_FACILITATOR_URL")}
 	if s.url == "" || s.orchestrator == "" || s.claimant == "" || s.respondent == "" {
 		return settings{}, fmt.Errorf("PCOURT_URL and the three PCOURT_*_TOKEN variables are needed: start the stack with make run (it writes %s) or export them", path)
 	}
-	if tribunal && s.reviewer == "" {
-		return settings{}, fmt.Errorf("-through award needs PCOURT_REVIEWER_TOKEN, the tribunal's reviewer: make run mints one into %s", path)
+	if through != throughOpening && s.reviewer == "" {
+		return settings{}, fmt.Errorf("-through %s needs PCOURT_REVIEWER_TOKEN, the tribunal's reviewer: make run mints one into %s", through, path)
+	}
+	if through == throughExecution && s.facilitator == "" {
+		return settings{}, fmt.Errorf("-through execution needs PCOURT_FACILITATOR_URL, the stack's local x402 facilitator: make run writes it into %s", path)
 	}
 	return s, nil
 }

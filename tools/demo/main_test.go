@@ -36,10 +36,11 @@ func TestRefusedBeforeAnyCall(t *testing.T) {
 		args []string
 		want string
 	}{
-		"an unknown stop":            {[]string{"-through", "appeal", "-env", parties}, `-through "appeal": want opening or award`},
-		"the award with no reviewer": {[]string{"-through", "award", "-env", parties}, "PCOURT_REVIEWER_TOKEN"},
-		"a stray argument":           {[]string{"-env", parties, "award"}, "unexpected arguments"},
-		"no credentials at all":      {[]string{"-env", filepath.Join(t.TempDir(), "none.env")}, "PCOURT_URL and the three"},
+		"an unknown stop":              {[]string{"-through", "appeal", "-env", parties}, `-through "appeal": want opening, award or execution`},
+		"an execution, no facilitator": {[]string{"-through", "execution", "-env", writeCredentials(t, append(partyCredentials, "export PCOURT_REVIEWER_TOKEN=v")...)}, "PCOURT_FACILITATOR_URL"},
+		"the award with no reviewer":   {[]string{"-through", "award", "-env", parties}, "PCOURT_REVIEWER_TOKEN"},
+		"a stray argument":             {[]string{"-env", parties, "award"}, "unexpected arguments"},
+		"no credentials at all":        {[]string{"-env", filepath.Join(t.TempDir(), "none.env")}, "PCOURT_URL and the three"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := run(context.Background(), tc.args, func(string) string { return "" }, io.Discard)
@@ -50,7 +51,7 @@ func TestRefusedBeforeAnyCall(t *testing.T) {
 
 func TestReviewerTokenFromTheEnvironmentOrTheFile(t *testing.T) {
 	inFile := writeCredentials(t, append(partyCredentials, "export PCOURT_REVIEWER_TOKEN=from-file")...)
-	s, err := loadSettings(inFile, func(string) string { return "" }, true)
+	s, err := loadSettings(inFile, func(string) string { return "" }, throughAward)
 	require.NoError(t, err)
 	require.Equal(t, "from-file", s.reviewer)
 
@@ -60,11 +61,11 @@ func TestReviewerTokenFromTheEnvironmentOrTheFile(t *testing.T) {
 		}
 		return ""
 	}
-	s, err = loadSettings(inFile, env, true)
+	s, err = loadSettings(inFile, env, throughAward)
 	require.NoError(t, err)
 	require.Equal(t, "from-env", s.reviewer, "the environment wins")
 
-	_, err = loadSettings(writeCredentials(t, partyCredentials...), func(string) string { return "" }, false)
+	_, err = loadSettings(writeCredentials(t, partyCredentials...), func(string) string { return "" }, throughOpening)
 	require.NoError(t, err, "the walkthrough to the opening needs no reviewer")
 }
 

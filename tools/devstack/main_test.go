@@ -99,7 +99,7 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 	}
 	require.True(t, up, "the stack never came up:\n%s\n%v", strings.Join(printed, "\n"), drain(done))
 	var commands []string
-	var pay, demo, demoAward string
+	var pay, demo, demoAward, demoExecution string
 	for lines.Scan() {
 		line := strings.TrimSpace(lines.Text())
 		if strings.HasPrefix(line, "curl ") {
@@ -111,6 +111,8 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 		switch {
 		case strings.HasPrefix(line, "go run ./tools/demo -through award "):
 			demoAward = line
+		case strings.HasPrefix(line, "go run ./tools/demo -through execution "):
+			demoExecution = line
 		case strings.HasPrefix(line, "go run ./tools/demo "):
 			demo = line
 		}
@@ -184,18 +186,22 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 		t.Fatal("no verified case event printed within 30 s of the case opening")
 	}
 
-	// The printed award walkthrough ends with a signed award: the stack's
-	// tribunal (the reference adjudicator and the reviewer) decides it.
+	// The printed execution walkthrough passes through a signed award (the
+	// stack's tribunal, the reference adjudicator and the reviewer, decides
+	// it; TestDemoWalksACaseToAnAwardThatOutlivesRestarts runs the printed
+	// award walk) to the x402r refund of the purchase, completed.
 	require.NotEmpty(t, demoAward)
-	cmd = exec.Command("bash", "-c", demoAward)
+	require.NotEmpty(t, demoExecution)
+	cmd = exec.Command("bash", "-c", demoExecution)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(root, "go.work"))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	got, err = cmd.Output()
-	require.NoError(t, err, "%s\n%s\n%s", demoAward, got, stderr.String())
+	require.NoError(t, err, "%s\n%s\n%s", demoExecution, got, stderr.String())
 	printedLines := strings.Split(strings.TrimRight(string(got), "\n"), "\n")
-	require.Regexp(t, `^award cs_[a-z0-9]+ [0-9a-f]{64}$`, printedLines[len(printedLines)-1], "%s", got)
+	require.Regexp(t, `(?m)^award cs_[a-z0-9]+ [0-9a-f]{64}$`, string(got))
+	require.Regexp(t, `^execution cs_[a-z0-9]+ ex:cs_[a-z0-9]+:1 completed$`, printedLines[len(printedLines)-1], "%s", got)
 
 	// Metrics are on the edge's admin port, never routed by the edge.
 	for url, want := range map[string]int{

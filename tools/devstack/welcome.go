@@ -81,7 +81,8 @@ func mintCredentials(ctx context.Context, dev *devRedis, cfg config) (devCredent
 		{"PCOURT_ADJUDICATOR_TOKEN", auth.RoleAdjudicator, devAdjudicatorPartner, "adjudicator-rubric-dev", &out.adjudicator},
 		{"PCOURT_REVIEWER_TOKEN", auth.RoleReviewer, devReviewerPartner, "", &out.reviewer},
 	}
-	env := fmt.Sprintf("export PCOURT_URL=http://127.0.0.1:%d\n", cfg.EdgePort)
+	// The demo's execution walk settles its purchase at the facilitator.
+	env := fmt.Sprintf("export PCOURT_URL=http://127.0.0.1:%d\nexport PCOURT_FACILITATOR_URL=http://127.0.0.1:%d\n", cfg.EdgePort, cfg.facilitatorPort())
 	for _, w := range wanted {
 		token, cred, err := store.Mint(ctx, auth.MintRequest{
 			Tenant: devTenant, Environment: auth.Sandbox, Role: w.role,
@@ -154,8 +155,10 @@ func printWelcome(w io.Writer, cfg config, creds devCredentials, receiverURL, ad
 		"the reviewer is you, with PCOURT_REVIEWER_TOKEN. Walk a case on to a signed award, verified offline:\n", adjudicatorURL, adjudicatorEndpoint)
 	fmt.Fprintf(w, "  go run ./tools/demo -through award -env %s\n", envFile)
 	fmt.Fprintf(w, "\nAward executions in the x402r mode refund the original payer from %s (Anvil account 9,\n"+
-		"a PUBLIC test key funded with 1000 test USDC by the local facilitator) on %s (docs/executions.md).\n",
+		"a PUBLIC test key funded with 1000 test USDC by the local facilitator) on %s (docs/executions.md).\n"+
+		"Walk a purchase paid over x402 on to its final award and the refund of that payment:\n",
 		devRefundOperator().Address.Hex(), strings.Join(x402.DefaultNetworks(x402.EnvironmentSandbox), ", "))
+	fmt.Fprintf(w, "  go run ./tools/demo -through execution -env %s\n", envFile)
 	fmt.Fprintf(w, "\nSigned case events for partner-dev are delivered to %s, verified\nagainst %s/api/webhooks/keys and printed here as \"webhook  | ...\" lines.\n", receiverURL, base)
 	if len(cfg.Compat) > 0 {
 		fmt.Fprintf(w, "\nCompatibility policy, from your environment, at the edge: %s\n(earlier routes such as %s/api/v2/cases/<id> answer with Deprecation, Sunset and Link; guide at %s/docs/migration)\n",
