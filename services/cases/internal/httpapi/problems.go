@@ -38,7 +38,7 @@ func invalidAct(detail string) *problem.Error {
 // platform-wide codes are problem.Catalogue().
 func Codes() []problem.Code {
 	codes := []problem.Code{CaseNotFoundOrOpening, InvalidQuery, AwardNotIssued, RepresentativeNotEligible, RecordNotClosed,
-		ExportNotificationNotFound, ExportReceiptNotFound, OperatorOnly}
+		ExportNotificationNotFound, ExportReceiptNotFound, OperatorOnly, ResolutionNotFound}
 	codes = append(codes, caseflow.Codes()...)
 	codes = append(codes, tribunalflow.Codes()...)
 	return append(codes, evidenceflow.Codes()...)
