@@ -30,13 +30,13 @@ type resolutionView struct {
 	CaseID        string `json:"caseId"`
 	Protocol      string `json:"protocol"`
 	// Status is the case's status; Resolved says an award was issued.
-	Status      string                `json:"status"`
-	Resolved    bool                  `json:"resolved"`
-	Transaction transactionView       `json:"transaction"`
-	Award       *resolutionAwardView  `json:"award,omitempty"`
-	AP2         *ap2ResolutionView    `json:"ap2,omitempty"`
-	UCP         *ucpResolutionView    `json:"ucp,omitempty"`
-	Links       map[string]string     `json:"links"`
+	Status      string                   `json:"status"`
+	Resolved    bool                     `json:"resolved"`
+	Transaction transactionView          `json:"transaction"`
+	Award       *resolutionAwardView     `json:"award,omitempty"`
+	AP2         *ap2ResolutionView       `json:"ap2,omitempty"`
+	UCP         *ucpResolutionView       `json:"ucp,omitempty"`
+	Links       map[string]string        `json:"links"`
 	Evidence    []resolutionEvidenceView `json:"evidence"`
 }
 
