@@ -216,7 +216,10 @@ func TestAP2ResolutionRequestRefusals(t *testing.T) {
 		{"a payment for another checkout", with(func(b map[string]any) { b["checkoutMandate"] = otherCheckout }), 422, "mandate_digest_mismatch"},
 		{"the wrong issuer key", with(func(b map[string]any) { b["issuerJwk"] = jwkOf(stranger.issuer) }), 422, "mandate_signature_invalid"},
 		{"a dispute in another currency", with(func(b map[string]any) { b["dispute"].(map[string]any)["currency"] = "EUR" }), 422, "currency_mismatch"},
-		{"a payment in EUR", with(func(b map[string]any) { b["paymentMandate"], b["checkoutMandate"] = eurPayment, nil; delete(b, "checkoutMandate") }), 422, "unsupported_currency"},
+		{"a payment in EUR", with(func(b map[string]any) {
+			b["paymentMandate"], b["checkoutMandate"] = eurPayment, nil
+			delete(b, "checkoutMandate")
+		}), 422, "unsupported_currency"},
 		{"more than was paid", with(func(b map[string]any) { b["dispute"].(map[string]any)["amountMinor"] = 20000 }), 422, "amount_exceeds_payment"},
 		{"an unknown reason", with(func(b map[string]any) { b["dispute"].(map[string]any)["reason"] = "buyers_remorse" }), 400, "invalid_resolution_request"},
 		{"no payment mandate", with(func(b map[string]any) { delete(b, "paymentMandate") }), 400, "invalid_resolution_request"},
