@@ -318,8 +318,8 @@ func verifyJWS(jwt string, header map[string]any, key JWK) error {
 		if errX != nil || errY != nil || len(x) != size || len(y) != size {
 			return fmt.Errorf("the key's x and y are not %d-byte coordinates", size)
 		}
-		pub := &ecdsa.PublicKey{Curve: curve, X: new(big.Int).SetBytes(x), Y: new(big.Int).SetBytes(y)}
-		if !curve.IsOnCurve(pub.X, pub.Y) {
+		pub, err := ecdsa.ParseUncompressedPublicKey(curve, append(append([]byte{4}, x...), y...))
+		if err != nil {
 			return fmt.Errorf("the key is not a point of %s", key.Crv)
 		}
 		if len(sig) != 2*size {

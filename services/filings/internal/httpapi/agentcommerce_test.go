@@ -37,10 +37,11 @@ func newMandateKit(t testing.TB) mandateKit {
 func b64url(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
 
 func jwkOf(k *ecdsa.PrivateKey) map[string]any {
-	x, y := make([]byte, 32), make([]byte, 32)
-	k.X.FillBytes(x)
-	k.Y.FillBytes(y)
-	return map[string]any{"kty": "EC", "crv": "P-256", "x": b64url(x), "y": b64url(y)}
+	b, err := k.PublicKey.Bytes() // 0x04 || x || y
+	if err != nil {
+		panic(err)
+	}
+	return map[string]any{"kty": "EC", "crv": "P-256", "x": b64url(b[1:33]), "y": b64url(b[33:])}
 }
 
 // sign returns the compact ES256 JWS of payload with header.
