@@ -36,6 +36,23 @@ type CaseOpened struct {
 	CaseMode   string            `json:"caseMode"`
 	Claim      *openedClaim      `json:"claim"`
 	Evaluation *openedEvaluation `json:"evaluation"`
+	// Origin was added within v2 for cases opened from an AP2 or UCP
+	// resolution request; other records lack it.
+	Origin *openedOrigin `json:"origin"`
+}
+
+type openedOrigin struct {
+	Protocol  string `json:"protocol"`
+	Reference string `json:"reference"`
+	Reason    string `json:"reason"`
+	Merchant  string `json:"merchant"`
+	PaidMinor int64  `json:"paidMinor"`
+	Currency  string `json:"currency"`
+	Evidence  []struct {
+		Kind      string `json:"kind"`
+		MediaType string `json:"mediaType"`
+		Digest    string `json:"digest"`
+	} `json:"evidence"`
 }
 
 type openedClaim struct {
@@ -128,6 +145,13 @@ func (e CaseOpened) Opening() (procedure.Opening, error) {
 	if ev := e.Evaluation; ev != nil {
 		in.Evaluation = &procedure.EvaluationDefinition{ExternalEvaluationID: ev.ExternalEvaluationID, EvaluationDigest: ev.EvaluationDigest,
 			Question: ev.Question, Criteria: ev.Criteria, AllowedOutcomes: ev.AllowedOutcomes, EvidencePolicy: ev.EvidencePolicy, ReviewPolicy: ev.ReviewPolicy}
+	}
+	if o := e.Origin; o != nil {
+		in.Origin = &procedure.Origin{Protocol: o.Protocol, Reference: o.Reference, Reason: o.Reason, Merchant: o.Merchant,
+			PaidMinor: o.PaidMinor, Currency: o.Currency}
+		for _, ev := range o.Evidence {
+			in.Origin.Evidence = append(in.Origin.Evidence, procedure.OriginEvidence{Kind: ev.Kind, MediaType: ev.MediaType, Digest: ev.Digest})
+		}
 	}
 	plan := e.Procedure
 	if plan == nil {

@@ -39,7 +39,7 @@ func invalidAct(detail string) *problem.Error {
 // platform-wide codes are problem.Catalogue().
 func Codes() []problem.Code {
 	codes := []problem.Code{CaseNotFoundOrOpening, InvalidQuery, AwardNotIssued, RepresentativeNotEligible, RecordNotClosed,
-		ExportNotificationNotFound, ExportReceiptNotFound, OperatorOnly, ExecutionReportNotGranted}
+		ExportNotificationNotFound, ExportReceiptNotFound, OperatorOnly, ExecutionReportNotGranted, ResolutionNotFound}
 	codes = append(codes, caseflow.Codes()...)
 	codes = append(codes, tribunalflow.Codes()...)
 	codes = append(codes, evidenceflow.Codes()...)

@@ -110,6 +110,11 @@ func (h *handlers) registerCase(r gin.IRouter, k routeKit) {
 
 	r.POST("/api/partner-cases/:caseId/respondent", k.authenticated, join, h.join)
 
+	// Agent commerce (agentcommerce.go): the resolution requests are
+	// drafts, served by filings; the results are the case's.
+	r.GET("/api/v2/ap2/resolution-results/:caseId", k.authenticated, h.resolutionResults("ap2"))
+	r.GET("/api/v2/ucp/resolution-results/:caseId", k.authenticated, h.resolutionResults("ucp"))
+
 	r.GET("/api/disputes", k.website, k.authenticated, h.listCases)
 	r.GET("/api/disputes/:id", k.website, k.authenticated, h.getCase)
 	r.GET("/api/disputes/:id/docket", k.website, k.authenticated, h.getDocket)
@@ -130,16 +135,4 @@ func (h *handlers) registerCase(r gin.IRouter, k routeKit) {
 	r.POST("/api/disputes/:id/restatement/generate", k.website, k.authenticated, h.generateRestatement)
 	r.POST("/api/disputes/:id/termination", k.website, k.authenticated, websiteTermination, h.websiteTermination)
 
-	registerUnbuilt(r, k, caseUnbuilt)
-}
-
-// caseUnbuilt are the routes of the inventory the case and its procedure
-// will serve, not built yet: consent, funding, release, and cases opened
-// through AP2 and UCP. The controls kept to operators are in
-// restricted.go.
-var caseUnbuilt = []UnbuiltRoute{
-	{Route: "/api/v2/ap2/resolution-requests"},
-	{Route: "/api/v2/ap2/resolution-results/{caseId}"},
-	{Route: "/api/v2/ucp/resolution-requests"},
-	{Route: "/api/v2/ucp/resolution-results/{caseId}"},
 }

@@ -35,15 +35,7 @@ func (u UnbuiltRoute) ginPath() string {
 // checks the page lists the same. Path parameters are named as the built
 // routes of each family name them (Gin needs one name per position): {id}
 // on /api/cases and /api/disputes, {caseId} on /api/v2/cases.
-var Unbuilt = concat(caseUnbuilt, afterAwardUnbuilt)
-
-func concat(groups ...[]UnbuiltRoute) []UnbuiltRoute {
-	var out []UnbuiltRoute
-	for _, g := range groups {
-		out = append(out, g...)
-	}
-	return out
-}
+var Unbuilt = afterAwardUnbuilt
 
 // registerUnbuilt answers every method on each route with 501, website
 // routes in their envelope.

@@ -292,6 +292,9 @@ type Case struct {
 	// was reissued within the last LoginReissueWindow (older ones are
 	// dropped at the next reissue): the rate limit counts them.
 	LoginReissues []time.Time
+	// Origin is set for a case opened from an AP2 or UCP resolution
+	// request (origin.go); nil otherwise.
+	Origin *Origin
 }
 
 // Status returns the case's status.
@@ -388,6 +391,7 @@ func (c Case) clone() Case {
 	c.Evidence = c.Evidence.Clone()
 	c.AfterAward = c.AfterAward.Clone()
 	c.Representatives = slices.Clone(c.Representatives)
+	c.Origin = c.Origin.clone()
 	return c
 }
 

@@ -55,6 +55,8 @@ type Opening struct {
 	// gets the partners its participants act through.
 	Recipients   map[Side][]Partner
 	Capabilities map[string]string
+	// Origin is the agent-commerce origin, when the draft had one.
+	Origin *Origin
 }
 
 // Open opens a case at in.OpenedAt: the case awaits its respondent, or,
@@ -78,6 +80,7 @@ func Open(in Opening) (Outcome, error) {
 		FeeID: in.FeeID, FeeStatus: in.FeeStatus, Mode: in.Mode, Claim: in.Claim,
 		Participants: slices.Clone(in.Participants), Recipients: map[Side][]Partner{},
 		Capabilities: map[string]string{}, RecordConfirms: map[Side]time.Time{}, MessagesRead: map[Side]int{},
+		Origin: in.Origin.clone(),
 	}
 	for k, v := range in.Capabilities {
 		c.Capabilities[k] = v

@@ -73,6 +73,9 @@ type caseRecord struct {
 	Representatives []representativeRecord `json:"representatives,omitempty"`
 	// LoginReissues came later still; a record without them had none.
 	LoginReissues []string `json:"loginReissues,omitempty"`
+	// Origin came with the agent-commerce resolution requests; a record
+	// without it is a case that did not come from one.
+	Origin *originRecord `json:"origin,omitempty"`
 }
 
 type representativeRecord struct {
@@ -280,6 +283,7 @@ func encodeRecord(c procedure.Case) ([]byte, error) {
 	for _, at := range c.LoginReissues {
 		r.LoginReissues = append(r.LoginReissues, ts(at))
 	}
+	r.Origin = toOriginRecord(c.Origin)
 	return json.Marshal(r)
 }
 
@@ -376,6 +380,7 @@ func decodeRecord(b []byte) (procedure.Case, error) {
 		c.Representatives = append(c.Representatives, procedure.Representative{ID: x.ID, Side: procedure.Side(x.Side), Subject: x.Subject, Label: x.Label,
 			AppointedBy: x.AppointedBy, AppointedAt: p.parse(x.AppointedAt), ChangedAt: p.parse(x.ChangedAt), RemovedAt: p.parse(x.RemovedAt)})
 	}
+	c.Origin = r.Origin.toOrigin()
 	for _, at := range r.LoginReissues {
 		c.LoginReissues = append(c.LoginReissues, p.parse(at))
 	}

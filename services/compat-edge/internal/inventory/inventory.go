@@ -22,9 +22,10 @@ type Family string
 // The spec's three families. The rule that puts an alias in one: website
 // routes (/api/disputes/…) are website-cases; partner /api/v2 routes owned
 // by filings (drafts, the prepare/confirm pair, fees, referrals,
-// authorizations, integration) are v2-filings; every other partner route
-// (/api/v2/cases, rules, webhooks, ap2, ucp, evidence exports, and
-// /api/partner-cases) is v2-cases.
+// authorizations, integration, and the AP2 and UCP resolution requests,
+// which prepare drafts) are v2-filings; every other partner route
+// (/api/v2/cases, rules, webhooks, the AP2 and UCP resolution results,
+// evidence exports, and /api/partner-cases) is v2-cases.
 const (
 	V2Filings    Family = "v2-filings"
 	V2Cases      Family = "v2-cases"
@@ -208,9 +209,9 @@ var Routes = []Route{
 	website("termination"),
 	website("testimony-session"),
 	{"/api/partner-cases/{caseId}/respondent", nil, V2Cases, "", false, routing.Cases, whyNone, ""},
-	{"/api/v2/ap2/resolution-requests", nil, V2Cases, "", false, routing.Cases, whyNone, ""},
+	{"/api/v2/ap2/resolution-requests", nil, V2Filings, "", false, routing.Filings, whyNone, ""},
 	{"/api/v2/ap2/resolution-results/{caseId}", nil, V2Cases, "", false, routing.Cases, whyNone, ""},
-	{"/api/v2/ucp/resolution-requests", nil, V2Cases, "", false, routing.Cases, whyNone, ""},
+	{"/api/v2/ucp/resolution-requests", nil, V2Filings, "", false, routing.Filings, whyNone, ""},
 	{"/api/v2/ucp/resolution-results/{caseId}", nil, V2Cases, "", false, routing.Cases, whyNone, ""},
 	{"/api/v2/cases/{caseId}/decision-status", nil, V2Cases, "", false, routing.Cases, whyNone, ""},
 	{"/api/v2/cases/{caseId}/restatement", nil, V2Cases, "", false, routing.Cases, whyNone, ""},

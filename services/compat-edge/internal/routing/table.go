@@ -46,6 +46,10 @@ var Families = []Family{
 	{"/api/v2/sponsorship-referrals", Filings},
 	{"/api/v2/authorizations", Filings},
 	{"/api/v2/integration", Filings},
+	// An agent-commerce resolution request prepares a draft; its results
+	// are the case's (/api/v2/ap2 and /api/v2/ucp below).
+	{"/api/v2/ap2/resolution-requests", Filings},
+	{"/api/v2/ucp/resolution-requests", Filings},
 
 	{"/api/cases", Cases},
 	{"/api/awards", Cases},

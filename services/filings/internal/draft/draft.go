@@ -28,6 +28,8 @@ type Draft struct {
 	claim                              Claim
 	claimantAcceptanceIdentity         string
 	tenantID, environment, partnerID   string
+	// origin is set for a draft prepared from AP2 or UCP objects.
+	origin *Origin
 }
 
 // Confirmation is one participant's confirmation in a draft.
@@ -185,6 +187,7 @@ func (d Draft) clone() Draft {
 		e := d.evaluation.clone()
 		d.evaluation = &e
 	}
+	d.origin = d.origin.clone()
 	return d
 }
 

@@ -86,6 +86,9 @@ type PrepareInput struct {
 	// ExpiresIn is how long the draft may collect confirmations; zero means
 	// DefaultExpiresIn.
 	ExpiresIn time.Duration
+	// Origin is set when the draft comes from AP2 or UCP objects (a
+	// resolution request); nil on the filing routes.
+	Origin *Origin
 
 	// From the credential.
 	TenantID, Environment, PartnerID, CreatedBy string
@@ -166,6 +169,7 @@ func Prepare(in PrepareInput, rules Rules, now time.Time, ids IDs) (Draft, error
 		tenantID:                   in.TenantID,
 		environment:                in.Environment,
 		partnerID:                  in.PartnerID,
+		origin:                     in.Origin.clone(),
 	}
 	if in.Evaluation != nil {
 		e := in.Evaluation.clone()
@@ -310,6 +314,11 @@ func validateInput(in PrepareInput) (Procedure, error) {
 
 	if in.ExpiresIn != 0 && (in.ExpiresIn < MinExpiresIn || in.ExpiresIn > MaxExpiresIn) {
 		return Procedure{}, invalid("expiresIn", "must be 1 hour to 30 days")
+	}
+	if in.Origin != nil {
+		if err := in.Origin.validate(); err != nil {
+			return Procedure{}, err
+		}
 	}
 	return plan, nil
 }

@@ -46,6 +46,9 @@ type draftRecord struct {
 	TenantID                   string                 `json:"tenantId"`
 	Environment                string                 `json:"environment"`
 	PartnerID                  string                 `json:"partnerId"`
+	// Origin came with the resolution requests; a record without it is a
+	// draft of the filing routes, so the record version stays.
+	Origin *originRecord `json:"origin,omitempty"`
 }
 
 type feeRecord struct {
@@ -98,6 +101,7 @@ func (d Draft) MarshalJSON() ([]byte, error) {
 		TenantID:                   t.TenantID,
 		Environment:                t.Environment,
 		PartnerID:                  t.PartnerID,
+		Origin:                     d.origin.toRecord(),
 	}
 	for i, c := range d.confirmations {
 		r.Confirmations[i] = confirmationRecord{
@@ -165,6 +169,9 @@ func fromRecord(r draftRecord) (Draft, error) {
 			Collection:  r.Fee.Collection,
 			Status:      r.Fee.Status,
 		},
+	}
+	if d.origin, err = r.Origin.toOrigin(); err != nil {
+		return Draft{}, err
 	}
 	if d.createdAt, err = parseTime("createdAt", r.CreatedAt, true); err != nil {
 		return Draft{}, err

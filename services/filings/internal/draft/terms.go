@@ -28,6 +28,9 @@ type termsJSON struct {
 	TenantID                   string                 `json:"tenantId"`
 	Environment                string                 `json:"environment"`
 	PartnerID                  string                 `json:"partnerId"`
+	// Origin is present only for a draft prepared from AP2 or UCP objects,
+	// so the digest of every other draft is what it always was.
+	Origin *originJSON `json:"origin,omitempty"`
 }
 
 type rulesJSON struct {
@@ -102,6 +105,7 @@ func (d Draft) terms() termsJSON {
 		TenantID:                   d.tenantID,
 		Environment:                d.environment,
 		PartnerID:                  d.partnerID,
+		Origin:                     d.origin.toJSON(),
 	}
 	for i, p := range d.participants {
 		t.Participants[i] = toParticipantJSON(p)

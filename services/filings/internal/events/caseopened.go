@@ -57,6 +57,28 @@ type CaseOpened struct {
 	CaseMode   string      `json:"caseMode"`
 	Claim      Claim       `json:"claim"`
 	Evaluation *Evaluation `json:"evaluation,omitempty"`
+	// Origin is set when the draft came from AP2 or UCP objects, so the
+	// case can answer its resolution results in the protocol's terms.
+	Origin *Origin `json:"origin,omitempty"`
+}
+
+// Origin is the agent-commerce origin of the case: the disputed
+// transaction and its objects by digest (their bytes stay with the draft).
+type Origin struct {
+	Protocol  string           `json:"protocol"`
+	Reference string           `json:"reference"`
+	Reason    string           `json:"reason"`
+	Merchant  string           `json:"merchant"`
+	PaidMinor int64            `json:"paidMinor"`
+	Currency  string           `json:"currency"`
+	Evidence  []OriginEvidence `json:"evidence"`
+}
+
+// OriginEvidence is one protocol object by digest.
+type OriginEvidence struct {
+	Kind      string `json:"kind"`
+	MediaType string `json:"mediaType"`
+	Digest    string `json:"digest"`
 }
 
 // Claim is what the claimant asks for, in minor units of Currency.
@@ -204,6 +226,13 @@ func NewCaseOpened(d draft.Draft, c draft.ConfirmedCase, capabilityHashes map[st
 			SchemaVersion: draft.SchemaEvaluation, ExternalEvaluationID: ev.ExternalEvaluationID, EvaluationDigest: digest,
 			Question: ev.Question.Text, Criteria: nonNil(ev.Question.Criteria), AllowedOutcomes: nonNil(ev.AllowedOutcomes),
 			EvidencePolicy: string(ev.EvidencePolicy), ReviewPolicy: string(ev.ReviewPolicy),
+		}
+	}
+	if o := d.Origin(); o != nil {
+		e.Origin = &Origin{Protocol: string(o.Protocol), Reference: o.Reference, Reason: o.Reason, Merchant: o.Merchant,
+			PaidMinor: o.PaidMinor, Currency: o.Currency}
+		for _, ev := range o.Evidence {
+			e.Origin.Evidence = append(e.Origin.Evidence, OriginEvidence{Kind: ev.Kind, MediaType: ev.MediaType, Digest: ev.Digest})
 		}
 	}
 	confirmed := map[string]bool{}

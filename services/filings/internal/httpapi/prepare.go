@@ -30,32 +30,39 @@ func (h *handlers) prepare(route draft.Route) gin.HandlerFunc {
 			_ = c.Error(err)
 			return
 		}
-		in.TenantID, in.Environment, in.PartnerID, in.CreatedBy = cred.Tenant, string(cred.Environment), cred.PartnerID, cred.PublicID
-		d, err := draft.Prepare(in, h.rules, h.now(), randomIDs{})
-		var invalid *draft.ValidationError
-		if errors.As(err, &invalid) && invalid.Field == "expiresIn" {
-			invalid.Field = "expiresInSeconds" // the domain's name for the body's field
-		}
-		if err != nil {
-			_ = c.Error(err)
-			return
-		}
-		ctx := c.Request.Context()
-		if err := h.filings.Prepare(ctx, d); err != nil {
-			_ = c.Error(err)
-			return
-		}
-		if cred.Role == auth.RoleClaimantAgent {
-			// The agent that prepared the draft acts for its claimant side.
-			if err := h.credentials.Grant(ctx, auth.Membership{Resource: resource(d.ID()), Side: auth.Claimant, Subject: auth.CredentialSubject(cred.PublicID), ExpiresAt: membershipExpiry(d)}); err != nil {
-				_ = c.Error(err)
-				return
-			}
-		}
-		c.Header("Location", draftPath(route, d.ID()))
-		journalDraft(c, d)
-		c.JSON(http.StatusCreated, gin.H{"data": h.draftView(d, route), "requestId": requestid.Get(c)})
+		h.create(c, cred, in, route)
 	}
+}
+
+// create prepares and stores the draft in asks for, on behalf of cred, and
+// answers 201 with it in route's view. The filing routes and the
+// resolution requests share it.
+func (h *handlers) create(c *gin.Context, cred auth.Credential, in draft.PrepareInput, route draft.Route) {
+	in.TenantID, in.Environment, in.PartnerID, in.CreatedBy = cred.Tenant, string(cred.Environment), cred.PartnerID, cred.PublicID
+	d, err := draft.Prepare(in, h.rules, h.now(), randomIDs{})
+	var invalid *draft.ValidationError
+	if errors.As(err, &invalid) && invalid.Field == "expiresIn" {
+		invalid.Field = "expiresInSeconds" // the domain's name for the body's field
+	}
+	if err != nil {
+		_ = c.Error(err)
+		return
+	}
+	ctx := c.Request.Context()
+	if err := h.filings.Prepare(ctx, d); err != nil {
+		_ = c.Error(err)
+		return
+	}
+	if cred.Role == auth.RoleClaimantAgent {
+		// The agent that prepared the draft acts for its claimant side.
+		if err := h.credentials.Grant(ctx, auth.Membership{Resource: resource(d.ID()), Side: auth.Claimant, Subject: auth.CredentialSubject(cred.PublicID), ExpiresAt: membershipExpiry(d)}); err != nil {
+			_ = c.Error(err)
+			return
+		}
+	}
+	c.Header("Location", draftPath(route, d.ID()))
+	journalDraft(c, d)
+	c.JSON(http.StatusCreated, gin.H{"data": h.draftView(d, route), "requestId": requestid.Get(c)})
 }
 
 func decodePrepare(c *gin.Context, route draft.Route) (draft.PrepareInput, error) {

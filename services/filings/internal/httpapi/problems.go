@@ -7,6 +7,7 @@ import (
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/libs/x402/journal"
+	"github.com/pcourt/pcourt/services/filings/internal/agentcommerce"
 	"github.com/pcourt/pcourt/services/filings/internal/draft"
 	"github.com/pcourt/pcourt/services/filings/internal/filing"
 	"github.com/pcourt/pcourt/services/filings/internal/store"
@@ -27,6 +28,18 @@ var validationProblems = map[draft.ValidationCode]problem.Code{
 // InvalidConsent is a consent body that breaks its own rules; the detail
 // names the field.
 var InvalidConsent = problem.Code{Name: "invalid_consent", Status: http.StatusBadRequest, Title: "Invalid consent"}
+
+// resolutionProblems are the refusals of a resolution request
+// (agentcommerce.Code); the detail names the request member.
+var resolutionProblems = map[agentcommerce.Code]problem.Code{
+	agentcommerce.CodeInvalidRequest:       {Name: string(agentcommerce.CodeInvalidRequest), Status: http.StatusBadRequest, Title: "Invalid resolution request"},
+	agentcommerce.CodeInvalidMandate:       {Name: string(agentcommerce.CodeInvalidMandate), Status: http.StatusBadRequest, Title: "Invalid mandate or order"},
+	agentcommerce.CodeDigestMismatch:       {Name: string(agentcommerce.CodeDigestMismatch), Status: http.StatusUnprocessableEntity, Title: "Mandate digest mismatch"},
+	agentcommerce.CodeSignatureInvalid:     {Name: string(agentcommerce.CodeSignatureInvalid), Status: http.StatusUnprocessableEntity, Title: "Mandate signature invalid"},
+	agentcommerce.CodeCurrencyMismatch:     {Name: string(agentcommerce.CodeCurrencyMismatch), Status: http.StatusUnprocessableEntity, Title: "Currency mismatch"},
+	agentcommerce.CodeUnsupportedCurrency:  {Name: string(agentcommerce.CodeUnsupportedCurrency), Status: http.StatusUnprocessableEntity, Title: "Unsupported currency"},
+	agentcommerce.CodeAmountExceedsPayment: {Name: string(agentcommerce.CodeAmountExceedsPayment), Status: http.StatusUnprocessableEntity, Title: "Amount exceeds payment"},
+}
 
 // Busy is a confirmation that lost the optimistic race too often in a row.
 var Busy = problem.Code{Name: "draft_busy", Status: http.StatusServiceUnavailable, Title: "Draft busy"}
@@ -77,6 +90,9 @@ func Codes() []problem.Code {
 	for _, code := range validationProblems {
 		codes = append(codes, code)
 	}
+	for _, code := range resolutionProblems {
+		codes = append(codes, code)
+	}
 	for code, status := range refusalStatus {
 		codes = append(codes, refusalProblem(code, status))
 	}
@@ -96,7 +112,14 @@ func Problem(err error) *problem.Error {
 	var refusal *draft.RefusalError
 	var invalid *draft.ValidationError
 	var noFee *filing.FeeNotFoundError
+	var resolution *agentcommerce.Error
 	switch {
+	case errors.As(err, &resolution):
+		code, ok := resolutionProblems[resolution.Code]
+		if !ok {
+			return nil
+		}
+		return problem.New(code, resolution.Error())
 	case errors.As(err, &noFee):
 		return problem.Newf(FeeNotFound, "No fee %s.", noFee.FeeID)
 	case errors.Is(err, filing.ErrCheckoutUnavailable):

@@ -92,6 +92,11 @@ func Register(r *gin.Engine, d Deps) {
 		r.DELETE(prefix+"/authority-grants", authenticated, orchestrator, d.Journal.Middleware(opRevokeGrant), h.revokeAuthority)
 	}
 
+	// Agent commerce: a draft prepared from AP2 or UCP objects, confirmed
+	// on the v2 draft routes (agentcommerce.go).
+	r.POST("/api/v2/ap2/resolution-requests", authenticated, preparer, d.Journal.Middleware(opAP2Resolution, view(draft.RouteV2)), h.ap2Resolution)
+	r.POST("/api/v2/ucp/resolution-requests", authenticated, preparer, d.Journal.Middleware(opUCPResolution, view(draft.RouteV2)), h.ucpResolution)
+
 	r.GET("/api/fees/:feeId", authenticated, h.getFee)
 	r.POST("/api/fees/:feeId/checkout", authenticated, d.Journal.Middleware(opCheckout), h.checkout)
 	r.POST("/api/fees/:feeId/x402", authenticated, h.payFee)

@@ -28,6 +28,8 @@ type draftView struct {
 	Participants       []participantView  `json:"participants"`
 	Confirmations      []confirmationView `json:"confirmations"`
 	Evaluation         *evaluationView    `json:"evaluation,omitempty"`
+	// Origin is present on a draft prepared from AP2 or UCP objects.
+	Origin *originView `json:"origin,omitempty"`
 }
 
 type rulesView struct {
@@ -137,6 +139,7 @@ func (h *handlers) draftView(d draft.Draft, route draft.Route) draftView {
 			AllowedOutcomes: e.AllowedOutcomes, EvidencePolicy: string(e.EvidencePolicy), ReviewPolicy: string(e.ReviewPolicy),
 		}
 	}
+	v.Origin = toOriginView(d.Origin())
 	return v
 }
 
