@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/pcourt/pcourt/libs/award"
 	"github.com/pcourt/pcourt/libs/problem"
+	"github.com/pcourt/pcourt/services/cases/internal/afteraward"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 )
 
@@ -64,6 +66,10 @@ type resolutionAwardView struct {
 	// pay the claimant, in the claim's currency; 0 when nothing.
 	RefundMinor int64  `json:"refundMinor"`
 	Currency    string `json:"currency"`
+	// Final says the award is final (docs/after-award.md); RefundExecuted
+	// that every refund it orders was executed (GET executions).
+	Final          bool `json:"final"`
+	RefundExecuted bool `json:"refundExecuted"`
 }
 
 // ap2Amount is AP2's amount type: integer minor units and an ISO 4217 code.
@@ -163,7 +169,8 @@ func (h *handlers) toResolutionView(c *gin.Context, cs procedure.Case) (resoluti
 		refund := refundOrdered(doc.Remedies)
 		v.Resolved = true
 		v.Award = &resolutionAwardView{AwardID: doc.AwardID, AwardHash: issued.AwardHash, IssuedAt: doc.IssuedAt, Outcome: doc.Outcome,
-			Remedies: doc.Remedies, RefundMinor: refund, Currency: o.Currency}
+			Remedies: doc.Remedies, RefundMinor: refund, Currency: o.Currency,
+			Final: cs.AfterAward.Final(), RefundExecuted: refund > 0 && refundExecuted(cs, issued.AwardHash, doc.Remedies)}
 		if v.Award.Remedies == nil {
 			v.Award.Remedies = []award.Remedy{}
 		}
@@ -172,6 +179,7 @@ func (h *handlers) toResolutionView(c *gin.Context, cs procedure.Case) (resoluti
 		v.Links["awardJson"] = base + "/artifacts/json"
 		v.Links["awardAttestation"] = base + "/artifacts/json/attestation"
 		v.Links["awardKeys"] = "/api/awards/keys"
+		v.Links["executions"] = "/api/cases/" + cs.ID + "/executions"
 	}
 	switch o.Protocol {
 	case "ap2":
@@ -191,9 +199,29 @@ func (h *handlers) toResolutionView(c *gin.Context, cs procedure.Case) (resoluti
 				Totals:      []ucpTotal{{Type: "total", Amount: -v.Award.RefundMinor}},
 				Description: "Refund ordered by pcourt award " + v.Award.AwardHash + " (" + v.Award.Outcome + ")",
 			}
+			if v.Award.RefundExecuted {
+				v.UCP.Adjustment.Status = "completed"
+			}
 		}
 	}
 	return v, nil
+}
+
+// refundExecuted reports whether every refund the award with hash h
+// orders has a completed execution.
+func refundExecuted(cs procedure.Case, h string, remedies []award.Remedy) bool {
+	for i, r := range remedies {
+		if r.Kind != award.RemedyPayment || r.Payer != string(procedure.Respondent) || r.Payee != string(procedure.Claimant) {
+			continue
+		}
+		done := slices.ContainsFunc(cs.AfterAward.Executions, func(e afteraward.Execution) bool {
+			return e.AwardHash == h && e.RemedyIndex == i && e.Status == afteraward.ExecutionCompleted
+		})
+		if !done {
+			return false
+		}
+	}
+	return true
 }
 
 // refundOrdered sums the payments the award orders the respondent (the

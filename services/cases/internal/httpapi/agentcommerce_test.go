@@ -136,12 +136,20 @@ func TestAUCPCaseAnswersItsResolutionAsAnOrderAdjustment(t *testing.T) {
 	rep = s.do(t, http.MethodGet, "/api/v2/ap2/resolution-results/"+c.id, s.claimant, "", nil)
 	require.Equal(t, "resolution_not_found", rep.code)
 
-	s.awardTheClaim(t, c.id)
+	hash := s.awardTheClaim(t, c.id)
 	after := data[ucpData](t, s.do(t, http.MethodGet, results, s.respondent, "", nil))
 	require.NotNil(t, after.UCP.Adjustment)
 	require.Equal(t, "refund", after.UCP.Adjustment.Type)
 	require.Equal(t, "pending", after.UCP.Adjustment.Status, "ordered, not yet executed")
 	require.Equal(t, int64(-42000), after.UCP.Adjustment.Totals[0].Amount)
+
+	// The award becomes final and its refund is executed over x402r: the
+	// adjustment is completed.
+	s.final(t, opened{id: c.id})
+	rep = s.do(t, http.MethodPost, "/api/cases/"+c.id+"/executions", s.claimant, newKey(), refundCommand(hash))
+	require.Equal(t, http.StatusCreated, rep.status, string(rep.body))
+	done := data[ucpData](t, s.do(t, http.MethodGet, results, s.claimant, "", nil))
+	require.Equal(t, "completed", done.UCP.Adjustment.Status)
 }
 
 // awardTheClaim walks case id (a quickProceeding) from its opening to an
