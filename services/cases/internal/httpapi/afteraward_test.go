@@ -13,6 +13,7 @@ import (
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/auth/authtest"
 	"github.com/pcourt/pcourt/libs/award"
+	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/httpapi"
 )
 
@@ -432,4 +433,28 @@ func TestAFailedRefundIsRetriedByItsOwnCommandAndPaysOnce(t *testing.T) {
 	require.Equal(t, http.StatusOK, rep.status, "the journal replays the completed answer")
 	require.Len(t, s.settlements(t), 1)
 	require.Equal(t, uint64(300_000_000), s.balance(t, claimantWallet))
+}
+
+// With nothing asked of it, the award becomes final when its request
+// window lapses: the deadline scan, fourteen days on, records award_final.
+func TestTheAwardIsFinalWhenItsRequestWindowLapses(t *testing.T) {
+	s := newStack(t)
+	c, _ := s.awarded(t)
+	st := data[finalityData](t, s.do(t, http.MethodGet, "/api/v2/cases/"+c.id+"/decision-status", s.claimant, "", nil))
+	deadline, err := time.Parse("2006-01-02T15:04:05.000Z", st.RequestDeadline)
+	require.NoError(t, err)
+	require.WithinDuration(t, time.Now().Add(14*24*time.Hour), deadline, time.Minute)
+
+	early := caseflow.NewScheduler(s.cases, caseflow.DefaultSchedulerConfig(), discard(), func() time.Time { return deadline.Add(-time.Minute) }, s.tickers...)
+	_, err = early.RunOnce(context.Background())
+	require.NoError(t, err)
+	require.False(t, data[finalityData](t, s.do(t, http.MethodGet, "/api/v2/cases/"+c.id+"/decision-status", s.claimant, "", nil)).Final)
+
+	late := caseflow.NewScheduler(s.cases, caseflow.DefaultSchedulerConfig(), discard(), func() time.Time { return deadline.Add(time.Minute) }, s.tickers...)
+	_, err = late.RunOnce(context.Background())
+	require.NoError(t, err)
+	v := data[postAwardData](t, s.do(t, http.MethodGet, "/api/cases/"+c.id+"/post-award-requests", s.respondent, "", nil))
+	require.True(t, v.Final)
+	require.Equal(t, "window_lapsed", v.FinalBy)
+	require.Contains(t, s.docketTypes(t, c.id), "award_final")
 }

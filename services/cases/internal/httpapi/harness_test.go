@@ -76,6 +76,9 @@ type stack struct {
 	// adjudicatorConfig is the configuration the first adjudicator pins.
 	adjudicatorConfig award.Configuration
 	scheduler         *caseflow.Scheduler
+	// tickers are the subdomains' parts of the deadline scan, for a
+	// scheduler at another instant (schedulerAt).
+	tickers []caseflow.Ticker
 	// files keeps the exhibits (a directory store; the S3 test puts the
 	// stack on a real S3 server with newStackOn), spool is where uploads
 	// wait for their checks.
@@ -138,7 +141,8 @@ func newStackOn(t testing.TB, files objectstore.Store) *stack {
 	require.NoError(t, err)
 	decision := tribunalflow.New(flow, s.cases, s.credentials, keys, nil)
 	afterAward := afterawardflow.New(flow, s.cases, decision, s.refunds(t), nil)
-	s.scheduler = caseflow.NewScheduler(s.cases, caseflow.DefaultSchedulerConfig(), logger, nil, decision.Ticker(), afterAward.Ticker())
+	s.tickers = []caseflow.Ticker{decision.Ticker(), afterAward.Ticker()}
+	s.scheduler = caseflow.NewScheduler(s.cases, caseflow.DefaultSchedulerConfig(), logger, nil, s.tickers...)
 
 	idempotent, err := idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:cases"), logger)
 	require.NoError(t, err)
