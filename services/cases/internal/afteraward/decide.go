@@ -165,7 +165,7 @@ func (s *State) waive(f Facts, a Act, now time.Time) (Outcome, error) {
 		return Outcome{}, refuse(CodeRecourseWaived, "the %s side already waived its post-award recourse", a.Side)
 	}
 	s.Waivers = append(s.Waivers, Waiver{Side: a.Side, ParticipantID: a.ParticipantID, WaivedAt: now})
-	out := Outcome{Notes: []Note{note(EventRecourseWaived, a.Side, "")}}
+	out := Outcome{Notes: []Note{note(EventRecourseWaived, a.Side)}}
 	out.Notes = append(out.Notes, s.finalIfWaived(f, now)...)
 	return out, nil
 }
@@ -185,7 +185,7 @@ func (s *State) finalIfWaived(f Facts, now time.Time) []Note {
 		}
 	}
 	s.FinalAt, s.FinalBy = now, "waiver"
-	return []Note{note(EventAwardFinal, "", f.Award.AwardHash)}
+	return []Note{note(EventAwardFinal, "")}
 }
 
 // RequestDeadline is when the served award's request window ends.
@@ -210,7 +210,7 @@ func (s *State) fileRequest(f Facts, a Act, now time.Time) (Outcome, error) {
 	id := "par_" + strconv.Itoa(len(s.Requests)+1)
 	s.Requests = append(s.Requests, Request{ID: id, Kind: a.RequestKind, Side: a.Side, ParticipantID: a.ParticipantID,
 		Text: a.Text, AwardHash: f.Award.AwardHash, FiledAt: now, Status: RequestPending})
-	return Outcome{Notes: []Note{note(EventRequestFiled, a.Side, id)}}, nil
+	return Outcome{Notes: []Note{note(EventRequestFiled, a.Side)}}, nil
 }
 
 func (s *State) decideRequest(f Facts, a Act, now time.Time) (Outcome, error) {
@@ -224,7 +224,7 @@ func (s *State) decideRequest(f Facts, a Act, now time.Time) (Outcome, error) {
 	}
 	if !a.Grant {
 		r.Status, r.Reasons, r.DecidedAt = RequestDenied, a.Reasons, now
-		out := Outcome{Notes: []Note{note(EventRequestDecided, "", r.ID)}}
+		out := Outcome{Notes: []Note{note(EventRequestDecided, "")}}
 		out.Notes = append(out.Notes, s.finalIfWaived(f, now)...)
 		return out, nil
 	}
@@ -248,7 +248,7 @@ func (s *State) decideRequest(f Facts, a Act, now time.Time) (Outcome, error) {
 	// A new award opens its own request window; the executions were of
 	// the award it amends and none may run on it any more (each names
 	// its award hash), so they stay as the record of what was done.
-	out := Outcome{Award: &doc, Issued: issued, Notes: []Note{note(EventRequestDecided, "", r.ID), note(EventAwardAmended, "", issued.AwardHash)}}
+	out := Outcome{Award: &doc, Issued: issued, Notes: []Note{note(EventRequestDecided, ""), note(EventAwardAmended, "")}}
 	return out, nil
 }
 
@@ -341,12 +341,12 @@ func (s *State) execute(f Facts, a Act, now time.Time) (Outcome, error) {
 		p := *a.Payment
 		e.Payment = &p
 	}
-	out := Outcome{ExecutionID: e.ID, Notes: []Note{note(EventExecutionRequested, a.Side, e.ID)}}
+	out := Outcome{ExecutionID: e.ID, Notes: []Note{note(EventExecutionRequested, a.Side)}}
 	if a.Mode == ModePartyReported {
 		e.Status = ExecutionCompleted
 		e.Attempts = []Attempt{{Number: 1, At: now, Outcome: string(ExecutionCompleted)}}
 		e.Completion = &Completion{Reference: a.Reference, Note: a.Note, CompletedAt: now}
-		out.Notes = append(out.Notes, note(EventExecutionCompleted, a.Side, e.ID))
+		out.Notes = append(out.Notes, note(EventExecutionCompleted, a.Side))
 	}
 	s.Executions = append(s.Executions, e)
 	return out, nil
@@ -377,11 +377,11 @@ func (s *State) recordAttempt(a Act, now time.Time) (Outcome, error) {
 		done.CompletedAt = now
 		at.Outcome, e.Status, e.Completion = string(ExecutionCompleted), ExecutionCompleted, &done
 		e.Attempts = append(e.Attempts, at)
-		return Outcome{ExecutionID: e.ID, Notes: []Note{note(EventExecutionCompleted, e.Side, e.ID)}}, nil
+		return Outcome{ExecutionID: e.ID, Notes: []Note{note(EventExecutionCompleted, e.Side)}}, nil
 	}
 	at.Outcome, at.Detail, e.Status = string(ExecutionFailed), a.Detail, ExecutionFailed
 	e.Attempts = append(e.Attempts, at)
-	return Outcome{ExecutionID: e.ID, Notes: []Note{note(EventExecutionFailed, e.Side, e.ID)}}, nil
+	return Outcome{ExecutionID: e.ID, Notes: []Note{note(EventExecutionFailed, e.Side)}}, nil
 }
 
 // Tick makes the served award final when its request window lapsed with
@@ -396,7 +396,7 @@ func Tick(s State, f Facts, now time.Time) Outcome {
 	}
 	next := s.Clone()
 	next.FinalAt, next.FinalBy = now, "window_lapsed"
-	return Outcome{State: next, Notes: []Note{note(EventAwardFinal, "", f.Award.AwardHash)}}
+	return Outcome{State: next, Notes: []Note{note(EventAwardFinal, "")}}
 }
 
 // NextDeadline returns when Tick next has something to do: the end of the

@@ -53,14 +53,12 @@ type Note struct {
 	ActionRequired bool
 	// Actor is the side that acted, for ToOtherSide.
 	Actor string
-	// Subject names what the event is about: a request or execution id.
-	Subject string
 }
 
-func note(t EventType, actor, subject string) Note {
+func note(t EventType, actor string) Note {
 	for _, s := range EventSpecs {
 		if s.Type == t {
-			return Note{Type: t, Audience: s.Audience, ActionRequired: s.ActionRequired, Actor: actor, Subject: subject}
+			return Note{Type: t, Audience: s.Audience, ActionRequired: s.ActionRequired, Actor: actor}
 		}
 	}
 	panic("afteraward: event without a spec: " + string(t))
