@@ -155,12 +155,21 @@ func (s *Service) served(ctx context.Context, c procedure.Case) (*award.Document
 // recorded as a failed attempt, and the same command tries again.
 type ExecutionFailedError struct {
 	ExecutionID string
-	Detail      string
+	// Detail is what the attempt recorded, safe to show; Cause is the
+	// rail's error, which only the service's log sees.
+	Detail string
+	Cause  error
 }
 
 func (e *ExecutionFailedError) Error() string {
-	return "execution " + e.ExecutionID + " failed: " + e.Detail
+	if e.Cause == nil {
+		return "execution " + e.ExecutionID + " failed: " + e.Detail
+	}
+	return "execution " + e.ExecutionID + " failed: " + e.Detail + ": " + e.Cause.Error()
 }
+
+// Unwrap is the rail's error.
+func (e *ExecutionFailedError) Unwrap() error { return e.Cause }
 
 // Execute commands an execution: it records the execution (or finds the
 // failed or pending one the same command made), moves the money on the
@@ -179,7 +188,7 @@ func (s *Service) Execute(ctx context.Context, caseID string, a afteraward.Act) 
 	attempt := afteraward.Act{Kind: afteraward.ActRecordAttempt, ExecutionID: e.ID}
 	receipt, rerr := s.transfer(ctx, caseID, e)
 	if rerr != nil {
-		attempt.Detail = rerr.Error()
+		attempt.Detail = failure(rerr)
 	} else {
 		attempt.Completion = &afteraward.Completion{Transaction: receipt.Transaction, Network: receipt.Network, Asset: receipt.Asset,
 			From: receipt.From, To: receipt.To, AmountAtomic: strconv.FormatUint(receipt.Amount, 10)}
@@ -194,7 +203,7 @@ func (s *Service) Execute(ctx context.Context, caseID string, a afteraward.Act) 
 	res.Case, res.Events = recorded.Case, append(res.Events, recorded.Events...)
 	e, _ = recorded.Case.AfterAward.Execution(e.ID)
 	if e.Status != afteraward.ExecutionCompleted {
-		return res, e, &ExecutionFailedError{ExecutionID: e.ID, Detail: attempt.Detail}
+		return res, e, &ExecutionFailedError{ExecutionID: e.ID, Detail: attempt.Detail, Cause: rerr}
 	}
 	return res, e, nil
 }
@@ -215,6 +224,23 @@ func (s *Service) transfer(ctx context.Context, caseID string, e afteraward.Exec
 	}
 	return s.refunds.Refund(ctx, rails.Transfer{ExecutionID: e.ID, Network: e.Payment.Network, Asset: asset.Address.Hex(),
 		To: e.Payment.Payer, Amount: amount, CreatedAt: e.CreatedAt})
+}
+
+// failure is what an attempt records, and both sides read, of a failed
+// transfer: the rail's refusal reason, or what to do about no answer;
+// never the error itself, which may name the facilitator's address (it
+// is logged).
+func failure(err error) string {
+	var refused *rails.Refusal
+	switch {
+	case errors.As(err, &refused):
+		return "refused by the rail: " + refused.Reason
+	case errors.Is(err, rails.ErrUnavailable):
+		return "the rail did not answer; the transfer may have settled, and the same command asks again"
+	case errors.Is(err, rails.ErrNonceUsed):
+		return "the execution's authorization was spent by another one; an operator reconciles it before anything is paid"
+	}
+	return "the transfer failed"
 }
 
 // KeyDigest is the digest an execution keeps of its command's

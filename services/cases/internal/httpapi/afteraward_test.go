@@ -416,6 +416,7 @@ func TestAFailedRefundIsRetriedByItsOwnCommandAndPaysOnce(t *testing.T) {
 	}](t, s.do(t, http.MethodGet, base, s.claimant, "", nil))
 	require.Equal(t, "failed", list.Executions[0].Status)
 	require.Len(t, list.Executions[0].Attempts, 1)
+	require.Equal(t, "refused by the rail: insufficient_funds", list.Executions[0].Attempts[0].Detail, "the rail's reason, never its address")
 	require.Empty(t, s.settlements(t), "nothing moved")
 	require.Contains(t, s.docketTypes(t, c.id), "execution_failed")
 
