@@ -140,6 +140,29 @@ type Tribunal struct {
 	Overridden bool `json:"overridden"`
 }
 
+// The decisions of an appeal (Appeal.Decision).
+const (
+	// AppealAffirmed: the appealed award's dispositive part stands.
+	AppealAffirmed = "affirm"
+	// AppealModified: the outcome stands, the remedies are changed.
+	AppealModified = "modify"
+	// AppealSetAside: the appealed outcome is set aside and replaced.
+	AppealSetAside = "set_aside"
+)
+
+// AppealDecisions lists the decisions of an appeal.
+var AppealDecisions = []string{AppealAffirmed, AppealModified, AppealSetAside}
+
+// Appeal is the appellate part of an award issued on an appeal: which
+// appeal, whose, how it was decided and by which appellate reviewer (a
+// reviewer who took no part in the appealed award).
+type Appeal struct {
+	AppealID  string `json:"appealId"`
+	Appellant string `json:"appellant"`
+	Decision  string `json:"decision"`
+	Reviewer  Member `json:"reviewer"`
+}
+
 // Party is a participant of the case as the award names it.
 type Party struct {
 	Side          string `json:"side"`
@@ -173,7 +196,10 @@ type Document struct {
 	// CaseMode is proceeding or evaluation.
 	CaseMode string `json:"caseMode"`
 	// Corrects is the awardHash of the award this one corrects, if any.
-	Corrects   string      `json:"corrects,omitempty"`
+	Corrects string `json:"corrects,omitempty"`
+	// Appeal is set on an appellate award: the appeal it decides, which
+	// names the appealed award in Corrects.
+	Appeal     *Appeal     `json:"appeal,omitempty"`
 	Rules      Rules       `json:"rules"`
 	Parties    []Party     `json:"parties"`
 	Evaluation *Evaluation `json:"evaluation,omitempty"`

@@ -10,6 +10,7 @@ import (
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/objectstore"
 	"github.com/pcourt/pcourt/libs/service"
+	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/services/cases/internal/awardkeys"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/respond"
@@ -36,6 +37,12 @@ type config struct {
 	// Refunds is the x402r refund rail of award executions (rails.go);
 	// off unless X402R_OPERATOR_KEY is set.
 	Refunds refundRailConfig
+	// AppealFees collects appeal fees with x402 (fees.go); invoiced
+	// unless FEES_PAY_TO is set.
+	AppealFees appealFeeConfig
+	// PublicBase is the public origin an appeal fee's 402 challenge names
+	// its resource with (PUBLIC_BASE_URL, as the hosted page's links).
+	PublicBase x402.PublicBase
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -68,11 +75,17 @@ func loadConfig(getenv func(string) string) (config, error) {
 			Dir:          r.String("AWARD_SIGNING_KEYS_DIR", ""),
 			DevEphemeral: r.Bool("AWARD_DEV_EPHEMERAL_KEY", false),
 		},
-		Evidence: objectstore.FromEnv(r),
-		SpoolDir: r.String("EVIDENCE_SPOOL_DIR", os.TempDir()),
-		Refunds:  refundRailFromEnv(r),
+		Evidence:   objectstore.FromEnv(r),
+		SpoolDir:   r.String("EVIDENCE_SPOOL_DIR", os.TempDir()),
+		Refunds:    refundRailFromEnv(r),
+		AppealFees: appealFeesFromEnv(r),
 	}
-	errs := []error{r.Err(), cfg.Service.Validate(), cfg.Scheduler.Validate(), cfg.Idempotency.Validate(), cfg.Respond.Validate(), cfg.Evidence.Validate(), cfg.Refunds.Validate()}
+	base, err := x402.ParsePublicBase(publicBase)
+	cfg.PublicBase = base
+	errs := []error{r.Err(), cfg.Service.Validate(), cfg.Scheduler.Validate(), cfg.Idempotency.Validate(), cfg.Respond.Validate(), cfg.Evidence.Validate(), cfg.Refunds.Validate(), cfg.AppealFees.Validate()}
+	if err != nil {
+		errs = append(errs, fmt.Errorf("PUBLIC_BASE_URL: %w", err))
+	}
 	if cfg.AwardKeys.Dir == "" && !cfg.AwardKeys.DevEphemeral {
 		errs = append(errs, errors.New("AWARD_SIGNING_KEYS_DIR is required (or AWARD_DEV_EPHEMERAL_KEY=true in development)"))
 	}

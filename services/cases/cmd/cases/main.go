@@ -110,7 +110,18 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if refundRail != nil {
 		refunds = refundRail
 	}
-	afterAward := afterawardflow.New(flow, cases, decision, refunds, nil)
+	// Appeal fees are paid through the platform's one x402 settlement
+	// journal (or invoiced when no payee is configured).
+	feeJournal, err := newAppealFeeJournal(cfg.AppealFees, rdb, logger)
+	if err != nil {
+		return err
+	}
+	var payments afterawardflow.Payments
+	if feeJournal != nil {
+		payments = feeJournal
+	}
+	afterAward := afterawardflow.New(afterawardflow.Config{Flow: flow, Cases: cases, Tribunal: decision, Refunds: refunds,
+		Payments: payments, Fees: cfg.AppealFees.fees()})
 	scheduler := caseflow.NewScheduler(cases, cfg.Scheduler, logger, nil, decision.Ticker(), afterAward.Ticker())
 
 	idempotent, err := idempotency.NewJournal(rdb, cfg.Idempotency, logger)
@@ -129,16 +140,21 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		Evidence:    exhibits,
 		Signer:      keys,
 		AfterAward:  afterAward,
+		PublicBase:  cfg.PublicBase,
 	})
 	// The hosted respondent page acts through the same flow as the API, so
 	// the docket records the same events whichever way the respondent came.
 	if err := respond.Register(srv.Router(), cfg.Respond, respond.Deps{Cases: cases, Flow: flow, Logger: logger, Exhibits: exhibits}); err != nil {
 		return err
 	}
-	return lifecycle.Run(ctx, logger,
-		lifecycle.Component{Name: "http", Run: srv.Run},
-		lifecycle.Component{Name: "case-opened-consumer", Run: opened.Run},
-		lifecycle.Component{Name: "deadline-scheduler", Run: scheduler.Run},
-		lifecycle.Component{Name: "outbox-relay", Run: relay.Run},
-	)
+	components := []lifecycle.Component{
+		{Name: "http", Run: srv.Run},
+		{Name: "case-opened-consumer", Run: opened.Run},
+		{Name: "deadline-scheduler", Run: scheduler.Run},
+		{Name: "outbox-relay", Run: relay.Run},
+	}
+	if feeJournal != nil {
+		components = append(components, lifecycle.Component{Name: "fee-reconciler", Run: runFeeReconciler(feeJournal, afterAward, cfg.AppealFees.ReconcileInterval)})
+	}
+	return lifecycle.Run(ctx, logger, components...)
 }

@@ -18,15 +18,22 @@ type ActKind string
 
 // The acts. The route of each is in docs/after-award.md.
 const (
-	ActWaive         ActKind = "waive_recourse" // a side
-	ActFileRequest   ActKind = "file_request"   // a side
-	ActDecideRequest ActKind = "decide_request" // the reviewer
-	ActExecute       ActKind = "execute"        // a side
-	ActRecordAttempt ActKind = "record_attempt" // the service, after the rail answered
+	ActWaive         ActKind = "waive_recourse"  // a side
+	ActFileRequest   ActKind = "file_request"    // a side
+	ActDecideRequest ActKind = "decide_request"  // the reviewer
+	ActFileAppeal    ActKind = "file_appeal"     // a side
+	ActHoldFee       ActKind = "hold_appeal_fee" // the service, before settling a fee payment
+	ActPayFee        ActKind = "pay_appeal_fee"  // the service, once the payment settled
+	ActAnswerAppeal  ActKind = "answer_appeal"   // the other side
+	ActCloseBriefing ActKind = "close_briefing"  // the appellate reviewer
+	ActDecideAppeal  ActKind = "decide_appeal"   // the appellate reviewer
+	ActExecute       ActKind = "execute"         // a side
+	ActRecordAttempt ActKind = "record_attempt"  // the service, after the rail answered
 )
 
 // Acts lists every act, for docs and tests.
-var Acts = []ActKind{ActWaive, ActFileRequest, ActDecideRequest, ActExecute, ActRecordAttempt}
+var Acts = []ActKind{ActWaive, ActFileRequest, ActDecideRequest, ActFileAppeal, ActHoldFee, ActPayFee, ActAnswerAppeal,
+	ActCloseBriefing, ActDecideAppeal, ActExecute, ActRecordAttempt}
 
 // The limits of what an act carries.
 const (
@@ -39,7 +46,9 @@ const (
 // Act is one act after the award.
 type Act struct {
 	Kind ActKind
-	// MemberID is the reviewer's credential id, for ActDecideRequest.
+	// MemberID is the acting tribunal member's credential id: the
+	// reviewer's for ActDecideRequest, the appellate reviewer's for
+	// ActCloseBriefing and ActDecideAppeal.
 	MemberID string
 	// Side and ParticipantID say who acts for a side's act.
 	Side          string
@@ -71,6 +80,19 @@ type Act struct {
 	Reference   string
 	Note        string
 	KeyDigest   string
+	// An appeal: AppealID names it (every act but filing); Grounds are
+	// filed, Text answers it; Decision (affirm, modify, set_aside),
+	// Outcome (set_aside) and Remedies (modify, set_aside) decide it with
+	// Reasons. PaymentID holds (Replaces: the payment that held it) or
+	// pays its fee with FeePayment.
+	AppealID   string
+	Grounds    []Ground
+	Decision   string
+	Outcome    string
+	PaymentID  string
+	Replaces   string
+	FeePayment *FeePayment
+
 	// ExecutionID names the execution an attempt is for.
 	ExecutionID string
 	// Completion is a successful attempt's evidence; Detail a failed
@@ -145,6 +167,18 @@ func Decide(s State, f Facts, a Act, now time.Time) (Outcome, error) {
 		out, err = next.fileRequest(f, a, now)
 	case ActDecideRequest:
 		out, err = next.decideRequest(f, a, now)
+	case ActFileAppeal:
+		out, err = next.fileAppeal(f, a, now)
+	case ActHoldFee:
+		out, err = next.holdAppealFee(f, a, now)
+	case ActPayFee:
+		out, err = next.payAppealFee(f, a, now)
+	case ActAnswerAppeal:
+		out, err = next.answerAppeal(f, a, now)
+	case ActCloseBriefing:
+		out, err = next.closeBriefing(f, a, now)
+	case ActDecideAppeal:
+		out, err = next.decideAppeal(f, a, now)
 	case ActExecute:
 		out, err = next.execute(f, a, now)
 	case ActRecordAttempt:
@@ -176,7 +210,7 @@ func (s *State) finalIfWaived(f Facts, now time.Time) []Note {
 	if s.Final() {
 		return nil
 	}
-	if _, pending := s.Pending(); pending {
+	if _, pending := s.Pending(); pending || s.openAppeal() {
 		return nil
 	}
 	for _, side := range f.Sides {
@@ -206,6 +240,8 @@ func (s *State) fileRequest(f Facts, a Act, now time.Time) (Outcome, error) {
 		return Outcome{}, refuse(CodeWindowClosed, "the window for post-award requests on the award of case %s ended at %s", f.CaseID, ts(RequestDeadline(f)))
 	case slices.ContainsFunc(s.Requests, func(r Request) bool { return r.Side == a.Side && r.Status == RequestPending }):
 		return Outcome{}, refuse(CodeRequestPending, "the %s side has a post-award request pending; the reviewer decides it first", a.Side)
+	case s.openAppeal():
+		return Outcome{}, refuse(CodeAppealPending, "case %s has an appeal pending; the appellate award ends the recourse", f.CaseID)
 	}
 	id := "par_" + strconv.Itoa(len(s.Requests)+1)
 	s.Requests = append(s.Requests, Request{ID: id, Kind: a.RequestKind, Side: a.Side, ParticipantID: a.ParticipantID,
@@ -281,18 +317,24 @@ func amend(doc award.Document, r Request, a Act, f Facts, now time.Time) (award.
 		}
 		doc.Remedies = append(doc.Remedies, a.Remedies...)
 	}
+	return doc, checkDispositive(doc, f, now)
+}
+
+// checkDispositive checks an amended or appellate award's dispositive
+// part as the award's was checked (remedy_exceeds_claim and the rest).
+func checkDispositive(doc award.Document, f Facts, now time.Time) error {
 	if len(doc.Remedies) > MaxRemedies {
-		return doc, refuse(CodeInvalidAct, "an award orders at most %d remedies", MaxRemedies)
+		return refuse(CodeInvalidAct, "an award orders at most %d remedies", MaxRemedies)
 	}
 	p := award.Proposal{Outcome: doc.Outcome, Remedies: doc.Remedies, Reasons: doc.Reasons, Citations: doc.Citations}
 	if err := tribunal.CheckAmended(p, f.Decision, now); err != nil {
 		var tr *tribunal.RefusalError
 		if errors.As(err, &tr) && tr.Code != tribunal.CodeInvalidAct {
-			return doc, refuse(CodeRemedyExceeds, "%s", tr.Detail)
+			return refuse(CodeRemedyExceeds, "%s", tr.Detail)
 		}
-		return doc, refuse(CodeInvalidAct, "%v", err)
+		return refuse(CodeInvalidAct, "%v", err)
 	}
-	return doc, nil
+	return nil
 }
 
 func (s *State) execute(f Facts, a Act, now time.Time) (Outcome, error) {
@@ -384,30 +426,58 @@ func (s *State) recordAttempt(a Act, now time.Time) (Outcome, error) {
 	return Outcome{ExecutionID: e.ID, Notes: []Note{note(EventExecutionFailed, e.Side)}}, nil
 }
 
-// Tick makes the served award final when its request window lapsed with
-// no request pending. An outcome without notes means nothing was due.
+// Tick applies what is due at now: an appeal whose x402 fee is unpaid at
+// its due date lapses (a fee a payment holds gets FeeHoldGrace more, for
+// the settlement under way), and the served award becomes final once its
+// request and appeal windows lapsed with no request or appeal pending.
+// An outcome without notes means nothing was due.
 func Tick(s State, f Facts, now time.Time) Outcome {
 	now = now.UTC().Truncate(time.Millisecond)
-	if f.Terminated || f.Award == nil || s.Final() || now.Before(RequestDeadline(f)) {
-		return Outcome{State: s}
-	}
-	if _, pending := s.Pending(); pending {
+	if f.Terminated || f.Award == nil || s.Final() {
 		return Outcome{State: s}
 	}
 	next := s.Clone()
-	next.FinalAt, next.FinalBy = now, "window_lapsed"
-	return Outcome{State: next, Notes: []Note{note(EventAwardFinal, "")}}
+	notes := next.lapseAppeals(now)
+	_, pending := next.Pending()
+	if !pending && !next.openAppeal() && !now.Before(FinalityDeadline(f)) {
+		next.FinalAt, next.FinalBy = now, "window_lapsed"
+		notes = append(notes, note(EventAwardFinal, ""))
+	}
+	if len(notes) == 0 {
+		return Outcome{State: s}
+	}
+	return Outcome{State: next, Notes: notes}
 }
 
-// NextDeadline returns when Tick next has something to do: the end of the
-// request window of an award not yet final (a pending request holds
-// finality until it is decided, and the scan after that decision sees
-// it).
+// FinalityDeadline is when the served award's recourse windows (requests,
+// and appeals where the rules allow them) have all lapsed.
+func FinalityDeadline(f Facts) time.Time {
+	return latest(RequestDeadline(f), AppealDeadline(f))
+}
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// NextDeadline returns when Tick next has something to do: an unpaid
+// appeal fee's due date (and its grace while a payment holds it), or the
+// end of the recourse windows of an award not yet final. A pending
+// request or an appeal in briefing holds finality until it is decided,
+// and the scan after that decision sees it.
 func NextDeadline(s State, f Facts) (time.Time, bool) {
 	if f.Terminated || f.Award == nil || s.Final() {
 		return time.Time{}, false
 	}
-	return RequestDeadline(f), true
+	if ap, open := s.OpenAppeal(); open {
+		if ap.Status == AppealAwaitingFee {
+			return ap.lapsesAt(), true
+		}
+		return time.Time{}, false
+	}
+	return FinalityDeadline(f), true
 }
 
 // validate checks the act's shape (step 1).
@@ -440,6 +510,34 @@ func (a Act) validate() error {
 		}
 		if a.CorrectedReasons != "" && !text(a.CorrectedReasons, MaxTextRunes) || a.Interpretation != "" && !text(a.Interpretation, MaxShortRunes) {
 			return bad("correctedReasons is at most %d characters, interpretation at most %d", MaxTextRunes, MaxShortRunes)
+		}
+	case ActFileAppeal:
+		if !side {
+			return bad("a side files an appeal")
+		}
+		if len(a.Grounds) == 0 || len(a.Grounds) > MaxGrounds {
+			return bad("an appeal states 1 to %d grounds", MaxGrounds)
+		}
+		for i, g := range a.Grounds {
+			if !slices.Contains(GroundKinds, g.Kind) || !text(g.Text, MaxShortRunes) {
+				return bad("grounds[%d] needs a kind of %v and a text of 1 to %d characters", i, GroundKinds, MaxShortRunes)
+			}
+		}
+	case ActHoldFee, ActPayFee:
+		if a.AppealID == "" || a.PaymentID == "" || (a.Kind == ActPayFee) != (a.FeePayment != nil) || (a.Kind == ActHoldFee) != side {
+			return bad("a fee payment names its appeal, its payment and its payer's side or, once settled, its settlement")
+		}
+	case ActAnswerAppeal:
+		if !side || a.AppealID == "" || !text(a.Text, MaxTextRunes) {
+			return bad("a side answers an appeal (appealId) with a text of 1 to %d characters", MaxTextRunes)
+		}
+	case ActCloseBriefing:
+		if a.AppealID == "" {
+			return bad("appealId is required")
+		}
+	case ActDecideAppeal:
+		if a.AppealID == "" || !slices.Contains(award.AppealDecisions, a.Decision) || !text(a.Reasons, MaxTextRunes) {
+			return bad("appealId, a decision of %v and reasons (1 to %d characters) are required", award.AppealDecisions, MaxTextRunes)
 		}
 	case ActExecute:
 		if !side {

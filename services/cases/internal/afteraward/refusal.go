@@ -31,6 +31,24 @@ const (
 	CodeAlreadyExecuted   RefusalCode = "already_executed"             // 409
 	CodeExecutionExists   RefusalCode = "execution_exists"             // 409
 	CodeExecutionNotFound RefusalCode = "execution_not_found"          // 404
+
+	CodeNotAppellateReviewer RefusalCode = "not_appellate_reviewer"         // 403
+	CodeNotAppellee          RefusalCode = "not_appellee"                   // 403
+	CodeNotAppellant         RefusalCode = "not_appellant"                  // 403
+	CodeAppealNotAllowed     RefusalCode = "appeal_not_allowed"             // 409
+	CodeAppealWindowClosed   RefusalCode = "appeal_window_closed"           // 409
+	CodeAppealPending        RefusalCode = "appeal_pending"                 // 409
+	CodeNoAppellateReviewer  RefusalCode = "no_appellate_reviewer"          // 409
+	CodeAppealNotFound       RefusalCode = "appeal_not_found"               // 404
+	CodeAppealFeePaid        RefusalCode = "appeal_fee_paid"                // 409
+	CodeAppealFeeNotPayable  RefusalCode = "appeal_fee_not_payable"         // 409
+	CodeAppealFeeHeld        RefusalCode = "appeal_fee_payment_in_progress" // 409
+	CodeAppealFeeUnpaid      RefusalCode = "appeal_fee_unpaid"              // 409
+	CodeBriefingClosed       RefusalCode = "appeal_briefing_closed"         // 409
+	CodeAppealAnswered       RefusalCode = "appeal_answered"                // 409
+	CodeAnswerWindowOpen     RefusalCode = "appeal_answer_window_open"      // 409
+	CodeBriefingOpen         RefusalCode = "appeal_briefing_open"           // 409
+	CodeAppealClosed         RefusalCode = "appeal_closed"                  // 409
 )
 
 // RefusalCodes lists every code in check order, for docs and tests.
@@ -40,6 +58,11 @@ var RefusalCodes = []RefusalCode{
 	CodeAwardFinal, CodeRecourseWaived, CodeWindowClosed, CodeRequestPending,
 	// deciding a request
 	CodeRequestNotFound, CodeRequestDecided, CodeRemedyExceeds,
+	// filing an appeal (after award_final and recourse_waived)
+	CodeAppealNotAllowed, CodeAppealWindowClosed, CodeAppealPending, CodeNoAppellateReviewer,
+	// the other acts on an appeal, in the order each checks them
+	CodeAppealNotFound, CodeNotAppellateReviewer, CodeNotAppellee, CodeNotAppellant, CodeAppealFeePaid, CodeAppealFeeNotPayable, CodeAppealFeeHeld,
+	CodeAppealFeeUnpaid, CodeBriefingClosed, CodeAppealAnswered, CodeAnswerWindowOpen, CodeAppealClosed, CodeBriefingOpen,
 	// executing
 	CodeModeUnavailable, CodeAwardNotFinal, CodeAwardHashMismatch, CodeNotExecutable, CodeNotObligor, CodeNotPayee,
 	CodeAlreadyExecuted, CodeExecutionExists,

@@ -75,8 +75,11 @@ type State struct {
 	Requests []Request `json:"requests,omitempty"`
 	// FinalAt is when the served award became final; zero until then.
 	FinalAt time.Time `json:"finalAt,omitzero"`
-	// FinalBy says how: "waiver" or "window_lapsed".
+	// FinalBy says how: "waiver", "window_lapsed" or "appeal_decided".
 	FinalBy string `json:"finalBy,omitempty"`
+	// Appeals are the sides' appeals, in filing order; at most one is
+	// open at a time.
+	Appeals []Appeal `json:"appeals,omitempty"`
 	// Superseded are the awards amended by a later one, oldest first.
 	Superseded []tribunal.Issued `json:"superseded,omitempty"`
 	// Executions are the served award's executions, in creation order.
@@ -85,7 +88,7 @@ type State struct {
 
 // Empty reports whether nothing happened after the award.
 func (s State) Empty() bool {
-	return len(s.Waivers) == 0 && len(s.Requests) == 0 && s.FinalAt.IsZero() && len(s.Superseded) == 0 && len(s.Executions) == 0
+	return len(s.Waivers) == 0 && len(s.Requests) == 0 && len(s.Appeals) == 0 && s.FinalAt.IsZero() && len(s.Superseded) == 0 && len(s.Executions) == 0
 }
 
 // Final reports whether the served award is final.
@@ -126,6 +129,18 @@ func (s State) waived(side string) bool {
 func (s State) Clone() State {
 	s.Waivers = slices.Clone(s.Waivers)
 	s.Requests = slices.Clone(s.Requests)
+	s.Appeals = slices.Clone(s.Appeals)
+	for i, ap := range s.Appeals {
+		s.Appeals[i].Grounds = slices.Clone(ap.Grounds)
+		if ap.Answer != nil {
+			an := *ap.Answer
+			s.Appeals[i].Answer = &an
+		}
+		if ap.Fee.Payment != nil {
+			p := *ap.Fee.Payment
+			s.Appeals[i].Fee.Payment = &p
+		}
+	}
 	s.Superseded = slices.Clone(s.Superseded)
 	for i, a := range s.Superseded {
 		s.Superseded[i].Ordered = slices.Clone(a.Ordered)
@@ -167,4 +182,11 @@ type Facts struct {
 	Decision tribunal.Facts
 	// Modes are the execution modes this deployment can run.
 	Modes []Mode
+	// AppellateReviewer is the reviewer an appeal filed now would go to,
+	// picked by the flow from the tribunal pool (nil: none eligible);
+	// AppealFeeCollection how its fee would be collected, and AppealFees
+	// the rules version's schedule.
+	AppellateReviewer   *tribunal.Member
+	AppealFeeCollection FeeCollection
+	AppealFees          AppealFeeSchedule
 }

@@ -31,10 +31,12 @@ import (
 	"github.com/pcourt/pcourt/services/cases/internal/tribunal"
 )
 
-// Artifacts makes an award's documents and records their digests in the
-// served award (tribunalflow.Service.Artifacts).
-type Artifacts interface {
+// Tribunal makes an award's documents and records their digests in the
+// served award (every award's, in one place), and reads the tribunal pool
+// an appellate reviewer is picked from (tribunalflow.Service).
+type Tribunal interface {
 	Artifacts(st *tribunal.State, doc award.Document) ([]store.Document, error)
+	Candidates(ctx context.Context, c procedure.Case) ([]tribunal.Candidate, error)
 }
 
 // Refunds moves x402r refunds (internal/rails.X402Refunds). Refund must
@@ -44,22 +46,40 @@ type Refunds interface {
 	Refund(ctx context.Context, t rails.Transfer) (rails.Receipt, error)
 }
 
-// Service applies acts after the award.
-type Service struct {
-	flow      *caseflow.Service
-	cases     *store.Cases
-	artifacts Artifacts
-	refunds   Refunds // nil: the x402r rail is not configured
-	now       func() time.Time
+// Config are a Service's parts.
+type Config struct {
+	Flow     *caseflow.Service
+	Cases    *store.Cases
+	Tribunal Tribunal
+	// Refunds is nil where the x402r rail is not configured: its
+	// executions are refused.
+	Refunds Refunds
+	// Payments and Fees collect appeal fees with x402; nil Payments (or
+	// no payee) invoices them.
+	Payments Payments
+	Fees     FeeConfig
+	// Now is the clock; nil for time.Now.
+	Now func() time.Time
 }
 
-// New returns a Service. refunds may be nil (no x402r rail on this
-// deployment: its executions are refused); now may be nil for time.Now.
-func New(flow *caseflow.Service, cases *store.Cases, artifacts Artifacts, refunds Refunds, now func() time.Time) *Service {
-	if now == nil {
-		now = time.Now
+// Service applies acts after the award.
+type Service struct {
+	flow     *caseflow.Service
+	cases    *store.Cases
+	tribunal Tribunal
+	refunds  Refunds
+	payments Payments
+	fees     FeeConfig
+	now      func() time.Time
+}
+
+// New returns a Service.
+func New(cfg Config) *Service {
+	s := &Service{flow: cfg.Flow, cases: cfg.Cases, tribunal: cfg.Tribunal, refunds: cfg.Refunds, payments: cfg.Payments, fees: cfg.Fees, now: cfg.Now}
+	if s.now == nil {
+		s.now = time.Now
 	}
-	return &Service{flow: flow, cases: cases, artifacts: artifacts, refunds: refunds, now: now}
+	return s
 }
 
 // Modes are the execution modes this deployment runs: a party's report
@@ -99,6 +119,12 @@ func (s *Service) act(ctx context.Context, caseID string, a afteraward.Act) (cas
 	if err != nil {
 		return caseflow.Result{}, afteraward.Outcome{}, err
 	}
+	var pool []tribunal.Candidate
+	if a.Kind == afteraward.ActFileAppeal {
+		if pool, err = s.tribunal.Candidates(ctx, l.Case); err != nil {
+			return caseflow.Result{}, afteraward.Outcome{}, err
+		}
+	}
 	now := s.now()
 	var decided afteraward.Outcome
 	res, err := s.flow.ChangeDocumented(ctx, caseID, func(c procedure.Case) (procedure.Outcome, []store.Document, error) {
@@ -107,6 +133,12 @@ func (s *Service) act(ctx context.Context, caseID string, a afteraward.Act) (cas
 			return procedure.Outcome{Case: c}, nil, errServedChanged
 		}
 		f.Served, f.Modes = served, s.Modes()
+		if a.Kind == afteraward.ActFileAppeal {
+			if m, ok := tribunal.AppellateReviewer(c.Tribunal, c.TribunalFacts(), pool, now); ok {
+				f.AppellateReviewer = &m
+			}
+			f.AppealFeeCollection = s.collection(c.Environment)
+		}
 		out, err := afteraward.Decide(c.AfterAward, f, a, now)
 		if err != nil {
 			return procedure.Outcome{Case: c}, nil, err
@@ -116,7 +148,7 @@ func (s *Service) act(ctx context.Context, caseID string, a afteraward.Act) (cas
 		if out.Award == nil {
 			return next, nil, nil
 		}
-		docs, err := s.artifacts.Artifacts(&next.Case.Tribunal, *out.Award)
+		docs, err := s.tribunal.Artifacts(&next.Case.Tribunal, *out.Award)
 		if err != nil {
 			return procedure.Outcome{Case: c}, nil, err
 		}
@@ -250,7 +282,8 @@ func KeyDigest(credentialID, key string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Ticker is the deadline scan's part: the award's finality.
+// Ticker is the deadline scan's part: an appeal whose fee was not paid
+// lapses, and the award becomes final.
 func (s *Service) Ticker() caseflow.Ticker {
 	return func(_ context.Context, c procedure.Case, now time.Time) (caseflow.DocumentedDecision, error) {
 		return func(c procedure.Case) (procedure.Outcome, []store.Document, error) {

@@ -53,6 +53,19 @@ func TestTheWindowsAreDocumented(t *testing.T) {
 	require.Equal(t, want, docTable(t, "| rules version | request window |"))
 }
 
+// docs/after-award.md's appeal windows and fees are afteraward.WindowsByRules
+// and afteraward.AppealFeesByRules.
+func TestTheAppealTermsAreDocumented(t *testing.T) {
+	var want []string
+	for v, w := range afteraward.WindowsByRules {
+		fee := afteraward.AppealFeesByRules[v]
+		want = append(want, fmt.Sprintf("| `%s` | %d days from the served award's issue | %d days from filing | %d days from the briefing's opening | %d basis points of the amount claimed, at least %d minor units (USD) |",
+			v, w.Appeals/(24*time.Hour), w.AppealFee/(24*time.Hour), w.AppealAnswer/(24*time.Hour), fee.PercentBasisPoints, fee.FloorMinor))
+	}
+	slices.Sort(want)
+	require.Equal(t, want, docTable(t, "| rules version | appeal window | fee due | answer window | appeal fee |"))
+}
+
 // docs/after-award.md's modes are afteraward.Modes with their actions.
 func TestTheModesAreDocumented(t *testing.T) {
 	rows := docTable(t, "| mode | action | rail | how the money moves | on this deployment |")

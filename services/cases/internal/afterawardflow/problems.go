@@ -35,6 +35,24 @@ var refusalStatus = map[afteraward.RefusalCode]int{
 	afteraward.CodeAlreadyExecuted:   http.StatusConflict,
 	afteraward.CodeExecutionExists:   http.StatusConflict,
 	afteraward.CodeExecutionNotFound: http.StatusNotFound,
+
+	afteraward.CodeNotAppellateReviewer: http.StatusForbidden,
+	afteraward.CodeNotAppellee:          http.StatusForbidden,
+	afteraward.CodeNotAppellant:         http.StatusForbidden,
+	afteraward.CodeAppealNotAllowed:     http.StatusConflict,
+	afteraward.CodeAppealWindowClosed:   http.StatusConflict,
+	afteraward.CodeAppealPending:        http.StatusConflict,
+	afteraward.CodeNoAppellateReviewer:  http.StatusConflict,
+	afteraward.CodeAppealNotFound:       http.StatusNotFound,
+	afteraward.CodeAppealFeePaid:        http.StatusConflict,
+	afteraward.CodeAppealFeeNotPayable:  http.StatusConflict,
+	afteraward.CodeAppealFeeHeld:        http.StatusConflict,
+	afteraward.CodeAppealFeeUnpaid:      http.StatusConflict,
+	afteraward.CodeBriefingClosed:       http.StatusConflict,
+	afteraward.CodeAppealAnswered:       http.StatusConflict,
+	afteraward.CodeAnswerWindowOpen:     http.StatusConflict,
+	afteraward.CodeBriefingOpen:         http.StatusConflict,
+	afteraward.CodeAppealClosed:         http.StatusConflict,
 }
 
 // shared are the codes another package's Codes already lists.

@@ -92,10 +92,11 @@ func (h *handlers) visible(ctx context.Context, cred auth.Credential, cs procedu
 		return false, nil
 	}
 	if cred.Role.Tribunal() {
-		// A tribunal member sees the cases it is assigned to, and no
-		// other; it never acts for a side (standing.actsFor).
+		// A tribunal member sees the cases it is assigned to (an
+		// appellate reviewer the case of its appeal), and no other; it
+		// never acts for a side (standing.actsFor).
 		_, assigned := cs.Tribunal.Member(cred.PublicID)
-		return assigned, nil
+		return assigned || cs.AfterAward.HearsAppeal(cred.PublicID), nil
 	}
 	if cred.Role == auth.RolePlatformOrchestrator {
 		if cs.PartnerID == cred.PartnerID {

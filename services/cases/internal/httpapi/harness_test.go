@@ -29,6 +29,9 @@ import (
 	"github.com/pcourt/pcourt/libs/objectstore"
 	"github.com/pcourt/pcourt/libs/ratelimit"
 	"github.com/pcourt/pcourt/libs/redistest"
+	"github.com/pcourt/pcourt/libs/x402"
+	"github.com/pcourt/pcourt/libs/x402/facilitator"
+	"github.com/pcourt/pcourt/libs/x402/journal"
 	"github.com/pcourt/pcourt/libs/x402/localfacilitator"
 	"github.com/pcourt/pcourt/services/cases/internal/afterawardflow"
 	"github.com/pcourt/pcourt/services/cases/internal/awardkeys"
@@ -79,6 +82,8 @@ type stack struct {
 	// tickers are the subdomains' parts of the deadline scan, for a
 	// scheduler at another instant (schedulerAt).
 	tickers []caseflow.Ticker
+	// afterAward is the stack's after-award flow, for the fee reconciler.
+	afterAward *afterawardflow.Service
 	// files keeps the exhibits (a directory store; the S3 test puts the
 	// stack on a real S3 server with newStackOn), spool is where uploads
 	// wait for their checks.
@@ -88,6 +93,11 @@ type stack struct {
 	// rail pays through, from the operator's account (refunds_test.go).
 	ledger   *localfacilitator.Ledger
 	operator string
+	// facilitator is the local facilitator's client; feeJournal the
+	// settlement journal appeal fees are paid through, to feePayee.
+	facilitator *facilitator.Client
+	feeJournal  *journal.Journal
+	feePayee    string
 }
 
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -140,7 +150,10 @@ func newStackOn(t testing.TB, files objectstore.Store) *stack {
 	keys, err := awardkeys.Load(context.Background(), rdb, awardkeys.Config{DevEphemeral: true}, time.Now())
 	require.NoError(t, err)
 	decision := tribunalflow.New(flow, s.cases, s.credentials, keys, nil)
-	afterAward := afterawardflow.New(flow, s.cases, decision, s.refunds(t), nil)
+	refunds := s.refunds(t)
+	payments, fees := s.appealFees(t)
+	afterAward := afterawardflow.New(afterawardflow.Config{Flow: flow, Cases: s.cases, Tribunal: decision, Refunds: refunds, Payments: payments, Fees: fees})
+	s.afterAward = afterAward
 	s.tickers = []caseflow.Ticker{decision.Ticker(), afterAward.Ticker()}
 	s.scheduler = caseflow.NewScheduler(s.cases, caseflow.DefaultSchedulerConfig(), logger, nil, s.tickers...)
 
@@ -158,11 +171,20 @@ func newStackOn(t testing.TB, files objectstore.Store) *stack {
 		Evidence:    evidenceflow.New(flow, s.cases, files, s.spool, nil),
 		Signer:      keys,
 		AfterAward:  afterAward,
+		PublicBase:  publicBase(t),
 	})
 	ts := httptest.NewServer(srv.Router())
 	t.Cleanup(ts.Close)
 	s.url = ts.URL
 	return s
+}
+
+// publicBase is the public origin the stack's 402 challenges name.
+func publicBase(t testing.TB) x402.PublicBase {
+	t.Helper()
+	b, err := x402.ParsePublicBase(x402.DefaultPublicBaseURL)
+	require.NoError(t, err)
+	return b
 }
 
 // tribunalMember mints a tribunal credential into the test tenant's pool,

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/pcourt/pcourt/libs/problem"
+	"github.com/pcourt/pcourt/libs/x402/journal"
 	"github.com/pcourt/pcourt/services/cases/internal/afterawardflow"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/evidenceflow"
@@ -59,6 +60,9 @@ func Problem(err error) *problem.Error {
 		return p
 	}
 	if p := evidenceflow.Problem(err); p != nil {
+		return p
+	}
+	if p := journal.Problem(err); p != nil {
 		return p
 	}
 	return afterawardflow.Problem(err)

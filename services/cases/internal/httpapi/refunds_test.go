@@ -15,6 +15,7 @@ import (
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/libs/x402/facilitator"
+	"github.com/pcourt/pcourt/libs/x402/journal"
 	"github.com/pcourt/pcourt/libs/x402/localfacilitator"
 	"github.com/pcourt/pcourt/services/cases/internal/afterawardflow"
 	"github.com/pcourt/pcourt/services/cases/internal/rails"
@@ -41,6 +42,7 @@ func (s *stack) refunds(t testing.TB) afterawardflow.Refunds {
 
 	client, err := facilitator.NewClient(facilitator.ClientConfig{BaseURL: ts.URL, Authorization: envconf.Secret("Bearer stack-facilitator-token"), Timeout: 5 * time.Second})
 	require.NoError(t, err)
+	s.facilitator = client
 	key, err := crypto.GenerateKey()
 	require.NoError(t, err)
 	s.operator = crypto.PubkeyToAddress(key.PublicKey).Hex()
@@ -48,6 +50,21 @@ func (s *stack) refunds(t testing.TB) afterawardflow.Refunds {
 	require.NoError(t, err)
 	s.fundOperator(t, 1_000_000_000)
 	return rail
+}
+
+// appealFees is how the stack collects appeal fees: with x402, through
+// the platform's settlement journal on the stack's redis-server and the
+// same local facilitator, to a payee of its own. s.refunds runs first.
+func (s *stack) appealFees(t testing.TB) (afterawardflow.Payments, afterawardflow.FeeConfig) {
+	t.Helper()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	payments, err := journal.New(journal.Config{Owner: afterawardflow.FeeOwner, Lease: 30 * time.Second}, s.rdb, s.facilitator, logger)
+	require.NoError(t, err)
+	s.feeJournal = payments
+	key, err := crypto.GenerateKey()
+	require.NoError(t, err)
+	s.feePayee = crypto.PubkeyToAddress(key.PublicKey).Hex()
+	return payments, afterawardflow.FeeConfig{PayTo: s.feePayee, Networks: map[string][]string{x402.EnvironmentSandbox: {refundNetwork}}, MaxTimeoutSeconds: 300}
 }
 
 func (s *stack) usdc(t testing.TB) x402.Asset {

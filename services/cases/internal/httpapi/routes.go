@@ -12,6 +12,7 @@ import (
 
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/idempotency"
+	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/services/cases/internal/afterawardflow"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/evidenceflow"
@@ -37,6 +38,9 @@ type Deps struct {
 	Signer Signer
 	// AfterAward applies the acts after the award and runs executions.
 	AfterAward *afterawardflow.Service
+	// PublicBase is the public origin the appeal fee's 402 challenge
+	// names its resource with.
+	PublicBase x402.PublicBase
 }
 
 type handlers struct {
@@ -46,6 +50,7 @@ type handlers struct {
 	tribunal    *tribunalflow.Service
 	evidence    *evidenceflow.Service
 	afterAward  *afterawardflow.Service
+	publicBase  x402.PublicBase
 	signer      Signer
 	keys        KeySet
 	logger      *slog.Logger
@@ -69,7 +74,7 @@ type routeKit struct {
 // (evidence), exports.go (evidence-export notifications),
 // routes_afteraward.go (appeals, executions, settlement).
 func Register(r *gin.Engine, d Deps) {
-	h := &handlers{credentials: d.Credentials, cases: d.Cases, flow: d.Flow, tribunal: d.Tribunal, evidence: d.Evidence, afterAward: d.AfterAward, signer: d.Signer, keys: d.AwardKeys, logger: d.Logger}
+	h := &handlers{credentials: d.Credentials, cases: d.Cases, flow: d.Flow, tribunal: d.Tribunal, evidence: d.Evidence, afterAward: d.AfterAward, publicBase: d.PublicBase, signer: d.Signer, keys: d.AwardKeys, logger: d.Logger}
 
 	k := routeKit{
 		authenticated: auth.Middleware(d.Credentials),

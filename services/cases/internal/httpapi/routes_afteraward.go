@@ -10,9 +10,9 @@ import (
 
 // After the award (internal/afteraward, acted on through afterawardflow):
 // post-award requests and their decision, the waiver of recourse,
-// finality, and executions with the historical settlement-executions
-// alias. Appeals and settlement binding are not built yet: their routes
-// answer 501 from here. docs/after-award.md describes each route.
+// finality, appeals, and executions with the historical
+// settlement-executions alias. Settlement binding is not built yet: its
+// routes answer 501 from here. docs/after-award.md describes each route.
 
 // The idempotency operations of the after-award commands.
 const (
@@ -42,7 +42,22 @@ func (h *handlers) registerAfterAward(r gin.IRouter, k routeKit) {
 		r.POST(path, k.authenticated, side(opExecute), settlement)
 	}
 
+	r.GET("/api/cases/:id/appeals", k.authenticated, h.listAppeals)
+	r.POST("/api/cases/:id/appeals", k.authenticated, side(opFileAppeal), h.fileAppeal)
+	r.POST("/api/cases/:id/appeals/:appealId/answers", k.authenticated, side(opAnswerAppeal), h.answerAppeal)
+	// The fee's x402 resource takes no Idempotency-Key: the signed
+	// payment is the operation's identity, and the settlement journal
+	// replays it.
+	r.POST("/api/cases/:id/appeals/:appealId/fee", k.authenticated, h.payAppealFee)
+
 	w := func(path string) string { return "/api/disputes/:id/" + path }
+	r.GET(w("appeal"), k.website, k.authenticated, h.listAppeals)
+	r.POST(w("appeal"), k.website, k.authenticated, side(opFileAppeal), h.fileAppeal)
+	r.POST(w("appeal/answer"), k.website, k.authenticated, side(opAnswerAppeal), h.answerAppeal)
+	r.POST(w("appeal/close-briefing"), k.website, k.authenticated, member(opCloseBriefing), h.closeBriefing)
+	r.GET(w("appeal/confirm-fee"), k.website, k.authenticated, h.appealFeeStatus)
+	r.POST(w("appeal/confirm-fee"), k.website, k.authenticated, h.appealFeeStatus)
+	r.POST(w("appeal/decide"), k.website, k.authenticated, member(opDecideAppeal), h.decideAppeal)
 	r.POST(w("post-award-request"), k.website, k.authenticated, side(opPostAwardRequest), file)
 	r.POST(w("correct"), k.website, k.authenticated, side(opPostAwardRequest+"Correction"), h.afterAwardSideAct(created, readRequestOfKind(afteraward.Correction)))
 	r.POST(w("additional-award"), k.website, k.authenticated, side(opPostAwardRequest+"AdditionalAward"), h.afterAwardSideAct(created, readRequestOfKind(afteraward.AdditionalAward)))
@@ -54,16 +69,9 @@ func (h *handlers) registerAfterAward(r gin.IRouter, k routeKit) {
 }
 
 // afterAwardUnbuilt are the routes of the inventory the after-the-award
-// subdomain will serve, not built yet: appeals and settlement binding.
+// subdomain will serve, not built yet: settlement binding.
 var afterAwardUnbuilt = []UnbuiltRoute{
-	{Route: "/api/cases/{id}/appeals"},
-	{Route: "/api/cases/{id}/appeals/{appealId}/answers"},
 	{Route: "/api/cases/{id}/settlement-binding"},
 	{Route: "/api/v2/cases/{caseId}/settlement-binding"},
-	{Route: "/api/disputes/{id}/appeal", Website: true},
-	{Route: "/api/disputes/{id}/appeal/answer", Website: true},
-	{Route: "/api/disputes/{id}/appeal/close-briefing", Website: true},
-	{Route: "/api/disputes/{id}/appeal/confirm-fee", Website: true},
-	{Route: "/api/disputes/{id}/appeal/decide", Website: true},
 	{Route: "/api/disputes/{id}/settle", Website: true},
 }

@@ -19,7 +19,8 @@ func (c Case) AfterAwardFacts() afteraward.Facts {
 	f := afteraward.Facts{
 		CaseID: c.ID, Environment: c.Environment, Terminated: c.Closed == StatusTerminated,
 		Award: c.Tribunal.Award, Windows: afteraward.WindowsByRules[c.Rules.Version],
-		Decision: c.TribunalFacts(),
+		AppealFees: afteraward.AppealFeesByRules[c.Rules.Version],
+		Decision:   c.TribunalFacts(),
 	}
 	if r := c.Tribunal.Reviewer; r != nil {
 		f.ReviewerID = r.CredentialID
@@ -60,15 +61,20 @@ func (c Case) afterAwardEvent(n afteraward.Note, now time.Time) Event {
 		if m := c.Tribunal.Reviewer; m != nil {
 			add(Partner{Tenant: c.Tenant, Environment: c.Environment, PartnerID: m.PartnerID})
 		}
+		// An appeal's events reach its appellate reviewer too.
+		for _, ap := range c.AfterAward.Appeals {
+			add(Partner{Tenant: c.Tenant, Environment: c.Environment, PartnerID: ap.Reviewer.PartnerID})
+		}
 	}
 	switch n.Audience {
 	case afteraward.ToSides:
 		add(recipients(c, bothSides)...)
-		for _, m := range []*tribunal.Member{c.Tribunal.Adjudicator, c.Tribunal.Reviewer} {
+		for _, m := range []*tribunal.Member{c.Tribunal.Adjudicator} {
 			if m != nil {
 				add(Partner{Tenant: c.Tenant, Environment: c.Environment, PartnerID: m.PartnerID})
 			}
 		}
+		reviewer()
 	case afteraward.ToOtherSide:
 		add(recipients(c, []Side{Side(n.Actor).Other()})...)
 		reviewer()

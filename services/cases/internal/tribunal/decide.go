@@ -549,6 +549,13 @@ func pick(s State, f Facts, role Role, pool []Candidate, now time.Time, avoid st
 	return Member{}, false
 }
 
+// AppellateReviewer picks the reviewer who hears an appeal of the award:
+// the first reviewer of the pool who took no part in the case's tribunal
+// (neither member, nor recused) and has no conflict with either side.
+func AppellateReviewer(s State, f Facts, pool []Candidate, now time.Time) (Member, bool) {
+	return pick(s, f, Reviewer, pool, now, "")
+}
+
 // conflicted: the candidate's partner acts for a side, or its agent id is
 // a participant's principal or agent.
 func conflicted(f Facts, c Candidate) bool {

@@ -64,7 +64,7 @@ func (s *Service) Act(ctx context.Context, caseID string, a tribunal.Act) (casef
 		if err != nil {
 			return caseflow.Result{}, err
 		}
-		if a.Candidates, err = s.candidates(ctx, l.Case); err != nil {
+		if a.Candidates, err = s.Candidates(ctx, l.Case); err != nil {
 			return caseflow.Result{}, err
 		}
 	}
@@ -87,7 +87,7 @@ func (s *Service) Ticker() caseflow.Ticker {
 		after := procedure.Tick(c, now).Case
 		if tribunal.NeedsPool(after.Tribunal, after.TribunalFacts(), now) {
 			var err error
-			if pool, err = s.candidates(ctx, c); err != nil {
+			if pool, err = s.Candidates(ctx, c); err != nil {
 				return nil, err
 			}
 		}
@@ -146,10 +146,10 @@ func (s *Service) Artifacts(st *tribunal.State, doc award.Document) ([]store.Doc
 	}, nil
 }
 
-// candidates is the case's tenant and environment's pool, as the
+// Candidates is the case's tenant and environment's pool, as the
 // tribunal package reads it. A member whose configuration does not parse
 // is left out (pcadm checks it when it is added).
-func (s *Service) candidates(ctx context.Context, c procedure.Case) ([]tribunal.Candidate, error) {
+func (s *Service) Candidates(ctx context.Context, c procedure.Case) ([]tribunal.Candidate, error) {
 	members, err := s.pool.TribunalPool(ctx, c.Tenant, auth.Environment(c.Environment))
 	if err != nil {
 		return nil, fmt.Errorf("reading the tribunal pool: %w", err)
