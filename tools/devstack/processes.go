@@ -88,6 +88,8 @@ func stackServices(cfg config, redis *devRedis, brokers []string, facilitatorURL
 			"FACILITATOR_URL=" + facilitatorURL,
 			"X402R_OPERATOR_KEY=" + hex.EncodeToString(crypto.FromECDSA(devRefundOperator().Key)),
 			"X402R_NETWORKS=" + strings.Join(x402.DefaultNetworks(x402.EnvironmentSandbox), ","),
+			// Appeal fees are paid to the payee filing fees go to.
+			"FEES_PAY_TO=" + devPayTo().Hex(),
 		},
 	}
 	for i, name := range names {

@@ -395,8 +395,8 @@ func TestRefundRail(t *testing.T) {
 	}
 
 	off := casesContainer(render(t, h))
-	assert.NotContains(t, env(off), "FACILITATOR_URL")
 	assert.NotContains(t, env(off), "X402R_NETWORKS")
+	assert.NotContains(t, env(off), "FEES_PAY_TO", "without a fee payee appeal fees are invoiced")
 	assert.NotContains(t, secretRefs(off), "X402R_OPERATOR_KEY")
 
 	on := casesContainer(render(t, h, "-f", production))
@@ -409,6 +409,10 @@ func TestRefundRail(t *testing.T) {
 	assert.NotContains(t, e, "X402R_OPERATOR_KEY")
 	require.Contains(t, refs, "FACILITATOR_AUTH_HEADER")
 	assert.Equal(t, "pcourt-facilitator", refs["FACILITATOR_AUTH_HEADER"].Name)
+
+	// Appeal fees go to the platform's one fee payee, filings'.
+	fees := casesContainer(render(t, h, "--set", "services.filings.feesPayTo=0x00000000000000000000000000000000000000aa"))
+	assert.Equal(t, "0x00000000000000000000000000000000000000aa", env(fees)["FEES_PAY_TO"])
 }
 
 // Values that must not render: each is a mistake an operator can make.

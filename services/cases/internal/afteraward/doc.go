@@ -2,7 +2,8 @@
 // the sides' post-award requests (correction of clerical errors,
 // interpretation, an additional award on a claim presented but not
 // decided) and the reviewer's decision on them, which issues a new award
-// naming the one it amends; the award's finality, when its request window
+// naming the one it amends; appeals (appeal.go), heard by an appellate
+// reviewer and decided in an award of their own; the award's finality, when its request window
 // lapses with nothing pending or both sides waive their recourse; and the
 // award's executions, one per remedy, over the settlement rails.
 //

@@ -1,6 +1,9 @@
-// Package afterawardflow is the use cases after the award: a side's or the
-// reviewer's act (Act), an execution with its transfer on the rail
-// (Execute), and the deadline scan's part (Ticker: finality). Every change
+// Package afterawardflow is the use cases after the award: a side's, the
+// reviewer's or the appellate reviewer's act (Act; an appeal's reviewer
+// is picked from the tribunal pool as it is filed), an appeal fee paid
+// through the x402 settlement journal (PayAppealFee, FulfilFee:
+// appealfee.go), an execution with its transfer on the rail (Execute),
+// and the deadline scan's part (Ticker: lapsed appeals, finality). Every change
 // goes through caseflow's one store step with its outbox; an amended
 // award's artifacts are made by tribunalflow, as every award's are, and
 // stored in the step that serves it.

@@ -22,7 +22,8 @@ import (
 
 // After the award (internal/afteraward, acted on through afterawardflow):
 // the sides' post-award requests and the reviewer's decision on them, the
-// waiver of recourse (the website's consent), finality, and executions.
+// waiver of recourse (the website's consent), finality, and executions;
+// appeals are in appeals.go.
 // docs/after-award.md describes each route.
 
 // ExecutionReportNotGranted answers a party's report of its own execution

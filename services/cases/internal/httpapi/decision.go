@@ -135,9 +135,12 @@ func toDecisionView(cs procedure.Case, lastSequence int64) decisionView {
 		v.Decision, v.AwardHash = "awarded", t.Award.AwardHash
 		v.Final, v.FinalAt = cs.AfterAward.Final(), ts(cs.AfterAward.FinalAt)
 		if !v.Final {
-			v.WaitingFor, v.RequestDeadline = "award_finality", ts(afteraward.RequestDeadline(cs.AfterAwardFacts()))
+			v.WaitingFor, v.RequestDeadline = "award_finality", ts(afteraward.FinalityDeadline(cs.AfterAwardFacts()))
 			if _, pending := cs.AfterAward.Pending(); pending {
 				v.WaitingFor = "post_award_request_decision"
+			}
+			if _, open := cs.AfterAward.OpenAppeal(); open {
+				v.WaitingFor = "appeal"
 			}
 		}
 	case !t.Assigned():

@@ -369,7 +369,8 @@ func (s *stack) reply(t testing.TB, resp *http.Response, raw []byte) reply {
 	require.NoError(t, err)
 	require.Less(t, len(dump), 4096, "the header block must pass an ingress with default buffers")
 	rep := reply{status: resp.StatusCode, header: resp.Header, body: raw}
-	if resp.StatusCode >= 400 {
+	// A 402 is an x402 challenge, not a problem.
+	if resp.StatusCode >= 400 && resp.StatusCode != http.StatusPaymentRequired {
 		var p struct {
 			Code  string
 			Error struct{ Code string }
