@@ -52,6 +52,8 @@ type page struct {
 	Opinion          string
 	Overridden       string
 	VerifyHow        string
+	// AppealSentence says an appellate award's decision; empty otherwise.
+	AppealSentence string
 }
 
 // newPage checks that awardHash is d's hash and builds what the artifacts
@@ -78,6 +80,11 @@ func newPage(d award.Document, awardHash string) (page, error) {
 	}
 	for _, r := range d.Remedies {
 		p.RemedySentences = append(p.RemedySentences, sentence(r))
+	}
+	if a := d.Appeal; a != nil {
+		decided := map[string]string{award.AppealAffirmed: "affirmed", award.AppealModified: "modified", award.AppealSetAside: "set aside"}[a.Decision]
+		p.AppealSentence = fmt.Sprintf("This award decides appeal %s of the %s: the appealed award (the one it corrects) is %s by the appellate reviewer %s.",
+			a.AppealID, a.Appellant, decided, a.Reviewer.MemberID)
 	}
 	if tools := d.Tribunal.Configuration.Tools; len(tools) > 0 {
 		p.Tools = strings.Join(tools, ", ")

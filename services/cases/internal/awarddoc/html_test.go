@@ -200,3 +200,12 @@ func TestHTMLMatchesTheGoldenPages(t *testing.T) {
 		})
 	}
 }
+
+func TestBothArtifactsSayAnAppellateAwardsDecision(t *testing.T) {
+	d := proceeding()
+	d.Corrects = digest("the appealed award")
+	d.Appeal = &award.Appeal{AppealID: "apl_1", Appellant: "respondent", Decision: award.AppealSetAside, Reviewer: award.Member{MemberID: "cred-appellate", Kind: "individual"}}
+	want := "This award decides appeal apl_1 of the respondent: the appealed award (the one it corrects) is set aside by the appellate reviewer cred-appellate."
+	require.Contains(t, renderHTML(t, d), want)
+	require.Contains(t, text(renderPDF(t, d)), want)
+}

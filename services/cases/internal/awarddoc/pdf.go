@@ -112,6 +112,9 @@ func (w *pdfWriter) award(p page) {
 		w.paragraph("This award corrects the award whose hash is:")
 		w.field("Corrects", p.Corrects, true)
 	}
+	if p.AppealSentence != "" {
+		w.paragraph(p.AppealSentence)
+	}
 
 	w.heading("The award")
 	w.field("Award id", p.AwardID, true)
