@@ -366,15 +366,10 @@ func (s *State) decideAppeal(f Facts, a Act, now time.Time) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	doc.AwardID = "award:" + f.CaseID + ":" + strconv.Itoa(len(s.Superseded)+2)
-	doc.Corrects = f.Award.AwardHash
-	doc.IssuedAt = ts(now)
-	b, err := doc.Bytes()
+	issued, err := s.serve(&doc, f, now)
 	if err != nil {
-		return Outcome{}, refuse(CodeInvalidAct, "the appellate award is not a valid award: %v", err)
+		return Outcome{}, err
 	}
-	issued := &tribunal.Issued{AwardID: doc.AwardID, AwardHash: award.Hash(b), IssuedAt: now, Outcome: doc.Outcome, Ordered: tribunal.Ordered(doc.Remedies)}
-	s.Superseded = append(s.Superseded, *f.Award)
 	ap.Status, ap.Decision, ap.Reasons, ap.DecidedAt, ap.IssuedAwardHash = AppealDecided, a.Decision, a.Reasons, now, issued.AwardHash
 	// The appellate award ends the recourse: it is final on issue.
 	s.FinalAt, s.FinalBy = now, "appeal_decided"

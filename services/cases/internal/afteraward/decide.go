@@ -271,21 +271,32 @@ func (s *State) decideRequest(f Facts, a Act, now time.Time) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	doc.AwardID = "award:" + f.CaseID + ":" + strconv.Itoa(len(s.Superseded)+2)
-	doc.Corrects = f.Award.AwardHash
-	doc.IssuedAt = ts(now)
-	b, err := doc.Bytes()
+	issued, err := s.serve(&doc, f, now)
 	if err != nil {
-		return Outcome{}, refuse(CodeInvalidAct, "the amended award is not a valid award: %v", err)
+		return Outcome{}, err
 	}
-	issued := &tribunal.Issued{AwardID: doc.AwardID, AwardHash: award.Hash(b), IssuedAt: now, Outcome: doc.Outcome, Ordered: tribunal.Ordered(doc.Remedies)}
-	s.Superseded = append(s.Superseded, *f.Award)
 	r.Status, r.Reasons, r.DecidedAt, r.IssuedAwardHash = RequestGranted, a.Reasons, now, issued.AwardHash
 	// A new award opens its own request window; the executions were of
 	// the award it amends and none may run on it any more (each names
 	// its award hash), so they stay as the record of what was done.
 	out := Outcome{Award: &doc, Issued: issued, Notes: []Note{note(EventRequestDecided, ""), note(EventAwardAmended, "")}}
 	return out, nil
+}
+
+// serve issues doc, the served award as amended (a granted request) or
+// decided on appeal, in place of the served one: its id is the case's
+// next, it names the award it replaces (corrects), and the replaced one
+// moves to Superseded.
+func (s *State) serve(doc *award.Document, f Facts, now time.Time) (*tribunal.Issued, error) {
+	doc.AwardID = "award:" + f.CaseID + ":" + strconv.Itoa(len(s.Superseded)+2)
+	doc.Corrects = f.Award.AwardHash
+	doc.IssuedAt = ts(now)
+	b, err := doc.Bytes()
+	if err != nil {
+		return nil, refuse(CodeInvalidAct, "the new award is not a valid award: %v", err)
+	}
+	s.Superseded = append(s.Superseded, *f.Award)
+	return &tribunal.Issued{AwardID: doc.AwardID, AwardHash: award.Hash(b), IssuedAt: now, Outcome: doc.Outcome, Ordered: tribunal.Ordered(doc.Remedies)}, nil
 }
 
 // amend applies a granted request to the served award's document; the
