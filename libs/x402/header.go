@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 )
 
 // MaxHeaderLen bounds the encoded length of an x402 header value, in bytes.
@@ -108,4 +109,23 @@ func DecodeHeader(s string, v any) error {
 
 func isBase64Char(c byte) bool {
 	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '='
+}
+
+// SetChallengeHeaders sets the headers of a 402 answer to a paid
+// resource: PAYMENT-REQUIRED carries pr, PAYMENT-RESPONSE the settlement
+// that refused a payment (when settling refused it), and nothing caches
+// it. The body is pr as JSON, which the caller writes.
+func SetChallengeHeaders(h http.Header, pr PaymentRequired, settlement *SettleResponse) error {
+	encoded, err := EncodeHeader(pr)
+	if err != nil {
+		return err
+	}
+	if settlement != nil {
+		if s, err := EncodeHeader(*settlement); err == nil {
+			h.Set(HeaderPaymentResponse, s)
+		}
+	}
+	h.Set(HeaderPaymentRequired, encoded)
+	h.Set("Cache-Control", "no-store")
+	return nil
 }

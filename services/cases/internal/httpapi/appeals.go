@@ -352,16 +352,9 @@ func (h *handlers) feeChallenge(c *gin.Context, resource, feeID string, offers [
 		Accepts:    slices.Clone(offers),
 		Extensions: x402.Extensions{},
 	}
-	encoded, err := x402.EncodeHeader(pr)
-	if err != nil {
+	if err := x402.SetChallengeHeaders(c.Writer.Header(), pr, settlement); err != nil {
 		_ = c.Error(err)
 		return
 	}
-	if settlement != nil {
-		if s, err := x402.EncodeHeader(*settlement); err == nil {
-			c.Header(x402.HeaderPaymentResponse, s)
-		}
-	}
-	c.Header(x402.HeaderPaymentRequired, encoded)
 	c.JSON(http.StatusPaymentRequired, pr)
 }

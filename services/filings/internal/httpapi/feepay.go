@@ -153,18 +153,10 @@ func (h *handlers) payFee(c *gin.Context) {
 
 func (h *handlers) challenge(c *gin.Context, feeID string, offers []x402.PaymentRequirements, reason string, settlement *x402.SettleResponse) {
 	pr := h.paymentRequired(feeID, offers, reason)
-	encoded, err := x402.EncodeHeader(pr)
-	if err != nil {
+	if err := x402.SetChallengeHeaders(c.Writer.Header(), pr, settlement); err != nil {
 		_ = c.Error(err)
 		return
 	}
-	if settlement != nil {
-		if s, err := x402.EncodeHeader(*settlement); err == nil {
-			c.Header(x402.HeaderPaymentResponse, s)
-		}
-	}
-	c.Header(x402.HeaderPaymentRequired, encoded)
-	c.Header("Cache-Control", "no-store")
 	c.JSON(http.StatusPaymentRequired, pr)
 }
 
