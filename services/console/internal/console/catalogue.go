@@ -173,7 +173,7 @@ func (cs *Console) catalogue(c *gin.Context, s *session) {
 // equal to the document by TestTheDecisionEventsAreTheTribunalTable.
 // Recipients is the audience; a deadline is carried where the page says.
 var decisionEventDocs = []eventDoc{
-	{"tribunal_assigned", "an adjudicator and a reviewer are assigned, or one is replaced (recusal, upheld challenge); the pinned configuration is in the case", "both sides and the tribunal", false, "—"},
+	{"tribunal_assigned", "an adjudicator and a reviewer are assigned (a settled case: the reviewer alone), or one is replaced (recusal, upheld challenge); the pinned configuration is in the case", "both sides and the tribunal", false, "—"},
 	{"ai_configuration_challenged", "a side challenges the adjudicator's configuration", "the other side and the reviewer", false, "—"},
 	{"ai_configuration_challenge_resolved", "the reviewer upholds (new adjudicator, the run restarts) or dismisses a challenge", "both sides and the tribunal", false, "—"},
 	{"adjudication_requested", "a run opens: the record closed, the reviewer objected, resumed or asked again, or a challenge was upheld", "the adjudicator", true, "—"},
@@ -183,7 +183,7 @@ var decisionEventDocs = []eventDoc{
 	{"pre_award_review_opened", "the reviewer shows both sides the dispositive part before signing", "both sides and the tribunal", true, "the pre-award review's deadline"},
 	{"pre_award_review_closed", "both sides answered the pre-award review, or its window ended", "the tribunal", false, "—"},
 	{"procedural_ruling_issued", "the reviewer issued a procedural ruling", "both sides and the tribunal", false, "—"},
-	{"award_issued", "the reviewer signed off (or an evaluation was accepted): the award is issued", "the sides the award orders to act", true, "—"},
+	{"award_issued", "the reviewer signed off, an evaluation was accepted, or the reviewer recorded the sides' settlement (a consent award): the award is issued", "the sides the award orders to act", true, "—"},
 	{"award_issued", "the same award, to the sides it orders nothing", "the sides the award orders nothing", false, "—"},
 	{"evaluation_issued", "the reviewer signed off an evaluation that the sides accept before it is the award", "both sides and the tribunal", true, "under review policy on_request, when it is deemed accepted"},
 	{"evaluation_accepted", "a side accepted the evaluation (or it was deemed accepted)", "both sides and the tribunal", false, "—"},
