@@ -39,7 +39,7 @@ var EventSpecs = []EventSpec{
 	{EventRequestFiled, "a side asked for a correction, an interpretation or an additional award; the reviewer decides", ToOtherSide, true},
 	{EventRequestDecided, "the reviewer granted or denied a post-award request", ToSides, false},
 	{EventAwardAmended, "a granted request issued a new award naming the one it amends (corrects); the new one is served", ToSides, false},
-	{EventAwardFinal, "the served award became final: its request window lapsed with nothing pending, or every side waived its recourse", ToSides, false},
+	{EventAwardFinal, "the served award became final: its request window lapsed with nothing pending, every side waived its recourse, or it is a consent award (final on issue)", ToSides, false},
 	{EventExecutionRequested, "a side commanded an execution of the final award on a rail", ToParties, false},
 	{EventExecutionCompleted, "an execution completed, with its evidence (a settled transfer or the party's report)", ToParties, false},
 	{EventExecutionFailed, "an execution's attempt failed; the same command tries again", ToParties, true},

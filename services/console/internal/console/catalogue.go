@@ -241,7 +241,7 @@ var afterAwardEventDocs = []eventDoc{
 	{"post_award_requested", "a side asked for a correction, an interpretation or an additional award; the reviewer decides", "the other side and the reviewer", true, "—"},
 	{"post_award_request_decided", "the reviewer granted or denied a post-award request", "both sides and the tribunal", false, "—"},
 	{"award_amended", "a granted request issued a new award naming the one it amends (corrects); the new one is served", "both sides and the tribunal", false, "—"},
-	{"award_final", "the served award became final: its request window lapsed with nothing pending, or every side waived its recourse", "both sides and the tribunal", false, "—"},
+	{"award_final", "the served award became final: its request window lapsed with nothing pending, every side waived its recourse, or it is a consent award (final on issue)", "both sides and the tribunal", false, "—"},
 	{"execution_requested", "a side commanded an execution of the final award on a rail", "both sides", false, "—"},
 	{"execution_completed", "an execution completed, with its evidence (a settled transfer or the party's report)", "both sides", false, "—"},
 	{"execution_failed", "an execution's attempt failed; the same command tries again", "both sides", true, "—"},
