@@ -44,7 +44,7 @@ var eventDocs = []eventDoc{
 	{"record_confirmed", "every joined side confirmed the record, or its deadline passed", "both", false, "—"},
 	{"record_corrected", "a side corrected one of its record entries: the summary changed, and a confirmation given before is withdrawn", "both", true, "the record confirmation deadline"},
 	{"termination_requested", "a side asks to end the case", "the other side's", true, "the confirmation deadline"},
-	{"termination_lapsed", "the request was not confirmed in time, or the award was issued while it was pending", "both", false, "—"},
+	{"termination_lapsed", "the request was not confirmed in time, or the award was issued or the sides settled while it was pending", "both", false, "—"},
 	{"terminated", "the other side confirmed, or the claimant withdrew before any respondent joined", "both", false, "—"},
 	{"deadline_approaching", "`Warning` before a stage deadline, while a side still has to act", "the sides still to act", true, "that deadline"},
 	{"deadline_missed", "the join, answer or record-confirmation deadline passed without the act", "both", false, "—"},
@@ -127,7 +127,7 @@ func exampleCatalogue() (catalogueView, error) {
 	}
 	v := catalogueView{KeyID: signer.KeyID(), SignedAt: ExampleSignedAt, Published: string(jwks)}
 	occurred := ExampleSignedAt.Add(-30 * time.Second)
-	for i, d := range slices.Concat(eventDocs, decisionEventDocs, evidenceEventDocs, afterAwardEventDocs) {
+	for i, d := range slices.Concat(eventDocs, decisionEventDocs, evidenceEventDocs, afterAwardEventDocs, settlementEventDocs) {
 		b := exampleBody{SchemaVersion: "case-event-v2", EventID: fmt.Sprintf("case-event:case_example:%d", i+1),
 			DeliveryID: "dlv_example_" + d.Type, Sequence: i + 1, Type: d.Type, OccurredAt: occurred.Format("2006-01-02T15:04:05.000Z"),
 			CaseID: "case_example", ExternalCaseID: "partner-order-example", ActionRequired: d.ActionRequired}
@@ -252,6 +252,26 @@ var afterAwardEventDocs = []eventDoc{
 func afterAwardTableRows() []string {
 	out := make([]string, 0, len(afterAwardEventDocs))
 	for _, d := range afterAwardEventDocs {
+		out = append(out, fmt.Sprintf("| `%s` | %s | %s | %t |", d.Type, d.When, d.Recipients, d.ActionRequired))
+	}
+	return out
+}
+
+// settlementEventDocs is the events table of docs/settlement.md (the
+// cases service's settlement.EventSpecs in words), held equal to the
+// document by TestTheSettlementEventsAreTheSettlementTable.
+var settlementEventDocs = []eventDoc{
+	{"settlement_proposed", "a side proposed settlement terms (replacing a pending proposal); the other side may accept them by their digest", "the other side", true, "—"},
+	{"settlement_withdrawn", "a side withdrew its pending proposal", "the other side", false, "—"},
+	{"settlement_agreed", "the other side accepted the proposed terms by their digest: the case is settled", "both sides", false, "—"},
+	{"settlement_agreed", "the same agreement, to the tribunal assigned: the reviewer records the terms as a consent award; a run not used ends", "the tribunal", true, "—"},
+}
+
+// settlementTableRows renders settlementEventDocs as the rows of the table
+// of docs/settlement.md, for the test that holds them equal.
+func settlementTableRows() []string {
+	out := make([]string, 0, len(settlementEventDocs))
+	for _, d := range settlementEventDocs {
 		out = append(out, fmt.Sprintf("| `%s` | %s | %s | %t |", d.Type, d.When, d.Recipients, d.ActionRequired))
 	}
 	return out
