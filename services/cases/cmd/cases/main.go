@@ -26,6 +26,7 @@ import (
 	"github.com/pcourt/pcourt/services/cases/internal/evidenceflow"
 	"github.com/pcourt/pcourt/services/cases/internal/httpapi"
 	"github.com/pcourt/pcourt/services/cases/internal/respond"
+	"github.com/pcourt/pcourt/services/cases/internal/settlementflow"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
 	"github.com/pcourt/pcourt/services/cases/internal/tribunalflow"
 )
@@ -111,6 +112,10 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		refunds = refundRail
 	}
 	afterAward := afterawardflow.New(flow, cases, decision, refunds, nil)
+	// Settlement binding: its record's consent award has its artifacts made
+	// by the decision, as every award's are. Its reviewer is assigned by
+	// the decision's ticker.
+	settled := settlementflow.New(flow, decision, nil)
 	scheduler := caseflow.NewScheduler(cases, cfg.Scheduler, logger, nil, decision.Ticker(), afterAward.Ticker())
 
 	idempotent, err := idempotency.NewJournal(rdb, cfg.Idempotency, logger)
@@ -129,6 +134,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		Evidence:    exhibits,
 		Signer:      keys,
 		AfterAward:  afterAward,
+		Settlement:  settled,
 	})
 	// The hosted respondent page acts through the same flow as the API, so
 	// the docket records the same events whichever way the respondent came.

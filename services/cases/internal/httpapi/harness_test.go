@@ -36,6 +36,7 @@ import (
 	"github.com/pcourt/pcourt/services/cases/internal/events"
 	"github.com/pcourt/pcourt/services/cases/internal/evidenceflow"
 	"github.com/pcourt/pcourt/services/cases/internal/httpapi"
+	"github.com/pcourt/pcourt/services/cases/internal/settlementflow"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
 	"github.com/pcourt/pcourt/services/cases/internal/tribunalflow"
 )
@@ -158,6 +159,7 @@ func newStackOn(t testing.TB, files objectstore.Store) *stack {
 		Evidence:    evidenceflow.New(flow, s.cases, files, s.spool, nil),
 		Signer:      keys,
 		AfterAward:  afterAward,
+		Settlement:  settlementflow.New(flow, decision, nil),
 	})
 	ts := httptest.NewServer(srv.Router())
 	t.Cleanup(ts.Close)

@@ -8,6 +8,7 @@ import (
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/evidenceflow"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
+	"github.com/pcourt/pcourt/services/cases/internal/settlementflow"
 	"github.com/pcourt/pcourt/services/cases/internal/tribunalflow"
 )
 
@@ -43,7 +44,8 @@ func Codes() []problem.Code {
 	codes = append(codes, caseflow.Codes()...)
 	codes = append(codes, tribunalflow.Codes()...)
 	codes = append(codes, evidenceflow.Codes()...)
-	return append(codes, afterawardflow.Codes()...)
+	codes = append(codes, afterawardflow.Codes()...)
+	return append(codes, settlementflow.Codes()...)
 }
 
 // Problem maps the service's domain errors to problems; it is the server's
@@ -61,5 +63,8 @@ func Problem(err error) *problem.Error {
 	if p := evidenceflow.Problem(err); p != nil {
 		return p
 	}
-	return afterawardflow.Problem(err)
+	if p := afterawardflow.Problem(err); p != nil {
+		return p
+	}
+	return settlementflow.Problem(err)
 }

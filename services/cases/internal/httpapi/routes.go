@@ -16,6 +16,7 @@ import (
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/evidenceflow"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
+	"github.com/pcourt/pcourt/services/cases/internal/settlementflow"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
 	"github.com/pcourt/pcourt/services/cases/internal/tribunalflow"
 )
@@ -37,6 +38,8 @@ type Deps struct {
 	Signer Signer
 	// AfterAward applies the acts after the award and runs executions.
 	AfterAward *afterawardflow.Service
+	// Settlement applies the settlement binding's acts.
+	Settlement *settlementflow.Service
 }
 
 type handlers struct {
@@ -46,6 +49,7 @@ type handlers struct {
 	tribunal    *tribunalflow.Service
 	evidence    *evidenceflow.Service
 	afterAward  *afterawardflow.Service
+	settlement  *settlementflow.Service
 	signer      Signer
 	keys        KeySet
 	logger      *slog.Logger
@@ -67,9 +71,10 @@ type routeKit struct {
 // file, so none of them grows a hub: routes_case.go (the case and its
 // procedure), routes_tribunal.go (tribunal and award), routes_evidence.go
 // (evidence), exports.go (evidence-export notifications),
-// routes_afteraward.go (appeals, executions, settlement).
+// routes_afteraward.go (appeals, executions), routes_settlement.go
+// (settlement binding).
 func Register(r *gin.Engine, d Deps) {
-	h := &handlers{credentials: d.Credentials, cases: d.Cases, flow: d.Flow, tribunal: d.Tribunal, evidence: d.Evidence, afterAward: d.AfterAward, signer: d.Signer, keys: d.AwardKeys, logger: d.Logger}
+	h := &handlers{credentials: d.Credentials, cases: d.Cases, flow: d.Flow, tribunal: d.Tribunal, evidence: d.Evidence, afterAward: d.AfterAward, settlement: d.Settlement, signer: d.Signer, keys: d.AwardKeys, logger: d.Logger}
 
 	k := routeKit{
 		authenticated: auth.Middleware(d.Credentials),
@@ -101,6 +106,7 @@ func Register(r *gin.Engine, d Deps) {
 	h.registerEvidence(r, k)
 	h.registerExports(r, k)
 	h.registerAfterAward(r, k)
+	h.registerSettlement(r, k)
 	registerRestricted(r, k)
 	// The hosted respondent page (/respond/...) is internal/respond's.
 }

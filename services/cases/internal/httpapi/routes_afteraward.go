@@ -11,8 +11,9 @@ import (
 // After the award (internal/afteraward, acted on through afterawardflow):
 // post-award requests and their decision, the waiver of recourse,
 // finality, and executions with the historical settlement-executions
-// alias. Appeals and settlement binding are not built yet: their routes
-// answer 501 from here. docs/after-award.md describes each route.
+// alias. Appeals are not built yet: their routes answer 501 from here.
+// docs/after-award.md describes each route; settlement binding has its own
+// file (routes_settlement.go).
 
 // The idempotency operations of the after-award commands.
 const (
@@ -54,16 +55,13 @@ func (h *handlers) registerAfterAward(r gin.IRouter, k routeKit) {
 }
 
 // afterAwardUnbuilt are the routes of the inventory the after-the-award
-// subdomain will serve, not built yet: appeals and settlement binding.
+// subdomain will serve, not built yet: appeals.
 var afterAwardUnbuilt = []UnbuiltRoute{
 	{Route: "/api/cases/{id}/appeals"},
 	{Route: "/api/cases/{id}/appeals/{appealId}/answers"},
-	{Route: "/api/cases/{id}/settlement-binding"},
-	{Route: "/api/v2/cases/{caseId}/settlement-binding"},
 	{Route: "/api/disputes/{id}/appeal", Website: true},
 	{Route: "/api/disputes/{id}/appeal/answer", Website: true},
 	{Route: "/api/disputes/{id}/appeal/close-briefing", Website: true},
 	{Route: "/api/disputes/{id}/appeal/confirm-fee", Website: true},
 	{Route: "/api/disputes/{id}/appeal/decide", Website: true},
-	{Route: "/api/disputes/{id}/settle", Website: true},
 }
