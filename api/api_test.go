@@ -37,7 +37,7 @@ func TestJSONIsTheSameDocument(t *testing.T) {
 func TestCaseEventTypesAreTheSchemasEnum(t *testing.T) {
 	types, err := api.CaseEventTypes()
 	require.NoError(t, err)
-	require.Len(t, types, 56, "the procedure's 22, the decision's 13, the evidence's 7 and the after-award's 14")
+	require.Len(t, types, 59, "the procedure's 22, the decision's 13, the evidence's 7, the after-award's 14 and the settlement's 3")
 	require.Equal(t, "opened", types[0])
 	require.Contains(t, types, "deadline_missed")
 	require.Contains(t, types, "award_issued")

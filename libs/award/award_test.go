@@ -115,7 +115,8 @@ func TestKeyID(t *testing.T) {
 }
 
 func TestBytesWritesEmptyListsAndIsCanonical(t *testing.T) {
-	d := award.Document{SchemaVersion: award.SchemaAward, CaseMode: "evaluation", Evaluation: &award.Evaluation{Question: "q"}}
+	d := award.Document{SchemaVersion: award.SchemaAward, CaseMode: "evaluation", Evaluation: &award.Evaluation{Question: "q"},
+		Tribunal: award.Tribunal{Adjudicator: award.Member{MemberID: "a", Kind: "autonomous_agent"}, ReviewerOpinion: "agree"}}
 	b := mustBytes(t, d)
 	require.NotContains(t, string(b), "null")
 	for _, list := range []string{"parties", "remedies", "citations", "runs", "tools", "criteria", "allowedOutcomes"} {
@@ -278,7 +279,7 @@ func TestVerifyRefuses(t *testing.T) {
 		"signature padded":         {b, att + "==", set, award.ErrBadSignature},
 		"signature short":          {b, head + ".." + enc(sigBytes[:63]), set, award.ErrBadSignature},
 		"signature non-canonical":  {b, head + ".." + sig[:85] + string(sig[85]^1), set, award.ErrBadSignature},
-		"other award's bytes":      {mustBytes(t, award.Document{SchemaVersion: award.SchemaAward}), att, set, award.ErrBadSignature},
+		"other award's bytes":      {mustBytes(t, sampleConsentAward()), att, set, award.ErrBadSignature},
 		"bytes with a newline":     {append(b, '\n'), att, set, award.ErrBadSignature},
 		"signed with a newline":    {append(b, '\n'), signed(`{"alg":"EdDSA","kid":"k"}`, append(b, '\n')), set, award.ErrNotCanonical},
 		"signed duplicate member":  {[]byte(`{"a":1,"a":1}`), signed(`{"alg":"EdDSA","kid":"k"}`, []byte(`{"a":1,"a":1}`)), set, award.ErrNotCanonical},

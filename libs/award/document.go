@@ -14,6 +14,9 @@ package award
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"reflect"
 
 	"github.com/pcourt/pcourt/libs/jcs"
 )
@@ -38,6 +41,12 @@ const (
 
 // ProceedingOutcomes are the outcomes a proceeding's award may have.
 var ProceedingOutcomes = []string{OutcomeClaimUpheld, OutcomeClaimPartiallyUpheld, OutcomeClaimDismissed}
+
+// OutcomeSettledByConsent is the outcome of a consent award: the sides
+// settled, and the tribunal recorded their terms as an award on agreed
+// terms (Document.Settlement). It decides nothing of the merits, and no
+// adjudicator proposes it: it is no proceeding's or evaluation's outcome.
+const OutcomeSettledByConsent = "settled_by_consent"
 
 // Remedy kinds.
 const (
@@ -127,15 +136,19 @@ type Run struct {
 	Status       string `json:"status"`
 }
 
-// Tribunal is who decided and how.
+// Tribunal is who decided and how. A consent award was decided by no one:
+// the reviewer recorded the sides' terms, so it names the reviewer alone,
+// no adjudicator, configuration, run or opinion (the zero values, left out
+// of its bytes); every other award names them all.
 type Tribunal struct {
-	Adjudicator   Member        `json:"adjudicator"`
-	Configuration Configuration `json:"configuration"`
+	Adjudicator   Member        `json:"adjudicator,omitzero"`
+	Configuration Configuration `json:"configuration,omitzero"`
 	Runs          []Run         `json:"runs"`
 	Reviewer      Member        `json:"reviewer"`
 	// ReviewerOpinion is "agree" (the proposal's reasons stand) or
-	// "revise" (the reviewer's own reasons replace them).
-	ReviewerOpinion string `json:"reviewerOpinion"`
+	// "revise" (the reviewer's own reasons replace them); none for a
+	// consent award.
+	ReviewerOpinion string `json:"reviewerOpinion,omitempty"`
 	// Overridden says the reviewer replaced the proposed outcome.
 	Overridden bool `json:"overridden"`
 }
@@ -185,6 +198,61 @@ type Evaluation struct {
 	AllowedOutcomes      []string `json:"allowedOutcomes"`
 }
 
+// Terms are a settlement's terms as the sides agree them: what the award
+// on agreed terms orders (Remedies, in an award's shape) and the terms in
+// the sides' own words (Text). Their digest names them: a side accepts
+// exactly these terms by it, and the consent award carries it.
+type Terms struct {
+	Remedies []Remedy `json:"remedies"`
+	Text     string   `json:"text"`
+}
+
+// Digest returns the lowercase hex SHA-256 of the terms' RFC 8785
+// canonical JSON, {"remedies":[...],"text":"..."}, with remedies written
+// [] when there are none. It refuses (ErrDocument) terms that do not
+// survive the trip through JSON unchanged: a string that is not valid
+// UTF-8 would be hashed as U+FFFD.
+func (t Terms) Digest() (string, error) {
+	t.Remedies = orEmpty(t.Remedies)
+	b, err := Canonical(t)
+	if err != nil {
+		return "", fmt.Errorf("%w: settlement terms: %v", ErrDocument, err)
+	}
+	var back Terms
+	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, t) {
+		return "", fmt.Errorf("%w: the settlement terms change through JSON (a string that is not valid UTF-8?)", ErrDocument)
+	}
+	return Hash(b), nil
+}
+
+// The acts by which a side consents to settlement terms.
+const (
+	// ConsentProposed: the side proposed the terms.
+	ConsentProposed = "proposed"
+	// ConsentAccepted: the side accepted them by their digest.
+	ConsentAccepted = "accepted"
+)
+
+// Consent is one side's consent to a settlement's terms.
+type Consent struct {
+	Side          string `json:"side"`
+	ParticipantID string `json:"participantId"`
+	// Act is ConsentProposed or ConsentAccepted.
+	Act string `json:"act"`
+	// At is the instant of the act (UTC, three fractional digits, Z).
+	At string `json:"at"`
+}
+
+// Settlement is what a consent award records of the sides' settlement:
+// the digest of the terms they agreed, whose remedies are the award's
+// remedies and whose text is Text, and each side's consent to exactly
+// those terms, in the order given.
+type Settlement struct {
+	TermsDigest string    `json:"termsDigest"`
+	Text        string    `json:"text"`
+	Consents    []Consent `json:"consents"`
+}
+
 // Document is the award (SchemaAward). Its canonical bytes (Bytes) are
 // the json artifact; awardHash is their SHA-256 and is not part of them.
 type Document struct {
@@ -207,9 +275,16 @@ type Document struct {
 	Remedies   []Remedy    `json:"remedies"`
 	Reasons    string      `json:"reasons"`
 	Citations  []Citation  `json:"citations"`
+	// Settlement is set on a consent award (outcome
+	// settled_by_consent), and only on one.
+	Settlement *Settlement `json:"settlement,omitempty"`
 	Tribunal   Tribunal    `json:"tribunal"`
 	IssuedAt   string      `json:"issuedAt"`
 }
+
+// Consent reports whether d is a consent award: the sides' settlement
+// recorded on agreed terms.
+func (d Document) Consent() bool { return d.Outcome == OutcomeSettledByConsent }
 
 // Canonical returns v's RFC 8785 canonical JSON bytes.
 func Canonical(v any) ([]byte, error) { return jcs.Canonicalize(v) }

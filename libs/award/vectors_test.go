@@ -163,6 +163,10 @@ func buildVectors(t testing.TB) vectorsFile {
 
 	accept("accept_current_key", "An award signed by key A, the current key.", awardBytes, signedA)
 	accept("accept_older_key", "The same award signed by key B, an older key that is no longer current but stays published: every award ever issued verifies forever.", awardBytes, signedB)
+	consentBytes := mustBytes(t, sampleConsentAward())
+	signedConsent, err := award.Sign(keyA.priv, keyA.kid, consentBytes)
+	require.NoError(t, err)
+	accept("accept_consent_award", "A consent award (outcome settled_by_consent) signed by key A: the sides' settlement recorded by the reviewer, with no adjudicator; its settlement.termsDigest is the SHA-256 of the RFC 8785 bytes of {remedies, text} of its own remedies and settlement text.", consentBytes, signedConsent)
 
 	refuse("attached_payload", "Key A's attestation with the award's bytes put in the middle part (a JWS with an attached payload).", "attestation_format",
 		awardBytes, strings.Replace(signedA, "..", "."+b64.EncodeToString(awardBytes)+".", 1))
@@ -203,6 +207,11 @@ func buildVectors(t testing.TB) vectorsFile {
 	nullList := bytes.Replace(awardBytes, []byte(`"tools":[]`), []byte(`"tools":null`), 1)
 	refuse("null_list", "Canonical bytes with null where a list belongs (tribunal.configuration.tools), signed by key A.", "document",
 		nullList, edSign(keyA, headerOf(keyA.kid), nullList))
+
+	otherTerms := bytes.Replace(consentBytes, []byte(`"amountMinor":2500`), []byte(`"amountMinor":2600`), 1)
+	require.NotEqual(t, consentBytes, otherTerms)
+	refuse("consent_terms_mismatch", "The consent award with its payment raised from 2500 to 2600 and signed by key A as it is: the signature holds, but settlement.termsDigest is no longer the digest of the award's remedies and text.", "document",
+		otherTerms, edSign(keyA, headerOf(keyA.kid), otherTerms))
 
 	f := vectorsFile{
 		Description: "Test vectors of award attestations: compact JWS with a detached payload (RFC 7515 appendix F), EdDSA over Ed25519 (RFC 8037). " +

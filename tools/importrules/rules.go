@@ -32,6 +32,8 @@ var PureDomains = []string{
 	"services/cases/internal/procedure",
 	"services/cases/internal/tribunal",
 	"services/cases/internal/evidence",
+	"services/cases/internal/afteraward",
+	"services/cases/internal/settlement",
 	"services/webhooks/internal/delivery",
 	"services/compat-edge/internal/inventory",
 	"services/compat-edge/internal/policy",

@@ -26,6 +26,7 @@ import (
 	"github.com/pcourt/pcourt/services/cases/internal/evidenceflow"
 	"github.com/pcourt/pcourt/services/cases/internal/httpapi"
 	"github.com/pcourt/pcourt/services/cases/internal/respond"
+	"github.com/pcourt/pcourt/services/cases/internal/settlementflow"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
 	"github.com/pcourt/pcourt/services/cases/internal/tribunalflow"
 )
@@ -122,6 +123,10 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	}
 	afterAward := afterawardflow.New(afterawardflow.Config{Flow: flow, Cases: cases, Tribunal: decision, Refunds: refunds,
 		Payments: payments, Fees: cfg.AppealFees.fees()})
+	// Settlement binding: its record's consent award has its artifacts made
+	// by the decision, as every award's are. Its reviewer is assigned by
+	// the decision's ticker.
+	settled := settlementflow.New(flow, decision, nil)
 	scheduler := caseflow.NewScheduler(cases, cfg.Scheduler, logger, nil, decision.Ticker(), afterAward.Ticker())
 
 	idempotent, err := idempotency.NewJournal(rdb, cfg.Idempotency, logger)
@@ -141,6 +146,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		Signer:      keys,
 		AfterAward:  afterAward,
 		PublicBase:  cfg.PublicBase,
+		Settlement:  settled,
 	})
 	// The hosted respondent page acts through the same flow as the API, so
 	// the docket records the same events whichever way the respondent came.

@@ -45,7 +45,7 @@ var EventSpecs = []EventSpec{
 	{EventRequestFiled, "a side asked for a correction, an interpretation or an additional award; the reviewer decides", ToOtherSide, true},
 	{EventRequestDecided, "the reviewer granted or denied a post-award request", ToSides, false},
 	{EventAwardAmended, "a granted request issued a new award naming the one it amends (corrects); the new one is served", ToSides, false},
-	{EventAwardFinal, "the served award became final: its request and appeal windows lapsed with nothing pending, every side waived its recourse, or an appeal was decided", ToSides, false},
+	{EventAwardFinal, "the served award became final: its request and appeal windows lapsed with nothing pending, every side waived its recourse, an appeal was decided, or it is a consent award (final on issue)", ToSides, false},
 	{EventAppealFiled, "a side appealed the award; its fee is quoted (paid with x402 before the briefing) or invoiced", ToSides, false},
 	{EventAppealBriefingOpened, "an appeal's fee was paid or invoiced: the other side may answer until the answer deadline", ToSides, true},
 	{EventAppealAnswered, "the other side answered the appeal", ToOtherSide, false},

@@ -45,8 +45,10 @@ type page struct {
 	// RemedySentences are the dispositive part, one sentence per remedy.
 	RemedySentences []string
 	// ReasonParagraphs are the reasons split at blank lines; a single line
-	// break stays inside its paragraph.
+	// break stays inside its paragraph. TermsParagraphs are a consent
+	// award's settlement text, split the same way.
 	ReasonParagraphs []string
+	TermsParagraphs  []string
 	Temperature      string
 	Tools            string
 	Opinion          string
@@ -85,6 +87,9 @@ func newPage(d award.Document, awardHash string) (page, error) {
 		decided := map[string]string{award.AppealAffirmed: "affirmed", award.AppealModified: "modified", award.AppealSetAside: "set aside"}[a.Decision]
 		p.AppealSentence = fmt.Sprintf("This award decides appeal %s of the %s: the appealed award (the one it corrects) is %s by the appellate reviewer %s.",
 			a.AppealID, a.Appellant, decided, a.Reviewer.MemberID)
+	}
+	if st := d.Settlement; st != nil {
+		p.TermsParagraphs = paragraphs(st.Text)
 	}
 	if tools := d.Tribunal.Configuration.Tools; len(tools) > 0 {
 		p.Tools = strings.Join(tools, ", ")

@@ -122,3 +122,28 @@ func hostile() award.Document {
 	d.Tribunal.Configuration.Model = "</style><script>x</script>"
 	return d
 }
+
+// consent is a consent award: the sides' settlement, recorded by the
+// reviewer; a payment and a return agreed, no adjudicator.
+func consent() award.Document {
+	d := proceeding()
+	d.AwardID = "award:case_01JH5Z2K3M4N:1"
+	d.Outcome = award.OutcomeSettledByConsent
+	d.Remedies = []award.Remedy{
+		{Kind: award.RemedyPayment, Payer: "respondent", Payee: "claimant", AmountMinor: 25000, Currency: "USD", DueBy: "2026-12-01T00:00:00.000Z"},
+		{Kind: award.RemedyPerformance, Obligor: "claimant", Description: "return the two unused licence keys", DueBy: "2026-12-05T00:00:00.000Z"},
+	}
+	d.Reasons = "The sides settled their dispute and asked the tribunal to record their settlement as an award on agreed terms."
+	d.Citations = []award.Citation{}
+	text := "The seller refunds 250.00 USD.\n\nThe buyer returns the two unused keys; each side bears its own costs."
+	termsDigest, err := award.Terms{Remedies: d.Remedies, Text: text}.Digest()
+	if err != nil {
+		panic(err)
+	}
+	d.Settlement = &award.Settlement{TermsDigest: termsDigest, Text: text, Consents: []award.Consent{
+		{Side: "respondent", ParticipantID: "prt_respondent_1", Act: award.ConsentProposed, At: "2026-11-08T09:00:00.000Z"},
+		{Side: "claimant", ParticipantID: "prt_claimant_1", Act: award.ConsentAccepted, At: "2026-11-09T17:45:00.000Z"},
+	}}
+	d.Tribunal = award.Tribunal{Runs: []award.Run{}, Reviewer: award.Member{MemberID: "mbr_reviewer_1", Kind: "individual"}}
+	return d
+}

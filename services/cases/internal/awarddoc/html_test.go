@@ -175,7 +175,7 @@ func TestHTMLReplacesBytesThatAreNotUTF8AsTheJSONDoes(t *testing.T) {
 }
 
 func TestHTMLIsStandalone(t *testing.T) {
-	for _, d := range []award.Document{proceeding(), evaluation()} {
+	for _, d := range []award.Document{proceeding(), evaluation(), consent()} {
 		page := renderHTML(t, d)
 		for _, external := range []string{"<script", "<link", "<img", "<iframe", "src=", "href=", "url(", "@import", "http:", "https:"} {
 			require.NotContains(t, page, external)
@@ -186,7 +186,7 @@ func TestHTMLIsStandalone(t *testing.T) {
 // TestHTMLMatchesTheGoldenPages keeps a whole page under review: go test
 // -update rewrites testdata after a deliberate change, and the diff shows it.
 func TestHTMLMatchesTheGoldenPages(t *testing.T) {
-	for name, d := range map[string]award.Document{"proceeding.html": proceeding(), "evaluation-sandbox.html": evaluation()} {
+	for name, d := range map[string]award.Document{"proceeding.html": proceeding(), "evaluation-sandbox.html": evaluation(), "consent.html": consent()} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join("testdata", name)
 			page := renderHTML(t, d)

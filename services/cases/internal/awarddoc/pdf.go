@@ -165,6 +165,20 @@ func (w *pdfWriter) award(p page) {
 		w.paragraph(para)
 	}
 
+	if st := p.Settlement; st != nil {
+		w.heading("Settlement")
+		w.paragraph("The sides settled their dispute on these terms, and the tribunal recorded them as this award on agreed terms. The dispositive part above is the terms' remedies.")
+		for _, para := range p.TermsParagraphs {
+			w.paragraph(para)
+		}
+		w.field("Terms digest", st.TermsDigest, true)
+		w.subheading("Consents")
+		for _, c := range st.Consents {
+			w.field(words(c.Side), c.Act+" at "+c.At, false)
+			w.field("", "participant id "+c.ParticipantID, false)
+		}
+	}
+
 	w.heading("Citations")
 	if len(p.Citations) == 0 {
 		w.paragraph("The award cites no item of the record.")
@@ -180,6 +194,12 @@ func (w *pdfWriter) award(p page) {
 
 	t := p.Tribunal
 	w.heading("Tribunal")
+	if p.Consent() {
+		w.paragraph("The tribunal recorded the sides' settlement; no adjudicator decided the dispute.")
+		w.field("Recorded by", t.Reviewer.MemberID+" ("+t.Reviewer.Kind+")", false)
+		w.verification(p)
+		return
+	}
 	w.subheading("Adjudicator")
 	w.field("Member id", t.Adjudicator.MemberID, true)
 	w.field("Kind", t.Adjudicator.Kind, false)
@@ -208,10 +228,13 @@ func (w *pdfWriter) award(p page) {
 	w.field("Reviewer", t.Reviewer.MemberID+" ("+t.Reviewer.Kind+")", false)
 	w.field("Opinion", p.Opinion, false)
 	w.field("Outcome overridden", p.Overridden, false)
+	w.verification(p)
+}
 
+func (w *pdfWriter) verification(p page) {
 	w.heading("Verification")
 	w.field("Award hash", p.Hash, true)
-	f.Ln(1.5)
+	w.f.Ln(1.5)
 	w.paragraph(p.VerifyHow)
 }
 

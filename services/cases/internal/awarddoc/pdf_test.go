@@ -210,7 +210,7 @@ func TestPDFDatesAreTheIssuedAt(t *testing.T) {
 }
 
 func TestTheArtifactsAreTheSameBytesEveryTime(t *testing.T) {
-	docs := map[string]award.Document{"proceeding": proceeding(), "evaluation": evaluation(), "hostile": hostile()}
+	docs := map[string]award.Document{"proceeding": proceeding(), "evaluation": evaluation(), "hostile": hostile(), "consent": consent()}
 	render := func() map[string][2][]byte {
 		out := map[string][2][]byte{}
 		for name, d := range docs {

@@ -29,7 +29,8 @@ func writeKey(t *testing.T, dir, name string, day time.Time) string {
 
 func testAward(t *testing.T) []byte {
 	t.Helper()
-	b, err := award.Document{SchemaVersion: award.SchemaAward, AwardID: "award:c:1", CaseID: "c", Outcome: award.OutcomeClaimDismissed, IssuedAt: "2026-11-27T10:00:00.000Z"}.Bytes()
+	b, err := award.Document{SchemaVersion: award.SchemaAward, AwardID: "award:c:1", CaseID: "c", Outcome: award.OutcomeClaimDismissed, IssuedAt: "2026-11-27T10:00:00.000Z",
+		Tribunal: award.Tribunal{Adjudicator: award.Member{MemberID: "ai", Kind: "autonomous_agent"}, ReviewerOpinion: "agree"}}.Bytes()
 	require.NoError(t, err)
 	return b
 }

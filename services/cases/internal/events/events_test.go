@@ -18,6 +18,7 @@ import (
 	"github.com/pcourt/pcourt/services/cases/internal/events"
 	"github.com/pcourt/pcourt/services/cases/internal/evidence"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
+	"github.com/pcourt/pcourt/services/cases/internal/settlement"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
 	"github.com/pcourt/pcourt/services/cases/internal/tribunal"
 )
@@ -157,6 +158,9 @@ func TestEventTypesOfTheProcedureAndTheDecisionAreInTheSchema(t *testing.T) {
 		types = append(types, string(spec.Type))
 	}
 	for _, spec := range afteraward.EventSpecs {
+		types = append(types, string(spec.Type))
+	}
+	for _, spec := range settlement.EventSpecs {
 		types = append(types, string(spec.Type))
 	}
 	for _, typ := range types {

@@ -62,7 +62,7 @@ func (k ActKind) tribunalAct() bool { return k == ActResolveChallenge || k == Ac
 //
 //  1. invalid_evidence_act: unknown act, a field it needs missing or
 //     malformed, or a text over the rules' length;
-//  2. case_closed: the case is awarded or terminated;
+//  2. case_closed: the case is awarded, settled or terminated;
 //  3. exhibit_not_found: no exhibit with the id that the acting side may
 //     see (the other side's undisclosed exhibits do not exist for it);
 //  4. not_offering_side: disclosing, describing or answering for an
@@ -88,7 +88,7 @@ func Decide(s State, f Facts, a Act, now time.Time) (Outcome, error) {
 		return Outcome{State: s}, err
 	}
 	if f.Phase == PhaseEnded {
-		return Outcome{State: s}, refuse(CodeCaseClosed, "the case is awarded or terminated: its evidence no longer changes")
+		return Outcome{State: s}, refuse(CodeCaseClosed, "the case is awarded, settled or terminated: its evidence no longer changes")
 	}
 	var ex Exhibit
 	if a.Kind != ActUpload {
@@ -333,7 +333,7 @@ func CanUpload(s State, f Facts, side string) error {
 	case side != Claimant && side != Respondent:
 		return refuse(CodeInvalidAct, "%s: the acting side is required", ActUpload)
 	case f.Phase == PhaseEnded:
-		return refuse(CodeCaseClosed, "the case is awarded or terminated: its evidence no longer changes")
+		return refuse(CodeCaseClosed, "the case is awarded, settled or terminated: its evidence no longer changes")
 	case !phaseTakes(f.Phase, ActUpload):
 		return refuse(CodeEvidenceStage, "%s is not taken while the case is in its %s phase", ActUpload, f.Phase)
 	case !f.Joined[side]:

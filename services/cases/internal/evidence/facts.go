@@ -19,7 +19,7 @@ const (
 	// resolves challenges and defect reports; the offering side may still
 	// answer a challenge.
 	PhaseDecision Phase = "decision"
-	// PhaseEnded: the case is awarded or terminated. Nothing changes.
+	// PhaseEnded: the case is awarded, settled or terminated. Nothing changes.
 	PhaseEnded Phase = "ended"
 )
 

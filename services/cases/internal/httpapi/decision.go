@@ -118,7 +118,8 @@ func toDecisionView(cs procedure.Case, lastSequence int64) decisionView {
 	if t.Stage == tribunal.StageUnassigned {
 		v.Stage = "unassigned"
 	}
-	if t.Assigned() {
+	if t.Adjudicator != nil || t.Reviewer != nil {
+		// A settled case may have a reviewer alone (docs/settlement.md).
 		v.Tribunal = &tribunalView{Adjudicator: toMemberView(t.Adjudicator), Reviewer: toMemberView(t.Reviewer)}
 		v.ChallengeDeadline = ts(t.ChallengeDeadline)
 	}
@@ -142,6 +143,12 @@ func toDecisionView(cs procedure.Case, lastSequence int64) decisionView {
 			if _, open := cs.AfterAward.OpenAppeal(); open {
 				v.WaitingFor = "appeal"
 			}
+		}
+	case cs.Settlement.Agreed():
+		// Nobody decides a settled case: its reviewer records the terms.
+		v.WaitingFor = "consent_award"
+		if t.Reviewer == nil {
+			v.WaitingFor = "tribunal_assignment"
 		}
 	case !t.Assigned():
 		if cs.Closed == "" && cs.Mode != procedure.ModeEvaluation {

@@ -39,6 +39,7 @@ import (
 	"github.com/pcourt/pcourt/services/cases/internal/events"
 	"github.com/pcourt/pcourt/services/cases/internal/evidenceflow"
 	"github.com/pcourt/pcourt/services/cases/internal/httpapi"
+	"github.com/pcourt/pcourt/services/cases/internal/settlementflow"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
 	"github.com/pcourt/pcourt/services/cases/internal/tribunalflow"
 )
@@ -172,6 +173,7 @@ func newStackOn(t testing.TB, files objectstore.Store) *stack {
 		Signer:      keys,
 		AfterAward:  afterAward,
 		PublicBase:  publicBase(t),
+		Settlement:  settlementflow.New(flow, decision, nil),
 	})
 	ts := httptest.NewServer(srv.Router())
 	t.Cleanup(ts.Close)

@@ -9,6 +9,7 @@ import (
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/evidenceflow"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
+	"github.com/pcourt/pcourt/services/cases/internal/settlementflow"
 	"github.com/pcourt/pcourt/services/cases/internal/tribunalflow"
 )
 
@@ -44,7 +45,8 @@ func Codes() []problem.Code {
 	codes = append(codes, caseflow.Codes()...)
 	codes = append(codes, tribunalflow.Codes()...)
 	codes = append(codes, evidenceflow.Codes()...)
-	return append(codes, afterawardflow.Codes()...)
+	codes = append(codes, afterawardflow.Codes()...)
+	return append(codes, settlementflow.Codes()...)
 }
 
 // Problem maps the service's domain errors to problems; it is the server's
@@ -65,5 +67,8 @@ func Problem(err error) *problem.Error {
 	if p := journal.Problem(err); p != nil {
 		return p
 	}
-	return afterawardflow.Problem(err)
+	if p := afterawardflow.Problem(err); p != nil {
+		return p
+	}
+	return settlementflow.Problem(err)
 }

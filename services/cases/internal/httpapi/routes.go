@@ -17,6 +17,7 @@ import (
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/evidenceflow"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
+	"github.com/pcourt/pcourt/services/cases/internal/settlementflow"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
 	"github.com/pcourt/pcourt/services/cases/internal/tribunalflow"
 )
@@ -41,6 +42,8 @@ type Deps struct {
 	// PublicBase is the public origin the appeal fee's 402 challenge
 	// names its resource with.
 	PublicBase x402.PublicBase
+	// Settlement applies the settlement binding's acts.
+	Settlement *settlementflow.Service
 }
 
 type handlers struct {
@@ -51,6 +54,7 @@ type handlers struct {
 	evidence    *evidenceflow.Service
 	afterAward  *afterawardflow.Service
 	publicBase  x402.PublicBase
+	settlement  *settlementflow.Service
 	signer      Signer
 	keys        KeySet
 	logger      *slog.Logger
@@ -72,9 +76,10 @@ type routeKit struct {
 // file, so none of them grows a hub: routes_case.go (the case and its
 // procedure), routes_tribunal.go (tribunal and award), routes_evidence.go
 // (evidence), exports.go (evidence-export notifications),
-// routes_afteraward.go (appeals, executions, settlement).
+// routes_afteraward.go (appeals, executions), routes_settlement.go
+// (settlement binding).
 func Register(r *gin.Engine, d Deps) {
-	h := &handlers{credentials: d.Credentials, cases: d.Cases, flow: d.Flow, tribunal: d.Tribunal, evidence: d.Evidence, afterAward: d.AfterAward, publicBase: d.PublicBase, signer: d.Signer, keys: d.AwardKeys, logger: d.Logger}
+	h := &handlers{credentials: d.Credentials, cases: d.Cases, flow: d.Flow, tribunal: d.Tribunal, evidence: d.Evidence, afterAward: d.AfterAward, publicBase: d.PublicBase, settlement: d.Settlement, signer: d.Signer, keys: d.AwardKeys, logger: d.Logger}
 
 	k := routeKit{
 		authenticated: auth.Middleware(d.Credentials),
@@ -106,7 +111,9 @@ func Register(r *gin.Engine, d Deps) {
 	h.registerEvidence(r, k)
 	h.registerExports(r, k)
 	h.registerAfterAward(r, k)
+	h.registerSettlement(r, k)
 	registerRestricted(r, k)
+	registerUnbuilt(r, k, Unbuilt)
 	// The hosted respondent page (/respond/...) is internal/respond's.
 }
 

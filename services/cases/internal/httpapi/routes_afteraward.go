@@ -11,8 +11,8 @@ import (
 // After the award (internal/afteraward, acted on through afterawardflow):
 // post-award requests and their decision, the waiver of recourse,
 // finality, appeals, and executions with the historical
-// settlement-executions alias. Settlement binding is not built yet: its
-// routes answer 501 from here. docs/after-award.md describes each route.
+// settlement-executions alias. docs/after-award.md describes each route;
+// settlement binding has its own file (routes_settlement.go).
 
 // The idempotency operations of the after-award commands.
 const (
@@ -64,14 +64,4 @@ func (h *handlers) registerAfterAward(r gin.IRouter, k routeKit) {
 	r.POST(w("consent"), k.website, k.authenticated, side(opWaive), h.afterAwardSideAct(ok, readWaiver))
 	r.GET(w("settlement-executions"), k.website, k.authenticated, h.listSettlementExecutions)
 	r.POST(w("settlement-executions"), k.website, k.authenticated, side(opExecute), settlement)
-
-	registerUnbuilt(r, k, afterAwardUnbuilt)
-}
-
-// afterAwardUnbuilt are the routes of the inventory the after-the-award
-// subdomain will serve, not built yet: settlement binding.
-var afterAwardUnbuilt = []UnbuiltRoute{
-	{Route: "/api/cases/{id}/settlement-binding"},
-	{Route: "/api/v2/cases/{caseId}/settlement-binding"},
-	{Route: "/api/disputes/{id}/settle", Website: true},
 }

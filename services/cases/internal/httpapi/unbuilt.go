@@ -29,13 +29,14 @@ func (u UnbuiltRoute) ginPath() string {
 	return strings.Join(segs, "/")
 }
 
-// Unbuilt lists every cases route of the inventory without a handler,
-// grouped by the subdomain that will serve it (each group lives in its
-// subdomain's routes file), in the order of docs/cases-routes.md; a test
-// checks the page lists the same. Path parameters are named as the built
-// routes of each family name them (Gin needs one name per position): {id}
-// on /api/cases and /api/disputes, {caseId} on /api/v2/cases.
-var Unbuilt = afterAwardUnbuilt
+// Unbuilt lists every cases route of the inventory without a handler, in
+// the order of docs/cases-routes.md; a test checks the page lists the
+// same. It is empty: the cases service serves its whole inventory. A route
+// the specification adds joins it until its subdomain serves it. Path
+// parameters are named as the built routes of each family name them (Gin
+// needs one name per position): {id} on /api/cases and /api/disputes,
+// {caseId} on /api/v2/cases.
+var Unbuilt []UnbuiltRoute
 
 // registerUnbuilt answers every method on each route with 501, website
 // routes in their envelope.

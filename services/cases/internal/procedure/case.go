@@ -8,6 +8,7 @@ import (
 
 	"github.com/pcourt/pcourt/services/cases/internal/afteraward"
 	"github.com/pcourt/pcourt/services/cases/internal/evidence"
+	"github.com/pcourt/pcourt/services/cases/internal/settlement"
 	"github.com/pcourt/pcourt/services/cases/internal/tribunal"
 )
 
@@ -54,18 +55,22 @@ const (
 	StatusTerminated Status = "terminated"
 	// StatusAwarded: the tribunal issued the award (internal/tribunal).
 	StatusAwarded Status = "awarded"
+	// StatusSettled: the sides agreed a settlement (internal/settlement),
+	// at any stage: the procedure stops and nobody decides; the reviewer
+	// records the terms as a consent award, which ends the case.
+	StatusSettled Status = "settled"
 )
 
 // Statuses lists every status in procedural order.
 var Statuses = []Status{
 	StatusAwaitingRespondent, StatusAwaitingAnswer, StatusEvidence, StatusRebuttal,
-	StatusAwaitingRecordConfirmation, StatusRecordConfirmed, StatusAwarded, StatusTerminated,
+	StatusAwaitingRecordConfirmation, StatusRecordConfirmed, StatusAwarded, StatusSettled, StatusTerminated,
 }
 
 // Open reports whether the procedure still runs: the case is neither
-// record-confirmed nor terminated.
+// record-confirmed, awarded, settled nor terminated.
 func (s Status) Open() bool {
-	return s != StatusRecordConfirmed && s != StatusAwarded && s != StatusTerminated
+	return s != StatusRecordConfirmed && s != StatusAwarded && s != StatusSettled && s != StatusTerminated
 }
 
 // Profile names a procedure plan, as filings does.
@@ -285,6 +290,9 @@ type Case struct {
 	// AfterAward is what follows the award (internal/afteraward): the
 	// post-award requests, finality, amended awards and executions.
 	AfterAward afteraward.State
+	// Settlement is the sides' settlement binding (internal/settlement):
+	// the proposals of terms, the agreement and its record.
+	Settlement settlement.State
 	// Representatives are every representative the sides appointed,
 	// removed ones included, in appointment order (representatives.go).
 	Representatives []Representative
@@ -297,8 +305,13 @@ type Case struct {
 	Origin *Origin
 }
 
-// Status returns the case's status.
+// Status returns the case's status. A settled case is settled whatever
+// stage the agreement found it in, its consent award issued or not: the
+// agreement is how it ended.
 func (c Case) Status() Status {
+	if c.Settlement.Agreed() {
+		return StatusSettled
+	}
 	if c.Closed == StatusRecordConfirmed && c.Tribunal.Awarded() {
 		return StatusAwarded
 	}
@@ -307,6 +320,10 @@ func (c Case) Status() Status {
 	}
 	return stageSpec(c.Stage.Kind).Status
 }
+
+// running reports whether the procedure's stages still run: the case is
+// neither closed nor settled.
+func (c Case) running() bool { return c.Closed == "" && !c.Settlement.Agreed() }
 
 // Participant returns the participant with the given id.
 func (c Case) Participant(id string) (Participant, bool) {
@@ -390,6 +407,7 @@ func (c Case) clone() Case {
 	c.Tribunal = c.Tribunal.Clone()
 	c.Evidence = c.Evidence.Clone()
 	c.AfterAward = c.AfterAward.Clone()
+	c.Settlement = c.Settlement.Clone()
 	c.Representatives = slices.Clone(c.Representatives)
 	c.Origin = c.Origin.clone()
 	return c
@@ -447,6 +465,9 @@ func (c Case) Validate() error {
 	}
 	if !slices.ContainsFunc(c.Participants, func(p Participant) bool { return p.Side == Claimant && p.Joined() }) {
 		return bad("no joined claimant")
+	}
+	if err := c.Settlement.Validate(); err != nil {
+		return bad("%v", err)
 	}
 	reps, representing := map[string]bool{}, map[string]bool{}
 	for _, r := range c.Representatives {

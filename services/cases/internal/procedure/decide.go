@@ -246,7 +246,7 @@ func NextDeadline(c Case) (time.Time, bool) {
 	if c.Termination != nil && c.Closed != StatusTerminated {
 		at = append(at, c.Termination.DeadlineAt)
 	}
-	if c.Closed == "" {
+	if c.running() {
 		at = append(at, c.Stage.DeadlineAt)
 	}
 	if w, ok := warnAt(c); ok {

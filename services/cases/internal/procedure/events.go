@@ -92,7 +92,7 @@ var EventSpecs = []EventSpec{
 	{EventRecordConfirmed, "every joined side confirmed the record, or its deadline passed", ToBoth, false, NoDeadline},
 	{EventRecordCorrected, "a side corrected one of its record entries: the summary changed, and a confirmation given before is withdrawn", ToBoth, true, StageDeadline},
 	{EventTerminationRequested, "a side asks to end the case", ToOther, true, TerminationDeadline},
-	{EventTerminationLapsed, "the termination request was not confirmed in time, or the award was issued while it was pending", ToBoth, false, NoDeadline},
+	{EventTerminationLapsed, "the termination request was not confirmed in time, or the award was issued or the sides settled while it was pending", ToBoth, false, NoDeadline},
 	{EventTerminated, "the other side confirmed termination, or the claimant withdrew before any respondent joined", ToBoth, false, NoDeadline},
 	{EventDeadlineApproaching, "Warning before a stage deadline, while a side still has to act", ToPending, true, StageDeadline},
 	{EventDeadlineMissed, "the join, answer or record-confirmation deadline passed without the act", ToBoth, false, NoDeadline},

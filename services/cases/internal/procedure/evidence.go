@@ -18,7 +18,7 @@ func (c Case) EvidenceFacts() evidence.Facts {
 		f.Joined[string(s)] = true
 	}
 	switch st := c.Status(); {
-	case st == StatusAwarded || st == StatusTerminated:
+	case st == StatusAwarded || st == StatusSettled || st == StatusTerminated:
 		f.Phase = evidence.PhaseEnded
 	case st == StatusRecordConfirmed:
 		f.Phase = evidence.PhaseDecision

@@ -117,7 +117,7 @@ func (c *Case) enter(kind StageKind, round int, now time.Time) {
 
 // stageActors are the sides expected to act in c's current stage.
 func stageActors(c Case) []Side {
-	if c.Closed != "" {
+	if !c.running() {
 		return nil
 	}
 	switch c.Stage.Kind {
@@ -130,7 +130,7 @@ func stageActors(c Case) []Side {
 
 // pendingSides are the sides that still have to act in c's current stage.
 func pendingSides(c Case) []Side {
-	if c.Closed != "" {
+	if !c.running() {
 		return nil
 	}
 	var out []Side

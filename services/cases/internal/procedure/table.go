@@ -120,8 +120,9 @@ var (
 )
 
 // represented: a side keeps its representatives until the case ends,
-// after the award too (what follows it is acted on for the sides).
-var represented = append(slices.Clone(notTerminated), StatusAwarded)
+// after the award or the settlement too (what follows it is acted on for
+// the sides).
+var represented = append(slices.Clone(notTerminated), StatusAwarded, StatusSettled)
 
 var (
 	always = Condition{"—", func(Case, Act, Side, time.Time) bool { return true }}
@@ -149,7 +150,7 @@ var (
 		return c.Termination != nil && !now.Before(c.Termination.DeadlineAt)
 	}}
 	stageDue = Condition{"the stage deadline is reached", func(c Case, _ Act, _ Side, now time.Time) bool {
-		return c.Closed == "" && !now.Before(c.Stage.DeadlineAt)
+		return c.running() && !now.Before(c.Stage.DeadlineAt)
 	}}
 	warningDue = Condition{"Warning before the stage deadline, a side still to act, not yet warned", func(c Case, _ Act, _ Side, now time.Time) bool {
 		at, ok := warnAt(c)
@@ -159,7 +160,7 @@ var (
 
 // warnAt is when c's stage warning is due, if one is still to come.
 func warnAt(c Case) (time.Time, bool) {
-	if c.Closed != "" || c.Stage.Warned || len(pendingSides(c)) == 0 {
+	if !c.running() || c.Stage.Warned || len(pendingSides(c)) == 0 {
 		return time.Time{}, false
 	}
 	return c.Stage.DeadlineAt.Add(-c.Windows.Warning), true

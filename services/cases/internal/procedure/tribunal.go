@@ -24,6 +24,7 @@ func (c Case) TribunalFacts() tribunal.Facts {
 	if f.RecordClosed {
 		f.RecordAt = c.ClosedAt
 	}
+	f.SettledAt = c.Settlement.AgreedAt
 	for _, p := range c.Participants {
 		f.Parties = append(f.Parties, tribunal.Party{ParticipantID: p.ID, Side: string(p.Side), PartnerID: p.PartnerID,
 			PrincipalID: p.PrincipalID, AgentID: p.AgentID, Joined: p.Joined()})

@@ -131,7 +131,9 @@ func (p *page) participationView(ctx context.Context, c procedure.Case) (partici
 	if v.Acting == "" {
 		return v, nil
 	}
-	open := c.Closed != procedure.StatusTerminated
+	// A settled case takes no message or termination any more: the
+	// procedure refuses them (stage_closed), so the page offers none.
+	open := c.Closed != procedure.StatusTerminated && c.Status() != procedure.StatusSettled
 	read := c.MessagesRead[procedure.Respondent]
 	for i, m := range c.Messages {
 		text, err := p.text(ctx, c.ID, m.Digest)

@@ -10,6 +10,7 @@ import (
 	"github.com/pcourt/pcourt/services/cases/internal/afteraward"
 	"github.com/pcourt/pcourt/services/cases/internal/evidence"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
+	"github.com/pcourt/pcourt/services/cases/internal/settlement"
 	"github.com/pcourt/pcourt/services/cases/internal/tribunal"
 )
 
@@ -69,6 +70,9 @@ type caseRecord struct {
 	// AfterAward is stored in its package's own JSON form, as the
 	// tribunal is; a record without it has nothing after the award.
 	AfterAward *afteraward.State `json:"afterAward,omitempty"`
+	// Settlement is stored in its package's own JSON form, as the
+	// tribunal is; a record without it has nothing settled or proposed.
+	Settlement *settlement.State `json:"settlement,omitempty"`
 	// Representatives came later; a record without them has none.
 	Representatives []representativeRecord `json:"representatives,omitempty"`
 	// LoginReissues came later still; a record without them had none.
@@ -277,6 +281,10 @@ func encodeRecord(c procedure.Case) ([]byte, error) {
 		a := c.AfterAward
 		r.AfterAward = &a
 	}
+	if !c.Settlement.Empty() {
+		s := c.Settlement
+		r.Settlement = &s
+	}
 	for _, x := range c.Representatives {
 		r.Representatives = append(r.Representatives, representativeRecord{x.ID, string(x.Side), x.Subject, x.Label, x.AppointedBy, ts(x.AppointedAt), ts(x.ChangedAt), ts(x.RemovedAt)})
 	}
@@ -375,6 +383,9 @@ func decodeRecord(b []byte) (procedure.Case, error) {
 	}
 	if a := r.AfterAward; a != nil {
 		c.AfterAward = *a
+	}
+	if s := r.Settlement; s != nil {
+		c.Settlement = *s
 	}
 	for _, x := range r.Representatives {
 		c.Representatives = append(c.Representatives, procedure.Representative{ID: x.ID, Side: procedure.Side(x.Side), Subject: x.Subject, Label: x.Label,

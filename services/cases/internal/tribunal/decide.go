@@ -396,16 +396,22 @@ func (s *State) issue(f Facts, now time.Time) Outcome {
 	}
 	s.Stage = StageAwarded
 	s.Award = &Issued{AwardID: doc.AwardID, AwardHash: award.Hash(b), IssuedAt: now, Outcome: d.Outcome, Ordered: ordered(d)}
+	return Outcome{Notes: awardNotes(s.Award.Ordered), Award: &doc}
+}
+
+// awardNotes are award_issued's two notes: to the sides the award orders
+// to act, and to the others (each only when it has sides).
+func awardNotes(ordered []string) []Note {
 	var notes []Note
 	var others []string
 	for _, side := range []string{Claimant, Respondent} {
-		if !slices.Contains(s.Award.Ordered, side) {
+		if !slices.Contains(ordered, side) {
 			others = append(others, side)
 		}
 	}
-	if len(s.Award.Ordered) > 0 {
+	if len(ordered) > 0 {
 		n := note(EventAwardIssued, ToOrdered)
-		n.Sides = s.Award.Ordered
+		n.Sides = slices.Clone(ordered)
 		notes = append(notes, n)
 	}
 	if len(others) > 0 {
@@ -413,7 +419,7 @@ func (s *State) issue(f Facts, now time.Time) Outcome {
 		n.Sides = others
 		notes = append(notes, n)
 	}
-	return Outcome{Notes: notes, Award: &doc}
+	return notes
 }
 
 // ordered are the sides a remedy orders to act.
@@ -583,6 +589,18 @@ func Tick(s State, f Facts, pool []Candidate, now time.Time) Outcome {
 	next := s.Clone()
 	var out Outcome
 	switch {
+	case s.Stage == StageUnassigned && settled(f) && !now.Before(s.AssignAfter):
+		// A settlement needs no adjudicator: nobody decides it. The
+		// reviewer records the sides' terms.
+		rev, ok := pick(next, f, Reviewer, pool, now, "")
+		if !ok {
+			next.AssignAfter = now.Add(f.Windows.AssignmentRetry)
+			return Outcome{State: next, Quiet: true}
+		}
+		next.AssignAfter = time.Time{}
+		next.set(f, rev, now)
+		next.Stage = StageSettlement
+		out.Notes = append(out.Notes, note(EventTribunalAssigned, ToSides))
 	case s.Stage == StageUnassigned && assignable(f) && !now.Before(s.AssignAfter):
 		adj, okA := pick(next, f, Adjudicator, pool, now, "")
 		rev, okR := pick(next, f, Reviewer, pool, now, "")
@@ -616,12 +634,17 @@ func Tick(s State, f Facts, pool []Candidate, now time.Time) Outcome {
 	return out
 }
 
-func assignable(f Facts) bool { return f.RecordClosed || f.Evaluation }
+// assignable: a whole tribunal is due (an unsettled case whose record
+// closed, or an evaluation).
+func assignable(f Facts) bool { return !settled(f) && (f.RecordClosed || f.Evaluation) }
+
+// settled: the sides agreed a settlement, so a reviewer alone is due.
+func settled(f Facts) bool { return !f.SettledAt.IsZero() }
 
 // NeedsPool reports whether Tick would read the pool at now: an
 // assignment is due.
 func NeedsPool(s State, f Facts, now time.Time) bool {
-	return !f.Terminated && s.Stage == StageUnassigned && assignable(f) && !now.Before(s.AssignAfter)
+	return !f.Terminated && s.Stage == StageUnassigned && (assignable(f) || settled(f)) && !now.Before(s.AssignAfter)
 }
 
 // NextDeadline returns when Tick next has something to do, and false when
@@ -631,6 +654,8 @@ func NextDeadline(s State, f Facts) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	switch {
+	case s.Stage == StageUnassigned && settled(f):
+		return latest(f.SettledAt, s.AssignAfter), true
 	case s.Stage == StageUnassigned && assignable(f):
 		at := f.OpenedAt
 		if f.RecordClosed && !f.Evaluation {
@@ -695,10 +720,8 @@ func BuildAward(s State, f Facts, d award.Proposal, now time.Time) award.Documen
 // outcome_not_allowed, remedy_exceeds_claim. Its shape was checked with
 // the act (invalid_tribunal_act).
 func checkProposal(p award.Proposal, f Facts, now time.Time) error {
-	for i, r := range p.Remedies {
-		if due, _ := time.Parse("2006-01-02T15:04:05.000Z", r.DueBy); !due.After(now) {
-			return refuse(CodeInvalidAct, "remedies[%d].dueBy %s is not in the future", i, r.DueBy)
-		}
+	if err := dueLater(p.Remedies, now); err != nil {
+		return err
 	}
 	for _, c := range p.Citations {
 		i := slices.IndexFunc(f.Record, func(it Item) bool { return it.ID == c.ItemID })
@@ -722,8 +745,25 @@ func checkProposal(p award.Proposal, f Facts, now time.Time) error {
 	if p.Outcome == award.OutcomeClaimDismissed && len(p.Remedies) > 0 {
 		return refuse(CodeOutcomeNotAllowed, "a dismissed claim orders no remedies")
 	}
+	return withinClaim(p.Remedies, f)
+}
+
+// dueLater refuses a remedy not due after now.
+func dueLater(remedies []award.Remedy, now time.Time) error {
+	for i, r := range remedies {
+		if due, _ := time.Parse("2006-01-02T15:04:05.000Z", r.DueBy); !due.After(now) {
+			return refuse(CodeInvalidAct, "remedies[%d].dueBy %s is not in the future", i, r.DueBy)
+		}
+	}
+	return nil
+}
+
+// withinClaim refuses payments the claim does not ask for: from anyone
+// but the respondent to anyone but the claimant, in another currency, or
+// above the claim in total.
+func withinClaim(remedies []award.Remedy, f Facts) error {
 	var paid int64
-	for i, r := range p.Remedies {
+	for i, r := range remedies {
 		if r.Kind != award.RemedyPayment {
 			continue
 		}
@@ -835,7 +875,12 @@ func validProposal(p award.Proposal, needCitation bool, bad func(string, ...any)
 			return bad("citations[%d] needs an itemId, a 64-hex digest and a pinpoint of at most %d characters", i, MaxPinpointRunes)
 		}
 	}
-	for i, r := range p.Remedies {
+	return validRemedies(p.Remedies, bad)
+}
+
+// validRemedies checks the remedies' shape.
+func validRemedies(remedies []award.Remedy, bad func(string, ...any) error) error {
+	for i, r := range remedies {
 		if _, err := time.Parse("2006-01-02T15:04:05.000Z", r.DueBy); err != nil {
 			return bad("remedies[%d].dueBy must be UTC with three fractional digits and Z", i)
 		}

@@ -48,7 +48,7 @@ type EventSpec struct {
 
 // EventSpecs is the decision's event table (docs/tribunal.md).
 var EventSpecs = []EventSpec{
-	{EventTribunalAssigned, "an adjudicator and a reviewer are assigned, or one is replaced (recusal, upheld challenge); the pinned configuration is in the case", ToSides, false},
+	{EventTribunalAssigned, "an adjudicator and a reviewer are assigned (a settled case: the reviewer alone), or one is replaced (recusal, upheld challenge); the pinned configuration is in the case", ToSides, false},
 	{EventConfigurationChallenged, "a side challenges the adjudicator's configuration", ToOtherSide, false},
 	{EventConfigurationChallengeDone, "the reviewer upholds (new adjudicator, the run restarts) or dismisses a challenge", ToSides, false},
 	{EventAdjudicationRequested, "a run opens: the record closed, the reviewer objected, resumed or asked again, or a challenge was upheld", ToAdjudicator, true},
@@ -58,7 +58,7 @@ var EventSpecs = []EventSpec{
 	{EventPreAwardReviewOpened, "the reviewer shows both sides the dispositive part before signing", ToSides, true},
 	{EventPreAwardReviewClosed, "both sides answered the pre-award review, or its window ended", ToTribunal, false},
 	{EventProceduralRuling, "the reviewer issued a procedural ruling", ToSides, false},
-	{EventAwardIssued, "the reviewer signed off (or an evaluation was accepted): the award is issued", ToOrdered, true},
+	{EventAwardIssued, "the reviewer signed off, an evaluation was accepted, or the reviewer recorded the sides' settlement (a consent award): the award is issued", ToOrdered, true},
 	{EventAwardIssued, "the same award, to the sides it orders nothing", ToUnordered, false},
 	{EventEvaluationIssued, "the reviewer signed off an evaluation that the sides accept before it is the award", ToSides, true},
 	{EventEvaluationAccepted, "a side accepted the evaluation (or it was deemed accepted)", ToSides, false},

@@ -19,10 +19,14 @@ type Facts struct {
 	RecordClosed bool
 	// Terminated says the case ended by termination.
 	Terminated bool
-	OpenedAt   time.Time
-	RecordAt   time.Time // when the record closed; zero while open
-	Rules      award.Rules
-	Parties    []Party
+	// SettledAt is when both sides agreed a settlement (internal/settlement);
+	// zero while they have not. Nobody decides a settled case: it is
+	// assigned a reviewer only, who records the terms as a consent award.
+	SettledAt time.Time
+	OpenedAt  time.Time
+	RecordAt  time.Time // when the record closed; zero while open
+	Rules     award.Rules
+	Parties   []Party
 	// Record is the confirmed record, in the order the record summary
 	// lists it (the answer first, then the submissions as filed).
 	Record []Item

@@ -30,12 +30,16 @@ const (
 	StagePreAwardReview Stage = "pre_award_review"
 	// StageEvaluationIssued: an evaluation's result awaits acceptance.
 	StageEvaluationIssued Stage = "evaluation_issued"
+	// StageSettlement: the sides agreed a settlement (internal/settlement);
+	// nobody decides any more, and the reviewer records the terms as a
+	// consent award.
+	StageSettlement Stage = "settlement"
 	// StageAwarded: the award is issued. Nothing here changes it again.
 	StageAwarded Stage = "awarded"
 )
 
 // Stages lists every stage, for docs and tests.
-var Stages = []Stage{StageUnassigned, StageAwaitingRecord, StageAdjudication, StageHumanAttention, StageReview, StagePreAwardReview, StageEvaluationIssued, StageAwarded}
+var Stages = []Stage{StageUnassigned, StageAwaitingRecord, StageAdjudication, StageHumanAttention, StageReview, StagePreAwardReview, StageEvaluationIssued, StageSettlement, StageAwarded}
 
 // Role is a tribunal role.
 type Role string
@@ -83,6 +87,7 @@ const (
 	RunHumanAttention RunStatus = "human_attention" // the adjudicator asked for a human
 	RunSuperseded     RunStatus = "superseded"      // replaced by a later run before use
 	RunUsed           RunStatus = "used"            // its proposal went into the award
+	RunEnded          RunStatus = "ended"           // the sides settled before it was used
 )
 
 // Run is one adjudication run.

@@ -76,6 +76,7 @@ type TickRow struct {
 
 // TickRows are Tick's rows, in the order it checks them.
 var TickRows = []TickRow{
+	{StageUnassigned, "the sides agreed a settlement and the pool has an eligible reviewer (no adjudicator: nobody decides a settlement)", "the reviewer", string(StageSettlement), []EventType{EventTribunalAssigned}},
 	{StageUnassigned, "the record is closed (a proceeding's assignment waits for it) and the pool has an eligible adjudicator and reviewer", "the members, the pinned configuration and its digest, the challenge deadline; run-1", string(StageAdjudication), []EventType{EventTribunalAssigned, EventAdjudicationRequested}},
 	{StageUnassigned, "an evaluation whose record is not closed, and the pool has an eligible adjudicator and reviewer", "the members, the pinned configuration and its digest, the challenge deadline", string(StageAwaitingRecord), []EventType{EventTribunalAssigned}},
 	{StageUnassigned, "the pool has no eligible adjudicator or no eligible reviewer", "the next attempt, the assignment retry later (no event)", Same, nil},

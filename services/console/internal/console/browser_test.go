@@ -321,8 +321,8 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	require.NoError(t, chromedp.Do(browser, chromedp.Click(`nav a[href$="/events"]`), chromedp.WaitVisible(`#event-types`)))
 	examples, err := chromedp.Run(browser, chromedp.Evaluate[int](`document.querySelectorAll('section.example pre.request').length`))
 	require.NoError(t, err)
-	require.Equal(t, len(console.EventTableRows())+len(console.DecisionTableRows())+len(console.EvidenceTableRows())+len(console.AfterAwardTableRows()), examples,
-		"the procedure's, the decision's and the evidence's events")
+	require.Equal(t, len(console.EventTableRows())+len(console.DecisionTableRows())+len(console.EvidenceTableRows())+len(console.AfterAwardTableRows())+len(console.SettlementTableRows()), examples,
+		"the procedure's, the decision's, the evidence's, the after-award's and the settlement's events")
 	labelled("events")
 	screenshot(t, browser, "events")
 

@@ -44,7 +44,7 @@ var eventDocs = []eventDoc{
 	{"record_confirmed", "every joined side confirmed the record, or its deadline passed", "both", false, "—"},
 	{"record_corrected", "a side corrected one of its record entries: the summary changed, and a confirmation given before is withdrawn", "both", true, "the record confirmation deadline"},
 	{"termination_requested", "a side asks to end the case", "the other side's", true, "the confirmation deadline"},
-	{"termination_lapsed", "the request was not confirmed in time, or the award was issued while it was pending", "both", false, "—"},
+	{"termination_lapsed", "the request was not confirmed in time, or the award was issued or the sides settled while it was pending", "both", false, "—"},
 	{"terminated", "the other side confirmed, or the claimant withdrew before any respondent joined", "both", false, "—"},
 	{"deadline_approaching", "`Warning` before a stage deadline, while a side still has to act", "the sides still to act", true, "that deadline"},
 	{"deadline_missed", "the join, answer or record-confirmation deadline passed without the act", "both", false, "—"},
@@ -127,7 +127,7 @@ func exampleCatalogue() (catalogueView, error) {
 	}
 	v := catalogueView{KeyID: signer.KeyID(), SignedAt: ExampleSignedAt, Published: string(jwks)}
 	occurred := ExampleSignedAt.Add(-30 * time.Second)
-	for i, d := range slices.Concat(eventDocs, decisionEventDocs, evidenceEventDocs, afterAwardEventDocs) {
+	for i, d := range slices.Concat(eventDocs, decisionEventDocs, evidenceEventDocs, afterAwardEventDocs, settlementEventDocs) {
 		b := exampleBody{SchemaVersion: "case-event-v2", EventID: fmt.Sprintf("case-event:case_example:%d", i+1),
 			DeliveryID: "dlv_example_" + d.Type, Sequence: i + 1, Type: d.Type, OccurredAt: occurred.Format("2006-01-02T15:04:05.000Z"),
 			CaseID: "case_example", ExternalCaseID: "partner-order-example", ActionRequired: d.ActionRequired}
@@ -173,7 +173,7 @@ func (cs *Console) catalogue(c *gin.Context, s *session) {
 // equal to the document by TestTheDecisionEventsAreTheTribunalTable.
 // Recipients is the audience; a deadline is carried where the page says.
 var decisionEventDocs = []eventDoc{
-	{"tribunal_assigned", "an adjudicator and a reviewer are assigned, or one is replaced (recusal, upheld challenge); the pinned configuration is in the case", "both sides and the tribunal", false, "—"},
+	{"tribunal_assigned", "an adjudicator and a reviewer are assigned (a settled case: the reviewer alone), or one is replaced (recusal, upheld challenge); the pinned configuration is in the case", "both sides and the tribunal", false, "—"},
 	{"ai_configuration_challenged", "a side challenges the adjudicator's configuration", "the other side and the reviewer", false, "—"},
 	{"ai_configuration_challenge_resolved", "the reviewer upholds (new adjudicator, the run restarts) or dismisses a challenge", "both sides and the tribunal", false, "—"},
 	{"adjudication_requested", "a run opens: the record closed, the reviewer objected, resumed or asked again, or a challenge was upheld", "the adjudicator", true, "—"},
@@ -183,7 +183,7 @@ var decisionEventDocs = []eventDoc{
 	{"pre_award_review_opened", "the reviewer shows both sides the dispositive part before signing", "both sides and the tribunal", true, "the pre-award review's deadline"},
 	{"pre_award_review_closed", "both sides answered the pre-award review, or its window ended", "the tribunal", false, "—"},
 	{"procedural_ruling_issued", "the reviewer issued a procedural ruling", "both sides and the tribunal", false, "—"},
-	{"award_issued", "the reviewer signed off (or an evaluation was accepted): the award is issued", "the sides the award orders to act", true, "—"},
+	{"award_issued", "the reviewer signed off, an evaluation was accepted, or the reviewer recorded the sides' settlement (a consent award): the award is issued", "the sides the award orders to act", true, "—"},
 	{"award_issued", "the same award, to the sides it orders nothing", "the sides the award orders nothing", false, "—"},
 	{"evaluation_issued", "the reviewer signed off an evaluation that the sides accept before it is the award", "both sides and the tribunal", true, "under review policy on_request, when it is deemed accepted"},
 	{"evaluation_accepted", "a side accepted the evaluation (or it was deemed accepted)", "both sides and the tribunal", false, "—"},
@@ -241,7 +241,7 @@ var afterAwardEventDocs = []eventDoc{
 	{"post_award_requested", "a side asked for a correction, an interpretation or an additional award; the reviewer decides", "the other side and the reviewer", true, "—"},
 	{"post_award_request_decided", "the reviewer granted or denied a post-award request", "both sides and the tribunal", false, "—"},
 	{"award_amended", "a granted request issued a new award naming the one it amends (corrects); the new one is served", "both sides and the tribunal", false, "—"},
-	{"award_final", "the served award became final: its request and appeal windows lapsed with nothing pending, every side waived its recourse, or an appeal was decided", "both sides and the tribunal", false, "—"},
+	{"award_final", "the served award became final: its request and appeal windows lapsed with nothing pending, every side waived its recourse, an appeal was decided, or it is a consent award (final on issue)", "both sides and the tribunal", false, "—"},
 	{"appeal_filed", "a side appealed the award; its fee is quoted (paid with x402 before the briefing) or invoiced", "both sides and the tribunal", false, "—"},
 	{"appeal_briefing_opened", "an appeal's fee was paid or invoiced: the other side may answer until the answer deadline", "both sides and the tribunal", true, "—"},
 	{"appeal_answered", "the other side answered the appeal", "the other side and the reviewer", false, "—"},
@@ -258,6 +258,26 @@ var afterAwardEventDocs = []eventDoc{
 func afterAwardTableRows() []string {
 	out := make([]string, 0, len(afterAwardEventDocs))
 	for _, d := range afterAwardEventDocs {
+		out = append(out, fmt.Sprintf("| `%s` | %s | %s | %t |", d.Type, d.When, d.Recipients, d.ActionRequired))
+	}
+	return out
+}
+
+// settlementEventDocs is the events table of docs/settlement.md (the
+// cases service's settlement.EventSpecs in words), held equal to the
+// document by TestTheSettlementEventsAreTheSettlementTable.
+var settlementEventDocs = []eventDoc{
+	{"settlement_proposed", "a side proposed settlement terms (replacing a pending proposal); the other side may accept them by their digest", "the other side", true, "—"},
+	{"settlement_withdrawn", "a side withdrew its pending proposal", "the other side", false, "—"},
+	{"settlement_agreed", "the other side accepted the proposed terms by their digest: the case is settled", "both sides", false, "—"},
+	{"settlement_agreed", "the same agreement, to the tribunal assigned: the reviewer records the terms as a consent award; a run not used ends", "the tribunal", true, "—"},
+}
+
+// settlementTableRows renders settlementEventDocs as the rows of the table
+// of docs/settlement.md, for the test that holds them equal.
+func settlementTableRows() []string {
+	out := make([]string, 0, len(settlementEventDocs))
+	for _, d := range settlementEventDocs {
 		out = append(out, fmt.Sprintf("| `%s` | %s | %s | %t |", d.Type, d.When, d.Recipients, d.ActionRequired))
 	}
 	return out

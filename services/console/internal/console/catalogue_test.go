@@ -77,7 +77,8 @@ func TestTheEventCatalogueHasASignedExampleOfEveryType(t *testing.T) {
 
 // The catalogue's words are the cases service's event tables, as
 // docs/cases-procedure.md (the procedure's), docs/tribunal.md (the
-// decision's) and docs/evidence.md (the evidence's) state them.
+// decision's), docs/evidence.md (the evidence's), docs/after-award.md and
+// docs/settlement.md state them.
 func TestTheEventCatalogueIsTheProcedureTable(t *testing.T) {
 	require.Equal(t, tableRows(t, "cases-procedure.md", "| type | when | recipients | actionRequired | deadlineAt |"), console.EventTableRows())
 }
@@ -92,6 +93,10 @@ func TestTheEvidenceEventsAreTheEvidenceTable(t *testing.T) {
 
 func TestTheAfterAwardEventsAreTheAfterAwardTable(t *testing.T) {
 	require.Equal(t, tableRows(t, "after-award.md", "| type | when | to | actionRequired |"), console.AfterAwardTableRows())
+}
+
+func TestTheSettlementEventsAreTheSettlementTable(t *testing.T) {
+	require.Equal(t, tableRows(t, "settlement.md", "| type | when | to | actionRequired |"), console.SettlementTableRows())
 }
 
 // tableRows are the rows of the event table under header in docs/page.

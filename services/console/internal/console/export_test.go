@@ -18,3 +18,6 @@ var EvidenceTableRows = evidenceTableRows
 
 // AfterAwardTableRows exposes the after-award events' rows to the external tests.
 var AfterAwardTableRows = afterAwardTableRows
+
+// SettlementTableRows exposes the settlement events' rows to the external tests.
+var SettlementTableRows = settlementTableRows
