@@ -27,6 +27,7 @@ var PureDomains = []string{
 	"libs/award",
 	"libs/jcs",
 	"libs/jwk",
+	"libs/refusal",
 	"services/readiness/internal/readiness",
 	"services/filings/internal/draft",
 	"services/cases/internal/procedure",

@@ -2,7 +2,6 @@ package afterawardflow_test
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -10,28 +9,18 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pcourt/pcourt/services/cases/internal/docstest"
+
 	"github.com/pcourt/pcourt/services/cases/internal/afteraward"
 	"github.com/pcourt/pcourt/services/cases/internal/afterawardflow"
 )
 
 const page = "../../../../docs/after-award.md"
 
-// docTable returns the rows of the table under header in docs/after-award.md.
+// docTable returns the rows of the table under header in its page.
 func docTable(t *testing.T, header string) []string {
 	t.Helper()
-	raw, err := os.ReadFile(page)
-	require.NoError(t, err)
-	lines := strings.Split(string(raw), "\n")
-	i := slices.Index(lines, header)
-	require.GreaterOrEqual(t, i, 0, "%s has no table %q", page, header)
-	var rows []string
-	for _, line := range lines[i+2:] {
-		if !strings.HasPrefix(line, "|") {
-			break
-		}
-		rows = append(rows, line)
-	}
-	return rows
+	return docstest.Table(t, page, header)
 }
 
 // docs/after-award.md's event table is afteraward.EventSpecs.

@@ -2,12 +2,13 @@ package evidenceflow_test
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/pcourt/pcourt/services/cases/internal/docstest"
 
 	"github.com/pcourt/pcourt/services/cases/internal/evidence"
 	"github.com/pcourt/pcourt/services/cases/internal/evidenceflow"
@@ -15,24 +16,10 @@ import (
 
 const evidencePage = "../../../../docs/evidence.md"
 
-// docTable returns the rows of the markdown table whose header line is
-// header in docs/evidence.md: the lines after the header and its rule, up
-// to the first line that is not a row.
+// docTable returns the rows of the table under header in its page.
 func docTable(t *testing.T, header string) []string {
 	t.Helper()
-	raw, err := os.ReadFile(evidencePage)
-	require.NoError(t, err)
-	lines := strings.Split(string(raw), "\n")
-	i := slices.Index(lines, header)
-	require.GreaterOrEqual(t, i, 0, "docs/evidence.md has no table %q", header)
-	var rows []string
-	for _, line := range lines[i+2:] {
-		if !strings.HasPrefix(line, "|") {
-			break
-		}
-		rows = append(rows, line)
-	}
-	return rows
+	return docstest.Table(t, evidencePage, header)
 }
 
 // docs/evidence.md's refusal table lists every refusal code of the

@@ -1,9 +1,9 @@
 package exhibitfile
 
 import (
-	"errors"
-	"fmt"
 	"net/http"
+
+	"github.com/pcourt/pcourt/libs/refusal"
 )
 
 // Code is the stable code of a refused upload. The HTTP layer turns it into
@@ -54,27 +54,11 @@ func (c Code) Status() int {
 }
 
 // Refusal is a refused upload: nothing of it is kept. Detail is safe to show
-// the uploader; it names what was wrong, never a path on this machine.
-type Refusal struct {
-	Code   Code
-	Detail string
-}
-
-// Error returns "<code>: <detail>".
-func (e *Refusal) Error() string {
-	if e.Detail == "" {
-		return string(e.Code)
-	}
-	return string(e.Code) + ": " + e.Detail
-}
-
-// Is makes errors.Is match any refusal with the same code:
+// the uploader; it names what was wrong, never a path on this machine. It
+// matches any refusal with the same code:
 // errors.Is(err, &exhibitfile.Refusal{Code: exhibitfile.CodeTooLarge}).
-func (e *Refusal) Is(target error) bool {
-	var t *Refusal
-	return errors.As(target, &t) && t.Code == e.Code
-}
+type Refusal = refusal.Error[Code]
 
 func refuse(code Code, format string, args ...any) *Refusal {
-	return &Refusal{Code: code, Detail: fmt.Sprintf(format, args...)}
+	return refusal.New(code, format, args...)
 }

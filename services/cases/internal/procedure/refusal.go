@@ -1,8 +1,9 @@
 package procedure
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/pcourt/pcourt/libs/refusal"
 )
 
 // RefusalCode is the stable code of a refused act. The HTTP status each
@@ -38,24 +39,7 @@ const (
 
 // RefusalError is a refused act: the case and the act are well formed but
 // the act may not happen now. Detail is safe to show the caller.
-type RefusalError struct {
-	Code   RefusalCode
-	Detail string
-}
-
-// Error returns "<code>: <detail>".
-func (e *RefusalError) Error() string {
-	if e.Detail == "" {
-		return string(e.Code)
-	}
-	return string(e.Code) + ": " + e.Detail
-}
-
-// Is makes errors.Is match any refusal with the same code.
-func (e *RefusalError) Is(target error) bool {
-	var t *RefusalError
-	return errors.As(target, &t) && t.Code == e.Code
-}
+type RefusalError = refusal.Error[RefusalCode]
 
 // One sentinel per refusal code, for errors.Is.
 var (

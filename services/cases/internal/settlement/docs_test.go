@@ -2,35 +2,23 @@ package settlement_test
 
 import (
 	"fmt"
-	"os"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/pcourt/pcourt/services/cases/internal/docstest"
 
 	"github.com/pcourt/pcourt/services/cases/internal/settlement"
 )
 
 const page = "../../../../docs/settlement.md"
 
-// docTable returns the rows of the table under header in docs/settlement.md.
+// docTable returns the rows of the table under header in its page.
 func docTable(t *testing.T, header string) []string {
 	t.Helper()
-	raw, err := os.ReadFile(page)
-	require.NoError(t, err)
-	lines := strings.Split(string(raw), "\n")
-	i := slices.Index(lines, header)
-	require.GreaterOrEqual(t, i, 0, "%s has no table %q", page, header)
-	var rows []string
-	for _, line := range lines[i+2:] {
-		if !strings.HasPrefix(line, "|") {
-			break
-		}
-		rows = append(rows, line)
-	}
-	return rows
+	return docstest.Table(t, page, header)
 }
 
 // docs/settlement.md's event table is settlement.EventSpecs.

@@ -1,9 +1,6 @@
 package settlement
 
-import (
-	"errors"
-	"fmt"
-)
+import "github.com/pcourt/pcourt/libs/refusal"
 
 // RefusalCode is the stable code of a refused act. Its HTTP status is in
 // docs/settlement.md (and settlementflow.Problem).
@@ -46,20 +43,8 @@ var Shared = []RefusalCode{CodeNotTribunal, CodeWrongRole, CodeCaseClosed, CodeA
 
 // RefusalError is a refused act; the state is unchanged. Detail is safe to
 // show the caller.
-type RefusalError struct {
-	Code   RefusalCode
-	Detail string
-}
-
-// Error returns "<code>: <detail>".
-func (e *RefusalError) Error() string { return string(e.Code) + ": " + e.Detail }
-
-// Is makes errors.Is match any refusal with the same code.
-func (e *RefusalError) Is(target error) bool {
-	var t *RefusalError
-	return errors.As(target, &t) && t.Code == e.Code
-}
+type RefusalError = refusal.Error[RefusalCode]
 
 func refuse(code RefusalCode, format string, args ...any) *RefusalError {
-	return &RefusalError{Code: code, Detail: fmt.Sprintf(format, args...)}
+	return refusal.New(code, format, args...)
 }

@@ -2,35 +2,20 @@ package tribunal_test
 
 import (
 	"fmt"
-	"os"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pcourt/pcourt/services/cases/internal/docstest"
+
 	"github.com/pcourt/pcourt/services/cases/internal/tribunal"
 )
 
-// docTable returns the rows of the markdown table whose header line is
-// header in the page at path: the lines after the header and its rule,
-// up to the first line that is not a row.
 func docTable(t *testing.T, path, header string) []string {
 	t.Helper()
-	raw, err := os.ReadFile(path)
-	require.NoError(t, err)
-	lines := strings.Split(string(raw), "\n")
-	i := slices.Index(lines, header)
-	require.GreaterOrEqual(t, i, 0, "%s has no table %q", path, header)
-	var rows []string
-	for _, line := range lines[i+2:] {
-		if !strings.HasPrefix(line, "|") {
-			break
-		}
-		rows = append(rows, line)
-	}
-	return rows
+	return docstest.Table(t, path, header)
 }
 
 const tribunalPage = "../../../../docs/tribunal.md"

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/pcourt/pcourt/libs/refusal"
 )
 
 // RefusalCode is the stable code of a refused act on a draft. The HTTP
@@ -29,26 +31,10 @@ const (
 )
 
 // RefusalError is a refused act: the draft and the act are well formed but
-// the act may not happen. Detail is safe to show the caller.
-type RefusalError struct {
-	Code   RefusalCode
-	Detail string
-}
-
-// Error returns "<code>: <detail>".
-func (e *RefusalError) Error() string {
-	if e.Detail == "" {
-		return string(e.Code)
-	}
-	return string(e.Code) + ": " + e.Detail
-}
-
-// Is makes errors.Is match any refusal with the same code, so the sentinels
-// below work: errors.Is(err, draft.ErrDigestMismatch).
-func (e *RefusalError) Is(target error) bool {
-	var t *RefusalError
-	return errors.As(target, &t) && t.Code == e.Code
-}
+// the act may not happen. Detail is safe to show the caller. It matches any
+// refusal with the same code, so the sentinels below work:
+// errors.Is(err, draft.ErrDigestMismatch).
+type RefusalError = refusal.Error[RefusalCode]
 
 // One sentinel per refusal code, for errors.Is.
 var (
