@@ -62,6 +62,40 @@ func (h *handlers) checkout(c *gin.Context) {
 			return
 		}
 	}
+	h.answerCheckout(c, c.Param("feeId"), b)
+}
+
+// cardCheckoutBody is the card checkout alias's input: the fee is named in
+// the body, which is why its successor cannot be chosen from the path
+// alone (spec, "Compatibility windows").
+type cardCheckoutBody struct {
+	FeeID          string `json:"feeId"`
+	PromotionCode  string `json:"promotionCode,omitempty"`
+	PriceSelection string `json:"priceSelection,omitempty"`
+}
+
+// cardCheckout is the card checkout alias, POST /api/v2/fees/processor/checkout:
+// it answers what its successor, POST /api/fees/{feeId}/checkout, answers
+// for the fee its body names. The intent names the provider this platform
+// collects fees with, x402; no card processor is integrated, so none is
+// offered, never a fake card session.
+func (h *handlers) cardCheckout(c *gin.Context) {
+	c.Header("Cache-Control", "no-store")
+	var b cardCheckoutBody
+	if err := httpserver.DecodeJSON(c, &b); err != nil {
+		_ = c.Error(err)
+		return
+	}
+	if b.FeeID == "" {
+		_ = c.Error(problem.Newf(InvalidCheckout, "feeId is required: the card checkout alias names its fee in the body (its successor, POST /api/fees/{feeId}/checkout, in the path)."))
+		return
+	}
+	h.answerCheckout(c, b.FeeID, checkoutBody{PromotionCode: b.PromotionCode, PriceSelection: b.PriceSelection})
+}
+
+// answerCheckout answers the provider intent of the fee feeID for the
+// choices b.
+func (h *handlers) answerCheckout(c *gin.Context, feeID string, b checkoutBody) {
 	if b.PromotionCode != "" {
 		_ = c.Error(problem.Newf(InvalidCheckout, "Promotion code %q is not valid for this fee.", b.PromotionCode))
 		return
@@ -71,7 +105,7 @@ func (h *handlers) checkout(c *gin.Context) {
 		return
 	}
 	cred, _ := auth.CredentialFrom(c.Request.Context())
-	fee, err := h.payableFee(c, cred)
+	fee, err := h.payableFee(c, cred, feeID)
 	if err != nil {
 		_ = c.Error(err)
 		return
@@ -86,8 +120,8 @@ func (h *handlers) checkout(c *gin.Context) {
 
 // payableFee resolves the path's fee for a caller who may see its draft
 // and pay it (authorizePayer).
-func (h *handlers) payableFee(c *gin.Context, cred auth.Credential) (filing.PayableFee, error) {
-	return h.filings.PayableFee(c.Request.Context(), c.Param("feeId"), h.access(cred),
+func (h *handlers) payableFee(c *gin.Context, cred auth.Credential, feeID string) (filing.PayableFee, error) {
+	return h.filings.PayableFee(c.Request.Context(), feeID, h.access(cred),
 		func(d draft.Draft) error { return h.authorizePayer(c, cred, d) })
 }
 
@@ -108,7 +142,7 @@ func (h *handlers) payFee(c *gin.Context) {
 	// The 201 shows the case's capabilities once; nothing here may be cached.
 	c.Header("Cache-Control", "no-store")
 	cred, _ := auth.CredentialFrom(c.Request.Context())
-	fee, err := h.payableFee(c, cred)
+	fee, err := h.payableFee(c, cred, c.Param("feeId"))
 	if err != nil {
 		_ = c.Error(err)
 		return

@@ -206,3 +206,37 @@ func TestRefusedFeePaymentLeavesTheFeeOpenToAnotherPayment(t *testing.T) {
 	ok := s.do(t, http.MethodPost, "/api/fees/"+d.FeeID+"/x402", s.orchestrator, "", nil, x402.HeaderPaymentSignature, s.payment(t, offer))
 	require.Equal(t, http.StatusCreated, ok.status, string(ok.body))
 }
+
+// The card checkout alias names its fee in the body and answers what its
+// successor, POST /api/fees/{feeId}/checkout, answers: the provider intent
+// (x402: no card processor is integrated, and none is faked). Another
+// partner's or tenant's fee does not exist for it.
+func TestTheCardCheckoutAliasAnswersItsSuccessorsIntent(t *testing.T) {
+	s := newStack(t)
+	d := readyToOpen(t, s)
+	canonical := s.do(t, http.MethodPost, "/api/fees/"+d.FeeID+"/checkout", s.orchestrator, newKey(), nil)
+	require.Equal(t, http.StatusOK, canonical.status, string(canonical.body))
+	alias := s.do(t, http.MethodPost, "/api/v2/fees/processor/checkout", s.orchestrator, newKey(), map[string]any{"feeId": d.FeeID, "priceSelection": "standard"})
+	require.Equal(t, http.StatusOK, alias.status, string(alias.body))
+	var a, b struct {
+		Data json.RawMessage `json:"data"`
+	}
+	require.NoError(t, json.Unmarshal(canonical.body, &a))
+	require.NoError(t, json.Unmarshal(alias.body, &b))
+	require.JSONEq(t, string(a.Data), string(b.Data))
+
+	for name, body := range map[string]map[string]any{
+		"no fee":          {"priceSelection": "standard"},
+		"a promotion":     {"feeId": d.FeeID, "promotionCode": "FREE"},
+		"another pricing": {"feeId": d.FeeID, "priceSelection": "discount"},
+	} {
+		rep := s.do(t, http.MethodPost, "/api/v2/fees/processor/checkout", s.orchestrator, newKey(), body)
+		require.Equal(t, http.StatusBadRequest, rep.status, name)
+		require.Equal(t, "invalid_checkout", rep.code, name)
+	}
+	for _, token := range []string{s.partnerC, s.otherTenant} {
+		rep := s.do(t, http.MethodPost, "/api/v2/fees/processor/checkout", token, newKey(), map[string]any{"feeId": d.FeeID})
+		require.Equal(t, http.StatusNotFound, rep.status, string(rep.body))
+		require.Equal(t, "fee_not_found", rep.code)
+	}
+}

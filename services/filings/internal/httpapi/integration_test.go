@@ -67,7 +67,6 @@ func TestIntegrationRefusesMissingAndRevokedCredentials(t *testing.T) {
 func TestUnbuiltRoutesAnswer501NamingThem(t *testing.T) {
 	ts, _ := newServer(t)
 	for _, route := range []struct{ method, path string }{
-		{http.MethodPost, "/api/v2/fees/processor/checkout"},
 		{http.MethodGet, "/api/v2/fee-referrals"},
 		{http.MethodPost, "/api/v2/sponsorship-referrals"},
 	} {

@@ -59,6 +59,7 @@ const (
 	opGrant         = "grantAuthority"
 	opRevokeGrant   = "revokeAuthority"
 	opCheckout      = "checkoutFee"
+	opCardCheckout  = "cardCheckoutFee"
 )
 
 // Register adds the service's routes.
@@ -99,13 +100,15 @@ func Register(r *gin.Engine, d Deps) {
 
 	r.GET("/api/fees/:feeId", authenticated, h.getFee)
 	r.POST("/api/fees/:feeId/checkout", authenticated, d.Journal.Middleware(opCheckout), h.checkout)
+	// The card checkout alias keeps its own journal (the spec guarantees
+	// no replay across routes here).
+	r.POST("/api/v2/fees/processor/checkout", authenticated, d.Journal.Middleware(opCardCheckout), h.cardCheckout)
 	r.POST("/api/fees/:feeId/x402", authenticated, h.payFee)
 	r.POST("/api/v2/fees/quote", authenticated, h.quoteFee)
 
 	// Routes of the specification filings has not built: 501 naming them
 	// (docs/not-built.md), never a fake success.
 	for _, route := range []struct{ method, path string }{
-		{http.MethodPost, "/api/v2/fees/processor/checkout"},
 		{http.MethodGet, "/api/v2/fee-referrals"},
 		{http.MethodPost, "/api/v2/fee-referrals"},
 		{http.MethodGet, "/api/v2/sponsorship-referrals"},
