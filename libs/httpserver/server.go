@@ -157,6 +157,13 @@ func (c Config) adminAddr() (string, error) {
 type Check struct {
 	Name  string
 	Probe func(context.Context) error
+	// Advisory: the dependency serves only background work, which waits
+	// out its outage (Kafka: writes keep landing in the outbox and its
+	// relay publishes them later; a consumer resumes where it stopped).
+	// Its failure is reported (status degraded) but keeps the pod ready,
+	// so that one dependency never takes the whole API out of its
+	// endpoints.
+	Advisory bool
 }
 
 // Deps are what the server needs from the service.
@@ -369,8 +376,10 @@ func (s *Server) readyz(c *gin.Context) {
 	c.JSON(status, body)
 }
 
-// readiness is 200 only when every dependency answers and the server is
-// not draining, so the load balancer stops sending before shutdown.
+// readiness is 200 when every dependency the API needs answers and the
+// server is not draining, so the load balancer stops sending before
+// shutdown; an advisory dependency that fails makes it "degraded", still
+// 200.
 func (s *Server) readiness(ctx context.Context) (int, map[string]any) {
 	if s.draining.Load() {
 		return http.StatusServiceUnavailable, map[string]any{"status": "draining"}
@@ -385,22 +394,31 @@ func (s *Server) readiness(ctx context.Context) (int, map[string]any) {
 	for _, ch := range s.checks {
 		go func() { results <- result{ch.Name, ch.Probe(ctx)} }()
 	}
+	advisory := map[string]bool{}
+	for _, ch := range s.checks {
+		advisory[ch.Name] = ch.Advisory
+	}
 	checks := map[string]string{}
-	ready := true
+	status := "ready"
 	for range s.checks {
 		r := <-results
-		if r.err != nil {
-			ready = false
-			checks[r.name] = "unavailable"
-			s.logger.WarnContext(ctx, "readiness check failed", "check", r.name, "err", r.err)
+		if r.err == nil {
+			checks[r.name] = "ok"
 			continue
 		}
-		checks[r.name] = "ok"
+		checks[r.name] = "unavailable"
+		s.logger.WarnContext(ctx, "readiness check failed", "check", r.name, "advisory", advisory[r.name], "err", r.err)
+		switch {
+		case !advisory[r.name]:
+			status = "unavailable"
+		case status == "ready":
+			status = "degraded"
+		}
 	}
-	if !ready {
-		return http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "checks": checks}
+	if status == "unavailable" {
+		return http.StatusServiceUnavailable, map[string]any{"status": status, "checks": checks}
 	}
-	return http.StatusOK, map[string]any{"status": "ready", "checks": checks}
+	return http.StatusOK, map[string]any{"status": status, "checks": checks}
 }
 
 func writeJSON(w http.ResponseWriter, status int, body any) {

@@ -180,6 +180,46 @@ func TestRequestID(t *testing.T) {
 	resp.Body.Close()
 }
 
+// A dependency only background work needs (Kafka) is advisory: its outage
+// is reported, and the pod stays ready while the one the API needs
+// (Redis) answers.
+func TestAnAdvisoryDependencyNeverTakesThePodOutOfService(t *testing.T) {
+	var redisUp, kafkaUp atomic.Bool
+	redisUp.Store(true)
+	probe := func(up *atomic.Bool) func(context.Context) error {
+		return func(context.Context) error {
+			if up.Load() {
+				return nil
+			}
+			return errors.New("connection refused")
+		}
+	}
+	_, ts := newServer(t, httpserver.Check{Name: "redis", Probe: probe(&redisUp)},
+		httpserver.Check{Name: "kafka", Probe: probe(&kafkaUp), Advisory: true})
+	read := func() (int, map[string]any) {
+		resp, err := http.Get(ts.URL + "/readyz")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var body map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+		return resp.StatusCode, body
+	}
+	status, body := read()
+	require.Equal(t, 200, status)
+	require.Equal(t, "degraded", body["status"])
+	require.Equal(t, map[string]any{"redis": "ok", "kafka": "unavailable"}, body["checks"])
+
+	kafkaUp.Store(true)
+	status, body = read()
+	require.Equal(t, 200, status)
+	require.Equal(t, "ready", body["status"])
+
+	redisUp.Store(false)
+	status, body = read()
+	require.Equal(t, 503, status)
+	require.Equal(t, "unavailable", body["status"])
+}
+
 func TestReadiness(t *testing.T) {
 	var healthy atomic.Bool
 	healthy.Store(true)

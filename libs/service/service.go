@@ -1,6 +1,7 @@
 // Package service builds what every pcourt service sets up the same way
 // before its own parts: the shared settings, the logger, telemetry, the
-// Redis client, and an HTTP server whose readiness follows Redis and Kafka.
+// Redis client, and an HTTP server whose readiness follows Redis (Kafka
+// reported, never gating).
 // A service's main reads as: load config → service.Start → its own parts →
 // Base.Server → lifecycle.Run with the HTTP server first, then consumers,
 // then the outbox relay (the shutdown order) → deferred Close of clients.
@@ -113,9 +114,12 @@ func Start(ctx context.Context, o Options) (*Base, error) {
 // Credentials returns the credential store with the configured limits.
 func (b *Base) Credentials() *auth.Store { return auth.NewStore(b.Redis, b.Config.Auth) }
 
-// Server returns the service's HTTP server, ready when Redis and Kafka
-// answer and every extra check passes (a consumer's Probe), with its
-// per-address limit counted in Redis.
+// Server returns the service's HTTP server, ready when Redis answers and
+// every extra check that is not advisory passes, with its per-address
+// limit counted in Redis. Every service's API needs Redis alone: a
+// service that also uses Kafka adds KafkaCheck and its consumers' probes,
+// advisory, so a Kafka outage is reported and waited out, never turned
+// into an API outage (docs/architecture.md, "HTTP conventions").
 func (b *Base) Server(mapper problem.Mapper, extra ...httpserver.Check) *httpserver.Server {
 	return httpserver.New(b.Config.HTTP, httpserver.Deps{
 		Service:   b.Name,
@@ -125,9 +129,15 @@ func (b *Base) Server(mapper problem.Mapper, extra ...httpserver.Check) *httpser
 		Limiter:   ratelimit.New(b.Redis, "pc:rl:"+b.Name),
 		Checks: append([]httpserver.Check{
 			{Name: "redis", Probe: redisclient.Ping(b.Redis)},
-			{Name: "kafka", Probe: func(ctx context.Context) error { return kafka.Ping(ctx, b.Config.KafkaBrokers) }},
 		}, extra...),
 	})
+}
+
+// KafkaCheck is the advisory readiness check of a service that publishes
+// or consumes through Kafka: while the brokers are away its outbox keeps
+// the writes and its relay and consumers retry, so the pod stays ready.
+func (b *Base) KafkaCheck() httpserver.Check {
+	return httpserver.Check{Name: "kafka", Advisory: true, Probe: func(ctx context.Context) error { return kafka.Ping(ctx, b.Config.KafkaBrokers) }}
 }
 
 // Close closes Redis and flushes telemetry, logging what fails. It is the

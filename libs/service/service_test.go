@@ -3,6 +3,7 @@ package service_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -22,7 +23,10 @@ import (
 	"github.com/pcourt/pcourt/libs/service"
 )
 
-func TestBaseIsReadyWhenRedisAndKafkaAnswer(t *testing.T) {
+// The API needs Redis alone: Kafka and a consumer that cannot fetch are
+// reported (degraded) and never take the pod out of its endpoints; Redis
+// away does.
+func TestBaseIsReadyWhileRedisAnswersWhateverKafkaDoes(t *testing.T) {
 	redisSrv := redistest.Start(t)
 	brokers := kafkatest.StartBroker(t)
 	env := map[string]string{"REDIS_ADDRS": redisSrv.Addr, "KAFKA_BROKERS": brokers[0], "REDIS_PASSWORD": "s3cr3t-password"}
@@ -37,27 +41,43 @@ func TestBaseIsReadyWhenRedisAndKafkaAnswer(t *testing.T) {
 	require.Contains(t, logs.String(), `"msg":"starting"`)
 	require.NotContains(t, logs.String(), "s3cr3t-password", "secrets never reach the log")
 
-	ts := httptest.NewServer(base.Server(nil).Router())
+	readyz := func(url string) (int, string) {
+		resp, err := http.Get(url + "/readyz")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var body struct{ Status string }
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+		return resp.StatusCode, body.Status
+	}
+	ts := httptest.NewServer(base.Server(nil, base.KafkaCheck()).Router())
 	t.Cleanup(ts.Close)
-	resp, err := http.Get(ts.URL + "/readyz")
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
+	status, word := readyz(ts.URL)
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, "ready", word)
 
-	// A consumer that cannot fetch makes its replica not ready too.
+	// A consumer that cannot fetch, and brokers that do not answer, are
+	// reported; the API keeps serving.
 	fetching := errors.New("fetching from case-events: failed to dial")
-	withConsumer := httptest.NewServer(base.Server(nil, httpserver.Check{Name: "consumer", Probe: func(context.Context) error { return fetching }}).Router())
+	withConsumer := httptest.NewServer(base.Server(nil, base.KafkaCheck(), httpserver.Check{Name: "consumer", Advisory: true, Probe: func(context.Context) error { return fetching }}).Router())
 	t.Cleanup(withConsumer.Close)
-	resp, err = http.Get(withConsumer.URL + "/readyz")
+	status, word = readyz(withConsumer.URL)
+	require.Equal(t, http.StatusOK, status, "still ready while the consumer cannot fetch")
+	require.Equal(t, "degraded", word)
+
+	env["KAFKA_BROKERS"] = "127.0.0.1:1"
+	away, err := service.Start(context.Background(), service.Options{Name: "test", Version: "v1", Config: service.ConfigFromEnv(envconf.New(getenv), "127.0.0.1:0"), Getenv: getenv, Stdout: io.Discard})
 	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "not ready while the consumer cannot fetch")
+	t.Cleanup(away.Close)
+	brokerless := httptest.NewServer(away.Server(nil, away.KafkaCheck()).Router())
+	t.Cleanup(brokerless.Close)
+	status, word = readyz(brokerless.URL)
+	require.Equal(t, http.StatusOK, status, "still ready while Kafka is away: writes land in the outbox")
+	require.Equal(t, "degraded", word)
 
 	redisSrv.Stop()
-	resp, err = http.Get(ts.URL + "/readyz")
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "not ready without Redis")
+	status, word = readyz(ts.URL)
+	require.Equal(t, http.StatusServiceUnavailable, status, "not ready without Redis")
+	require.Equal(t, "unavailable", word)
 }
 
 func TestConfigNamesWhatIsMissing(t *testing.T) {

@@ -133,7 +133,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	srv := base.Server(httpapi.Problem, httpserver.Check{Name: "case-opened-consumer", Probe: opened.Probe})
+	srv := base.Server(httpapi.Problem, base.KafkaCheck(), httpserver.Check{Name: "case-opened-consumer", Probe: opened.Probe, Advisory: true})
 	httpapi.Register(srv.Router(), httpapi.Deps{
 		Credentials: base.Credentials(),
 		Cases:       cases,

@@ -86,7 +86,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		PublicBase:  cfg.PublicBase,
 		Logger:      logger,
 	}
-	srv := base.Server(httpapi.Problem)
+	srv := base.Server(httpapi.Problem, base.KafkaCheck())
 	httpapi.Register(srv.Router(), deps)
 	reconciler := filing.NewFeeReconciler(filings)
 	logger.Info("rules pinned for new drafts", "version", rulesVersion, "hash", rulesHash)

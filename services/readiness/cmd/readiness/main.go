@@ -84,7 +84,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		return err
 	}
 
-	srv := base.Server(httpapi.Problem)
+	srv := base.Server(httpapi.Problem, base.KafkaCheck())
 	httpapi.NewHandler(httpapi.Config{Enabled: cfg.Enabled, PublicBase: cfg.PublicBase}, challenge, seller, logger).Register(srv.Router())
 	logger.Info("rules loaded", "version", table.Version, "hash", table.Hash())
 

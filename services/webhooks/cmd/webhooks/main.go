@@ -91,7 +91,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	srv := base.Server(httpapi.Problem, httpserver.Check{Name: "case-events-consumer", Probe: consumer.Probe})
+	srv := base.Server(httpapi.Problem, base.KafkaCheck(), httpserver.Check{Name: "case-events-consumer", Probe: consumer.Probe, Advisory: true})
 	useCases := selfservice.New(selfservice.Deps{
 		Endpoints:  eps,
 		Deliveries: deliveries,
