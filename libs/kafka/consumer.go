@@ -23,7 +23,6 @@ type Handler func(ctx context.Context, msg Message) error
 
 // Consumer defaults, in one place.
 const (
-	defaultMaxAttempts       = 5
 	defaultRetryBackoff      = 200 * time.Millisecond
 	defaultRetryBackoffMax   = 5 * time.Second
 	defaultDeadLetterSuffix  = ".dlq"
@@ -56,16 +55,15 @@ type ConsumerConfig struct {
 	GroupID string
 	// Topic is the one topic consumed.
 	Topic string
-	// MaxAttempts is how many times the handler is tried before the message
-	// is dead-lettered. Default 5.
-	MaxAttempts int
 	// RetryBackoff is the wait after the first failure; it doubles after
-	// each further failure up to RetryBackoffMax. Default 200ms.
+	// each further failure up to RetryBackoffMax. A failure is retried for
+	// as long as it lasts (a Redis failover, a store away), holding its
+	// partition; only a Permanent one is dead-lettered. Default 200ms.
 	RetryBackoff time.Duration
 	// RetryBackoffMax caps the wait between attempts. Default 5s.
 	RetryBackoffMax time.Duration
-	// DeadLetterTopic receives messages that exhausted MaxAttempts.
-	// Default Topic+".dlq".
+	// DeadLetterTopic receives the messages whose handler failed
+	// Permanent: they can never succeed. Default Topic+".dlq".
 	DeadLetterTopic string
 	// MinBytes is the least data a fetch waits for. Default 1, so a single
 	// event is delivered at once.
@@ -102,9 +100,6 @@ type ConsumerConfig struct {
 func (c ConsumerConfig) withDefaults() ConsumerConfig {
 	if c.ClientID == "" {
 		c.ClientID = defaultClientID
-	}
-	if c.MaxAttempts == 0 {
-		c.MaxAttempts = defaultMaxAttempts
 	}
 	if c.RetryBackoff == 0 {
 		c.RetryBackoff = defaultRetryBackoff
@@ -152,9 +147,6 @@ func (c ConsumerConfig) Validate() error {
 	}
 	if c.DeadLetterTopic != "" && c.DeadLetterTopic == c.Topic {
 		errs = append(errs, fmt.Errorf("dead-letter topic %q is the consumed topic", c.Topic))
-	}
-	if c.MaxAttempts < 0 {
-		errs = append(errs, fmt.Errorf("max attempts %d is negative", c.MaxAttempts))
 	}
 	if c.MinBytes < 0 {
 		errs = append(errs, fmt.Errorf("min bytes %d is negative", c.MinBytes))
@@ -205,7 +197,7 @@ type Consumer struct {
 }
 
 // NewConsumer returns a Consumer for cfg. deadLetters writes the messages
-// that exhausted their attempts; tracer makes the "<topic> process" spans
+// whose handler failed Permanent; tracer makes the "<topic> process" spans
 // (nil means the otel global provider, as for Producer).
 func NewConsumer(cfg ConsumerConfig, handle Handler, deadLetters *Producer, logger *slog.Logger, tracer trace.TracerProvider) (*Consumer, error) {
 	if err := cfg.Validate(); err != nil {
@@ -353,7 +345,12 @@ func (c *Consumer) process(ctx context.Context, reader *kafkago.Reader, rec kafk
 		if ctx.Err() != nil {
 			break
 		}
-		if attempt >= c.cfg.MaxAttempts {
+		// A message that can never succeed goes to the dead-letter topic
+		// at once; any other failure is an outage of something the handler
+		// needs, waited out with backoff however long it lasts: losing an
+		// opening or an event to a dead-letter topic because Redis failed
+		// over is worse than holding the partition (its lag shows it).
+		if IsPermanent(lastErr) {
 			if !c.deadLetter(ctx, work, rec, msg, lastErr, attempt, log) {
 				break
 			}
@@ -393,12 +390,36 @@ func (c *Consumer) attempt(ctx context.Context, msg Message, attempt int, log *s
 	if err != nil {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, "handler failed")
-		log.WarnContext(ctx, "kafka handler failed", "attempt", attempt, "max_attempts", c.cfg.MaxAttempts, "err", err)
+		log.WarnContext(ctx, "kafka handler failed", "attempt", attempt, "permanent", IsPermanent(err), "err", err)
 	}
 	return err
 }
 
-// deadLetter writes the exhausted message to the dead-letter topic, retrying
+// permanentError marks a failure no retry can fix.
+type permanentError struct{ err error }
+
+func (e permanentError) Error() string { return e.err.Error() }
+func (e permanentError) Unwrap() error { return e.err }
+
+// Permanent marks err, returned by a Handler, as a failure of the message
+// itself, which no retry can fix (it does not decode, breaks its schema,
+// or its content is refused by the domain): the message is dead-lettered
+// at once. Any other error is transient and retried until it passes.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return permanentError{err}
+}
+
+// IsPermanent reports whether err, or an error it wraps, was marked
+// Permanent.
+func IsPermanent(err error) bool {
+	var p permanentError
+	return errors.As(err, &p)
+}
+
+// deadLetter writes a message that can never succeed to the dead-letter topic, retrying
 // with backoff until it is written or ctx is cancelled. It reports whether
 // the message may be committed.
 func (c *Consumer) deadLetter(ctx, work context.Context, rec kafkago.Message, msg Message, cause error, attempts int, log *slog.Logger) bool {

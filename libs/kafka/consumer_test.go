@@ -3,6 +3,7 @@ package kafka_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strconv"
 	"sync"
@@ -175,7 +176,6 @@ func TestCommitsOnlyAfterSuccess(t *testing.T) {
 			}
 
 			cfg := consumerConfig(brokers, group, topic)
-			cfg.MaxAttempts = 10
 			cfg.CommitInterval = interval
 			cfg.RetryBackoff = 500 * time.Millisecond
 			cfg.RetryBackoffMax = 10 * time.Second
@@ -217,23 +217,28 @@ func TestCommitsOnlyAfterSuccess(t *testing.T) {
 	}
 }
 
-// A message that keeps failing goes to the dead-letter topic with why and
-// where it came from, its offset is committed, and the partition moves on.
-func TestDeadLettersAfterMaxAttempts(t *testing.T) {
+// A message that can never succeed (its handler says Permanent) goes to
+// the dead-letter topic at once, with why and where it came from; its
+// offset is committed and the partition moves on. A transient failure is
+// retried for as long as it lasts and never dead-lettered.
+func TestDeadLettersOnlyWhatCanNeverSucceed(t *testing.T) {
 	brokers := kafkatest.StartBroker(t)
 	const topic, group = "filings", "g-dlq"
 	kafkatest.CreateTopic(t, brokers, topic, 10)
 	producer := newProducer(t, brokers, nil)
 
 	cfg := consumerConfig(brokers, group, topic)
-	cfg.MaxAttempts = 3
+	cfg.RetryBackoff, cfg.RetryBackoffMax = 5*time.Millisecond, 20*time.Millisecond
 	var (
 		mu     sync.Mutex
 		poison kafka.Message
 	)
-	handler := &attempts{fail: func(id string, _ int) error {
-		if id == "ev-poison" {
-			return errors.New("boom: schema mismatch")
+	handler := &attempts{fail: func(id string, call int) error {
+		switch {
+		case id == "ev-poison":
+			return kafka.Permanent(fmt.Errorf("boom: %w", errors.New("schema mismatch")))
+		case id == "ev-outage" && call <= 12:
+			return errors.New("redis: connection refused")
 		}
 		return nil
 	}}
@@ -246,6 +251,10 @@ func TestDeadLettersAfterMaxAttempts(t *testing.T) {
 		return handler.handle(ctx, msg)
 	}, producer, nil)
 
+	// An outage longer than any fixed number of attempts: waited out.
+	require.NoError(t, producer.Publish(context.Background(), kafka.Message{Topic: topic, Key: "case-4", EventID: "ev-outage", Schema: "filings.v1"}))
+	require.Eventually(t, func() bool { return handler.count("ev-outage") == 13 }, waitFor, tick, "the transient failure was not retried until it passed")
+
 	require.NoError(t, producer.Publish(context.Background(), kafka.Message{
 		Topic: topic, Key: "case-4", EventID: "ev-poison", Schema: "filings.v1",
 		Value: []byte(`{"bad":true}`), Headers: map[string]string{"x-origin": "test"},
@@ -255,7 +264,7 @@ func TestDeadLettersAfterMaxAttempts(t *testing.T) {
 	mu.Lock()
 	consumed := poison
 	mu.Unlock()
-	assert.Equal(t, 3, handler.count("ev-poison"))
+	assert.Equal(t, 1, handler.count("ev-poison"), "a permanent failure is not retried")
 	assert.Equal(t, "case-4", string(dead.Key))
 	assert.Equal(t, `{"bad":true}`, string(dead.Value))
 	for k, want := range map[string]string{
@@ -263,7 +272,7 @@ func TestDeadLettersAfterMaxAttempts(t *testing.T) {
 		kafka.HeaderSchema:       "filings.v1",
 		"x-origin":               "test",
 		kafka.HeaderDLQReason:    "boom: schema mismatch",
-		kafka.HeaderDLQAttempts:  "3",
+		kafka.HeaderDLQAttempts:  "1",
 		kafka.HeaderDLQTopic:     topic,
 		kafka.HeaderDLQPartition: strconv.Itoa(consumed.Partition),
 		kafka.HeaderDLQOffset:    strconv.FormatInt(consumed.Offset, 10),
@@ -279,7 +288,8 @@ func TestDeadLettersAfterMaxAttempts(t *testing.T) {
 		Topic: topic, Key: "case-4", EventID: "ev-next", Schema: "filings.v1",
 	}))
 	require.Eventually(t, func() bool { return handler.count("ev-next") == 1 }, waitFor, tick, "partition stuck after dead-lettering")
-	assert.Equal(t, 3, handler.count("ev-poison"), "dead-lettered message was retried again")
+	assert.Equal(t, 1, handler.count("ev-poison"), "dead-lettered message was retried again")
+	assert.Equal(t, 13, handler.count("ev-outage"), "the waited-out message is handled once it passes, and not again")
 }
 
 func TestConsumerConfigValidate(t *testing.T) {
@@ -295,7 +305,6 @@ func TestConsumerConfigValidate(t *testing.T) {
 		{"no group", func(c *kafka.ConsumerConfig) { c.GroupID = "" }, "no group id"},
 		{"no topic", func(c *kafka.ConsumerConfig) { c.Topic = "" }, "no topic"},
 		{"dead letters to itself", func(c *kafka.ConsumerConfig) { c.DeadLetterTopic = "t" }, "is the consumed topic"},
-		{"negative attempts", func(c *kafka.ConsumerConfig) { c.MaxAttempts = -1 }, "max attempts"},
 		{"negative backoff", func(c *kafka.ConsumerConfig) { c.RetryBackoff = -1 }, "retry backoff"},
 		{"bad start offset", func(c *kafka.ConsumerConfig) { c.StartOffset = 42 }, "start offset 42"},
 		{"session timeout", func(c *kafka.ConsumerConfig) { c.SessionTimeout = -time.Second }, "session timeout"},

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -193,4 +194,31 @@ func topicSize(t testing.TB, brokers []string, topic string) int64 {
 		total += last
 	}
 	return total
+}
+
+// A record that can never open a case (it does not decode, names another
+// schema, or its rules version is unknown) fails permanent: the consumer
+// dead-letters it at once. A store outage is not permanent: it is waited
+// out.
+func TestAnOpeningThatCanNeverSucceedIsPermanent(t *testing.T) {
+	rdb := redistest.NewClient(t)
+	handler := events.NewOpened(caseflow.New(store.NewCases(rdb), nil), discard())
+	payload, err := os.ReadFile("testdata/case-opened-v2.json")
+	require.NoError(t, err)
+	unknownRules := strings.Replace(string(payload), `"pcourt-rules-2026-11"`, `"pcourt-rules-1999-01"`, 1)
+	require.NotEqual(t, string(payload), unknownRules)
+	for name, msg := range map[string]kafka.Message{
+		"not json":      {Schema: api.CaseOpenedSchema, Value: []byte("{")},
+		"other schema":  {Schema: "filings-case-opened-v1", Value: payload},
+		"unknown rules": {Schema: api.CaseOpenedSchema, Value: []byte(unknownRules)},
+	} {
+		err := handler.Handle(context.Background(), msg)
+		require.Error(t, err, name)
+		require.True(t, kafka.IsPermanent(err), "%s: %v", name, err)
+	}
+
+	require.NoError(t, rdb.Close())
+	err = handler.Handle(context.Background(), kafka.Message{Schema: api.CaseOpenedSchema, Value: payload})
+	require.Error(t, err)
+	require.False(t, kafka.IsPermanent(err), "Redis away is an outage, retried: %v", err)
 }

@@ -218,17 +218,23 @@ func NewOpened(cases Opener, logger *slog.Logger) *Opened {
 // an undecodable fact or one pinned to unknown rules never opens a case on
 // guessed terms.
 func (h *Opened) Handle(ctx context.Context, msg kafka.Message) error {
+	// A record that does not decode, or an opening the procedure refuses,
+	// can never succeed: kafka.Permanent dead-letters it at once. A store
+	// error is an outage, retried until it passes.
 	if msg.Schema != "" && msg.Schema != api.CaseOpenedSchema {
-		return fmt.Errorf("record %s has schema %q, want %s", msg.EventID, msg.Schema, api.CaseOpenedSchema)
+		return kafka.Permanent(fmt.Errorf("record %s has schema %q, want %s", msg.EventID, msg.Schema, api.CaseOpenedSchema))
 	}
 	in, err := DecodeOpened(msg.Value)
 	if err != nil {
-		return err
+		return kafka.Permanent(err)
 	}
 	if msg.EventID != "" && in.EventID != msg.EventID {
-		return fmt.Errorf("%w: header event id %q differs from body %q", ErrUndecodable, msg.EventID, in.EventID)
+		return kafka.Permanent(fmt.Errorf("%w: header event id %q differs from body %q", ErrUndecodable, msg.EventID, in.EventID))
 	}
 	c, applied, err := h.cases.Open(ctx, in)
+	if errors.Is(err, procedure.ErrInvalidOpening) {
+		return kafka.Permanent(err)
+	}
 	if err != nil {
 		return err
 	}

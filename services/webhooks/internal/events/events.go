@@ -123,25 +123,26 @@ type Fanout struct {
 
 // Handle is the kafka.Handler of pc.cases.events.v2. It returns only after
 // every delivery is stored and scheduled, so the offset is committed after
-// the schedule; an error leaves the record to be retried (and, after the
-// consumer's attempts, dead-lettered).
+// the schedule. A record that is not a valid event can never succeed and
+// is dead-lettered at once (kafka.Permanent); a store error leaves it to be
+// retried until the store is back.
 func (f *Fanout) Handle(ctx context.Context, msg kafka.Message) error {
 	if msg.Schema != EnvelopeSchema {
-		return fmt.Errorf("%w: record schema %q, want %s", ErrInvalidEvent, msg.Schema, EnvelopeSchema)
+		return kafka.Permanent(fmt.Errorf("%w: record schema %q, want %s", ErrInvalidEvent, msg.Schema, EnvelopeSchema))
 	}
 	var env Envelope
 	if err := strict(msg.Value, &env); err != nil {
-		return fmt.Errorf("%w: envelope: %w", ErrInvalidEvent, err)
+		return kafka.Permanent(fmt.Errorf("%w: envelope: %w", ErrInvalidEvent, err))
 	}
 	if env.SchemaVersion != EnvelopeSchema {
-		return fmt.Errorf("%w: envelope schemaVersion %q", ErrInvalidEvent, env.SchemaVersion)
+		return kafka.Permanent(fmt.Errorf("%w: envelope schemaVersion %q", ErrInvalidEvent, env.SchemaVersion))
 	}
 	body, err := ParseBody(env.Event)
 	if err != nil {
-		return err
+		return kafka.Permanent(err)
 	}
 	if msg.EventID != "" && msg.EventID != body.EventID {
-		return fmt.Errorf("%w: pc-event-id %q differs from the body eventId %q", ErrInvalidEvent, msg.EventID, body.EventID)
+		return kafka.Permanent(fmt.Errorf("%w: pc-event-id %q differs from the body eventId %q", ErrInvalidEvent, msg.EventID, body.EventID))
 	}
 	now := f.Now()
 	var ds []store.Delivery

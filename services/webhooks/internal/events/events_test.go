@@ -106,7 +106,9 @@ func TestFanoutRefusesInvalidRecords(t *testing.T) {
 		"bad instant":         {Schema: events.EnvelopeSchema, Value: []byte(`{"schemaVersion":"cases-event-envelope-v2","recipients":[],"event":{"schemaVersion":"case-event-v2","eventId":"e","sequence":1,"type":"t","occurredAt":"2026-11-23T12:00:00Z","caseId":"c","externalCaseId":"x","actionRequired":true}}`)},
 	} {
 		t.Run(name, func(t *testing.T) {
-			assert.ErrorIs(t, f.fan.Handle(f.ctx, msg), events.ErrInvalidEvent)
+			err := f.fan.Handle(f.ctx, msg)
+			assert.ErrorIs(t, err, events.ErrInvalidEvent)
+			assert.True(t, kafka.IsPermanent(err), "an invalid record can never succeed: dead-lettered at once, not retried")
 		})
 	}
 	assert.Empty(t, f.deliveries(t, acme))
