@@ -54,7 +54,7 @@ func TestDemoWalksACaseToAnAwardThatOutlivesRestarts(t *testing.T) {
 	require.NoError(t, err)
 	cmd := exec.Command("go", "run", "./tools/demo", "-through", "award", "-env", filepath.Join(dir, "credentials.env"))
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(root, "go.work"), "PCOURT_URL="+ngx.URL)
+	cmd.Env = append(goEnv(root), "PCOURT_URL="+ngx.URL)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -8,9 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -151,7 +149,7 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 	require.NoError(t, err)
 	cmd := exec.Command("bash", "-c", pay)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(root, "go.work")) // as in a user's shell, not this test's GOWORK=off
+	cmd.Env = goEnv(root) // as in a user's shell, not this test's GOWORK=off
 	got, err = cmd.CombinedOutput()
 	require.NoError(t, err, "%s\n%s", pay, got)
 	require.Contains(t, string(got), `"readyToFile"`)
@@ -172,7 +170,7 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 	require.NotEmpty(t, demo)
 	cmd = exec.Command("bash", "-c", demo)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(root, "go.work"))
+	cmd.Env = goEnv(root)
 	got, err = cmd.CombinedOutput()
 	require.NoError(t, err, "%s\n%s", demo, got)
 	require.Contains(t, string(got), "→ 201")
@@ -194,7 +192,7 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 	require.NotEmpty(t, demoExecution)
 	cmd = exec.Command("bash", "-c", demoExecution)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(root, "go.work"))
+	cmd.Env = goEnv(root)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	got, err = cmd.Output()

@@ -133,6 +133,18 @@ func compatEnv(environ []string) []string {
 	return out
 }
 
+// goEnv is the environment of every go command the stack (and its tests)
+// runs. The services build against this checkout's libs through the
+// workspace, whatever GOWORK the caller's environment says, and as the
+// images build them (make build: static, paths trimmed): the stack runs
+// what ships, and a machine that has built one has compiled the other's
+// packages, which is most of a cold CI run's compile time
+// (docs/development.md, "CI time").
+func goEnv(root string) []string {
+	return append(os.Environ(), "GOWORK="+filepath.Join(root, "go.work"), "CGO_ENABLED=0",
+		"GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -trimpath"))
+}
+
 // buildServices compiles every service into <dir>/bin in one go invocation,
 // which shares the build cache and builds in parallel.
 func buildServices(ctx context.Context, cfg config) error {
@@ -143,9 +155,7 @@ func buildServices(ctx context.Context, cfg config) error {
 	args = append(args, "./services/compat-edge/cmd/compat-controller")
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = cfg.Root
-	// The services build against this checkout's libs through the workspace,
-	// whatever GOWORK the caller's environment says.
-	cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(cfg.Root, "go.work"))
+	cmd.Env = goEnv(cfg.Root)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("building services: %w\n%s", err, out)
 	}

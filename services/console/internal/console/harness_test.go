@@ -574,7 +574,10 @@ func binaries(t testing.TB) string {
 		built.dir = dir
 		cmd := exec.Command("go", "build", "-o", dir+string(os.PathSeparator), "./services/webhooks/cmd/webhooks", "./services/compat-edge/cmd/compat-edge")
 		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(root, "go.work"))
+		// As tools/devstack and the images build them (static, paths
+		// trimmed), so the compile is shared with theirs.
+		cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(root, "go.work"), "CGO_ENABLED=0",
+			"GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -trimpath"))
 		if out, err := cmd.CombinedOutput(); err != nil {
 			built.err = fmt.Errorf("building webhooks and compat-edge: %w\n%s", err, out)
 		}
