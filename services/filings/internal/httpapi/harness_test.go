@@ -28,6 +28,7 @@ import (
 	"github.com/pcourt/pcourt/libs/auth/authtest"
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/idempotency"
+	"github.com/pcourt/pcourt/libs/outbox"
 	"github.com/pcourt/pcourt/libs/ratelimit"
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/libs/x402"
@@ -44,6 +45,7 @@ import (
 type stack struct {
 	url          string
 	rdb          redis.UniversalClient
+	drafts       *store.Drafts
 	credentials  *auth.Store
 	orchestrator string
 	orchID       string // the orchestrator credential's public id
@@ -134,7 +136,9 @@ func newStackOn(t testing.TB, rdb redis.UniversalClient) *stack {
 	srv := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "filings", Logger: logger, Mapper: httpapi.Problem})
 	idempotent, err := idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:filings"), logger)
 	require.NoError(t, err)
-	drafts := store.NewDrafts(rdb)
+	drafts, err := store.NewDrafts(rdb, outbox.DefaultShards, nil)
+	require.NoError(t, err)
+	s.drafts = drafts
 	filings := filing.New(filing.Deps{
 		Drafts: drafts, Credentials: s.credentials, Payments: s.payments, Logger: logger,
 		Fees: filing.FeeConfig{PayTo: feePayTo, MaxTimeoutSeconds: 300, Networks: map[string][]string{
