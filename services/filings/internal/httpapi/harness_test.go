@@ -30,6 +30,7 @@ import (
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/outbox"
 	"github.com/pcourt/pcourt/libs/ratelimit"
+	"github.com/pcourt/pcourt/libs/redisclient"
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/libs/x402/facilitator"
@@ -85,6 +86,13 @@ func newStack(t testing.TB) *stack {
 // newStackOn is newStack over a Redis of the test's choosing.
 func newStackOn(t testing.TB, rdb redis.UniversalClient) *stack {
 	t.Helper()
+	return newDurableStackOn(t, rdb, nil)
+}
+
+// newDurableStackOn is newStackOn whose opening step waits for durable's
+// confirmation, as production runs it.
+func newDurableStackOn(t testing.TB, rdb redis.UniversalClient, durable *redisclient.Durable) *stack {
+	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	creds := auth.DefaultStoreConfig()
 	// Tests and benchmarks send hundreds of requests with one credential;
@@ -136,7 +144,7 @@ func newStackOn(t testing.TB, rdb redis.UniversalClient) *stack {
 	srv := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "filings", Logger: logger, Mapper: httpapi.Problem})
 	idempotent, err := idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:filings"), logger)
 	require.NoError(t, err)
-	drafts, err := store.NewDrafts(rdb, outbox.DefaultShards, nil)
+	drafts, err := store.NewDrafts(rdb, outbox.DefaultShards, durable)
 	require.NoError(t, err)
 	s.drafts = drafts
 	filings := filing.New(filing.Deps{
