@@ -41,13 +41,16 @@ type Config struct {
 	TLS           bool
 	TLSCAFile     string
 	TLSServerName string // overrides the name checked in the certificate
+	// Durable confirms the writes that are records (durable.go).
+	Durable DurableConfig
 }
 
 // FromEnv reads REDIS_ADDRS (comma-separated, default 127.0.0.1:6379),
 // REDIS_MODE (standalone, cluster, sentinel; empty chooses by the number of
 // addresses), REDIS_USERNAME, REDIS_PASSWORD, REDIS_SENTINEL_MASTER,
 // REDIS_SENTINEL_PASSWORD, REDIS_POOL_SIZE, REDIS_TLS, REDIS_TLS_CA_FILE and
-// REDIS_TLS_SERVER_NAME.
+// REDIS_TLS_SERVER_NAME, and the durable writes' REDIS_DURABLE_WRITES,
+// REDIS_DURABLE_REPLICAS and REDIS_DURABLE_TIMEOUT.
 func FromEnv(r *envconf.Reader) Config {
 	return Config{
 		Addrs:            r.List("REDIS_ADDRS", []string{"127.0.0.1:6379"}),
@@ -60,6 +63,7 @@ func FromEnv(r *envconf.Reader) Config {
 		TLS:              r.Bool("REDIS_TLS", false),
 		TLSCAFile:        r.String("REDIS_TLS_CA_FILE", ""),
 		TLSServerName:    r.String("REDIS_TLS_SERVER_NAME", ""),
+		Durable:          durableFromEnv(r),
 	}
 }
 
@@ -93,7 +97,7 @@ func (c Config) Validate() error {
 	if _, err := c.tlsConfig(); err != nil {
 		return err
 	}
-	return nil
+	return c.Durable.Validate()
 }
 
 func (c Config) tlsConfig() (*tls.Config, error) {

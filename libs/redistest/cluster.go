@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +18,9 @@ import (
 // two slots fails here with CROSSSLOT, as it would in production.
 type Cluster struct {
 	Addrs []string
+	// Replicas maps a primary's address to its replica's, for a cluster
+	// from StartClusterWithReplicas.
+	Replicas map[string]*Server
 }
 
 // clusterSize is the number of primaries: the smallest cluster Redis
@@ -32,42 +32,59 @@ const clusterSize = 3
 // each node reports the cluster ok. The processes stop when the test ends.
 func StartCluster(tb testing.TB) *Cluster {
 	tb.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		tb.Fatalf("redis-server not found on PATH: install it (Debian: apt-get install redis-server); integration tests never fake Redis")
-	}
 	c := &Cluster{}
-	for i := range clusterSize {
-		port := freePort(tb)
-		dir := filepath.Join(tb.TempDir(), strconv.Itoa(i))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			tb.Fatalf("cluster node dir: %v", err)
-		}
-		logPath := filepath.Join(dir, "redis.log")
-		cmd := exec.Command(bin,
-			"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf"),
-			"--cluster-node-timeout", "2000",
-			"--save", "", "--appendonly", "no",
-			"--dir", dir, "--logfile", logPath, "--loglevel", "warning")
-		if err := cmd.Start(); err != nil {
-			tb.Fatalf("starting redis-server: %v", err)
-		}
-		tb.Cleanup(func() {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		})
-		addr := fmt.Sprintf("127.0.0.1:%d", port)
-		if err := waitReady(addr); err != nil {
-			log, _ := os.ReadFile(logPath)
-			tb.Fatalf("redis-server on %s: %v\n%s", addr, err, log)
-		}
-		c.Addrs = append(c.Addrs, addr)
+	for range clusterSize {
+		c.Addrs = append(c.Addrs, startClusterNode(tb).Addr)
 	}
 	if err := FormCluster(context.Background(), c.Addrs); err != nil {
 		tb.Fatalf("forming the cluster: %v", err)
 	}
 	return c
+}
+
+// StartClusterWithReplicas is StartCluster with one replica per primary,
+// each joined to the cluster and synced, as production runs it: WAIT on a
+// primary counts its replica.
+func StartClusterWithReplicas(tb testing.TB) *Cluster {
+	tb.Helper()
+	c := StartCluster(tb)
+	c.Replicas = map[string]*Server{}
+	ctx := context.Background()
+	host, port, _ := net.SplitHostPort(c.Addrs[0])
+	for _, primary := range c.Addrs {
+		p := redis.NewClient(&redis.Options{Addr: primary})
+		id, err := p.Do(ctx, "CLUSTER", "MYID").Text()
+		_ = p.Close()
+		if err != nil {
+			tb.Fatalf("cluster id of %s: %v", primary, err)
+		}
+		r := startClusterNode(tb)
+		rc := redis.NewClient(&redis.Options{Addr: r.Addr})
+		defer rc.Close()
+		if err := rc.ClusterMeet(ctx, host, port).Err(); err != nil {
+			tb.Fatalf("introducing replica %s: %v", r.Addr, err)
+		}
+		// The replica must know its primary by gossip before it can follow it.
+		if err := waitFor(func() bool { return rc.Do(ctx, "CLUSTER", "REPLICATE", id).Err() == nil }); err != nil {
+			tb.Fatalf("replica %s of %s: %v", r.Addr, primary, err)
+		}
+		if err := waitFor(func() bool {
+			info, err := rc.Info(ctx, "replication").Result()
+			return err == nil && strings.Contains(info, "master_link_status:up") && strings.Contains(info, "master_sync_in_progress:0") &&
+				primaryCountsReplica(primary)
+		}); err != nil {
+			tb.Fatalf("replica %s of %s: link not up: %v", r.Addr, primary, err)
+		}
+		c.Replicas[primary] = r
+	}
+	return c
+}
+
+func startClusterNode(tb testing.TB) *Server {
+	tb.Helper()
+	dir := tb.TempDir()
+	return start(tb, "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf"),
+		"--cluster-node-timeout", "2000")
 }
 
 // FormCluster makes one cluster of fresh redis-server processes started

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,6 +28,30 @@ type Server struct {
 // where redis-server is not installed.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
+	return start(tb)
+}
+
+// StartReplica launches a redis-server replicating primary and waits until
+// its link to the primary is up and the initial sync done, so that WAIT on
+// the primary counts it. It stops when the test ends.
+func StartReplica(tb testing.TB, primary *Server) *Server {
+	tb.Helper()
+	host, port, _ := net.SplitHostPort(primary.Addr)
+	s := start(tb, "--replicaof", host, port)
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr})
+	defer rdb.Close()
+	if err := waitFor(func() bool {
+		info, err := rdb.Info(context.Background(), "replication").Result()
+		return err == nil && strings.Contains(info, "master_link_status:up") && strings.Contains(info, "master_sync_in_progress:0") &&
+			primaryCountsReplica(primary.Addr)
+	}); err != nil {
+		tb.Fatalf("replica %s of %s: link not up: %v", s.Addr, primary.Addr, err)
+	}
+	return s
+}
+
+func start(tb testing.TB, extra ...string) *Server {
+	tb.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		tb.Fatalf("redis-server not found on PATH: install it (Debian: apt-get install redis-server); integration tests never fake Redis")
@@ -34,10 +59,12 @@ func Start(tb testing.TB) *Server {
 	port := freePort(tb)
 	dir := tb.TempDir()
 	logPath := filepath.Join(dir, "redis.log")
-	cmd := exec.Command(bin,
+	args := append([]string{
 		"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no",
-		"--dir", dir, "--logfile", logPath, "--loglevel", "warning")
+		"--repl-diskless-sync-delay", "0", // a replica syncs at once, not 5 s later
+		"--dir", dir, "--logfile", logPath, "--loglevel", "warning"}, extra...)
+	cmd := exec.Command(bin, args...)
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("starting redis-server: %v", err)
 	}
@@ -91,6 +118,18 @@ func waitReady(addr string) error {
 	}
 }
 
+// waitFor polls done every 20 ms for up to 10 s.
+func waitFor(done func() bool) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for !done() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not done after 10s")
+		}
+		time.Sleep(20 * time.Millisecond) // polling another process; nothing to wait on
+	}
+	return nil
+}
+
 func freePort(tb testing.TB) int {
 	tb.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -99,4 +138,14 @@ func freePort(tb testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// primaryCountsReplica says whether the primary at addr has a replica
+// online: after a diskless sync the primary takes a replica online only at
+// its first acknowledgement, and WAIT counts only online replicas.
+func primaryCountsReplica(addr string) bool {
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	info, err := rdb.Info(context.Background(), "replication").Result()
+	return err == nil && strings.Contains(info, "state=online")
 }

@@ -82,6 +82,9 @@ type Base struct {
 	Logger    *slog.Logger
 	Telemetry *telemetry.Providers
 	Redis     redis.UniversalClient
+	// Durable confirms the writes that are records (case openings and
+	// acts, payments) as REDIS_DURABLE_WRITES says (docs/redis.md).
+	Durable *redisclient.Durable
 }
 
 // Options are what Start needs from a service's main.
@@ -108,7 +111,45 @@ func Start(ctx context.Context, o Options) (*Base, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Base{Name: o.Name, Config: o.Config, Logger: logger, Telemetry: tel, Redis: redisclient.New(o.Config.Redis)}, nil
+	rdb := redisclient.New(o.Config.Redis)
+	if err := redisclient.CheckDurable(ctx, rdb, o.Config.Redis.Durable, logger); err != nil {
+		_ = rdb.Close()
+		_ = tel.Shutdown(ctx)
+		return nil, err
+	}
+	logEvictionPolicy(ctx, rdb, logger)
+	return &Base{Name: o.Name, Config: o.Config, Logger: logger, Telemetry: tel, Redis: rdb,
+		Durable: redisclient.NewDurable(o.Config.Redis.Durable, logger)}, nil
+}
+
+// logEvictionPolicy says at start whether Redis may evict the service's
+// keys. It never stops the service: the policy can change while it runs
+// (the readiness check "redis-eviction" follows it), and a managed Redis
+// may hide it.
+func logEvictionPolicy(ctx context.Context, rdb redis.UniversalClient, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	switch err := redisclient.CheckNoEviction(ctx, rdb); {
+	case err == nil:
+		logger.Info("redis eviction policy checked", "maxmemory_policy", "noeviction")
+	case errors.Is(err, redisclient.ErrConfigHidden):
+		logger.Info("redis eviction policy not checked: CONFIG GET refused; make sure the provider runs noeviction", "err", err)
+	default:
+		logger.Warn("redis may evict records: maxmemory-policy must be noeviction (docs/redis.md)", "err", err)
+	}
+}
+
+// EvictionCheck is the advisory readiness check that Redis runs with
+// maxmemory-policy noeviction: another policy is reported (status
+// degraded) but keeps the pod ready, since the API works until memory
+// fills; a Redis that hides its configuration passes, as logged at start.
+func (b *Base) EvictionCheck() httpserver.Check {
+	return httpserver.Check{Name: "redis-eviction", Advisory: true, Probe: func(ctx context.Context) error {
+		if err := redisclient.CheckNoEviction(ctx, b.Redis); err != nil && !errors.Is(err, redisclient.ErrConfigHidden) {
+			return err
+		}
+		return nil
+	}}
 }
 
 // Credentials returns the credential store with the configured limits.
@@ -129,6 +170,7 @@ func (b *Base) Server(mapper problem.Mapper, extra ...httpserver.Check) *httpser
 		Limiter:   ratelimit.New(b.Redis, "pc:rl:"+b.Name),
 		Checks: append([]httpserver.Check{
 			{Name: "redis", Probe: redisclient.Ping(b.Redis)},
+			b.EvictionCheck(),
 		}, extra...),
 	})
 }

@@ -171,3 +171,54 @@ func TestShutdownIsOrderedAndReadinessFailsFirst(t *testing.T) {
 	require.NoError(t, <-done)
 	require.Equal(t, []string{"http", "consumer", "outbox-relay"}, stopped)
 }
+
+// Redis is the store of record: a policy that may evict keys is logged at
+// start and reported by the advisory check redis-eviction (degraded, still
+// ready: the API works until memory fills, and then refuses writes rather
+// than lose any only under noeviction).
+func TestBaseReportsAnEvictingRedis(t *testing.T) {
+	redisSrv := redistest.Start(t)
+	require.NoError(t, redisSrv.Client(t).ConfigSet(context.Background(), "maxmemory-policy", "volatile-lru").Err())
+	env := map[string]string{"REDIS_ADDRS": redisSrv.Addr}
+	getenv := func(k string) string { return env[k] }
+	var logs bytes.Buffer
+	base, err := service.Start(context.Background(), service.Options{Name: "test", Version: "v1", Config: service.ConfigFromEnv(envconf.New(getenv), "127.0.0.1:0"), Getenv: getenv, Stdout: &logs})
+	require.NoError(t, err)
+	t.Cleanup(base.Close)
+	require.Contains(t, logs.String(), `"msg":"redis may evict records: maxmemory-policy must be noeviction (docs/redis.md)"`)
+	require.Contains(t, logs.String(), `has \"volatile-lru\"`)
+
+	ts := httptest.NewServer(base.Server(nil).Router())
+	t.Cleanup(ts.Close)
+	readyz := func() (int, map[string]any) {
+		resp, err := http.Get(ts.URL + "/readyz")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var body map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+		return resp.StatusCode, body
+	}
+	status, body := readyz()
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, "degraded", body["status"])
+	require.Equal(t, map[string]any{"redis": "ok", "redis-eviction": "unavailable"}, body["checks"])
+
+	require.NoError(t, redisSrv.Client(t).ConfigSet(context.Background(), "maxmemory-policy", "noeviction").Err())
+	status, body = readyz()
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, "ready", body["status"])
+}
+
+// REDIS_DURABLE_WRITES=waitaof on a server that cannot confirm it stops
+// the start, naming the server: a deployment must not believe its records
+// safer than they are.
+func TestStartRefusesDurableWritesTheServerCannotGive(t *testing.T) {
+	redisSrv := redistest.Start(t)
+	env := map[string]string{"REDIS_ADDRS": redisSrv.Addr, "REDIS_DURABLE_WRITES": "waitaof", "REDIS_DURABLE_REPLICAS": "0"}
+	getenv := func(k string) string { return env[k] }
+	cfg := service.ConfigFromEnv(envconf.New(getenv), "127.0.0.1:0")
+	require.NoError(t, cfg.Validate())
+	_, err := service.Start(context.Background(), service.Options{Name: "test", Version: "v1", Config: cfg, Getenv: getenv, Stdout: io.Discard})
+	require.ErrorContains(t, err, "REDIS_DURABLE_WRITES=waitaof needs Redis 7.2")
+	require.ErrorContains(t, err, redisSrv.Addr)
+}

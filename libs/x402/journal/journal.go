@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/pcourt/pcourt/libs/outbox"
+	"github.com/pcourt/pcourt/libs/redisclient"
 	"github.com/pcourt/pcourt/libs/x402"
 )
 
@@ -71,6 +72,11 @@ type Config struct {
 	// Event, when set, returns the outbox event recorded in the same step
 	// as a settlement.
 	Event func(r Record, s x402.SettleResponse, reconciled bool) (outbox.Event, error)
+	// Durable confirms the two writes a payment must not lose before the
+	// journal goes on (nil: none): the mark that settling started, written
+	// before the facilitator moves money (lost, the same payment could be
+	// claimed again for another resource), and the settlement itself.
+	Durable *redisclient.Durable
 }
 
 // Validate reports an unusable configuration.

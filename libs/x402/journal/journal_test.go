@@ -1,6 +1,7 @@
 package journal_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/rand"
@@ -10,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -22,6 +24,7 @@ import (
 
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/outbox"
+	"github.com/pcourt/pcourt/libs/redisclient"
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/libs/x402/facilitator"
@@ -263,4 +266,37 @@ func TestLostSettlementIsReconciledAndFulfilledOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, out.Replayed)
 	require.True(t, out.Fulfilled)
+}
+
+// With durable writes on, a payment is answered only once its replica
+// holds the settlement: a primary lost right after the answer loses no
+// payment. With the replica away the payment still settles once and is
+// answered (the money moved; the record stands), and both of the
+// payment's waits (settling started, settled) are logged short.
+func TestDurableSettlementIsOnTheReplicaWhenAnswered(t *testing.T) {
+	ctx := context.Background()
+	primary := redistest.Start(t)
+	replica := redistest.StartReplica(t, primary)
+	f := newFixtureOn(t, primary.Client(t))
+	var log bytes.Buffer
+	durable := redisclient.NewDurable(redisclient.DurableConfig{Mode: redisclient.DurableWait, Replicas: 1, Timeout: 200 * time.Millisecond},
+		slog.New(slog.NewJSONHandler(&log, nil)))
+	j, err := journal.New(journal.Config{Owner: "readiness", Lease: 30 * time.Second, FulfilledOnSettle: true, Durable: durable}, f.rdb, f.fac, quiet())
+	require.NoError(t, err)
+
+	out, err := j.Pay(ctx, purchase("/api/x402/dispute-readiness", f.payment(t), f.offer))
+	require.NoError(t, err)
+	onReplica, err := journal.New(journal.Config{Owner: "readiness", Lease: time.Second}, replica.Client(t), f.fac, quiet())
+	require.NoError(t, err)
+	rec, err := onReplica.Get(ctx, out.ID)
+	require.NoError(t, err)
+	require.Equal(t, journal.Settled, rec.State, "the replica has the settlement when the payment is answered")
+	require.Empty(t, log.String())
+
+	replica.Stop()
+	out, err = j.Pay(ctx, purchase("/api/x402/dispute-readiness", f.payment(t), f.offer))
+	require.NoError(t, err)
+	require.True(t, out.Settlement.Success)
+	require.Equal(t, 2, f.settlements(t))
+	require.Equal(t, 2, strings.Count(log.String(), `"msg":"durable write short"`), log.String())
 }

@@ -68,7 +68,12 @@ func (j *Journal) claim(ctx context.Context, id, token string, p Purchase, paylo
 }
 
 func (j *Journal) startSettling(ctx context.Context, id, token string, receipt []byte) error {
-	n, err := startSettlingScript.Run(ctx, j.rdb, j.keys(id), token, string(receipt), j.cfg.Lease.Milliseconds(), id).Int()
+	keys := j.keys(id)
+	var n int
+	_, err := j.cfg.Durable.Write(ctx, j.rdb, keys[0], func(rdb redis.Scripter) (err error) {
+		n, err = startSettlingScript.Run(ctx, rdb, keys, token, string(receipt), j.cfg.Lease.Milliseconds(), id).Int()
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("marking payment %s settling: %w", id, err)
 	}
@@ -102,7 +107,11 @@ func (j *Journal) recordSettled(ctx context.Context, id string, settlement []byt
 		hasEvent = "1"
 	}
 	args := append([]any{string(settlement), id, Retention.Milliseconds(), fulfilled, fulfilAfter.Milliseconds(), hasEvent}, event...)
-	if err := recordSettledScript.Run(ctx, j.rdb, j.keys(id), args...).Err(); err != nil {
+	keys := j.keys(id)
+	_, err := j.cfg.Durable.Write(ctx, j.rdb, keys[0], func(rdb redis.Scripter) error {
+		return recordSettledScript.Run(ctx, rdb, keys, args...).Err()
+	})
+	if err != nil {
 		return fmt.Errorf("recording settlement of %s: %w", id, err)
 	}
 	return nil

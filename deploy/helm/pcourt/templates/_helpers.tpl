@@ -102,6 +102,12 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
   value: {{ $v.redis.tls.serverName | quote }}
 {{- end }}
 {{- end }}
+- name: REDIS_DURABLE_WRITES
+  value: {{ $v.redis.durableWrites.mode | quote }}
+- name: REDIS_DURABLE_REPLICAS
+  value: {{ $v.redis.durableWrites.replicas | quote }}
+- name: REDIS_DURABLE_TIMEOUT
+  value: {{ $v.redis.durableWrites.timeout | quote }}
 - name: OTEL_SERVICE_NAME
   value: {{ .name | quote }}
 {{- if $v.otel.endpoint }}

@@ -9,6 +9,7 @@ import (
 	"github.com/pcourt/pcourt/libs/envconf"
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/objectstore"
+	"github.com/pcourt/pcourt/libs/outbox"
 	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/services/cases/internal/awardkeys"
@@ -19,6 +20,11 @@ import (
 // config is everything the service reads from its environment.
 type config struct {
 	Service service.Config
+
+	// Shards is how many hash tags cases are spread over (CASES_SHARDS,
+	// 1..1024): part of the data layout, changed only by
+	// pcadm reshard (docs/redis.md).
+	Shards int
 
 	// CaseOpenedGroup is the consumer group reading pc.filings.case-opened.v2.
 	CaseOpenedGroup string
@@ -53,6 +59,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	publicBase := r.String("PUBLIC_BASE_URL", page.PublicBaseURL)
 	cfg := config{
 		Service:         service.ConfigFromEnv(r, ":8083"),
+		Shards:          r.Int("CASES_SHARDS", outbox.DefaultShards),
 		CaseOpenedGroup: r.String("CASES_CASE_OPENED_GROUP", "cases-case-opened"),
 		Scheduler: caseflow.SchedulerConfig{
 			Interval: r.Duration("CASES_SCHEDULER_INTERVAL", def.Interval),
@@ -88,6 +95,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if cfg.AwardKeys.Dir == "" && !cfg.AwardKeys.DevEphemeral {
 		errs = append(errs, errors.New("AWARD_SIGNING_KEYS_DIR is required (or AWARD_DEV_EPHEMERAL_KEY=true in development)"))
+	}
+	if cfg.Shards < 1 || cfg.Shards > 1024 {
+		errs = append(errs, fmt.Errorf("CASES_SHARDS must be in 1..1024, got %d", cfg.Shards))
 	}
 	if cfg.CaseOpenedGroup == "" {
 		errs = append(errs, errors.New("CASES_CASE_OPENED_GROUP must not be empty"))

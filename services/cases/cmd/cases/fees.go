@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/pcourt/pcourt/libs/envconf"
+	"github.com/pcourt/pcourt/libs/redisclient"
 	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/libs/x402/facilitator"
 	"github.com/pcourt/pcourt/libs/x402/journal"
@@ -84,7 +85,7 @@ func (c appealFeeConfig) fees() afterawardflow.FeeConfig {
 
 // newAppealFeeJournal returns the settlement journal appeal fees are paid
 // through, or nil when they are invoiced. cfg has been validated.
-func newAppealFeeJournal(cfg appealFeeConfig, rdb redis.UniversalClient, logger *slog.Logger) (*journal.Journal, error) {
+func newAppealFeeJournal(cfg appealFeeConfig, rdb redis.UniversalClient, durable *redisclient.Durable, logger *slog.Logger) (*journal.Journal, error) {
 	if !cfg.enabled() {
 		logger.Info("appeal fees invoiced: FEES_PAY_TO is not set")
 		return nil, nil
@@ -96,7 +97,7 @@ func newAppealFeeJournal(cfg appealFeeConfig, rdb redis.UniversalClient, logger 
 		return nil, err
 	}
 	logger.Info("appeal fees paid with x402", "pay_to", cfg.PayTo, "facilitator", cfg.FacilitatorURL)
-	return journal.New(journal.Config{Owner: afterawardflow.FeeOwner, Lease: cfg.PaymentLease}, rdb, client, logger)
+	return journal.New(journal.Config{Owner: afterawardflow.FeeOwner, Lease: cfg.PaymentLease, Durable: durable}, rdb, client, logger)
 }
 
 // runFeeReconciler finishes appeal fee payments nobody waits for.

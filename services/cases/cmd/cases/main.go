@@ -62,7 +62,10 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		return err
 	}
 	defer producer.Close()
-	cases := store.NewCases(rdb)
+	cases, err := store.NewCases(rdb, cfg.Shards, base.Durable)
+	if err != nil {
+		return err
+	}
 	// The case list's index is written with every change; a store from
 	// before it gets its existing cases indexed once.
 	if err := cases.IndexExisting(ctx); err != nil {
@@ -71,7 +74,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	// One use-case layer serves every way in: the case-opened consumer
 	// opens through it, the API and the hosted page act through it.
 	flow := caseflow.New(cases, nil)
-	relay, err := outbox.NewRelay(rdb, producer, outbox.DefaultRelayConfig(store.Sharding, cfg.Service.PodName), logger, base.Telemetry.Tracer)
+	relay, err := outbox.NewRelay(rdb, producer, outbox.DefaultRelayConfig(cases.Sharding(), cfg.Service.PodName), logger, base.Telemetry.Tracer)
 	if err != nil {
 		return err
 	}
@@ -113,7 +116,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	}
 	// Appeal fees are paid through the platform's one x402 settlement
 	// journal (or invoiced when no payee is configured).
-	feeJournal, err := newAppealFeeJournal(cfg.AppealFees, rdb, logger)
+	feeJournal, err := newAppealFeeJournal(cfg.AppealFees, rdb, base.Durable, logger)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package caseflow_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,6 +16,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pcourt/pcourt/libs/outbox"
+	"github.com/pcourt/pcourt/libs/redisclient"
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/events"
@@ -85,7 +88,7 @@ func docket(t testing.TB, cases *store.Cases, id string) []docketEntry {
 func outboxEvents(t testing.TB, rdb redis.UniversalClient) []docketEntry {
 	t.Helper()
 	var out []docketEntry
-	for _, s := range store.Sharding.Streams() {
+	for _, s := range testSharding.Streams() {
 		msgs, err := rdb.XRange(context.Background(), s, "-", "+").Result()
 		require.NoError(t, err)
 		for _, m := range msgs {
@@ -102,7 +105,7 @@ func outboxEvents(t testing.TB, rdb redis.UniversalClient) []docketEntry {
 
 func TestLoadReturnsTheSavedCase(t *testing.T) {
 	rdb := redistest.NewClient(t)
-	cases := store.NewCases(rdb)
+	cases := newCases(t, rdb)
 	c := openCase(t, cases, "case-rt", true)
 	l, err := cases.Load(context.Background(), "case-rt")
 	require.NoError(t, err)
@@ -129,7 +132,7 @@ func TestLoadReturnsTheSavedCase(t *testing.T) {
 
 func TestOpeningTwiceRecordsOnce(t *testing.T) {
 	redistest.EachTopology(t, func(t *testing.T, rdb redis.UniversalClient) {
-		cases := store.NewCases(rdb)
+		cases := newCases(t, rdb)
 		c := openCase(t, cases, "case-dup", false)
 		out, err := procedure.Open(opening("case-dup", false))
 		require.NoError(t, err)
@@ -151,7 +154,7 @@ func TestOpeningTwiceRecordsOnce(t *testing.T) {
 // the outbox.
 func TestConcurrentActsGetGapFreeSequences(t *testing.T) {
 	redistest.EachTopology(t, func(t *testing.T, rdb redis.UniversalClient) {
-		cases := store.NewCases(rdb)
+		cases := newCases(t, rdb)
 		openCase(t, cases, "case-race", true) // opened, stage_opened: sequences 1, 2
 		svc := caseflow.New(cases, func() time.Time { return t0.Add(time.Hour) })
 
@@ -208,7 +211,7 @@ func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, ni
 func TestSchedulerEmitsEachDeadlineEventOnce(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
-	cases := store.NewCases(rdb)
+	cases := newCases(t, rdb)
 	const n = 12
 	for i := range n {
 		openCase(t, cases, fmt.Sprintf("case-%02d", i), i%2 == 0)
@@ -216,7 +219,7 @@ func TestSchedulerEmitsEachDeadlineEventOnce(t *testing.T) {
 	clk := newClock(t0)
 	cfg := caseflow.DefaultSchedulerConfig()
 	replica := func() *caseflow.Scheduler {
-		return caseflow.NewScheduler(store.NewCases(srv.Client(t)), cfg, discard(), clk.now)
+		return caseflow.NewScheduler(newCases(t, srv.Client(t)), cfg, discard(), clk.now)
 	}
 	a, b := replica(), replica()
 
@@ -269,9 +272,9 @@ func TestSchedulerEmitsEachDeadlineEventOnce(t *testing.T) {
 // once the lease ends; a case acted on meanwhile is rescheduled by the act.
 func TestSchedulerClaimIsALease(t *testing.T) {
 	rdb := redistest.NewClient(t)
-	cases := store.NewCases(rdb)
+	cases := newCases(t, rdb)
 	openCase(t, cases, "case-lease", true)
-	tag := store.Sharding.Tag("case-lease")
+	tag := testSharding.Tag("case-lease")
 	ids, err := cases.ClaimDue(context.Background(), tag, t0.Add(12*day), time.Minute, 10)
 	require.NoError(t, err)
 	require.Equal(t, []string{"case-lease"}, ids, "the answer warning is due")
@@ -290,7 +293,7 @@ func TestSchedulerClaimIsALease(t *testing.T) {
 // opening the procedure refuses stores nothing.
 func TestOpenAppliesAFactOnce(t *testing.T) {
 	rdb := redistest.NewClient(t)
-	cases := store.NewCases(rdb)
+	cases := newCases(t, rdb)
 	svc := caseflow.New(cases, nil)
 	for i, wantApplied := range []bool{true, false} {
 		c, applied, err := svc.Open(context.Background(), opening("case-open", false))
@@ -316,7 +319,7 @@ func TestOpenAppliesAFactOnce(t *testing.T) {
 // nothing and is no error.
 func TestChangeStoresAnyDecisionInTheCasesOneStep(t *testing.T) {
 	rdb := redistest.NewClient(t)
-	cases := store.NewCases(rdb)
+	cases := newCases(t, rdb)
 	openCase(t, cases, "case-seam", true)
 	svc := caseflow.New(cases, nil)
 	at := t0.Add(time.Hour)
@@ -343,4 +346,98 @@ func TestChangeStoresAnyDecisionInTheCasesOneStep(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, "the answer", string(content))
+}
+
+// newCases is the store of cases as the service runs it by default: 16
+// shards, no durable-write confirmation.
+func newCases(tb testing.TB, rdb redis.UniversalClient) *store.Cases {
+	tb.Helper()
+	cases, err := store.NewCases(rdb, outbox.DefaultShards, nil)
+	require.NoError(tb, err)
+	return cases
+}
+
+// testSharding is the layout newCases gives the store.
+var testSharding = outbox.Sharding{Service: "cases", Count: outbox.DefaultShards}
+
+// With durable writes on (production), a case's opening and every act on
+// it are on the replica when they are answered; with the replica away the
+// act still stands and is answered, its shortfall logged (docs/redis.md).
+func TestOpeningAndActsAreOnTheReplicaWhenAnswered(t *testing.T) {
+	ctx := context.Background()
+	primary := redistest.Start(t)
+	replica := redistest.StartReplica(t, primary)
+	var log bytes.Buffer
+	durable := redisclient.NewDurable(redisclient.DurableConfig{Mode: redisclient.DurableWait, Replicas: 1, Timeout: 200 * time.Millisecond},
+		slog.New(slog.NewJSONHandler(&log, nil)))
+	cases, err := store.NewCases(primary.Client(t), outbox.DefaultShards, durable)
+	require.NoError(t, err)
+	onReplica := newCases(t, replica.Client(t))
+
+	c := openCase(t, cases, "case-durable", true)
+	l, err := onReplica.Load(ctx, "case-durable")
+	require.NoError(t, err, "the replica has the opened case")
+	require.Empty(t, cmp.Diff(c, l.Case))
+
+	svc := caseflow.New(cases, func() time.Time { return t0.Add(time.Hour) })
+	_, err = svc.Act(ctx, "case-durable", procedure.Act{Kind: procedure.ActFileAnswer, ParticipantID: "p-resp", Digest: digest})
+	require.NoError(t, err)
+	l, err = onReplica.Load(ctx, "case-durable")
+	require.NoError(t, err)
+	require.Equal(t, int64(2), l.Version, "the replica has the act")
+	require.Empty(t, log.String())
+
+	replica.Stop()
+	_, err = svc.Act(ctx, "case-durable", procedure.Act{Kind: procedure.ActRequestTermination, ParticipantID: "p-resp", TerminationID: "term-1"})
+	require.NoError(t, err, "the act happened; a missing replica is logged, not refused")
+	l, err = cases.Load(ctx, "case-durable")
+	require.NoError(t, err)
+	require.Equal(t, int64(3), l.Version)
+	require.Contains(t, log.String(), `"msg":"durable write short"`)
+}
+
+// The shard count is the store's, passed in (CASES_SHARDS): with 64 the
+// case's keys, its outbox entries and the scheduler's sweep all use the
+// 64 tags, on a standalone server and a cluster alike; a count outside
+// 1..1024 is refused.
+func TestTheStoreUsesTheShardCountItIsGiven(t *testing.T) {
+	redistest.EachTopology(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		cases, err := store.NewCases(rdb, 64, nil)
+		require.NoError(t, err)
+		require.Len(t, cases.Tags(), 64)
+		require.Equal(t, "{cases.63}", cases.Tags()[63])
+
+		var ids []string
+		for i := range 40 {
+			id := fmt.Sprintf("case-64-%d", i)
+			openCase(t, cases, id, true)
+			ids = append(ids, id)
+		}
+		var onWide int
+		for _, id := range ids {
+			tag := cases.Sharding().Tag(id)
+			n, err := rdb.Exists(ctx, "pc:cases:"+tag+":case:"+id).Result()
+			require.NoError(t, err)
+			require.Equal(t, int64(1), n, "case %s under %s", id, tag)
+			var shard int
+			_, err = fmt.Sscanf(tag, "{cases.%d}", &shard)
+			require.NoError(t, err)
+			if shard >= 16 {
+				onWide++
+			}
+		}
+		require.Positive(t, onWide, "some cases live on the shards 16 to 63")
+		var entries int64
+		for _, s := range cases.Sharding().Streams() {
+			n, err := rdb.XLen(ctx, s).Result()
+			require.NoError(t, err)
+			entries += n
+		}
+		require.Equal(t, int64(80), entries, "two opening events a case, in the 64 shards' outboxes")
+	})
+	for _, n := range []int{0, 1025} {
+		_, err := store.NewCases(redistest.NewClient(t), n, nil)
+		require.Error(t, err, "%d shards", n)
+	}
 }

@@ -80,7 +80,7 @@ func (s *Scheduler) RunOnce(ctx context.Context) (int, error) {
 	now := s.now()
 	var errs []error
 	recorded := 0
-	for _, tag := range store.Tags() {
+	for _, tag := range s.cases.Tags() {
 		ids, err := s.cases.ClaimDue(ctx, tag, now, s.cfg.Lease, s.cfg.Batch)
 		if err != nil {
 			errs = append(errs, err)

@@ -29,7 +29,7 @@ func BenchmarkOpenedToReadable(b *testing.B) {
 	brokers := kafkatest.StartBroker(b)
 	kafkatest.CreateTopic(b, brokers, api.CaseOpenedTopic, 4)
 	rdb := redistest.NewClient(b)
-	cases := store.NewCases(rdb)
+	cases := newCases(b, rdb)
 	handler := events.NewOpened(caseflow.New(cases, nil), discard())
 	producer, err := kafka.NewProducer(kafka.ProducerConfig{Brokers: brokers})
 	require.NoError(b, err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/redis/go-redis/v9"
 	kafkago "github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 
@@ -102,7 +103,7 @@ func TestConsumeAndReplayCaseOpened(t *testing.T) {
 	kafkatest.CreateTopic(t, brokers, api.CaseOpenedTopic, 4)
 	kafkatest.CreateTopic(t, brokers, api.CaseEventsTopic, 4)
 	rdb := redistest.NewClient(t)
-	cases := store.NewCases(rdb)
+	cases := newCases(t, rdb)
 	handler := events.NewOpened(caseflow.New(cases, nil), discard())
 	_, envelopeSchema := schemas(t)
 
@@ -127,7 +128,7 @@ func TestConsumeAndReplayCaseOpened(t *testing.T) {
 	require.Empty(t, cmp.Diff(first.cases, again.cases), "a replay changes no case")
 	require.Equal(t, first.docket, again.docket, "a replay records no event")
 
-	relayCfg := outbox.DefaultRelayConfig(store.Sharding, "test")
+	relayCfg := outbox.DefaultRelayConfig(testSharding, "test")
 	relayCfg.ClaimIdle = 200 * time.Millisecond
 	relay, err := outbox.NewRelay(rdb, producer, relayCfg, discard(), nil)
 	require.NoError(t, err)
@@ -164,7 +165,7 @@ func TestConsumeAndReplayCaseOpened(t *testing.T) {
 	}
 	require.Eventually(t, func() bool {
 		var total int64
-		for _, s := range store.Sharding.Streams() {
+		for _, s := range testSharding.Streams() {
 			l, err := rdb.XLen(context.Background(), s).Result()
 			require.NoError(t, err)
 			total += l
@@ -202,7 +203,7 @@ func topicSize(t testing.TB, brokers []string, topic string) int64 {
 // out.
 func TestAnOpeningThatCanNeverSucceedIsPermanent(t *testing.T) {
 	rdb := redistest.NewClient(t)
-	handler := events.NewOpened(caseflow.New(store.NewCases(rdb), nil), discard())
+	handler := events.NewOpened(caseflow.New(newCases(t, rdb), nil), discard())
 	payload, err := os.ReadFile("testdata/case-opened-v2.json")
 	require.NoError(t, err)
 	unknownRules := strings.Replace(string(payload), `"pcourt-rules-2026-11"`, `"pcourt-rules-1999-01"`, 1)
@@ -222,3 +223,15 @@ func TestAnOpeningThatCanNeverSucceedIsPermanent(t *testing.T) {
 	require.Error(t, err)
 	require.False(t, kafka.IsPermanent(err), "Redis away is an outage, retried: %v", err)
 }
+
+// newCases is the store of cases as the service runs it by default: 16
+// shards, no durable-write confirmation.
+func newCases(tb testing.TB, rdb redis.UniversalClient) *store.Cases {
+	tb.Helper()
+	cases, err := store.NewCases(rdb, outbox.DefaultShards, nil)
+	require.NoError(tb, err)
+	return cases
+}
+
+// testSharding is the layout newCases gives the store.
+var testSharding = outbox.Sharding{Service: "cases", Count: outbox.DefaultShards}

@@ -27,6 +27,7 @@ import (
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/objectstore"
+	"github.com/pcourt/pcourt/libs/outbox"
 	"github.com/pcourt/pcourt/libs/ratelimit"
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/libs/x402"
@@ -117,7 +118,7 @@ func newStackOn(t testing.TB, files objectstore.Store) *stack {
 	logger := discard()
 	cfg := auth.DefaultStoreConfig()
 	cfg.PerCredential = ratelimit.Off // the pacing itself is tested in libs/auth
-	s := &stack{rdb: rdb, credentials: auth.NewStore(rdb, cfg), cases: store.NewCases(rdb), logger: logger, files: files, spool: t.TempDir()}
+	s := &stack{rdb: rdb, credentials: auth.NewStore(rdb, cfg), cases: newCases(t, rdb), logger: logger, files: files, spool: t.TempDir()}
 	flow := caseflow.New(s.cases, nil)
 	s.opened = events.NewOpened(flow, logger)
 	orch := auth.RolePlatformOrchestrator
@@ -468,4 +469,13 @@ func (s *stack) docketTypes(t testing.TB, id string) []string {
 		types = append(types, e.Type)
 	}
 	return types
+}
+
+// newCases is the store of cases as the service runs it by default: 16
+// shards, no durable-write confirmation.
+func newCases(tb testing.TB, rdb redis.UniversalClient) *store.Cases {
+	tb.Helper()
+	cases, err := store.NewCases(rdb, outbox.DefaultShards, nil)
+	require.NoError(tb, err)
+	return cases
 }

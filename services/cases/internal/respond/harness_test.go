@@ -28,6 +28,7 @@ import (
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/objectstore"
+	"github.com/pcourt/pcourt/libs/outbox"
 	"github.com/pcourt/pcourt/libs/ratelimit"
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
@@ -78,7 +79,7 @@ func newStack(t testing.TB, edit ...func(*respond.Config)) *stack {
 	acfg := auth.DefaultStoreConfig()
 	acfg.PerCredential = ratelimit.Off
 	credentials := auth.NewStore(rdb, acfg)
-	s := &stack{rdb: rdb, cases: store.NewCases(rdb)}
+	s := &stack{rdb: rdb, cases: newCases(t, rdb)}
 	s.opened = events.NewOpened(caseflow.New(s.cases, nil), logger)
 	s.claimant, _ = authtest.Mint(t, credentials, auth.RolePlatformOrchestrator)
 	journal, err := idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:cases"), logger)
@@ -307,4 +308,13 @@ func (s *stack) docket(t testing.TB, id string) []string {
 func (s *stack) unchanged(t testing.TB, act func()) {
 	t.Helper()
 	redistest.Unchanged(t, s.rdb, nil, act)
+}
+
+// newCases is the store of cases as the service runs it by default: 16
+// shards, no durable-write confirmation.
+func newCases(tb testing.TB, rdb redis.UniversalClient) *store.Cases {
+	tb.Helper()
+	cases, err := store.NewCases(rdb, outbox.DefaultShards, nil)
+	require.NoError(tb, err)
+	return cases
 }

@@ -36,11 +36,9 @@ import (
 
 	"github.com/pcourt/pcourt/api"
 	"github.com/pcourt/pcourt/libs/outbox"
+	"github.com/pcourt/pcourt/libs/redisclient"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 )
-
-// Sharding spreads cases, their deadlines and their outbox over hash tags.
-var Sharding = outbox.Sharding{Service: "cases", Count: outbox.DefaultShards}
 
 // Errors of the store.
 var (
@@ -76,24 +74,39 @@ type Event struct {
 
 // Cases is the Redis store of cases.
 type Cases struct {
-	rdb redis.UniversalClient
+	rdb      redis.UniversalClient
+	sharding outbox.Sharding
+	durable  *redisclient.Durable
 }
 
-// NewCases returns the store.
-func NewCases(rdb redis.UniversalClient) *Cases { return &Cases{rdb: rdb} }
+// NewCases returns the store of cases spread over shards hash tags
+// (CASES_SHARDS; the count is part of the data layout, docs/redis.md says
+// how to change it). Every step that opens or changes a case waits for
+// durable's confirmation (nil: none): the case is the record of the
+// proceedings, its executions among them.
+func NewCases(rdb redis.UniversalClient, shards int, durable *redisclient.Durable) (*Cases, error) {
+	sharding := outbox.Sharding{Service: "cases", Count: shards}
+	if err := sharding.Validate(); err != nil {
+		return nil, err
+	}
+	return &Cases{rdb: rdb, sharding: sharding, durable: durable}, nil
+}
+
+// Sharding is the store's shard layout, for the outbox relay.
+func (s *Cases) Sharding() outbox.Sharding { return s.sharding }
 
 type keys struct {
 	tag, caseKey, docket, docs, applied, deadlines, stream string
 	exportIndex, exportNotes, exportReceipts, caseIndex    string
 }
 
-func keysFor(caseID string) keys {
-	tag := Sharding.Tag(caseID)
+func (s *Cases) keysFor(caseID string) keys {
+	tag := s.sharding.Tag(caseID)
 	base := "pc:cases:" + tag
 	k := shardKeys(tag)
 	k.caseKey, k.docket = base+":case:"+caseID, base+":case:"+caseID+":docket"
 	k.docs = base + ":case:" + caseID + ":docs"
-	k.applied, k.deadlines, k.stream = base+":opened-applied", deadlinesKey(tag), Sharding.Stream(tag)
+	k.applied, k.deadlines, k.stream = base+":opened-applied", deadlinesKey(tag), s.sharding.Stream(tag)
 	return k
 }
 
@@ -109,7 +122,7 @@ type Loaded struct {
 
 // Load reads a case.
 func (s *Cases) Load(ctx context.Context, id string) (Loaded, error) {
-	v, err := s.rdb.HMGet(ctx, keysFor(id).caseKey, "record", "version", "seq").Result()
+	v, err := s.rdb.HMGet(ctx, s.keysFor(id).caseKey, "record", "version", "seq").Result()
 	if err != nil {
 		return Loaded{}, fmt.Errorf("reading case %s: %w", id, err)
 	}
@@ -140,11 +153,15 @@ func (s *Cases) Open(ctx context.Context, c procedure.Case, openedEventID string
 	if err != nil {
 		return false, err
 	}
-	k := keysFor(c.ID)
+	k := s.keysFor(c.ID)
 	args := append([]any{openedEventID}, s.common(ctx, c, record)...)
 	args = append(args, eventArgs(events)...)
 	keys := []string{k.caseKey, k.docket, k.deadlines, k.stream, k.applied, k.exportIndex, k.exportNotes, k.caseIndex}
-	n, err := openScript.Run(ctx, s.rdb, keys, args...).Int()
+	var n int
+	_, err = s.durable.Write(ctx, s.rdb, k.caseKey, func(rdb redis.Scripter) (err error) {
+		n, err = openScript.Run(ctx, rdb, keys, args...).Int()
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("opening case %s: %w", c.ID, err)
 	}
@@ -168,14 +185,18 @@ func (s *Cases) Save(ctx context.Context, expectVersion int64, c procedure.Case,
 	if err != nil {
 		return err
 	}
-	k := keysFor(c.ID)
+	k := s.keysFor(c.ID)
 	args := append([]any{expectVersion}, s.common(ctx, c, record)...)
 	args = append(args, eventArgs(events)...)
 	for _, d := range docs {
 		args = append(args, d.Digest, d.Content)
 	}
 	keys := []string{k.caseKey, k.docket, k.deadlines, k.stream, k.docs, k.exportIndex, k.exportNotes, k.caseIndex}
-	n, err := saveScript.Run(ctx, s.rdb, keys, args...).Int()
+	var n int
+	_, err = s.durable.Write(ctx, s.rdb, k.caseKey, func(rdb redis.Scripter) (err error) {
+		n, err = saveScript.Run(ctx, rdb, keys, args...).Int()
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("saving case %s: %w", c.ID, err)
 	}
@@ -189,7 +210,7 @@ func (s *Cases) Save(ctx context.Context, expectVersion int64, c procedure.Case,
 // next deadline (or removes it) if the case is still at version: a
 // scheduler that found nothing due puts back the entry it claimed.
 func (s *Cases) Reschedule(ctx context.Context, version int64, c procedure.Case) error {
-	k := keysFor(c.ID)
+	k := s.keysFor(c.ID)
 	if err := rescheduleScript.Run(ctx, s.rdb, []string{k.caseKey, k.deadlines}, version, nextDeadline(c), c.ID).Err(); err != nil {
 		return fmt.Errorf("rescheduling case %s: %w", c.ID, err)
 	}
@@ -199,7 +220,7 @@ func (s *Cases) Reschedule(ctx context.Context, version int64, c procedure.Case)
 // Unschedule drops a case id from a shard's deadline index when the case
 // does not exist (any more).
 func (s *Cases) Unschedule(ctx context.Context, caseID string) error {
-	k := keysFor(caseID)
+	k := s.keysFor(caseID)
 	return s.rdb.ZRem(ctx, k.deadlines, caseID).Err()
 }
 
@@ -209,7 +230,7 @@ func (s *Cases) Docket(ctx context.Context, caseID string, fromSequence, count i
 	if fromSequence < 1 || count < 1 {
 		return nil, nil
 	}
-	v, err := s.rdb.LRange(ctx, keysFor(caseID).docket, fromSequence-1, fromSequence+count-2).Result()
+	v, err := s.rdb.LRange(ctx, s.keysFor(caseID).docket, fromSequence-1, fromSequence+count-2).Result()
 	if err != nil {
 		return nil, fmt.Errorf("reading docket of case %s: %w", caseID, err)
 	}
@@ -223,7 +244,7 @@ func (s *Cases) Docket(ctx context.Context, caseID string, fromSequence, count i
 // Document returns the content of a case's document by digest, and false
 // when the case keeps no such document.
 func (s *Cases) Document(ctx context.Context, caseID, digest string) ([]byte, bool, error) {
-	b, err := s.rdb.HGet(ctx, keysFor(caseID).docs, digest).Bytes()
+	b, err := s.rdb.HGet(ctx, s.keysFor(caseID).docs, digest).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, false, nil
 	}
@@ -248,13 +269,7 @@ func (s *Cases) ClaimDue(ctx context.Context, tag string, now time.Time, lease t
 }
 
 // Tags lists every shard's tag.
-func Tags() []string {
-	out := make([]string, Sharding.Count)
-	for i := range out {
-		out[i] = fmt.Sprintf("{%s.%02d}", Sharding.Service, i) // as outbox.Sharding.Tag names them
-	}
-	return out
-}
+func (s *Cases) Tags() []string { return s.sharding.Tags() }
 
 // common are the ARGV values every writing script takes after its first:
 // record, status, next deadline (ms, or "" for none), case id, event id

@@ -116,7 +116,7 @@ func (s *Cases) ExportNotifications(ctx context.Context, p procedure.Partner, cu
 		min = "(" + pk + string(tail)
 	}
 	var tails []string
-	for _, tag := range Tags() {
+	for _, tag := range s.Tags() {
 		members, err := s.rdb.ZRangeByLex(ctx, shardKeys(tag).exportIndex, &redis.ZRangeBy{Min: min, Max: "[" + pk + "\xff", Count: int64(limit + 1)}).Result()
 		if err != nil {
 			return nil, "", fmt.Errorf("listing export notifications: %w", err)
@@ -162,7 +162,7 @@ func (s *Cases) ExportNotification(ctx context.Context, p procedure.Partner, eve
 }
 
 func (s *Cases) exportNotification(ctx context.Context, p procedure.Partner, eventID string) (ExportNotification, error) {
-	k, ok := eventKeys(eventID)
+	k, ok := s.eventKeys(eventID)
 	if !ok {
 		return ExportNotification{}, ErrExportNotFound
 	}
@@ -220,7 +220,7 @@ return {1, ARGV[2]}
 // now, once per event id: a second call returns the first receipt and
 // first false. ErrExportNotFound: the notification was not sent to p.
 func (s *Cases) RecordExportReceipt(ctx context.Context, p procedure.Partner, eventID string, now time.Time) (ExportReceipt, bool, error) {
-	k, ok := eventKeys(eventID)
+	k, ok := s.eventKeys(eventID)
 	if !ok {
 		return ExportReceipt{}, false, ErrExportNotFound
 	}
@@ -245,7 +245,7 @@ func (s *Cases) RecordExportReceipt(ctx context.Context, p procedure.Partner, ev
 
 // eventKeys returns the keys of the shard of the case an event id
 // ("case-event:<caseId>:<sequence>") names.
-func eventKeys(eventID string) (keys, bool) {
+func (s *Cases) eventKeys(eventID string) (keys, bool) {
 	rest, ok := strings.CutPrefix(eventID, "case-event:")
 	if !ok {
 		return keys{}, false
@@ -257,7 +257,7 @@ func eventKeys(eventID string) (keys, bool) {
 	if _, err := strconv.ParseInt(rest[i+1:], 10, 64); err != nil {
 		return keys{}, false
 	}
-	return keysFor(rest[:i]), true
+	return s.keysFor(rest[:i]), true
 }
 
 // shardKeys returns the shard-wide keys of a tag.

@@ -131,7 +131,7 @@ func (s *Cases) Cases(ctx context.Context, q CaseQuery) ([]CaseRef, string, erro
 				return nil, "", err
 			}
 			if q.Status != "" {
-				status, err := s.rdb.HGet(ctx, keysFor(ref.CaseID).caseKey, "status").Result()
+				status, err := s.rdb.HGet(ctx, s.keysFor(ref.CaseID).caseKey, "status").Result()
 				if err != nil && err != redis.Nil {
 					return nil, "", fmt.Errorf("reading the status of case %s: %w", ref.CaseID, err)
 				}
@@ -156,7 +156,7 @@ func (s *Cases) Cases(ctx context.Context, q CaseQuery) ([]CaseRef, string, erro
 // whether more follow.
 func (s *Cases) caseTails(ctx context.Context, pk, from, to string, n int) ([]string, bool, error) {
 	var tails []string
-	for _, tag := range Tags() {
+	for _, tag := range s.Tags() {
 		members, err := s.rdb.ZRangeByLex(ctx, shardKeys(tag).caseIndex, &redis.ZRangeBy{Min: from, Max: to, Count: int64(n + 1)}).Result()
 		if err != nil {
 			return nil, false, fmt.Errorf("listing cases: %w", err)
@@ -205,7 +205,7 @@ func validCaseTail(tail string) bool {
 // the save script would; writing one twice changes nothing, so replicas
 // starting together need no lock.
 func (s *Cases) IndexExisting(ctx context.Context) error {
-	for _, tag := range Tags() {
+	for _, tag := range s.Tags() {
 		done := "pc:cases:" + tag + ":case-index-built"
 		n, err := s.rdb.Exists(ctx, done).Result()
 		if err != nil {

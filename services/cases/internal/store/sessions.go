@@ -66,16 +66,16 @@ redis.call('PEXPIRE', KEYS[3], ARGV[3])
 return 'ok'
 `)
 
-func loginSpentKey(caseID, loginHash string) string {
-	return keysFor(caseID).caseKey + ":login-spent:" + loginHash
+func (s *Cases) loginSpentKey(caseID, loginHash string) string {
+	return s.keysFor(caseID).caseKey + ":login-spent:" + loginHash
 }
 
 // legacyLoginSpentKey is the one spent marker per case that sign-ins
 // wrote before links could be reissued. While it exists no reissue has
 // happened since (MigrateLegacyLogin moves it first), so the case's
 // current link is the one it marks: spent.
-func legacyLoginSpentKey(caseID string) string {
-	return keysFor(caseID).caseKey + ":login-spent"
+func (s *Cases) legacyLoginSpentKey(caseID string) string {
+	return s.keysFor(caseID).caseKey + ":login-spent"
 }
 
 // migrateLoginScript: KEYS[1] the case hash, KEYS[2] the legacy marker.
@@ -99,15 +99,15 @@ return 1
 // MigrateLegacyLogin moves a case's spent marker of the earlier form to
 // its per-token form. The reissue calls it before it replaces the link.
 func (s *Cases) MigrateLegacyLogin(ctx context.Context, caseID string) error {
-	k := keysFor(caseID)
-	if err := migrateLoginScript.Run(ctx, s.rdb, []string{k.caseKey, legacyLoginSpentKey(caseID)}).Err(); err != nil {
+	k := s.keysFor(caseID)
+	if err := migrateLoginScript.Run(ctx, s.rdb, []string{k.caseKey, s.legacyLoginSpentKey(caseID)}).Err(); err != nil {
 		return fmt.Errorf("migrating the login marker of case %s: %w", caseID, err)
 	}
 	return nil
 }
 
-func sessionKey(caseID, sessionHash string) string {
-	return keysFor(caseID).caseKey + ":respond-session:" + sessionHash
+func (s *Cases) sessionKey(caseID, sessionHash string) string {
+	return s.keysFor(caseID).caseKey + ":respond-session:" + sessionHash
 }
 
 // SpendLogin spends the case's one-time login token, whose SHA-256 is
@@ -116,7 +116,7 @@ func sessionKey(caseID, sessionHash string) string {
 // longer the case's respondent_login is ErrLoginStale, and both create
 // nothing; a case that does not exist is ErrNotFound.
 func (s *Cases) SpendLogin(ctx context.Context, caseID, loginHash, sessionHash, csrf string, now time.Time, ttl time.Duration) error {
-	res, err := spendLoginScript.Run(ctx, s.rdb, []string{keysFor(caseID).caseKey, loginSpentKey(caseID, loginHash), sessionKey(caseID, sessionHash), legacyLoginSpentKey(caseID)},
+	res, err := spendLoginScript.Run(ctx, s.rdb, []string{s.keysFor(caseID).caseKey, s.loginSpentKey(caseID, loginHash), s.sessionKey(caseID, sessionHash), s.legacyLoginSpentKey(caseID)},
 		now.UnixMilli(), csrf, ttl.Milliseconds(), loginHash).Text()
 	if err != nil {
 		return fmt.Errorf("spending the login of case %s: %w", caseID, err)
@@ -138,7 +138,7 @@ func (s *Cases) SpendLogin(ctx context.Context, caseID, loginHash, sessionHash, 
 // spent. It only reads: the sign-in page's preview of a link uses it to
 // answer a spent token as the exchange would, without spending anything.
 func (s *Cases) LoginSpent(ctx context.Context, caseID, loginHash string) (bool, error) {
-	n, err := s.rdb.Exists(ctx, loginSpentKey(caseID, loginHash), legacyLoginSpentKey(caseID)).Result()
+	n, err := s.rdb.Exists(ctx, s.loginSpentKey(caseID, loginHash), s.legacyLoginSpentKey(caseID)).Result()
 	if err != nil {
 		return false, fmt.Errorf("reading the login of case %s: %w", caseID, err)
 	}
@@ -148,7 +148,7 @@ func (s *Cases) LoginSpent(ctx context.Context, caseID, loginHash string) (bool,
 // EndRespondSession deletes the case's session whose id hashes to
 // sessionHash (signing out); the login token stays spent.
 func (s *Cases) EndRespondSession(ctx context.Context, caseID, sessionHash string) error {
-	if err := s.rdb.Del(ctx, sessionKey(caseID, sessionHash)).Err(); err != nil {
+	if err := s.rdb.Del(ctx, s.sessionKey(caseID, sessionHash)).Err(); err != nil {
 		return fmt.Errorf("ending a respondent session of case %s: %w", caseID, err)
 	}
 	return nil
@@ -157,7 +157,7 @@ func (s *Cases) EndRespondSession(ctx context.Context, caseID, sessionHash strin
 // RespondSession returns the case's session whose id hashes to
 // sessionHash, and false when there is none (never made, or expired).
 func (s *Cases) RespondSession(ctx context.Context, caseID, sessionHash string) (RespondSession, bool, error) {
-	v, err := s.rdb.HMGet(ctx, sessionKey(caseID, sessionHash), "csrf", "created").Result()
+	v, err := s.rdb.HMGet(ctx, s.sessionKey(caseID, sessionHash), "csrf", "created").Result()
 	if err != nil {
 		return RespondSession{}, false, fmt.Errorf("reading a respondent session of case %s: %w", caseID, err)
 	}

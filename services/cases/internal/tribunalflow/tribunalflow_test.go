@@ -9,10 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/award"
+	"github.com/pcourt/pcourt/libs/outbox"
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/services/cases/internal/awardkeys"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
@@ -39,7 +41,7 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	rdb := redistest.NewClient(t)
-	w := &world{cases: store.NewCases(rdb), credentials: auth.NewStore(rdb, auth.DefaultStoreConfig()), clock: &clock{}}
+	w := &world{cases: newCases(t, rdb), credentials: auth.NewStore(rdb, auth.DefaultStoreConfig()), clock: &clock{}}
 	w.clock.set(t0)
 	keys, err := awardkeys.Load(context.Background(), rdb, awardkeys.Config{DevEphemeral: true}, t0)
 	require.NoError(t, err)
@@ -144,4 +146,13 @@ func TestTheConflictCheckSkipsASidesPartner(t *testing.T) {
 	c := w.load(t, "case-conflict")
 	require.Equal(t, adjudicator, c.Tribunal.Adjudicator.CredentialID)
 	require.Equal(t, reviewer, c.Tribunal.Reviewer.CredentialID)
+}
+
+// newCases is the store of cases as the service runs it by default: 16
+// shards, no durable-write confirmation.
+func newCases(tb testing.TB, rdb redis.UniversalClient) *store.Cases {
+	tb.Helper()
+	cases, err := store.NewCases(rdb, outbox.DefaultShards, nil)
+	require.NoError(tb, err)
+	return cases
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/pcourt/pcourt/libs/envconf"
+	"github.com/pcourt/pcourt/libs/outbox"
 	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/libs/x402"
 )
@@ -16,6 +17,10 @@ import (
 // config is everything the service reads from its environment.
 type config struct {
 	Service service.Config
+	// Shards is how many hash tags drafts are spread over (FILINGS_SHARDS,
+	// 1..1024): part of the data layout, changed only by pcadm reshard
+	// (docs/redis.md).
+	Shards int
 
 	PublicBase            x402.PublicBase
 	FeesPayTo             string
@@ -32,6 +37,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	r := envconf.New(getenv)
 	cfg := config{
 		Service: service.ConfigFromEnv(r, ":8082"),
+		Shards:  r.Int("FILINGS_SHARDS", outbox.DefaultShards),
 
 		// Without a payee, fees cannot be paid with x402 and are invoiced.
 		FeesPayTo: r.String("FEES_PAY_TO", ""),
@@ -61,6 +67,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if cfg.FeesPayTo != "" && (!strings.HasPrefix(cfg.FeesPayTo, "0x") || !common.IsHexAddress(cfg.FeesPayTo)) {
 		errs = append(errs, fmt.Errorf("FEES_PAY_TO=%q is not a 0x address", cfg.FeesPayTo))
+	}
+	if cfg.Shards < 1 || cfg.Shards > 1024 {
+		errs = append(errs, fmt.Errorf("FILINGS_SHARDS must be in 1..1024, got %d", cfg.Shards))
 	}
 	if cfg.FeePaymentLease <= cfg.FacilitatorTimeout || cfg.FeeReconcileInterval <= 0 {
 		errs = append(errs, errors.New("FEE_PAYMENT_LEASE must exceed FACILITATOR_TIMEOUT and FEE_RECONCILE_INTERVAL be positive"))

@@ -54,7 +54,11 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		return err
 	}
 	defer producer.Close()
-	relay, err := outbox.NewRelay(rdb, producer, outbox.DefaultRelayConfig(store.Sharding, cfg.Service.PodName), logger, base.Telemetry.Tracer)
+	drafts, err := store.NewDrafts(rdb, cfg.Shards, base.Durable)
+	if err != nil {
+		return err
+	}
+	relay, err := outbox.NewRelay(rdb, producer, outbox.DefaultRelayConfig(drafts.Sharding(), cfg.Service.PodName), logger, base.Telemetry.Tracer)
 	if err != nil {
 		return err
 	}
@@ -64,7 +68,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	payments, err := journal.New(journal.Config{Owner: filing.FeeOwner, Lease: cfg.FeePaymentLease}, rdb, facilitatorClient, logger)
+	payments, err := journal.New(journal.Config{Owner: filing.FeeOwner, Lease: cfg.FeePaymentLease, Durable: base.Durable}, rdb, facilitatorClient, logger)
 	if err != nil {
 		return err
 	}
@@ -73,7 +77,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		return err
 	}
 	rulesVersion, rulesHash, _ := api.Rules()
-	credentials, drafts := base.Credentials(), store.NewDrafts(rdb)
+	credentials := base.Credentials()
 	filings := filing.New(filing.Deps{
 		Drafts: drafts, Credentials: credentials, Payments: payments, Logger: logger,
 		Fees: filing.FeeConfig{PayTo: cfg.FeesPayTo, Networks: cfg.FeesNetworks, MaxTimeoutSeconds: cfg.FeesMaxTimeoutSeconds},

@@ -16,7 +16,6 @@ import (
 	"github.com/pcourt/pcourt/libs/auth/authtest"
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/services/filings/internal/events"
-	"github.com/pcourt/pcourt/services/filings/internal/store"
 )
 
 type opened struct {
@@ -37,7 +36,7 @@ type opened struct {
 
 func outboxLength(t testing.TB, s *stack) int64 {
 	var n int64
-	for _, stream := range store.Sharding.Streams() {
+	for _, stream := range s.drafts.Sharding().Streams() {
 		l, err := s.rdb.XLen(context.Background(), stream).Result()
 		require.NoError(t, err)
 		n += l

@@ -13,14 +13,13 @@ import (
 	"github.com/pcourt/pcourt/libs/auth/authtest"
 	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/services/filings/internal/events"
-	"github.com/pcourt/pcourt/services/filings/internal/store"
 )
 
 // caseOpenedFacts reads every case-opened fact in the outbox, by case id.
 func caseOpenedFacts(t *testing.T, s *stack) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
-	for _, stream := range store.Sharding.Streams() {
+	for _, stream := range s.drafts.Sharding().Streams() {
 		entries, err := s.rdb.XRange(context.Background(), stream, "-", "+").Result()
 		require.NoError(t, err)
 		for _, e := range entries {

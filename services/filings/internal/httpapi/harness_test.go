@@ -28,7 +28,9 @@ import (
 	"github.com/pcourt/pcourt/libs/auth/authtest"
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/idempotency"
+	"github.com/pcourt/pcourt/libs/outbox"
 	"github.com/pcourt/pcourt/libs/ratelimit"
+	"github.com/pcourt/pcourt/libs/redisclient"
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/libs/x402/facilitator"
@@ -44,6 +46,7 @@ import (
 type stack struct {
 	url          string
 	rdb          redis.UniversalClient
+	drafts       *store.Drafts
 	credentials  *auth.Store
 	orchestrator string
 	orchID       string // the orchestrator credential's public id
@@ -82,6 +85,13 @@ func newStack(t testing.TB) *stack {
 
 // newStackOn is newStack over a Redis of the test's choosing.
 func newStackOn(t testing.TB, rdb redis.UniversalClient) *stack {
+	t.Helper()
+	return newDurableStackOn(t, rdb, nil)
+}
+
+// newDurableStackOn is newStackOn whose opening step waits for durable's
+// confirmation, as production runs it.
+func newDurableStackOn(t testing.TB, rdb redis.UniversalClient, durable *redisclient.Durable) *stack {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	creds := auth.DefaultStoreConfig()
@@ -134,7 +144,9 @@ func newStackOn(t testing.TB, rdb redis.UniversalClient) *stack {
 	srv := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "filings", Logger: logger, Mapper: httpapi.Problem})
 	idempotent, err := idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:filings"), logger)
 	require.NoError(t, err)
-	drafts := store.NewDrafts(rdb)
+	drafts, err := store.NewDrafts(rdb, outbox.DefaultShards, durable)
+	require.NoError(t, err)
+	s.drafts = drafts
 	filings := filing.New(filing.Deps{
 		Drafts: drafts, Credentials: s.credentials, Payments: s.payments, Logger: logger,
 		Fees: filing.FeeConfig{PayTo: feePayTo, MaxTimeoutSeconds: 300, Networks: map[string][]string{

@@ -1,15 +1,19 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/pcourt/pcourt/libs/auth"
+	"github.com/pcourt/pcourt/libs/redisclient"
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/services/filings/internal/events"
 )
@@ -115,4 +119,32 @@ func TestShowOnceHoldsOnlyTheOpenersSides(t *testing.T) {
 		require.NotEmpty(t, o.Data.ShowOnce.ClaimantPartyToken)
 		require.Equal(t, map[string]string{"claimant_party": auth.HashToken(o.Data.ShowOnce.ClaimantPartyToken)}, fact.CapabilityHashes)
 	})
+}
+
+// With durable writes on (production), a case's opening is answered only
+// once the replica holds it: the draft opened and its case-opened entry
+// in the outbox, so a primary lost right after the 201 loses neither
+// (docs/redis.md, "Durable writes").
+func TestAnOpeningIsOnTheReplicaWhenAnswered(t *testing.T) {
+	primary := redistest.Start(t)
+	replica := redistest.StartReplica(t, primary)
+	var log bytes.Buffer
+	durable := redisclient.NewDurable(redisclient.DurableConfig{Mode: redisclient.DurableWait, Replicas: 1, Timeout: 300 * time.Millisecond}, slog.New(slog.NewJSONHandler(&log, nil)))
+	s := newDurableStackOn(t, primary.Client(t), durable)
+
+	d := s.prepare(t, claimantInitiated())
+	o, _ := s.openAs(t, d, s.orchestrator, s.orchID, "p-claimant", "org-acme")
+	onReplica := &stack{rdb: replica.Client(t), drafts: s.drafts}
+	require.Contains(t, caseOpenedFacts(t, onReplica), o.Data.CaseID, "the replica has the case-opened entry when the 201 is answered")
+	require.Empty(t, log.String())
+
+	// The replica away: the opening waits its timeout, stands, and is
+	// answered; the shortfall is logged.
+	replica.Stop()
+	d = s.prepare(t, claimantInitiated())
+	start := time.Now()
+	o, _ = s.openAs(t, d, s.orchestrator, s.orchID, "p-claimant", "org-acme")
+	require.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond)
+	require.Contains(t, caseOpenedFacts(t, s), o.Data.CaseID)
+	require.Contains(t, log.String(), `"msg":"durable write short"`)
 }

@@ -16,11 +16,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/pcourt/pcourt/libs/outbox"
+	"github.com/pcourt/pcourt/libs/redisclient"
 	"github.com/pcourt/pcourt/services/filings/internal/draft"
 )
-
-// Sharding spreads drafts, and the outbox of case-opened events, over hash tags.
-var Sharding = outbox.Sharding{Service: "filings", Count: outbox.DefaultShards}
 
 // Retention keeps a draft after its expiry or opening, for reads and replays.
 const Retention = 30 * 24 * time.Hour
@@ -34,14 +32,29 @@ var (
 
 // Drafts is the Redis store of drafts.
 type Drafts struct {
-	rdb redis.UniversalClient
+	rdb      redis.UniversalClient
+	sharding outbox.Sharding
+	durable  *redisclient.Durable
 }
 
-// NewDrafts returns the store.
-func NewDrafts(rdb redis.UniversalClient) *Drafts { return &Drafts{rdb: rdb} }
+// NewDrafts returns the store of drafts spread over shards hash tags
+// (FILINGS_SHARDS; the count is part of the data layout, docs/redis.md
+// says how to change it). The step that opens a case waits for durable's
+// confirmation (nil: none): an acknowledged opening must survive the loss
+// of the primary.
+func NewDrafts(rdb redis.UniversalClient, shards int, durable *redisclient.Durable) (*Drafts, error) {
+	sharding := outbox.Sharding{Service: "filings", Count: shards}
+	if err := sharding.Validate(); err != nil {
+		return nil, err
+	}
+	return &Drafts{rdb: rdb, sharding: sharding, durable: durable}, nil
+}
 
-func draftKey(id string) string {
-	return "pc:filings:" + Sharding.Tag(id) + ":draft:" + id
+// Sharding is the store's shard layout, for the outbox relay.
+func (s *Drafts) Sharding() outbox.Sharding { return s.sharding }
+
+func (s *Drafts) draftKey(id string) string {
+	return "pc:filings:" + s.sharding.Tag(id) + ":draft:" + id
 }
 
 // Stored is a draft as read, with the version a save must match.
@@ -56,7 +69,7 @@ func (s *Drafts) Create(ctx context.Context, d draft.Draft) error {
 	if err != nil {
 		return fmt.Errorf("encoding draft %s: %w", d.ID(), err)
 	}
-	n, err := createScript.Run(ctx, s.rdb, []string{draftKey(d.ID())}, record, string(d.Status()), Retention.Milliseconds()).Int()
+	n, err := createScript.Run(ctx, s.rdb, []string{s.draftKey(d.ID())}, record, string(d.Status()), Retention.Milliseconds()).Int()
 	if err != nil {
 		return fmt.Errorf("creating draft %s: %w", d.ID(), err)
 	}
@@ -70,7 +83,7 @@ func (s *Drafts) Create(ctx context.Context, d draft.Draft) error {
 // (draft.Draft's MarshalJSON, which checks every invariant on the way
 // back); this is the one place it is converted.
 func (s *Drafts) Load(ctx context.Context, id string) (Stored, error) {
-	v, err := s.rdb.HMGet(ctx, draftKey(id), "record", "version").Result()
+	v, err := s.rdb.HMGet(ctx, s.draftKey(id), "record", "version").Result()
 	if err != nil {
 		return Stored{}, fmt.Errorf("reading draft %s: %w", id, err)
 	}
@@ -103,14 +116,17 @@ func (s *Drafts) Save(ctx context.Context, d draft.Draft, expectVersion int64, o
 	if err != nil {
 		return fmt.Errorf("encoding draft %s: %w", d.ID(), err)
 	}
-	key := draftKey(d.ID())
+	key := s.draftKey(d.ID())
 	args := []any{expectVersion, record, string(d.Status())}
 	var n int
 	if open == nil {
 		n, err = saveScript.Run(ctx, s.rdb, []string{key}, args...).Int()
 	} else {
 		args = append(args, outbox.Args(ctx, open.Event)...)
-		n, err = openScript.Run(ctx, s.rdb, []string{key, Sharding.Stream(Sharding.Tag(d.ID()))}, args...).Int()
+		_, err = s.durable.Write(ctx, s.rdb, key, func(rdb redis.Scripter) (err error) {
+			n, err = openScript.Run(ctx, rdb, []string{key, s.sharding.Stream(s.sharding.Tag(d.ID()))}, args...).Int()
+			return err
+		})
 	}
 	if err != nil {
 		return fmt.Errorf("saving draft %s: %w", d.ID(), err)

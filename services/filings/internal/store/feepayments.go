@@ -14,14 +14,14 @@ import (
 // is claimed and verified and before it is settled, so two payments of one
 // fee never both settle.
 
-func feePaymentKey(draftID string) string {
-	return "pc:filings:" + Sharding.Tag(draftID) + ":fee-payment:" + draftID
+func (s *Drafts) feePaymentKey(draftID string) string {
+	return "pc:filings:" + s.sharding.Tag(draftID) + ":fee-payment:" + draftID
 }
 
 // FeePaymentOf returns the journal id of the payment the draft's fee is
 // bound to, "" when none.
 func (s *Drafts) FeePaymentOf(ctx context.Context, draftID string) (string, error) {
-	id, err := s.rdb.HGet(ctx, feePaymentKey(draftID), "payment_id").Result()
+	id, err := s.rdb.HGet(ctx, s.feePaymentKey(draftID), "payment_id").Result()
 	if err == redis.Nil {
 		return "", nil
 	}
@@ -35,7 +35,7 @@ func (s *Drafts) FeePaymentOf(ctx context.Context, draftID string) (string, erro
 // bound to from ("" for none): a compare-and-swap, so of two requests that
 // both saw the fee free, one binds. It reports whether it bound.
 func (s *Drafts) BindFeePayment(ctx context.Context, draftID, from, to string) (bool, error) {
-	n, err := bindFeePaymentScript.Run(ctx, s.rdb, []string{feePaymentKey(draftID)}, from, to, Retention.Milliseconds()).Int()
+	n, err := bindFeePaymentScript.Run(ctx, s.rdb, []string{s.feePaymentKey(draftID)}, from, to, Retention.Milliseconds()).Int()
 	if err != nil {
 		return false, fmt.Errorf("binding the fee payment of %s: %w", draftID, err)
 	}

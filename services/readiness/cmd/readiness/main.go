@@ -71,7 +71,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	seller, err := sale.NewSeller(sale.Config{Table: table, Lease: cfg.Lease, Resource: httpapi.Path, ResourceURL: cfg.PublicBase.URL(httpapi.Path)},
+	seller, err := sale.NewSeller(sale.Config{Table: table, Lease: cfg.Lease, Resource: httpapi.Path, ResourceURL: cfg.PublicBase.URL(httpapi.Path), Durable: base.Durable},
 		rdb, store.NewCaps(rdb, cfg.PayerCap, cfg.GlobalCap), facilitatorClient, logger, nil)
 	if err != nil {
 		return err

@@ -26,6 +26,7 @@ import (
 
 	"github.com/pcourt/pcourt/libs/jcs"
 	"github.com/pcourt/pcourt/libs/outbox"
+	"github.com/pcourt/pcourt/libs/redisclient"
 	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/libs/x402/journal"
 	"github.com/pcourt/pcourt/services/readiness/internal/events"
@@ -47,6 +48,9 @@ type Config struct {
 	Resource string
 	// ResourceURL is its public URL, recorded in events.
 	ResourceURL string
+	// Durable confirms a payment's settlement records before the report
+	// is answered (nil: none; journal.Config.Durable).
+	Durable *redisclient.Durable
 }
 
 // Seller sells reports.
@@ -70,7 +74,7 @@ func NewSeller(cfg Config, rdb redis.UniversalClient, caps *store.Caps, f journa
 		now = time.Now
 	}
 	s := &Seller{cfg: cfg, rules: rules, paymentIDs: store.NewPaymentIDs(rdb), caps: caps, now: now}
-	j, err := journal.New(journal.Config{Owner: Owner, Lease: cfg.Lease, FulfilledOnSettle: true, Event: s.settlementEvent}, rdb, f, logger)
+	j, err := journal.New(journal.Config{Owner: Owner, Lease: cfg.Lease, FulfilledOnSettle: true, Event: s.settlementEvent, Durable: cfg.Durable}, rdb, f, logger)
 	if err != nil {
 		return nil, err
 	}
