@@ -26,8 +26,9 @@ type Publisher interface {
 // RelayConfig configures a Relay.
 type RelayConfig struct {
 	Sharding Sharding
-	// Group names the relay in the shard leases' keys; every replica of a
-	// service shares it.
+	// Group was the stream consumer group of the relay this one replaced;
+	// it is still required, but leases, not a group, now share the shards
+	// out (see the package documentation).
 	Group string
 	// Consumer names this replica (the pod name) in the lease it holds.
 	Consumer string
