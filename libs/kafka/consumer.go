@@ -25,7 +25,7 @@ type Handler func(ctx context.Context, msg Message) error
 const (
 	defaultRetryBackoff      = 200 * time.Millisecond
 	defaultRetryBackoffMax   = 5 * time.Second
-	defaultDeadLetterSuffix  = ".dlq"
+	defaultDeadLetterSuffix  = DeadLetterSuffix
 	defaultMinBytes          = 1
 	defaultMaxWait           = 250 * time.Millisecond
 	defaultHeartbeatInterval = 3 * time.Second
@@ -48,6 +48,8 @@ const (
 type ConsumerConfig struct {
 	// Brokers are the seed broker addresses, host:port.
 	Brokers []string
+	// Security is TLS and SASL; zero is plaintext.
+	Security Security
 	// ClientID names this client in broker logs and quotas. Default "pcourt".
 	ClientID string
 	// GroupID is the consumer group; its committed offsets are where a
@@ -138,7 +140,7 @@ func (c ConsumerConfig) withDefaults() ConsumerConfig {
 // default exists.
 func (c ConsumerConfig) Validate() error {
 	var errs []error
-	errs = append(errs, validateBrokers(c.Brokers))
+	errs = append(errs, validateBrokers(c.Brokers), c.Security.Validate())
 	if c.GroupID == "" {
 		errs = append(errs, errors.New("no group id"))
 	}
@@ -212,12 +214,17 @@ func NewConsumer(cfg ConsumerConfig, handle Handler, deadLetters *Producer, logg
 		return nil, errors.New("kafka consumer: nil logger")
 	}
 	cfg = cfg.withDefaults()
+	conn, err := cfg.Security.connection()
+	if err != nil {
+		return nil, err
+	}
 	logger = logger.With("topic", cfg.Topic, "group", cfg.GroupID)
 	rc := kafkago.ReaderConfig{
-		Brokers:           cfg.Brokers,
-		GroupID:           cfg.GroupID,
-		Topic:             cfg.Topic,
-		Dialer:            &kafkago.Dialer{ClientID: cfg.ClientID, Timeout: 10 * time.Second, DualStack: true},
+		Brokers: cfg.Brokers,
+		GroupID: cfg.GroupID,
+		Topic:   cfg.Topic,
+		Dialer: &kafkago.Dialer{ClientID: cfg.ClientID, Timeout: 10 * time.Second, DualStack: true,
+			TLS: conn.tls, SASLMechanism: conn.sasl},
 		MinBytes:          cfg.MinBytes,
 		MaxBytes:          maxFetchBytes,
 		MaxWait:           cfg.MaxWait,

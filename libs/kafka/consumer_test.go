@@ -28,6 +28,7 @@ import (
 func TestTraceContextCrossesKafka(t *testing.T) {
 	brokers := kafkatest.StartBroker(t)
 	const topic = "traced"
+	kafkatest.CreateTopic(t, brokers, topic, 1)
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
@@ -92,6 +93,7 @@ func TestTraceContextCrossesKafka(t *testing.T) {
 func TestPublishContinuesMessageParent(t *testing.T) {
 	brokers := kafkatest.StartBroker(t)
 	const topic = "relayed"
+	kafkatest.CreateTopic(t, brokers, topic, 1)
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
@@ -377,13 +379,17 @@ func TestRunDrainsMessageInHand(t *testing.T) {
 // broker is back are handled.
 func TestConsumerOutlivesABrokerAway(t *testing.T) {
 	dir := t.TempDir()
-	first, err := kafkadev.NewCluster(0, dir)
+	first, err := kafkadev.Start(kafkadev.Config{DataDir: dir})
 	require.NoError(t, err)
 	brokers := first.ListenAddrs()
-	_, p, err := net.SplitHostPort(brokers[0])
-	require.NoError(t, err)
-	port, err := strconv.Atoi(p)
-	require.NoError(t, err)
+	var ports []int
+	for _, b := range brokers {
+		_, p, err := net.SplitHostPort(b)
+		require.NoError(t, err)
+		port, err := strconv.Atoi(p)
+		require.NoError(t, err)
+		ports = append(ports, port)
+	}
 	topic, group := "broker-away", "g-broker-away"
 	kafkatest.CreateTopic(t, brokers, topic, 1)
 	producer := newProducer(t, brokers, nil)
@@ -411,7 +417,7 @@ func TestConsumerOutlivesABrokerAway(t *testing.T) {
 	default:
 	}
 
-	second, err := kafkadev.NewCluster(port, dir)
+	second, err := kafkadev.Start(kafkadev.Config{Ports: ports, DataDir: dir})
 	require.NoError(t, err)
 	t.Cleanup(second.Close)
 	publish("after")

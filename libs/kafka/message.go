@@ -116,7 +116,7 @@ func toRecord(m Message) kafkago.Message {
 		Value: m.Value,
 	}
 	if m.Key != "" {
-		// A nil key makes kafka-go's Hash balancer spread records; an empty
+		// A nil key makes the murmur2 balancer spread records; an empty
 		// non-nil one would pin them all to one partition.
 		rec.Key = []byte(m.Key)
 	}

@@ -13,12 +13,18 @@ import (
 // accepts connections but never answers cannot hang a readiness probe.
 const pingTimeout = 5 * time.Second
 
-// Ping dials the brokers in turn and reads cluster metadata from the first
-// that answers; it fails only if none does. Readiness probes use it.
-func Ping(ctx context.Context, brokers []string) error {
+// Ping dials the brokers in turn, with security's TLS and SASL, and reads
+// cluster metadata from the first that answers; it fails only if none
+// does. Readiness probes use it.
+func Ping(ctx context.Context, brokers []string, security Security) error {
 	if err := validateBrokers(brokers); err != nil {
 		return fmt.Errorf("pinging kafka: %w", err)
 	}
+	conn, err := security.connection()
+	if err != nil {
+		return fmt.Errorf("pinging kafka: %w", err)
+	}
+	dialer := &kafkago.Dialer{ClientID: defaultClientID, TLS: conn.tls, SASLMechanism: conn.sasl}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, pingTimeout)
@@ -26,7 +32,7 @@ func Ping(ctx context.Context, brokers []string) error {
 	}
 	var errs []error
 	for _, addr := range brokers {
-		err := pingBroker(ctx, addr)
+		err := pingBroker(ctx, dialer, addr)
 		if err == nil {
 			return nil
 		}
@@ -39,8 +45,8 @@ func Ping(ctx context.Context, brokers []string) error {
 }
 
 // pingBroker asks one broker for the broker list, bounded by ctx.
-func pingBroker(ctx context.Context, addr string) error {
-	conn, err := (&kafkago.Dialer{ClientID: defaultClientID}).DialContext(ctx, "tcp", addr)
+func pingBroker(ctx context.Context, dialer *kafkago.Dialer, addr string) error {
+	conn, err := dialer.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return err
 	}

@@ -47,7 +47,7 @@ func TestPing(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), bound)
 			defer cancel()
 			start := time.Now()
-			err := kafka.Ping(ctx, tt.brokers)
+			err := kafka.Ping(ctx, tt.brokers, kafka.Security{})
 			assert.Less(t, time.Since(start), bound+time.Second, "Ping outlived its ctx")
 			if tt.wantErr == "" {
 				require.NoError(t, err)

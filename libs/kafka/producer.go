@@ -42,6 +42,8 @@ const (
 type ProducerConfig struct {
 	// Brokers are the seed broker addresses, host:port.
 	Brokers []string
+	// Security is TLS and SASL; zero is plaintext.
+	Security Security
 	// ClientID names this client in broker logs and quotas. Default "pcourt".
 	ClientID string
 	// BatchTimeout bounds how long a record waits for others to share its
@@ -72,7 +74,7 @@ func (c ProducerConfig) withDefaults() ProducerConfig {
 // default.
 func (c ProducerConfig) Validate() error {
 	var errs []error
-	errs = append(errs, validateBrokers(c.Brokers))
+	errs = append(errs, validateBrokers(c.Brokers), c.Security.Validate())
 	if c.BatchTimeout < 0 {
 		errs = append(errs, fmt.Errorf("batch timeout %v is negative", c.BatchTimeout))
 	}
@@ -97,6 +99,14 @@ func validateBrokers(brokers []string) error {
 	return nil
 }
 
+// Partitioner is the balancer of every record the platform writes: the
+// Java client's default for a keyed record, toPositive(murmur2(key)) %
+// partitions, so a producer in any language using Kafka's default (Java,
+// librdkafka's murmur2_random, franz-go's StickyKeyPartitioner) puts a
+// case's records on the partition ours do, and their order holds across
+// producers. A record without a key goes to a random partition.
+func Partitioner() kafkago.Balancer { return &kafkago.Murmur2Balancer{} }
+
 // Producer writes records synchronously: Publish returns once every broker
 // in the in-sync replica set has the records, which is what lets an outbox
 // relay acknowledge its stream entries afterwards. It is safe for
@@ -114,17 +124,24 @@ func NewProducer(cfg ProducerConfig) (*Producer, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	transport := &kafkago.Transport{ClientID: cfg.ClientID}
+	conn, err := cfg.Security.connection()
+	if err != nil {
+		return nil, err
+	}
+	transport := &kafkago.Transport{ClientID: cfg.ClientID, TLS: conn.tls, SASL: conn.sasl}
 	return &Producer{
 		writer: &kafkago.Writer{
 			Addr:         kafkago.TCP(cfg.Brokers...),
-			Balancer:     &kafkago.Hash{}, // same key, same partition: per-case order
+			Balancer:     Partitioner(),
 			RequiredAcks: kafkago.RequireAll,
 			BatchTimeout: cfg.BatchTimeout,
 			WriteTimeout: cfg.WriteTimeout,
-			// Dev runs kfake with auto creation; in production ops create
-			// topics and brokers refuse auto creation, so this is harmless.
-			AllowAutoTopicCreation: true,
+			// Topics are declared (api.Topics) and created by whoever runs
+			// the cluster: the chart's KafkaTopic resources, the dev
+			// broker at start. A topic the table lacks is an error here,
+			// never a topic quietly made with the broker's defaults (one
+			// partition, one replica).
+			AllowAutoTopicCreation: false,
 			Transport:              transport,
 		},
 		transport: transport,

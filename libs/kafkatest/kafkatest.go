@@ -11,7 +11,9 @@ import (
 	"time"
 
 	kafkago "github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/kafka/kafkadev"
 )
 
@@ -20,33 +22,45 @@ import (
 // when things work.
 const Timeout = 30 * time.Second
 
-// StartBroker starts a single-broker in-memory kfake cluster on a free port
-// with automatic topic creation (10 partitions per topic), closes it when
-// the test ends, and returns the seed broker addresses.
+// StartBroker starts an in-memory Kafka-protocol test cluster of
+// kafkadev.Brokers kfake brokers on free ports holding every declared
+// topic (kafka.Topics), closes it when the test ends, and returns the seed
+// broker addresses. Like a production cluster it creates no topic on
+// demand: a test of its own topic creates it with CreateTopic.
 func StartBroker(tb testing.TB) []string {
 	tb.Helper()
-	c, err := kafkadev.NewCluster(0, "")
+	return StartCluster(tb, kafkadev.Config{}).ListenAddrs()
+}
+
+// StartCluster is StartBroker with cfg's options (TLS, SASL, fault
+// hooks), returning the cluster itself so a test can move partition
+// leaders or make requests fail. cfg.Topics defaults to kafka.Topics.
+func StartCluster(tb testing.TB, cfg kafkadev.Config) *kfake.Cluster {
+	tb.Helper()
+	if cfg.Topics == nil {
+		cfg.Topics = kafka.Topics
+	}
+	c, err := kafkadev.Start(cfg)
 	if err != nil {
 		tb.Fatalf("kafkatest: %v", err)
 	}
 	tb.Cleanup(c.Close)
-	return c.ListenAddrs()
+	return c
 }
 
-// CreateTopic creates topic with the given partition count, so a test does
-// not depend on the broker's auto-creation default.
+// CreateTopic creates topic and its dead-letter topic (topic plus
+// kafka.DeadLetterSuffix) with the given partition count, replicated on
+// every broker, for a test that does not use a declared topic.
 func CreateTopic(tb testing.TB, brokers []string, topic string, partitions int) {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
 	defer cancel()
-	client := &kafkago.Client{Addr: kafkago.TCP(brokers...)}
-	resp, err := client.CreateTopics(ctx, &kafkago.CreateTopicsRequest{
-		Topics: []kafkago.TopicConfig{{Topic: topic, NumPartitions: partitions, ReplicationFactor: 1}},
-	})
-	if err == nil {
-		err = resp.Errors[topic]
+	var topics []kafka.Topic
+	for _, name := range []string{topic, topic + kafka.DeadLetterSuffix} {
+		topics = append(topics, kafka.Topic{Name: name, Partitions: partitions,
+			ReplicationFactor: kafkadev.Brokers, MinInsyncReplicas: 2, Retention: 24 * time.Hour})
 	}
-	if err != nil {
+	if err := kafka.CreateTopics(ctx, brokers, kafka.Security{}, topics...); err != nil {
 		tb.Fatalf("kafkatest: creating topic %s: %v", topic, err)
 	}
 }

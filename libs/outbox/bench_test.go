@@ -53,6 +53,7 @@ func BenchmarkStateChangeAlone(b *testing.B) {
 func BenchmarkRelayThroughput(b *testing.B) {
 	rdb := redistest.NewClient(b)
 	brokers := kafkatest.StartBroker(b)
+	kafkatest.CreateTopic(b, brokers, "orders.relay.bench.v1", 10)
 	ctx := context.Background()
 	for i := range b.N {
 		if err := open(ctx, b, rdb, fmt.Sprintf("r-%09d", i), "orders.relay.bench.v1"); err != nil {

@@ -4,11 +4,49 @@
 // one Lua script: the script's keys share a hash tag with one of the
 // service's outbox streams, so the step is atomic on a single Redis and on
 // Redis Cluster alike. A Relay then publishes stream entries to Kafka and
-// acknowledges them only after the brokers have them. A relay that dies
-// between the two steps leaves its entries pending; they are published again
-// (by its successor, or by another replica once they have been idle for
-// ClaimIdle), so every event is published at least once and consumers dedupe
-// by event id.
+// deletes them only after the brokers have them. A relay that dies between
+// the two steps leaves its entries in the stream; the shard's next relay
+// publishes them again, so every event is published at least once and
+// consumers dedupe by event id.
+//
+// # Order
+//
+// Events of one key (a case) keep on Kafka the order their scripts gave
+// them in the stream: for each key, the first copy of each event on its
+// partition comes in stream order; any later copy is a duplicate that the
+// consumers drop by event id. It holds because of three rules:
+//
+//  1. The stream holds only what is not yet published: an entry is
+//     deleted once the brokers acknowledged it, never before. A relay
+//     always reads from the start of the stream, so a batch holding an
+//     event holds every older unpublished event of its shard before it,
+//     and the Publisher writes one batch's records of one partition in
+//     order, in one request.
+//  2. One relay publishes a shard at a time: the one holding the shard's
+//     lease, a Redis key beside the stream with a token
+//     "<consumer>/<epoch>" whose epoch grows with each new holder. The
+//     holder renews it about every third of ClaimIdle; a silent holder
+//     (killed, partitioned, paused) loses it after ClaimIdle and another
+//     replica takes the shard. Its successor starts from the start of the
+//     stream, so whatever the old holder had in flight is published again
+//     before anything newer.
+//  3. Deleting is fenced: one script deletes a batch only if the lease
+//     still holds the deleting relay's token. A holder that outlived its
+//     tenure (a publish slower than ClaimIdle, a pause) finds it out there,
+//     deletes nothing and stops relaying the shard. Its late records are
+//     an in-order batch from the start of the stream, which its successor
+//     publishes too, before anything newer: whether they land before or
+//     after the successor's copies, the first copy of each event stays in
+//     stream order. And it cannot delete entries its successor has still
+//     to publish.
+//     A holder also stops publishing when its tenure would have ended
+//     (the publish's deadline), which keeps such stale records rare.
+//
+// Without rule 1 order would rest on timing: the relay this replaces read
+// through a stream consumer group, which handed each replica different
+// entries and let a successor publish newer entries while the entries a
+// dead replica held waited ClaimIdle to be claimed, so a case's later
+// event could reach Kafka before its earlier one.
 package outbox
 
 import (

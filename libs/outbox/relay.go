@@ -26,17 +26,20 @@ type Publisher interface {
 // RelayConfig configures a Relay.
 type RelayConfig struct {
 	Sharding Sharding
-	// Group is the stream consumer group all replicas share, so each entry
-	// goes to one replica in steady state.
+	// Group was the stream consumer group of the relay this one replaced;
+	// it is still required, but leases, not a group, now share the shards
+	// out (see the package documentation).
 	Group string
-	// Consumer names this replica within the group (the pod name).
+	// Consumer names this replica (the pod name) in the lease it holds.
 	Consumer string
 	// Batch is the most entries published in one Kafka request.
 	Batch int
-	// Block is how long an idle read waits for new entries.
+	// Block is how long an idle read waits for new entries; it is
+	// shortened to a third of ClaimIdle so the lease is renewed in time.
 	Block time.Duration
-	// ClaimIdle is how long an entry stays pending with a silent replica
-	// before another takes it over.
+	// ClaimIdle is the shard lease's lifetime: how long a silent holder
+	// (a killed pod, a stalled one) keeps its shards before another
+	// replica takes them over. The holder renews it about every third.
 	ClaimIdle time.Duration
 	// RetryBackoff is the pause after a failed publish.
 	RetryBackoff time.Duration
@@ -49,7 +52,7 @@ func DefaultRelayConfig(sharding Sharding, consumer string) RelayConfig {
 		Group:        "relay",
 		Consumer:     consumer,
 		Batch:        100,
-		Block:        time.Second, // go-redis raises shorter blocks to 1 s anyway
+		Block:        time.Second,
 		ClaimIdle:    30 * time.Second,
 		RetryBackoff: 500 * time.Millisecond,
 	}
@@ -63,9 +66,11 @@ func (c RelayConfig) Validate() error {
 	switch {
 	case c.Group == "" || c.Consumer == "":
 		return errors.New("outbox relay: group and consumer required")
+	case strings.Contains(c.Consumer, "/"):
+		return errors.New("outbox relay: consumer may not contain '/'")
 	case c.Batch < 1:
 		return errors.New("outbox relay: batch must be positive")
-	case c.Block < time.Millisecond || c.ClaimIdle < time.Millisecond || c.RetryBackoff <= 0:
+	case c.Block < time.Millisecond || c.ClaimIdle < 3*time.Millisecond || c.RetryBackoff <= 0:
 		return errors.New("outbox relay: durations must be positive")
 	}
 	return nil
@@ -92,97 +97,142 @@ func NewRelay(rdb redis.UniversalClient, pub Publisher, cfg RelayConfig, logger 
 	return &Relay{rdb: rdb, pub: pub, cfg: cfg, logger: logger, tracer: tp.Tracer("github.com/pcourt/pcourt/libs/outbox")}, nil
 }
 
-// Run relays every shard until ctx is cancelled. Entries read but not yet
-// acknowledged when it stops stay pending and are published again later.
+// Run relays every shard whose lease it holds or wins until ctx is
+// cancelled, then gives its leases up so a successor need not wait for
+// them to expire. Entries read but not yet acknowledged when it stops stay
+// in their stream and are published again by the shard's next holder.
 func (r *Relay) Run(ctx context.Context) error {
-	streams := r.cfg.Sharding.Streams()
-	for _, stream := range streams {
-		err := r.rdb.XGroupCreateMkStream(ctx, stream, r.cfg.Group, "0").Err()
-		if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
-			return fmt.Errorf("creating relay group on %s: %w", stream, err)
-		}
-	}
 	var wg sync.WaitGroup
-	for _, stream := range streams {
+	for _, stream := range r.cfg.Sharding.Streams() {
 		wg.Go(func() { r.runShard(ctx, stream) })
 	}
 	wg.Wait()
 	return nil
 }
 
+// The lease of a shard: one key beside its stream, holding
+// "<consumer>/<epoch>", and the epoch counter, which only grows, so a
+// token names one tenure: a holder that lost its lease and won it back has
+// a new one. Both keys share the stream's hash tag, so the scripts below
+// run on one node of a cluster.
+func leaseKey(stream string) string { return stream + ":lease" }
+func epochKey(stream string) string { return stream + ":epoch" }
+
+// acquireLease renews the caller's lease (ARGV[1], its token, or "" when
+// it holds none) or, when nobody holds the shard, starts a new tenure. It
+// returns the token held, or false when another replica holds the shard.
+var acquireLease = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  if cur == ARGV[1] then
+    redis.call('PEXPIRE', KEYS[1], ARGV[3])
+    return cur
+  end
+  return false
+end
+local token = ARGV[2] .. '/' .. redis.call('INCR', KEYS[2])
+redis.call('SET', KEYS[1], token, 'PX', ARGV[3])
+return token
+`)
+
+// ackFenced deletes published entries only while the caller's tenure
+// lasts: it returns -1 and deletes nothing when the lease holds another
+// token (or none).
+var ackFenced = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return -1
+end
+return redis.call('XDEL', KEYS[2], unpack(ARGV, 2))
+`)
+
+// releaseLease gives the caller's lease up at shutdown.
+var releaseLease = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+`)
+
+// errFenced means the relay's tenure ended while it published: another
+// replica holds the shard and republishes what this one did not delete.
+var errFenced = errors.New("the shard's lease passed to another replica")
+
 func (r *Relay) runShard(ctx context.Context, stream string) {
-	// Entries this consumer name read before a restart come first; they may
-	// or may not have reached Kafka.
-	ownPending := true
-	nextClaim := time.Time{}
+	poll := r.cfg.ClaimIdle / 3
+	block := min(r.cfg.Block, poll)
+	token := ""
+	defer func() {
+		if token == "" {
+			return
+		}
+		release, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		if err := releaseLease.Run(release, r.rdb, []string{leaseKey(stream)}, token).Err(); err != nil {
+			r.logger.WarnContext(release, "releasing the outbox lease failed; it expires", "stream", stream, "err", err)
+		}
+	}()
 	for ctx.Err() == nil {
-		var entries []redis.XMessage
-		var err error
+		renewed := time.Now()
+		held, err := acquireLease.Run(ctx, r.rdb, []string{leaseKey(stream), epochKey(stream)},
+			token, r.cfg.Consumer, r.cfg.ClaimIdle.Milliseconds()).Text()
 		switch {
-		case ownPending:
-			entries, err = r.read(ctx, stream, "0", -1)
-			ownPending = len(entries) > 0
-		case time.Now().After(nextClaim):
-			entries, _, err = r.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{
-				Stream: stream, Group: r.cfg.Group, Consumer: r.cfg.Consumer,
-				MinIdle: r.cfg.ClaimIdle, Start: "0-0", Count: int64(r.cfg.Batch),
-			}).Result()
-			if len(entries) == 0 {
-				nextClaim = time.Now().Add(r.cfg.ClaimIdle / 2)
+		case errors.Is(err, redis.Nil):
+			if token != "" {
+				r.logger.WarnContext(ctx, "outbox lease lost; another replica relays the shard", "stream", stream, "lease", token)
 			}
-		default:
-			entries, err = r.read(ctx, stream, ">", r.cfg.Block)
-		}
-		if err != nil {
+			token = ""
+			wait(ctx, poll)
+			continue
+		case err != nil:
 			if ctx.Err() == nil {
-				r.logger.ErrorContext(ctx, "reading outbox failed", "stream", stream, "err", err)
-				r.pause(ctx)
+				r.logger.ErrorContext(ctx, "renewing the outbox lease failed", "stream", stream, "err", err)
+				wait(ctx, r.cfg.RetryBackoff)
 			}
 			continue
 		}
-		if len(entries) == 0 {
-			continue
+		if held != token {
+			r.logger.InfoContext(ctx, "outbox lease taken", "stream", stream, "lease", held)
+			token = held
 		}
-		if err := r.relay(ctx, stream, entries); err != nil {
-			if ctx.Err() == nil {
-				r.logger.ErrorContext(ctx, "relaying outbox entries failed; they stay pending", "stream", stream, "entries", len(entries), "err", err)
-				r.pause(ctx)
-			}
-			ownPending = true
+		// The tenure ends at renewed+ClaimIdle at the latest; nothing this
+		// holder publishes after that could be acknowledged.
+		tenure, cancel := context.WithDeadline(ctx, renewed.Add(r.cfg.ClaimIdle))
+		err = r.relayHead(tenure, stream, token, block)
+		cancel()
+		switch {
+		case errors.Is(err, errFenced):
+			r.logger.WarnContext(ctx, "outbox lease lost while publishing; the entries stay for the shard's next holder", "stream", stream, "lease", token)
+			token = ""
+		case err != nil && ctx.Err() == nil:
+			r.logger.ErrorContext(ctx, "relaying outbox entries failed; they stay in the stream", "stream", stream, "err", err)
+			wait(ctx, r.cfg.RetryBackoff)
 		}
 	}
 }
 
-// read returns up to Batch entries: id "0" re-reads this consumer's pending
-// entries, ">" reads new ones, waiting up to block (negative: no wait).
-func (r *Relay) read(ctx context.Context, stream, id string, block time.Duration) ([]redis.XMessage, error) {
-	res, err := r.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
-		Group: r.cfg.Group, Consumer: r.cfg.Consumer,
-		Streams: []string{stream, id}, Count: int64(r.cfg.Batch), Block: block,
-	}).Result()
+// relayHead publishes the oldest entries of stream, waiting up to block
+// for one when it is empty, and deletes them if token still holds the
+// lease. The stream holds only entries not yet published (published ones
+// are deleted), so reading from its start is reading in order from the
+// first unpublished entry.
+func (r *Relay) relayHead(ctx context.Context, stream, token string, block time.Duration) error {
+	res, err := r.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{stream, "0-0"}, Count: int64(r.cfg.Batch), Block: block}).Result()
 	if errors.Is(err, redis.Nil) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("reading %s: %w", stream, err)
 	}
-	var out []redis.XMessage
+	var entries []redis.XMessage
 	for _, s := range res {
-		for _, m := range s.Messages {
-			if m.Values == nil { // deleted after it was read: nothing to publish
-				continue
-			}
-			out = append(out, m)
-		}
+		entries = append(entries, s.Messages...)
 	}
-	return out, nil
-}
-
-// relay publishes the entries in stream order and only then acknowledges and
-// deletes them.
-func (r *Relay) relay(ctx context.Context, stream string, entries []redis.XMessage) error {
+	if len(entries) == 0 {
+		return nil
+	}
 	msgs := make([]kafka.Message, 0, len(entries))
-	ids := make([]string, 0, len(entries))
+	ids := make([]any, 0, len(entries)+1)
+	ids = append(ids, token)
 	for _, e := range entries {
 		ids = append(ids, e.ID)
 		m, err := toMessage(e)
@@ -199,18 +249,16 @@ func (r *Relay) relay(ctx context.Context, stream string, entries []redis.XMessa
 			return err
 		}
 	}
-	if ctx.Err() != nil {
-		// Stopping between publish and acknowledge: the entries stay pending
-		// and are published again, which consumers absorb by event id.
-		return ctx.Err()
-	}
-	_, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.XAck(ctx, stream, r.cfg.Group, ids...)
-		p.XDel(ctx, stream, ids...)
-		return nil
-	})
+	// Acknowledge even if ctx ended meanwhile: the brokers have the
+	// records, and the fence, not ctx, says whether this tenure may.
+	ack, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	n, err := ackFenced.Run(ack, r.rdb, []string{leaseKey(stream), stream}, ids...).Int64()
 	if err != nil {
-		return fmt.Errorf("acknowledging %d entries: %w", len(ids), err)
+		return fmt.Errorf("acknowledging %d entries: %w", len(entries), err)
+	}
+	if n < 0 {
+		return errFenced
 	}
 	return nil
 }
@@ -234,8 +282,9 @@ func toMessage(e redis.XMessage) (kafka.Message, error) {
 	return m, nil
 }
 
-func (r *Relay) pause(ctx context.Context) {
-	t := time.NewTimer(r.cfg.RetryBackoff)
+// wait pauses for d or until ctx ends.
+func wait(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():

@@ -34,6 +34,8 @@ type Config struct {
 	Auth         auth.StoreConfig
 	Redis        redisclient.Config
 	KafkaBrokers []string
+	// KafkaSecurity is TLS and SASL/SCRAM to the brokers (KAFKA_TLS…).
+	KafkaSecurity kafka.Security
 	// KafkaCommitInterval batches a consumer's offset commits (see
 	// kafka.ConsumerConfig.CommitInterval).
 	KafkaCommitInterval time.Duration
@@ -42,15 +44,17 @@ type Config struct {
 }
 
 // ConfigFromEnv reads HTTP_*, REDIS_*, KAFKA_BROKERS (default
-// 127.0.0.1:9092), KAFKA_COMMIT_INTERVAL (100ms), LOG_LEVEL (info) and
+// 127.0.0.1:9092), KAFKA_TLS* and KAFKA_SASL_* (kafka.SecurityFromEnv),
+// KAFKA_COMMIT_INTERVAL (100ms), LOG_LEVEL (info) and
 // POD_NAME (the hostname).
 func ConfigFromEnv(r *envconf.Reader, defaultAddr string) Config {
 	host, _ := os.Hostname()
 	return Config{
-		HTTP:         httpserver.ConfigFromEnv(r, defaultAddr),
-		Auth:         auth.StoreConfigFromEnv(r),
-		Redis:        redisclient.FromEnv(r),
-		KafkaBrokers: r.List("KAFKA_BROKERS", []string{"127.0.0.1:9092"}),
+		HTTP:          httpserver.ConfigFromEnv(r, defaultAddr),
+		Auth:          auth.StoreConfigFromEnv(r),
+		Redis:         redisclient.FromEnv(r),
+		KafkaBrokers:  r.List("KAFKA_BROKERS", []string{"127.0.0.1:9092"}),
+		KafkaSecurity: kafka.SecurityFromEnv(r),
 		// One synchronous commit per message caps a consumer near a
 		// thousand messages a second; batched every 100 ms, a crash
 		// redelivers at most that much, which the consumers dedupe.
@@ -62,7 +66,7 @@ func ConfigFromEnv(r *envconf.Reader, defaultAddr string) Config {
 
 // Validate reports every unusable setting.
 func (c Config) Validate() error {
-	errs := []error{c.HTTP.Validate(), c.Auth.Validate(), c.Redis.Validate()}
+	errs := []error{c.HTTP.Validate(), c.Auth.Validate(), c.Redis.Validate(), c.KafkaSecurity.Validate()}
 	if len(c.KafkaBrokers) == 0 {
 		errs = append(errs, errors.New("KAFKA_BROKERS must name at least one broker"))
 	}
@@ -179,7 +183,7 @@ func (b *Base) Server(mapper problem.Mapper, extra ...httpserver.Check) *httpser
 // or consumes through Kafka: while the brokers are away its outbox keeps
 // the writes and its relay and consumers retry, so the pod stays ready.
 func (b *Base) KafkaCheck() httpserver.Check {
-	return httpserver.Check{Name: "kafka", Advisory: true, Probe: func(ctx context.Context) error { return kafka.Ping(ctx, b.Config.KafkaBrokers) }}
+	return httpserver.Check{Name: "kafka", Advisory: true, Probe: func(ctx context.Context) error { return kafka.Ping(ctx, b.Config.KafkaBrokers, b.Config.KafkaSecurity) }}
 }
 
 // Close closes Redis and flushes telemetry, logging what fails. It is the

@@ -60,7 +60,7 @@ func parseFlags(args []string) (config, error) {
 	fs := flag.NewFlagSet("devstack", flag.ContinueOnError)
 	fs.StringVar(&cfg.Dir, "dir", filepath.Join(root, ".devstack"), "state directory")
 	fs.IntVar(&cfg.EdgePort, "port", 8080, "edge port; readiness, filings, cases, webhooks, the local x402 facilitator, the reference adjudicator, the compat-controller and the console take the next eight")
-	fs.IntVar(&cfg.KafkaPort, "kafka-port", 9092, "Kafka (kfake) port")
+	fs.IntVar(&cfg.KafkaPort, "kafka-port", 9092, "first Kafka-protocol test broker (kfake) port; its other two brokers take the next two")
 	fs.IntVar(&cfg.RedisPort, "redis-port", 6390, "Redis port (not 6379, to stay clear of a system Redis)")
 	fs.BoolVar(&cfg.RedisCluster, "redis-cluster", os.Getenv("DEVSTACK_REDIS") == "cluster",
 		"run a three-primary Redis Cluster on the Redis port and the next two (default from DEVSTACK_REDIS=cluster)")
@@ -92,7 +92,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer kafka.Close()
-	fmt.Fprintf(stdout, "kafka (kfake) on %s\n", kafka.ListenAddrs()[0])
+	fmt.Fprintf(stdout, "kafka (kfake, %d brokers) on %s\n", len(kafka.ListenAddrs()), strings.Join(kafka.ListenAddrs(), ", "))
 
 	redis, err := startRedis(ctx, cfg, stdout)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/kafka/kafkadev"
 	"github.com/pcourt/pcourt/libs/x402"
 )
@@ -246,9 +247,12 @@ func waitReady(ctx context.Context, services []*service, exited <-chan error) er
 }
 
 func startKafka(cfg config) (*kfake.Cluster, error) {
-	c, err := kafkadev.NewCluster(cfg.KafkaPort, filepath.Join(cfg.Dir, "kafka"))
+	// Three brokers on KafkaPort and the next two, holding the declared
+	// topics: the services' producers create none.
+	ports := []int{cfg.KafkaPort, cfg.KafkaPort + 1, cfg.KafkaPort + 2}
+	c, err := kafkadev.Start(kafkadev.Config{Ports: ports, DataDir: filepath.Join(cfg.Dir, "kafka"), Topics: kafka.Topics})
 	if err != nil {
-		return nil, fmt.Errorf("starting kfake on port %d: %w", cfg.KafkaPort, err)
+		return nil, fmt.Errorf("starting kfake on ports %v: %w", ports, err)
 	}
 	return c, nil
 }

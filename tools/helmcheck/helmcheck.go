@@ -79,6 +79,19 @@ type ServiceMonitor struct {
 	} `json:"spec"`
 }
 
+// KafkaTopic is the part of Strimzi's kafka.strimzi.io/v1beta2 KafkaTopic
+// the chart writes, decoded strictly like the ServiceMonitor.
+type KafkaTopic struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		TopicName  string            `json:"topicName"`
+		Partitions int               `json:"partitions"`
+		Replicas   int               `json:"replicas"`
+		Config     map[string]string `json:"config"`
+	} `json:"spec"`
+}
+
 // Manifests are the decoded objects of one rendering, by kind.
 type Manifests struct {
 	Deployments     []*appsv1.Deployment
@@ -91,12 +104,13 @@ type Manifests struct {
 	RoleBindings    []*rbacv1.RoleBinding
 	ServiceMonitors []*ServiceMonitor
 	CRDs            []*apiextensionsv1.CustomResourceDefinition
+	KafkaTopics     []*KafkaTopic
 }
 
 // Count is the number of objects decoded.
 func (m *Manifests) Count() int {
 	return len(m.Deployments) + len(m.Services) + len(m.ServiceAccounts) + len(m.HPAs) + len(m.PDBs) +
-		len(m.Ingresses) + len(m.Roles) + len(m.RoleBindings) + len(m.ServiceMonitors) + len(m.CRDs)
+		len(m.Ingresses) + len(m.Roles) + len(m.RoleBindings) + len(m.ServiceMonitors) + len(m.CRDs) + len(m.KafkaTopics)
 }
 
 // Decode splits a multi-document YAML stream and decodes each document
@@ -140,6 +154,8 @@ func (m *Manifests) add(tm metav1.TypeMeta, doc []byte) error {
 		return decodeInto(doc, &m.ServiceMonitors)
 	case "apiextensions.k8s.io/v1 CustomResourceDefinition":
 		return decodeInto(doc, &m.CRDs)
+	case "kafka.strimzi.io/v1beta2 KafkaTopic":
+		return decodeInto(doc, &m.KafkaTopics)
 	}
 	return errors.New("a kind the chart is not expected to render")
 }

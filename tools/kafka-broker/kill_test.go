@@ -15,6 +15,7 @@ import (
 	kafkago "github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/kafkatest"
 )
 
@@ -60,11 +61,11 @@ func startBrokerProcess(t *testing.T, port, dir string) *exec.Cmd {
 // restart on the same data directory, every record it acknowledged, and
 // every partition reads to its end.
 func TestBrokerKilledMidProduceKeepsWhatItAcknowledged(t *testing.T) {
-	port, dir, topic := freePort(t), t.TempDir(), "killed"
+	declared := kafka.Topics[0]
+	port, dir, topic := freePort(t), t.TempDir(), declared.Name
 	addr := "127.0.0.1:" + port
 	broker := startBrokerProcess(t, port, dir)
-	// The topic is created by the producers' first metadata request, as
-	// the services' topics are.
+	// The topic is a declared one, created by the broker at its start.
 
 	var (
 		mu    sync.Mutex
@@ -74,7 +75,7 @@ func TestBrokerKilledMidProduceKeepsWhatItAcknowledged(t *testing.T) {
 	var producers sync.WaitGroup
 	for p := range 4 {
 		producers.Go(func() {
-			w := &kafkago.Writer{Addr: kafkago.TCP(addr), Topic: topic, RequiredAcks: kafkago.RequireAll, AllowAutoTopicCreation: true,
+			w := &kafkago.Writer{Addr: kafkago.TCP(addr), Topic: topic, RequiredAcks: kafkago.RequireAll,
 				Balancer: &kafkago.RoundRobin{}, BatchTimeout: time.Millisecond, MaxAttempts: 1}
 			defer w.Close()
 			for i := 0; ctx.Err() == nil; i++ {
@@ -116,7 +117,7 @@ func TestBrokerKilledMidProduceKeepsWhatItAcknowledged(t *testing.T) {
 	startBrokerProcess(t, port, dir)
 	// Producers carry on after the restart: what they append now must be
 	// readable too.
-	w := &kafkago.Writer{Addr: kafkago.TCP(addr), Topic: topic, RequiredAcks: kafkago.RequireAll, AllowAutoTopicCreation: true,
+	w := &kafkago.Writer{Addr: kafkago.TCP(addr), Topic: topic, RequiredAcks: kafkago.RequireAll,
 		Balancer: &kafkago.RoundRobin{}, BatchTimeout: time.Millisecond}
 	defer w.Close()
 	for i := range 40 {
@@ -129,7 +130,7 @@ func TestBrokerKilledMidProduceKeepsWhatItAcknowledged(t *testing.T) {
 	want := append([]string(nil), acked...)
 	mu.Unlock()
 	got := map[string]bool{}
-	for _, rec := range readAll(t, addr, topic, 10) {
+	for _, rec := range readAll(t, addr, topic, declared.Partitions) {
 		got[string(rec.Value)] = true
 	}
 	var lost []string

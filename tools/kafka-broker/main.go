@@ -1,16 +1,20 @@
-// Command kafka-broker is the Kafka-protocol broker of the container
-// images: one kfake broker (libs/kafka/kafkadev) that listens on every
-// interface, advertises the name other containers reach it by, and keeps
-// its topics, records and group offsets in a data directory (a volume),
-// with an fsync per batch, so a restarted container carries on where it
-// stopped, after a SIGKILL too (recoverTopics). It is for dev, tests and the e2e, never production, which uses
-// a real Kafka.
+// Command kafka-broker is the Kafka-protocol test broker of the container
+// images: three kfake brokers (libs/kafka/kafkadev) that listen on every
+// interface, advertise the name other containers reach them by, hold the
+// declared topics (kafka.Topics, created at start: no producer creates
+// one), and keep their topics, records and group offsets in a data
+// directory (a volume), with an fsync per batch, so a restarted container
+// carries on where it stopped, after a SIGKILL too (recoverTopics). It is
+// for dev, tests and the e2e, never production, which runs a Kafka
+// cluster (docs/kafka.md).
 //
 // Environment:
 //
-//	KAFKA_LISTEN_ADDR      where to listen (default ":9092")
-//	KAFKA_ADVERTISED_ADDR  host:port clients are told to use (default the
-//	                       hostname and the listen port)
+//	KAFKA_LISTEN_ADDR      where the first broker listens (default ":9092");
+//	                       the other two take the next two ports
+//	KAFKA_ADVERTISED_ADDR  host:port clients are told to use for the first
+//	                       broker (default the hostname and the listen
+//	                       port); the others have the next two ports
 //	KAFKA_DATA_DIR         persistence directory (default "/data"; "" keeps
 //	                       everything in memory)
 package main
@@ -23,8 +27,10 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
+	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/kafka/kafkadev"
 )
 
@@ -83,7 +89,7 @@ func run(ctx context.Context, lookup func(string) (string, bool), stdout io.Writ
 			fmt.Fprintf(stdout, "kafka-broker: topic %s was on disk but not in topics.json (created by a producer, then an unclean stop): recovered\n", t)
 		}
 	}
-	c, err := kafkadev.Served(cfg.Listen, cfg.Advertise, cfg.DataDir)
+	c, err := kafkadev.Served(cfg.Listen, cfg.Advertise, kafkadev.Config{DataDir: cfg.DataDir, Topics: kafka.Topics})
 	if err != nil {
 		return err
 	}
@@ -92,7 +98,7 @@ func run(ctx context.Context, lookup func(string) (string, bool), stdout io.Writ
 	if persist == "" {
 		persist = "(memory only)"
 	}
-	fmt.Fprintf(stdout, "kafka-broker listening on %s, advertised as %s, data in %s\n", cfg.Listen, cfg.Advertise, persist)
+	fmt.Fprintf(stdout, "kafka-broker listening on %s, advertised as %s, data in %s, %d topics\n", cfg.Listen, strings.Join(c.ListenAddrs(), ", "), persist, len(kafka.Topics))
 	if ready != nil {
 		ready(cfg.Advertise)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -11,14 +12,30 @@ import (
 	"github.com/pcourt/pcourt/libs/kafka"
 )
 
+// freePort returns the first of three consecutive free ports, one per
+// broker.
 func freePort(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	_, p, err := net.SplitHostPort(ln.Addr().String())
-	require.NoError(t, err)
-	return p
+	for range 50 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		port := ln.Addr().(*net.TCPAddr).Port
+		_ = ln.Close()
+		free := port+2 <= 65535
+		for i := 1; i < 3 && free; i++ {
+			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port+i))
+			if err != nil {
+				free = false
+				break
+			}
+			_ = l.Close()
+		}
+		if free {
+			return strconv.Itoa(port)
+		}
+	}
+	t.Fatal("no three consecutive free ports")
+	return ""
 }
 
 func TestBrokerServesUntilStopped(t *testing.T) {
@@ -35,7 +52,7 @@ func TestBrokerServesUntilStopped(t *testing.T) {
 	var out bytes.Buffer
 	go func() { done <- run(ctx, lookup, &out, func(a string) { ready <- a }) }()
 	addr := <-ready
-	require.NoError(t, kafka.Ping(context.Background(), []string{addr}))
+	require.NoError(t, kafka.Ping(context.Background(), []string{addr}, kafka.Security{}))
 	cancel()
 	require.NoError(t, <-done)
 	require.Contains(t, out.String(), "advertised as localhost:"+port)

@@ -72,6 +72,26 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
   value: {{ $v.logLevel | quote }}
 - name: KAFKA_BROKERS
   value: {{ required "kafka.brokers must name at least one broker" $v.kafka.brokers | join "," | quote }}
+{{- if $v.kafka.tls.enabled }}
+- name: KAFKA_TLS
+  value: "true"
+{{- if $v.kafka.tls.caSecret.name }}
+- name: KAFKA_TLS_CA_FILE
+  value: /etc/pcourt/kafka-ca/{{ $v.kafka.tls.caSecret.key }}
+{{- end }}
+{{- if $v.kafka.tls.serverName }}
+- name: KAFKA_TLS_SERVER_NAME
+  value: {{ $v.kafka.tls.serverName | quote }}
+{{- end }}
+{{- end }}
+{{- if $v.kafka.sasl.mechanism }}
+- name: KAFKA_SASL_MECHANISM
+  value: {{ $v.kafka.sasl.mechanism | quote }}
+- name: KAFKA_SASL_USERNAME
+  value: {{ required "kafka.sasl.username is required with a SASL mechanism" $v.kafka.sasl.username | quote }}
+{{- $_ := required "kafka.sasl.passwordSecret.name is required with a SASL mechanism" $v.kafka.sasl.passwordSecret.name }}
+{{- include "pcourt.secretEnv" (dict "env" "KAFKA_SASL_PASSWORD" "ref" $v.kafka.sasl.passwordSecret) }}
+{{- end }}
 - name: REDIS_ADDRS
   value: {{ required "redis.addrs must name at least one address" $v.redis.addrs | join "," | quote }}
 - name: REDIS_MODE
@@ -131,7 +151,7 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 {{- end }}
 {{- end -}}
 
-{{/* The Redis CA volume and its mount, when TLS names a CA Secret. */}}
+{{/* The Redis and Kafka CA volumes and their mounts, when TLS names a CA Secret. */}}
 {{- define "pcourt.redisCAVolume" -}}
 {{- if and .Values.redis.tls.enabled .Values.redis.tls.caSecret.name }}
 - name: redis-ca
@@ -141,12 +161,25 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
       - key: {{ .Values.redis.tls.caSecret.key | quote }}
         path: {{ .Values.redis.tls.caSecret.key | quote }}
 {{- end }}
+{{- if and .Values.kafka.tls.enabled .Values.kafka.tls.caSecret.name }}
+- name: kafka-ca
+  secret:
+    secretName: {{ .Values.kafka.tls.caSecret.name | quote }}
+    items:
+      - key: {{ .Values.kafka.tls.caSecret.key | quote }}
+        path: {{ .Values.kafka.tls.caSecret.key | quote }}
+{{- end }}
 {{- end -}}
 
 {{- define "pcourt.redisCAMount" -}}
 {{- if and .Values.redis.tls.enabled .Values.redis.tls.caSecret.name }}
 - name: redis-ca
   mountPath: /etc/pcourt/redis-ca
+  readOnly: true
+{{- end }}
+{{- if and .Values.kafka.tls.enabled .Values.kafka.tls.caSecret.name }}
+- name: kafka-ca
+  mountPath: /etc/pcourt/kafka-ca
   readOnly: true
 {{- end }}
 {{- end -}}

@@ -57,7 +57,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	defer base.Close()
 	logger, rdb := base.Logger, base.Redis
 
-	producer, err := kafka.NewProducer(kafka.ProducerConfig{Brokers: cfg.Service.KafkaBrokers, ClientID: "cases", TracerProvider: base.Telemetry.Tracer})
+	producer, err := kafka.NewProducer(kafka.ProducerConfig{Brokers: cfg.Service.KafkaBrokers, Security: cfg.Service.KafkaSecurity, ClientID: "cases", TracerProvider: base.Telemetry.Tracer})
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		return err
 	}
 	opened, err := kafka.NewConsumer(kafka.ConsumerConfig{
-		Brokers: cfg.Service.KafkaBrokers, ClientID: "cases", GroupID: cfg.CaseOpenedGroup, Topic: api.CaseOpenedTopic,
+		Brokers: cfg.Service.KafkaBrokers, Security: cfg.Service.KafkaSecurity, ClientID: "cases", GroupID: cfg.CaseOpenedGroup, Topic: api.CaseOpenedTopic,
 		CommitInterval: cfg.Service.KafkaCommitInterval,
 	}, events.NewOpened(flow, logger).Handle, producer, logger, base.Telemetry.Tracer)
 	if err != nil {

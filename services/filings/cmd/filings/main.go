@@ -49,7 +49,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	defer base.Close()
 	logger, rdb := base.Logger, base.Redis
 
-	producer, err := kafka.NewProducer(kafka.ProducerConfig{Brokers: cfg.Service.KafkaBrokers, ClientID: "filings", TracerProvider: base.Telemetry.Tracer})
+	producer, err := kafka.NewProducer(kafka.ProducerConfig{Brokers: cfg.Service.KafkaBrokers, Security: cfg.Service.KafkaSecurity, ClientID: "filings", TracerProvider: base.Telemetry.Tracer})
 	if err != nil {
 		return err
 	}

@@ -50,7 +50,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	defer base.Close()
 	logger, rdb := base.Logger, base.Redis
 
-	producer, err := kafka.NewProducer(kafka.ProducerConfig{Brokers: cfg.Service.KafkaBrokers, ClientID: "readiness", TracerProvider: base.Telemetry.Tracer})
+	producer, err := kafka.NewProducer(kafka.ProducerConfig{Brokers: cfg.Service.KafkaBrokers, Security: cfg.Service.KafkaSecurity, ClientID: "readiness", TracerProvider: base.Telemetry.Tracer})
 	if err != nil {
 		return err
 	}

@@ -71,7 +71,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	deliveries := store.NewDeliveries(rdb, cfg.Deliveries)
 	recoveries := store.NewRecoveries(rdb, cfg.Deliveries.Retention)
 
-	producer, err := kafka.NewProducer(kafka.ProducerConfig{Brokers: cfg.Service.KafkaBrokers, ClientID: "webhooks", TracerProvider: base.Telemetry.Tracer})
+	producer, err := kafka.NewProducer(kafka.ProducerConfig{Brokers: cfg.Service.KafkaBrokers, Security: cfg.Service.KafkaSecurity, ClientID: "webhooks", TracerProvider: base.Telemetry.Tracer})
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	recoverer := recovery.NewWorker(recovery.DefaultConfig(), recoveries, deliveries, eps, logger, nil, sender.Nudge)
 	fanout := &events.Fanout{Endpoints: eps, Deliveries: deliveries, Logger: logger, Now: time.Now, Scheduled: sender.Nudge}
 	consumer, err := kafka.NewConsumer(kafka.ConsumerConfig{
-		Brokers: cfg.Service.KafkaBrokers, ClientID: "webhooks", GroupID: cfg.ConsumerGroup, Topic: events.Topic,
+		Brokers: cfg.Service.KafkaBrokers, Security: cfg.Service.KafkaSecurity, ClientID: "webhooks", GroupID: cfg.ConsumerGroup, Topic: events.Topic,
 		CommitInterval: cfg.Service.KafkaCommitInterval,
 	}, fanout.Handle, producer, logger, base.Telemetry.Tracer)
 	if err != nil {
