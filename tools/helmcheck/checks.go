@@ -4,9 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -92,6 +95,7 @@ func Check(m *Manifests) error {
 			}
 		}
 	}
+	checkNetworkPolicies(m, fail)
 	roles := map[string]bool{}
 	for _, r := range m.Roles {
 		roles[r.Name] = true
@@ -177,8 +181,6 @@ func checkDeployment(d *appsv1.Deployment, m *Manifests, fail func(string, ...an
 		}
 		if c.Lifecycle == nil || c.Lifecycle.PreStop == nil || c.Lifecycle.PreStop.Sleep == nil {
 			fail("%s: needs a preStop sleep, so endpoints drop the pod before it drains", where)
-		} else if grace := ps.TerminationGracePeriodSeconds; grace == nil || *grace <= c.Lifecycle.PreStop.Sleep.Seconds {
-			fail("%s: the grace period must outlast the preStop sleep", where)
 		}
 		seen := map[string]bool{}
 		values := map[string]string{}
@@ -190,6 +192,18 @@ func checkDeployment(d *appsv1.Deployment, m *Manifests, fail func(string, ...an
 			values[e.Name] = e.Value
 			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && (e.ValueFrom.SecretKeyRef.Name == "" || e.ValueFrom.SecretKeyRef.Key == "") {
 				fail("%s: env %s refers to a Secret without a name or key", where, e.Name)
+			}
+		}
+		// The kubelet kills the pod when the grace period ends, whatever it
+		// is doing: the preStop sleep and the HTTP drain come first, and
+		// what stops after the drain (consumers, relay) needs time beyond.
+		if c.Lifecycle != nil && c.Lifecycle.PreStop != nil && c.Lifecycle.PreStop.Sleep != nil {
+			drain, err := time.ParseDuration(values["HTTP_SHUTDOWN_TIMEOUT"])
+			if err != nil {
+				fail("%s: HTTP_SHUTDOWN_TIMEOUT %q is not a duration", where, values["HTTP_SHUTDOWN_TIMEOUT"])
+			} else if grace := ps.TerminationGracePeriodSeconds; grace == nil ||
+				time.Duration(*grace)*time.Second <= time.Duration(c.Lifecycle.PreStop.Sleep.Seconds)*time.Second+drain {
+				fail("%s: the grace period must outlast the preStop sleep and the HTTP drain (HTTP_SHUTDOWN_TIMEOUT)", where)
 			}
 		}
 		// Hops are counted only behind the proxies named beside them; the
@@ -291,4 +305,63 @@ func selectedServices(sel *metav1.LabelSelector, services []*corev1.Service, fai
 		}
 	}
 	return out
+}
+
+// checkNetworkPolicies holds the policies to what makes them protect: once
+// the chart renders any, every Deployment's pods are selected by exactly
+// one (a pod no policy selects admits everyone), every rule names who it
+// admits (a rule without from admits every source), on ports the pods
+// have, and no peer is the whole cluster or the whole internet.
+func checkNetworkPolicies(m *Manifests, fail func(string, ...any)) {
+	if len(m.NetworkPolicies) == 0 {
+		return
+	}
+	covered := map[string]int{}
+	for _, p := range m.NetworkPolicies {
+		sel, err := metav1.LabelSelectorAsSelector(&p.Spec.PodSelector)
+		if err != nil || sel.Empty() {
+			fail("NetworkPolicy %s: an empty or invalid pod selector (it would isolate every pod of the namespace)", p.Name)
+			continue
+		}
+		var pods []*appsv1.Deployment
+		for _, d := range m.Deployments {
+			if sel.Matches(labels.Set(d.Spec.Template.Labels)) {
+				pods = append(pods, d)
+				covered[d.Name]++
+			}
+		}
+		if len(pods) != 1 {
+			fail("NetworkPolicy %s selects the pods of %d Deployments, want exactly 1", p.Name, len(pods))
+			continue
+		}
+		if !slices.Contains(p.Spec.PolicyTypes, networkingv1.PolicyTypeIngress) {
+			fail("NetworkPolicy %s does not restrict ingress", p.Name)
+		}
+		for i, rule := range p.Spec.Ingress {
+			if len(rule.From) == 0 {
+				fail("NetworkPolicy %s: ingress rule %d names no peer, so it admits every source", p.Name, i)
+			}
+			if len(rule.Ports) == 0 {
+				fail("NetworkPolicy %s: ingress rule %d names no port, so it admits every port", p.Name, i)
+			}
+			for _, port := range rule.Ports {
+				if port.Port == nil || !slices.ContainsFunc(pods[0].Spec.Template.Spec.Containers, func(c corev1.Container) bool { return hasPort(c, *port.Port) }) {
+					fail("NetworkPolicy %s: ingress rule %d admits a port the pods of %s do not have", p.Name, i, pods[0].Name)
+				}
+			}
+			for _, peer := range rule.From {
+				if peer.NamespaceSelector != nil && len(peer.NamespaceSelector.MatchLabels) == 0 && len(peer.NamespaceSelector.MatchExpressions) == 0 {
+					fail("NetworkPolicy %s: ingress rule %d admits every namespace", p.Name, i)
+				}
+				if peer.IPBlock != nil && strings.HasSuffix(peer.IPBlock.CIDR, "/0") {
+					fail("NetworkPolicy %s: ingress rule %d admits every address (%s)", p.Name, i, peer.IPBlock.CIDR)
+				}
+			}
+		}
+	}
+	for _, d := range m.Deployments {
+		if covered[d.Name] != 1 {
+			fail("Deployment %s: its pods are selected by %d NetworkPolicies, want exactly 1", d.Name, covered[d.Name])
+		}
+	}
 }

@@ -100,6 +100,7 @@ type Manifests struct {
 	HPAs            []*autoscalingv2.HorizontalPodAutoscaler
 	PDBs            []*policyv1.PodDisruptionBudget
 	Ingresses       []*networkingv1.Ingress
+	NetworkPolicies []*networkingv1.NetworkPolicy
 	Roles           []*rbacv1.Role
 	RoleBindings    []*rbacv1.RoleBinding
 	ServiceMonitors []*ServiceMonitor
@@ -110,7 +111,7 @@ type Manifests struct {
 // Count is the number of objects decoded.
 func (m *Manifests) Count() int {
 	return len(m.Deployments) + len(m.Services) + len(m.ServiceAccounts) + len(m.HPAs) + len(m.PDBs) +
-		len(m.Ingresses) + len(m.Roles) + len(m.RoleBindings) + len(m.ServiceMonitors) + len(m.CRDs) + len(m.KafkaTopics)
+		len(m.Ingresses) + len(m.NetworkPolicies) + len(m.Roles) + len(m.RoleBindings) + len(m.ServiceMonitors) + len(m.CRDs) + len(m.KafkaTopics)
 }
 
 // Decode splits a multi-document YAML stream and decodes each document
@@ -146,6 +147,8 @@ func (m *Manifests) add(tm metav1.TypeMeta, doc []byte) error {
 		return decodeInto(doc, &m.PDBs)
 	case "networking.k8s.io/v1 Ingress":
 		return decodeInto(doc, &m.Ingresses)
+	case "networking.k8s.io/v1 NetworkPolicy":
+		return decodeInto(doc, &m.NetworkPolicies)
 	case "rbac.authorization.k8s.io/v1 Role":
 		return decodeInto(doc, &m.Roles)
 	case "rbac.authorization.k8s.io/v1 RoleBinding":

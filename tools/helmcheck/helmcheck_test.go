@@ -65,10 +65,10 @@ func env(c corev1.Container) map[string]string {
 
 func TestDefaultValues(t *testing.T) {
 	m := render(t, helm(t))
-	// Per service: ServiceAccount, Deployment, Service, HPA, PDB (the
-	// controller: no HPA); then the two Ingresses (the uploads have their
-	// own) and the controller's Role and RoleBinding.
-	assert.Equal(t, 7*5-1+4, m.Count())
+	// Per service: ServiceAccount, Deployment, Service, HPA, PDB and
+	// NetworkPolicy (the controller: no HPA); then the two Ingresses (the
+	// uploads have their own) and the controller's Role and RoleBinding.
+	assert.Equal(t, 7*6-1+4, m.Count())
 	names := func(n int, name func(i int) string) []string {
 		var out []string
 		for i := range n {
@@ -165,9 +165,15 @@ func TestProductionValues(t *testing.T) {
 	for _, d := range m.Deployments {
 		pod := d.Spec.Template.Spec
 		assert.Empty(t, d.Spec.Template.Annotations, "the ServiceMonitor replaces the scrape annotations")
+		// Hard across nodes; across zones only as far as nodes say theirs.
+		spread := map[string]corev1.UnsatisfiableConstraintAction{}
 		for _, tsc := range pod.TopologySpreadConstraints {
-			assert.Equal(t, corev1.DoNotSchedule, tsc.WhenUnsatisfiable)
+			spread[tsc.TopologyKey] = tsc.WhenUnsatisfiable
 		}
+		assert.Equal(t, map[string]corev1.UnsatisfiableConstraintAction{
+			"kubernetes.io/hostname":      corev1.DoNotSchedule,
+			"topology.kubernetes.io/zone": corev1.ScheduleAnyway,
+		}, spread, d.Name)
 		c := pod.Containers[0]
 		e := env(c)
 		assert.Equal(t, "cluster", e["REDIS_MODE"], d.Name)

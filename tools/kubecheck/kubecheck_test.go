@@ -84,11 +84,21 @@ func TestChartAppliesToAnAPIServer(t *testing.T) {
 	// Namespaced objects need their namespace to exist even in a dry run.
 	require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}))
 
-	for _, values := range [][]string{nil, {"-f", filepath.Join(chart, "values-production.yaml")}} {
+	for _, values := range [][]string{
+		nil,
+		{"-f", filepath.Join(chart, "values-production.yaml")},
+		// The policies' other shapes: address ranges beside the ingress
+		// controller's pods, a monitoring selector by expression.
+		{"--set", "networkPolicy.ingressController.ipBlocks={192.168.10.0/24,fd00::/64}",
+			"--set", "networkPolicy.monitoring.podSelector.matchExpressions[0].key=app.kubernetes.io/name",
+			"--set", "networkPolicy.monitoring.podSelector.matchExpressions[0].operator=In",
+			"--set", "networkPolicy.monitoring.podSelector.matchExpressions[0].values={prometheus}",
+			"--set", "defaults.topologySpread.zones=DoNotSchedule"},
+	} {
 		t.Run("values "+valuesName(values), func(t *testing.T) {
 			objs := manifests(t, h, values...)
 			require.NotEmpty(t, objs)
-			applied := 0
+			applied, policies := 0, 0
 			for _, u := range objs {
 				what := u.GetKind() + " " + u.GetName()
 				if u.GroupVersionKind().Group == "monitoring.coreos.com" {
@@ -107,7 +117,11 @@ func TestChartAppliesToAnAPIServer(t *testing.T) {
 				err = dryRunApply(ctx, c, u)
 				require.NoError(t, err, "%s is accepted by the API server", what)
 				applied++
+				if u.GetKind() == "NetworkPolicy" {
+					policies++
+				}
 			}
+			require.Equal(t, 7, policies, "a NetworkPolicy per service")
 			t.Logf("%d manifests accepted by kube-apiserver %s with server-side apply, dry run", applied, helmcheck.KubeVersion)
 		})
 	}
@@ -120,10 +134,13 @@ func dryRunApply(ctx context.Context, c client.Client, u *unstructured.Unstructu
 }
 
 func valuesName(args []string) string {
-	if len(args) == 0 {
+	switch {
+	case len(args) == 0:
 		return "default"
+	case args[0] == "-f":
+		return filepath.Base(args[1])
 	}
-	return filepath.Base(args[len(args)-1])
+	return "set"
 }
 
 // The API server refuses what the chart must never render: the check above
@@ -146,6 +163,20 @@ func TestAPIServerRefusesABrokenManifest(t *testing.T) {
 	err := dryRunApply(ctx, c, bad)
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "selector")
+
+	policy := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+		"metadata": map[string]any{"name": "broken", "namespace": namespace},
+		"spec": map[string]any{
+			"podSelector": map[string]any{"matchLabels": map[string]any{"app": "a"}},
+			"ingress": []any{map[string]any{
+				"from": []any{map[string]any{"ipBlock": map[string]any{"cidr": "ingress-nginx"}}},
+			}},
+		},
+	}}
+	err = dryRunApply(ctx, c, policy)
+	require.Error(t, err, "NetworkPolicies are validated, not stored blind")
+	require.Contains(t, err.Error(), "cidr")
 
 	family := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "compat.pcourt.dev/v1alpha1", "kind": "CompatibilityFamily",

@@ -145,6 +145,18 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 - name: OTEL_TRACES_SAMPLER_ARG
   value: {{ $v.otel.tracesSamplerArg | quote }}
 {{- end }}
+{{- /* The Go runtime follows a CPU limit, and without one (the chart sets
+none) takes every CPU of the node: a 250m pod on a 64-CPU node would run 64
+Ps and a collector sized for them. The request, rounded up, is what the pod
+is scheduled for. An explicit GOMAXPROCS in env wins. */}}
+{{- if and .settings.gomaxprocsFromCPURequest (not (hasKey (.settings.env | default dict) "GOMAXPROCS")) }}
+- name: GOMAXPROCS
+  valueFrom:
+    resourceFieldRef:
+      containerName: {{ .name }}
+      resource: requests.cpu
+      divisor: "1"
+{{- end }}
 {{- range $k, $val := .settings.env }}
 - name: {{ $k }}
   value: {{ $val | quote }}
@@ -245,7 +257,7 @@ spec:
       serviceAccountName: {{ $full }}
       automountServiceAccountToken: {{ .rbac | default false }}
       enableServiceLinks: false
-      terminationGracePeriodSeconds: {{ $s.terminationGracePeriodSeconds }}
+      terminationGracePeriodSeconds: {{ include "pcourt.gracePeriodSeconds" (dict "name" $name "settings" $s) }}
       {{- with $root.Values.imagePullSecrets }}
       imagePullSecrets:
         {{- toYaml . | nindent 8 }}
@@ -257,10 +269,16 @@ spec:
         fsGroup: 65532
         seccompProfile:
           type: RuntimeDefault
+      # Nodes lacking a zone label are never eligible under a
+      # DoNotSchedule zone rule: the zone rule is ScheduleAnyway unless the
+      # values say every node has one. Tainted nodes the pod does not
+      # tolerate are not counted as domains (nodeTaintsPolicy), so a
+      # control-plane node cannot hold a hard node rule back.
       topologySpreadConstraints:
         - maxSkew: 1
           topologyKey: kubernetes.io/hostname
-          whenUnsatisfiable: {{ $s.topologySpread.whenUnsatisfiable }}
+          whenUnsatisfiable: {{ $s.topologySpread.nodes }}
+          nodeTaintsPolicy: Honor
           labelSelector:
             matchLabels:
               {{- include "pcourt.selectorLabels" $ctx | nindent 14 }}
@@ -268,7 +286,8 @@ spec:
             - pod-template-hash
         - maxSkew: 1
           topologyKey: topology.kubernetes.io/zone
-          whenUnsatisfiable: {{ $s.topologySpread.whenUnsatisfiable }}
+          whenUnsatisfiable: {{ $s.topologySpread.zones }}
+          nodeTaintsPolicy: Honor
           labelSelector:
             matchLabels:
               {{- include "pcourt.selectorLabels" $ctx | nindent 14 }}
@@ -284,7 +303,7 @@ spec:
       {{- end }}
       containers:
         - name: {{ $name }}
-          image: {{ printf "%s/%s:%s" $root.Values.image.repository $name $root.Values.image.tag | quote }}
+          image: {{ include "pcourt.image" (dict "root" $root "name" $name "settings" $s) | quote }}
           imagePullPolicy: {{ $root.Values.image.pullPolicy }}
           ports:
             - name: http
@@ -447,4 +466,63 @@ spec:
 - name: FACILITATOR_URL
   value: {{ required "facilitator.url is required" .Values.facilitator.url | quote }}
 {{- include "pcourt.secretEnv" (dict "env" "FACILITATOR_AUTH_HEADER" "ref" .Values.facilitator.authHeaderSecret) }}
+{{- end -}}
+
+
+{{/*
+A service's image: <repository>/<name>@<digest> when its image.digest is set,
+else <repository>/<name>:<tag>, its own image.tag over the global one.
+(dict "root" $ "name" "readiness" "settings" <the service's settings>)
+*/}}
+{{- define "pcourt.image" -}}
+{{- $global := .root.Values.image -}}
+{{- $own := .settings.image | default dict -}}
+{{- $tag := $own.tag | default $global.tag | toString -}}
+{{- if or (hasPrefix "sha256:" $tag) (contains "@" $tag) -}}
+{{- fail (printf "the image tag of %s (%q) is a digest: set services.%s.image.digest instead" .name $tag .name) -}}
+{{- end -}}
+{{- if $own.digest -}}
+{{- printf "%s/%s@%s" $global.repository .name $own.digest -}}
+{{- else if $global.requireDigest -}}
+{{- fail (printf "image.requireDigest: services.%s.image.digest must pin the image (sha256:<64 hex>)" .name) -}}
+{{- else -}}
+{{- printf "%s/%s:%s" $global.repository .name (required "image.tag is required" $tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+How long each service's components after its HTTP server may take to stop,
+in seconds. lifecycle.Run stops them one after the other, each once the one
+before has returned, so their bounds add up:
+  readiness, filings: the outbox relay and the reconciler stop at once (an
+    entry read but not acknowledged stays pending and is published later);
+  cases: the case-opened consumer finishes the message in hand (the Kafka
+    consumer's DrainTimeout, 10 s), then the scheduler and the relay;
+  webhooks: the consumer (10 s), then the sender waits for its sends in
+    flight (WEBHOOK_ATTEMPT_TIMEOUT, 10 s);
+  compat-edge: the legacy-use recorder's last flush (5 s);
+  console: nothing after the server;
+  compat-controller: controller-runtime's manager lets its reconcilers
+    finish (its graceful shutdown timeout, 30 s).
+Then every service closes its clients and flushes its traces: 5 s more.
+*/}}
+{{- define "pcourt.stopAfterDrainSeconds" -}}
+{{- $after := dict "readiness" 0 "filings" 0 "cases" 10 "webhooks" 20 "compat-edge" 5 "console" 0 "compat-controller" 30 -}}
+{{- if not (hasKey $after .) -}}
+{{- fail (printf "pcourt.stopAfterDrainSeconds: no shutdown bound for %s" .) -}}
+{{- end -}}
+{{- add (index $after .) 5 -}}
+{{- end -}}
+
+{{/*
+The grace period: the preStop sleep, the HTTP drain (shutdownTimeout, whole
+seconds) and what stops after it. Derived, never a value of its own, so a
+longer drain lengthens it too.
+*/}}
+{{- define "pcourt.gracePeriodSeconds" -}}
+{{- $drain := .settings.shutdownTimeout | toString | trimSuffix "s" | atoi -}}
+{{- if not (regexMatch "^[1-9][0-9]*s$" (.settings.shutdownTimeout | toString)) -}}
+{{- fail (printf "shutdownTimeout of %s must be whole seconds, like 20s" .name) -}}
+{{- end -}}
+{{- add (int .settings.preStopSleepSeconds) $drain (include "pcourt.stopAfterDrainSeconds" .name | atoi) -}}
 {{- end -}}
