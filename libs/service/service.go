@@ -99,7 +99,7 @@ type Options struct {
 
 // Start builds the logger, logs the service's whole configuration, sets the
 // garbage collector's target and memory limit, sets up telemetry and opens
-// Redis. Close undoes it.
+// Redis, traced and measured. Close undoes it.
 func Start(ctx context.Context, o Options) (*Base, error) {
 	logger := logging.New(o.Stdout, o.Name, logging.ParseLevel(o.Config.LogLevel))
 	logger.Info("starting", "version", o.Version, "config", o.FullConfig,
@@ -108,7 +108,11 @@ func Start(ctx context.Context, o Options) (*Base, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Base{Name: o.Name, Config: o.Config, Logger: logger, Telemetry: tel, Redis: redisclient.New(o.Config.Redis)}, nil
+	rdb := redisclient.New(o.Config.Redis)
+	if err := redisclient.Instrument(rdb, tel.Tracer, tel.Meter); err != nil {
+		return nil, err
+	}
+	return &Base{Name: o.Name, Config: o.Config, Logger: logger, Telemetry: tel, Redis: rdb}, nil
 }
 
 // Credentials returns the credential store with the configured limits.
