@@ -75,6 +75,9 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if err := outbox.ObserveBacklog(rdb, store.Sharding, base.Telemetry.Meter); err != nil {
+		return err
+	}
 	opened, err := kafka.NewConsumer(kafka.ConsumerConfig{
 		Brokers: cfg.Service.KafkaBrokers, ClientID: "cases", GroupID: cfg.CaseOpenedGroup, Topic: api.CaseOpenedTopic,
 		CommitInterval: cfg.Service.KafkaCommitInterval,
