@@ -85,6 +85,9 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if err := opened.ObserveLag(base.Telemetry.Meter); err != nil {
+		return err
+	}
 	// Awards are signed with the ring's current key; every key it ever
 	// used stays published at GET /api/awards/keys.
 	keys, err := awardkeys.Load(ctx, rdb, cfg.AwardKeys, time.Now())

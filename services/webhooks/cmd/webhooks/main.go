@@ -86,6 +86,9 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if err := consumer.ObserveLag(base.Telemetry.Meter); err != nil {
+		return err
+	}
 
 	idempotent, err := idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:wh"), logger)
 	if err != nil {
