@@ -134,6 +134,9 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	// the decision's ticker.
 	settled := settlementflow.New(flow, decision, nil)
 	scheduler := caseflow.NewScheduler(cases, cfg.Scheduler, logger, nil, decision.Ticker(), afterAward.Ticker())
+	if err := scheduler.Instrument(base.Telemetry.Meter); err != nil {
+		return err
+	}
 
 	idempotent, err := idempotency.NewJournal(rdb, cfg.Idempotency, logger)
 	if err != nil {
