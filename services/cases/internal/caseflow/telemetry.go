@@ -83,4 +83,3 @@ func (s *Scheduler) Instrument(mp metric.MeterProvider) error {
 	s.inst = inst
 	return nil
 }
-
