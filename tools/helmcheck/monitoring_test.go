@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
 )
 
 // metricName finds the series names a PromQL expression reads: ours
@@ -133,4 +132,3 @@ func balanced(s string) bool {
 	}
 	return len(stack) == 0
 }
-
