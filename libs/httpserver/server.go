@@ -1,6 +1,6 @@
 // Package httpserver is the HTTP front of every service: a Gin engine with the
 // platform's middleware (request id, panic recovery as a problem, client
-// address, OpenTelemetry, access log, problem rendering, header, concurrency,
+// address, RED metrics, OpenTelemetry spans, access log, problem rendering, header, concurrency,
 // per-address rate and body-size limits), health endpoints, an admin
 // listener for metrics and profiling, and a lifecycle that drains in-flight
 // requests on shutdown.
@@ -21,6 +21,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"go.opentelemetry.io/contrib/instrumentation/github.com/gin-gonic/gin/otelgin"
+	"go.opentelemetry.io/otel/metric/noop"
 
 	"github.com/pcourt/pcourt/libs/envconf"
 	"github.com/pcourt/pcourt/libs/problem"
@@ -200,12 +201,18 @@ func New(cfg Config, deps Deps) *Server {
 	e.HandleMethodNotAllowed = true
 	e.ContextWithFallback = true // c.Value and c.Deadline reach the request context
 	e.Use(requestid.Middleware())
+	if deps.Telemetry != nil && deps.Telemetry.Meter != nil {
+		e.Use(requestMetrics(deps.Telemetry.Meter))
+	}
 	e.Use(recovery(deps.Logger))
 	e.Use(clientAddress(trusted, cfg.TrustedHops))
 	if deps.Telemetry != nil {
+		// otelgin makes the server spans; its metrics are left out (a
+		// no-op meter): requestMetrics counts the requests, under the
+		// route the edge names as well as gin's.
 		e.Use(otelgin.Middleware(deps.Service,
 			otelgin.WithTracerProvider(deps.Telemetry.Tracer),
-			otelgin.WithMeterProvider(deps.Telemetry.Meter),
+			otelgin.WithMeterProvider(noop.NewMeterProvider()),
 			otelgin.WithPropagators(deps.Telemetry.Propagator),
 			otelgin.WithGinFilter(func(c *gin.Context) bool { return !isOperational(c.Request.URL.Path) }),
 		))

@@ -13,7 +13,10 @@ import (
 	"os"
 	"time"
 
+	"github.com/redis/go-redis/extra/redisotel/v9"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pcourt/pcourt/libs/envconf"
 )
@@ -156,4 +159,26 @@ func Ping(rdb redis.UniversalClient) func(context.Context) error {
 		}
 		return nil
 	}
+}
+
+// Instrument makes a client span of every command and pipeline (go-redis's
+// OpenTelemetry instrumentation) and exports the connection pool and
+// command latency metrics (db_client_connections_*, docs/observability.md).
+// Spans leave the command's arguments out: they hold credential hashes,
+// capability digests and case records, which do not belong in a trace.
+func Instrument(rdb redis.UniversalClient, tp trace.TracerProvider, mp metric.MeterProvider) error {
+	if err := redisotel.InstrumentTracing(rdb,
+		redisotel.WithTracerProvider(tp),
+		redisotel.WithDBStatement(false),
+		redisotel.WithCallerEnabled(false),
+	); err != nil {
+		return fmt.Errorf("redis: instrumenting tracing: %w", err)
+	}
+	if err := redisotel.InstrumentMetrics(rdb,
+		redisotel.WithMeterProvider(mp),
+		redisotel.WithSemConvCompliantMetrics(true),
+	); err != nil {
+		return fmt.Errorf("redis: instrumenting metrics: %w", err)
+	}
+	return nil
 }

@@ -106,7 +106,7 @@ type Options struct {
 
 // Start builds the logger, logs the service's whole configuration, sets the
 // garbage collector's target and memory limit, sets up telemetry and opens
-// Redis. Close undoes it.
+// Redis, traced and measured. Close undoes it.
 func Start(ctx context.Context, o Options) (*Base, error) {
 	logger := logging.New(o.Stdout, o.Name, logging.ParseLevel(o.Config.LogLevel))
 	logger.Info("starting", "version", o.Version, "config", o.FullConfig,
@@ -117,6 +117,11 @@ func Start(ctx context.Context, o Options) (*Base, error) {
 	}
 	rdb := redisclient.New(o.Config.Redis)
 	if err := redisclient.CheckDurable(ctx, rdb, o.Config.Redis.Durable, logger); err != nil {
+		_ = rdb.Close()
+		_ = tel.Shutdown(ctx)
+		return nil, err
+	}
+	if err := redisclient.Instrument(rdb, tel.Tracer, tel.Meter); err != nil {
 		_ = rdb.Close()
 		_ = tel.Shutdown(ctx)
 		return nil, err

@@ -4,7 +4,8 @@
 // Traces go to an OTLP/HTTP collector when OTEL_EXPORTER_OTLP_ENDPOINT or
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set; otherwise spans are still created
 // (trace ids reach logs and Kafka headers) but not exported. Metrics are always
-// exposed for Prometheus to scrape at /metrics.
+// exposed for Prometheus to scrape at /metrics, every series labelled
+// service="<name>" (docs/observability.md lists them).
 package telemetry
 
 import (
@@ -27,6 +28,11 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
 )
+
+// ServiceLabel is the label naming the service on every exported series.
+// Scrapes must keep it (a ServiceMonitor with honorLabels: the Prometheus
+// Operator's own "service" target label names the Kubernetes Service).
+const ServiceLabel = "service"
 
 // Config names the service in every span and metric.
 type Config struct {
@@ -76,8 +82,13 @@ func Setup(ctx context.Context, cfg Config, getenv func(string) string) (*Provid
 	p.shutdown = append(p.shutdown, tp.Shutdown)
 
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	exporter, err := otelprom.New(otelprom.WithRegisterer(reg))
+	// Every series carries service="<name>": alerts and dashboards group
+	// by it. OpenTelemetry's exporter would put service.name on
+	// target_info alone, and a join on it in every query is what nobody
+	// writes in an alert.
+	labelled := prometheus.WrapRegistererWith(prometheus.Labels{ServiceLabel: cfg.ServiceName}, reg)
+	labelled.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	exporter, err := otelprom.New(otelprom.WithRegisterer(labelled))
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: creating Prometheus exporter: %w", err)
 	}

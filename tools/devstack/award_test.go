@@ -34,7 +34,8 @@ import (
 // on its state, and finds the same bytes: the three artifacts and the
 // attestation are stored, never re-rendered, and the cases service, which
 // made a new ephemeral signing key at its restart, still publishes the one
-// that signed the award.
+// that signed the award. After the demo, every service's admin port
+// exports the metrics docs/observability.md gives it.
 func TestDemoWalksACaseToAnAwardThatOutlivesRestarts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs every service; skipped with -short")
@@ -63,6 +64,8 @@ func TestDemoWalksACaseToAnAwardThatOutlivesRestarts(t *testing.T) {
 	m := regexp.MustCompile(`^award (cs_[a-z0-9]+) ([0-9a-f]{64})$`).FindStringSubmatch(lines[len(lines)-1])
 	require.NotNil(t, m, "the last line is not award <caseId> <awardHash>:\n%s", out)
 	caseID, awardHash := m[1], m[2]
+	// Every metric of docs/observability.md is on the admin ports.
+	requireMetricsAfterTheDemo(t, base)
 
 	// 2. The artifacts, fetched and verified independently of the demo, by
 	// the claimant's partner.

@@ -72,9 +72,10 @@ type ServiceMonitor struct {
 	Spec              struct {
 		Selector  metav1.LabelSelector `json:"selector"`
 		Endpoints []struct {
-			Port     string `json:"port"`
-			Path     string `json:"path"`
-			Interval string `json:"interval"`
+			Port        string `json:"port"`
+			Path        string `json:"path"`
+			Interval    string `json:"interval"`
+			HonorLabels bool   `json:"honorLabels"`
 		} `json:"endpoints"`
 	} `json:"spec"`
 }
@@ -92,6 +93,29 @@ type KafkaTopic struct {
 	} `json:"spec"`
 }
 
+// PrometheusRule is the part of monitoring.coreos.com/v1 PrometheusRule
+// the chart writes, decoded strictly as ServiceMonitor is.
+type PrometheusRule struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		Groups []struct {
+			Name  string `json:"name"`
+			Rules []Rule `json:"rules"`
+		} `json:"groups"`
+	} `json:"spec"`
+}
+
+// Rule is one recording or alerting rule.
+type Rule struct {
+	Record      string            `json:"record,omitempty"`
+	Alert       string            `json:"alert,omitempty"`
+	Expr        string            `json:"expr"`
+	For         string            `json:"for,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
 // Manifests are the decoded objects of one rendering, by kind.
 type Manifests struct {
 	Deployments     []*appsv1.Deployment
@@ -104,6 +128,8 @@ type Manifests struct {
 	Roles           []*rbacv1.Role
 	RoleBindings    []*rbacv1.RoleBinding
 	ServiceMonitors []*ServiceMonitor
+	PrometheusRules []*PrometheusRule
+	ConfigMaps      []*corev1.ConfigMap
 	CRDs            []*apiextensionsv1.CustomResourceDefinition
 	KafkaTopics     []*KafkaTopic
 }
@@ -111,7 +137,7 @@ type Manifests struct {
 // Count is the number of objects decoded.
 func (m *Manifests) Count() int {
 	return len(m.Deployments) + len(m.Services) + len(m.ServiceAccounts) + len(m.HPAs) + len(m.PDBs) +
-		len(m.Ingresses) + len(m.NetworkPolicies) + len(m.Roles) + len(m.RoleBindings) + len(m.ServiceMonitors) + len(m.CRDs) + len(m.KafkaTopics)
+		len(m.Ingresses) + len(m.NetworkPolicies) + len(m.Roles) + len(m.RoleBindings) + len(m.ServiceMonitors) + len(m.PrometheusRules) + len(m.ConfigMaps) + len(m.CRDs) + len(m.KafkaTopics)
 }
 
 // Decode splits a multi-document YAML stream and decodes each document
@@ -155,6 +181,10 @@ func (m *Manifests) add(tm metav1.TypeMeta, doc []byte) error {
 		return decodeInto(doc, &m.RoleBindings)
 	case "monitoring.coreos.com/v1 ServiceMonitor":
 		return decodeInto(doc, &m.ServiceMonitors)
+	case "monitoring.coreos.com/v1 PrometheusRule":
+		return decodeInto(doc, &m.PrometheusRules)
+	case "v1 ConfigMap":
+		return decodeInto(doc, &m.ConfigMaps)
 	case "apiextensions.k8s.io/v1 CustomResourceDefinition":
 		return decodeInto(doc, &m.CRDs)
 	case "kafka.strimzi.io/v1beta2 KafkaTopic":

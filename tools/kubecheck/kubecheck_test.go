@@ -28,7 +28,8 @@ const (
 var chart = filepath.Join(repo, "deploy", "helm", "pcourt")
 
 // startAPIServer starts etcd and kube-apiserver from the assets with the
-// chart's CRD installed, and returns a client to it.
+// chart's CRD and the Prometheus Operator's (testdata/crds) installed, and
+// returns a client to it.
 func startAPIServer(t *testing.T) client.Client {
 	t.Helper()
 	assets := kubecheck.Assets(repo)
@@ -37,7 +38,9 @@ func startAPIServer(t *testing.T) client.Client {
 	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
-		CRDDirectoryPaths:     []string{filepath.Join(chart, "crds")},
+		// The chart's CRD, and minimal ones of the Prometheus Operator's
+		// kinds the chart renders (testdata/crds/README.md).
+		CRDDirectoryPaths:     []string{filepath.Join(chart, "crds"), filepath.Join("testdata", "crds")},
 		ErrorIfCRDPathMissing: true,
 	}
 	cfg, err := env.Start()
@@ -101,12 +104,6 @@ func TestChartAppliesToAnAPIServer(t *testing.T) {
 			applied, policies := 0, 0
 			for _, u := range objs {
 				what := u.GetKind() + " " + u.GetName()
-				if u.GroupVersionKind().Group == "monitoring.coreos.com" {
-					// The Prometheus Operator's CRDs are not part of this API
-					// server; helmcheck decodes ServiceMonitors strictly offline.
-					t.Logf("%s: not applied (the Prometheus Operator's CRD is not installed)", what)
-					continue
-				}
 				// helm install puts namespaced objects into its namespace;
 				// helm template leaves metadata.namespace to the installer.
 				namespaced, err := c.IsObjectNamespaced(u)
@@ -186,4 +183,15 @@ func TestAPIServerRefusesABrokenManifest(t *testing.T) {
 	err = dryRunApply(ctx, c, family)
 	require.Error(t, err, "the installed CRD's schema is enforced")
 	require.Contains(t, err.Error(), "unknownField")
+
+	rule := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule",
+		"metadata": map[string]any{"name": "broken", "namespace": namespace},
+		"spec": map[string]any{"groups": []any{map[string]any{"name": "g", "rules": []any{
+			map[string]any{"alert": "A", "expr": "up == 0", "for": "five minutes"},
+		}}}},
+	}}
+	err = dryRunApply(ctx, c, rule)
+	require.Error(t, err, "the PrometheusRule's schema is enforced")
+	require.Contains(t, err.Error(), "for")
 }

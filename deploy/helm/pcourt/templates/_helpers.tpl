@@ -448,6 +448,10 @@ spec:
     - port: admin
       path: /metrics
       interval: {{ $root.Values.metrics.serviceMonitor.interval }}
+      # Keep the pods' own service="<name>" label, which every alert and
+      # panel groups by: otherwise the Operator's target label "service"
+      # (the Kubernetes Service's name) takes its place.
+      honorLabels: true
 {{- end }}
 {{- end -}}
 

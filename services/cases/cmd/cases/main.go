@@ -78,11 +78,17 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if err := outbox.ObserveBacklog(rdb, cases.Sharding(), base.Telemetry.Meter); err != nil {
+		return err
+	}
 	opened, err := kafka.NewConsumer(kafka.ConsumerConfig{
 		Brokers: cfg.Service.KafkaBrokers, Security: cfg.Service.KafkaSecurity, ClientID: "cases", GroupID: cfg.CaseOpenedGroup, Topic: api.CaseOpenedTopic,
 		CommitInterval: cfg.Service.KafkaCommitInterval,
 	}, events.NewOpened(flow, logger).Handle, producer, logger, base.Telemetry.Tracer)
 	if err != nil {
+		return err
+	}
+	if err := opened.ObserveLag(base.Telemetry.Meter); err != nil {
 		return err
 	}
 	// Awards are signed with the ring's current key; every key it ever
@@ -131,6 +137,9 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	// the decision's ticker.
 	settled := settlementflow.New(flow, decision, nil)
 	scheduler := caseflow.NewScheduler(cases, cfg.Scheduler, logger, nil, decision.Ticker(), afterAward.Ticker())
+	if err := scheduler.Instrument(base.Telemetry.Meter); err != nil {
+		return err
+	}
 
 	idempotent, err := idempotency.NewJournal(rdb, cfg.Idempotency, logger)
 	if err != nil {

@@ -46,6 +46,8 @@ type Scheduler struct {
 	now    func() time.Time
 	// tickers are the subdomains' parts of each case's scan.
 	tickers []Ticker
+	// inst are the scheduler's metrics (telemetry.go).
+	inst *schedulerInstruments
 }
 
 // NewScheduler returns a scheduler; now may be nil for time.Now. The
@@ -54,7 +56,7 @@ func NewScheduler(cases *store.Cases, cfg SchedulerConfig, logger *slog.Logger, 
 	if now == nil {
 		now = time.Now
 	}
-	return &Scheduler{svc: New(cases, now), cases: cases, cfg: cfg, logger: logger, now: now, tickers: tickers}
+	return &Scheduler{svc: New(cases, now), cases: cases, cfg: cfg, logger: logger, now: now, tickers: tickers, inst: noSchedulerInstruments()}
 }
 
 // Run scans every Interval until ctx is cancelled.
@@ -81,19 +83,23 @@ func (s *Scheduler) RunOnce(ctx context.Context) (int, error) {
 	var errs []error
 	recorded := 0
 	for _, tag := range s.cases.Tags() {
-		ids, err := s.cases.ClaimDue(ctx, tag, now, s.cfg.Lease, s.cfg.Batch)
+		due, err := s.cases.ClaimDue(ctx, tag, now, s.cfg.Lease, s.cfg.Batch)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		for _, id := range ids {
-			n, err := s.svc.tick(ctx, id, now, s.tickers)
+		for _, d := range due {
+			s.inst.lag.Record(ctx, max(0, now.Sub(d.At).Seconds()))
+			n, err := s.svc.tick(ctx, d.CaseID, now, s.tickers)
 			if err != nil {
 				errs = append(errs, err)
 				continue
 			}
 			recorded += n
 		}
+	}
+	if len(errs) == 0 {
+		s.inst.scanned.Store(now.UnixMilli())
 	}
 	return recorded, errors.Join(errs...)
 }

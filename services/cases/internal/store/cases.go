@@ -260,12 +260,48 @@ func (s *Cases) Document(ctx context.Context, caseID, digest string) ([]byte, bo
 // works. A claim is only a lease: the case's own version decides which
 // replica's events are recorded, and a replica that dies leaves the case
 // due again when the lease ends.
-func (s *Cases) ClaimDue(ctx context.Context, tag string, now time.Time, lease time.Duration, limit int) ([]string, error) {
-	ids, err := claimScript.Run(ctx, s.rdb, []string{deadlinesKey(tag)}, now.UnixMilli(), lease.Milliseconds(), limit).StringSlice()
+func (s *Cases) ClaimDue(ctx context.Context, tag string, now time.Time, lease time.Duration, limit int) ([]Due, error) {
+	flat, err := claimScript.Run(ctx, s.rdb, []string{deadlinesKey(tag)}, now.UnixMilli(), lease.Milliseconds(), limit).StringSlice()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("claiming due deadlines of %s: %w", tag, err)
 	}
-	return ids, nil
+	out := make([]Due, 0, len(flat)/2)
+	for i := 0; i+1 < len(flat); i += 2 {
+		ms, err := strconv.ParseFloat(flat[i+1], 64)
+		if err != nil {
+			return nil, fmt.Errorf("claiming due deadlines of %s: score %q of %s: %w", tag, flat[i+1], flat[i], err)
+		}
+		out = append(out, Due{CaseID: flat[i], At: time.UnixMilli(int64(ms))})
+	}
+	return out, nil
+}
+
+// Due is a claimed deadline: the case, and when its entry fell due (its
+// deadline, or the end of an earlier claim that lapsed).
+type Due struct {
+	CaseID string
+	At     time.Time
+}
+
+// DueCounts returns, per shard in Tags order, how many cases have a
+// deadline due at now that no scheduler has claimed.
+func (s *Cases) DueCounts(ctx context.Context, now time.Time) ([]int64, error) {
+	tags := s.Tags()
+	cmds := make([]*redis.IntCmd, len(tags))
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, tag := range tags {
+			cmds[i] = p.ZCount(ctx, deadlinesKey(tag), "-inf", strconv.FormatInt(now.UnixMilli(), 10))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("counting due deadlines: %w", err)
+	}
+	out := make([]int64, len(cmds))
+	for i, c := range cmds {
+		out[i] = c.Val()
+	}
+	return out, nil
 }
 
 // Tags lists every shard's tag.

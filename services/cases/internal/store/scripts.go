@@ -106,12 +106,14 @@ end
 return 1
 `)
 
-// claimScript: KEYS deadlines; ARGV now ms, lease ms, limit.
+// claimScript: KEYS deadlines; ARGV now ms, lease ms, limit. It returns
+// id, due ms, id, due ms, ...: when each claimed deadline fell due (or its
+// last claim lapsed), for the scheduler's lag.
 var claimScript = redis.NewScript(`
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[3]))
 local until_ms = tonumber(ARGV[1]) + tonumber(ARGV[2])
-for _, id in ipairs(ids) do
-  redis.call('ZADD', KEYS[1], 'XX', until_ms, id)
+for i = 1, #due, 2 do
+  redis.call('ZADD', KEYS[1], 'XX', until_ms, due[i])
 end
-return ids
+return due
 `)

@@ -26,6 +26,8 @@ import (
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/libs/redistest"
+	"github.com/pcourt/pcourt/libs/telemetry"
+	"github.com/pcourt/pcourt/libs/telemetry/telemetrytest"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/legacyuse"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
@@ -64,6 +66,7 @@ type compatEdge struct {
 	policy atomic.Pointer[policy.Policy]
 	mu     sync.Mutex
 	hits   []legacyuse.Hit
+	tel    *telemetry.Providers
 }
 
 func (e *compatEdge) setNow(t time.Time)         { e.now.Store(&t) }
@@ -88,7 +91,8 @@ func newCompatEdge(t *testing.T, ups map[routing.Owner]*url.URL, integrations fu
 			e.mu.Unlock()
 		}
 	}
-	srv := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "compat-edge", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	e.tel = telemetrytest.Setup(t, "compat-edge")
+	srv := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "compat-edge", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Telemetry: e.tel})
 	forward, err := proxy.NewProxy(routing.NewTable(routing.Families), ups, proxy.Forwarding{}, propagation.TraceContext{}, proxy.Compat{
 		Index:        idx,
 		Policy:       e.policy.Load,

@@ -164,10 +164,12 @@ func (p *Proxy) reverseProxy(owner routing.Owner, target *url.URL) *httputil.Rev
 func (p *Proxy) Handle(c *gin.Context) {
 	owner, ok := p.table.Owner(c.Request.URL.Path)
 	if !ok {
+		httpserver.LabelRoute(c, httpserver.UnmatchedRoute)
 		_ = c.Error(problem.Newf(problem.NotFound, "No resource at %s.", problem.Clip(c.Request.URL.Path)))
 		return
 	}
 	ann := p.decide(c.Request)
+	httpserver.LabelRoute(c, routeLabel(owner, ann))
 	if ann != nil && ann.decision.Refuse {
 		ann.refuse(c) // not legacy use: nothing was served
 		return
@@ -203,4 +205,15 @@ func (p *Proxy) setForwarded(pr *httputil.ProxyRequest, client string) {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// routeLabel is the route template the edge counts a request under
+// (httpserver's RED histogram): the inventory row it matched, or, for a
+// path or method no row lists, its owner alone. Never the raw path, so the
+// series stay as many as the inventory's rows.
+func routeLabel(owner routing.Owner, ann *announcement) string {
+	if ann != nil {
+		return ann.route.Pattern
+	}
+	return "unlisted (" + string(owner) + ")"
 }

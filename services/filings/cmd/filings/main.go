@@ -62,6 +62,9 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if err := outbox.ObserveBacklog(rdb, drafts.Sharding(), base.Telemetry.Meter); err != nil {
+		return err
+	}
 	facilitatorClient, err := facilitator.NewClient(facilitator.ClientConfig{
 		BaseURL: cfg.FacilitatorURL, Authorization: cfg.FacilitatorAuth, Timeout: cfg.FacilitatorTimeout,
 	})

@@ -83,6 +83,9 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if err := outbox.ObserveBacklog(rdb, journal.Sharding, base.Telemetry.Meter); err != nil {
+		return err
+	}
 
 	srv := base.Server(httpapi.Problem, base.KafkaCheck())
 	httpapi.NewHandler(httpapi.Config{Enabled: cfg.Enabled, PublicBase: cfg.PublicBase}, challenge, seller, logger).Register(srv.Router())

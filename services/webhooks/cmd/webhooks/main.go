@@ -77,6 +77,9 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	}
 	defer producer.Close()
 	sender := dispatch.New(cfg.Dispatch, deliveries, eps, ring, clients, logger, nil, nil)
+	if err := sender.Instrument(base.Telemetry.Tracer, base.Telemetry.Meter); err != nil {
+		return err
+	}
 	recoverer := recovery.NewWorker(recovery.DefaultConfig(), recoveries, deliveries, eps, logger, nil, sender.Nudge)
 	fanout := &events.Fanout{Endpoints: eps, Deliveries: deliveries, Logger: logger, Now: time.Now, Scheduled: sender.Nudge}
 	consumer, err := kafka.NewConsumer(kafka.ConsumerConfig{
@@ -84,6 +87,9 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		CommitInterval: cfg.Service.KafkaCommitInterval,
 	}, fanout.Handle, producer, logger, base.Telemetry.Tracer)
 	if err != nil {
+		return err
+	}
+	if err := consumer.ObserveLag(base.Telemetry.Meter); err != nil {
 		return err
 	}
 

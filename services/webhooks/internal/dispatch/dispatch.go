@@ -118,6 +118,9 @@ type Sender struct {
 	// slots bound the sends in flight on this replica.
 	slots chan struct{}
 	wg    sync.WaitGroup
+
+	// inst are the spans and metrics (telemetry.go).
+	inst instruments
 }
 
 // recordMargin is the time a lease must still have after a send's timeout
@@ -138,7 +141,8 @@ func New(cfg Config, deliveries *store.Deliveries, eps *store.Endpoints, signers
 	token := hex.EncodeToString(b)
 	return &Sender{cfg: cfg, deliveries: deliveries, endpoints: eps, signers: signers, clients: clients, logger: logger,
 		now: now, jitter: jitter, token: token, gates: newGates(cfg, now), slots: make(chan struct{}, cfg.Concurrency),
-		wake: make(chan struct{}, 1), freed: make(chan struct{}, 1), recorder: &recorder{deliveries: deliveries, token: token}}
+		wake: make(chan struct{}, 1), freed: make(chan struct{}, 1), recorder: &recorder{deliveries: deliveries, token: token},
+		inst: noInstruments()}
 }
 
 var cryptoRead = crand.Read
@@ -198,6 +202,7 @@ func (s *Sender) handle(ctx context.Context, c claimed) {
 		d.NextAttemptAt = time.Time{}
 	}
 	s.complete(ctx, log, d, &attempt)
+	s.inst.recordEnd(ctx, d.Status)
 
 	s.recordHealth(ctx, log, ep, result.Kind)
 }

@@ -17,6 +17,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/pcourt/pcourt/libs/webhook/signature"
 	"github.com/pcourt/pcourt/services/webhooks/internal/delivery"
 	"github.com/pcourt/pcourt/services/webhooks/internal/egress"
@@ -61,7 +67,34 @@ const maxRecordedBody = 4 << 10
 // so that its connection can be reused.
 const maxDrainedBody = 64 << 10
 
+// send makes one attempt inside a client span, whose context the request
+// carries as traceparent: a partner's receiver that traces joins the
+// trace of the case event that caused the delivery.
 func (s *Sender) send(ctx context.Context, d store.Delivery, ep endpoints.Endpoint) (store.Attempt, delivery.Result) {
+	ctx, span := s.inst.tracer.Start(ctx, "webhook send", trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(
+			semconv.HTTPRequestMethodPost,
+			attribute.String("pcourt.webhook.delivery_id", d.ID),
+			attribute.String("pcourt.webhook.event_id", d.EventID),
+			attribute.String("pcourt.webhook.endpoint_id", d.EndpointID),
+			attribute.Int("pcourt.webhook.attempt", d.Attempts+1),
+		))
+	defer span.End()
+	began := time.Now()
+	a, r := s.attempt(ctx, d, ep)
+	s.inst.recordAttempt(ctx, r, time.Since(began))
+	if a.Status != 0 {
+		span.SetAttributes(semconv.HTTPResponseStatusCode(a.Status))
+	}
+	span.SetAttributes(attribute.String("pcourt.webhook.outcome", string(r.Kind)))
+	if r.Kind != delivery.Success {
+		span.SetStatus(codes.Error, string(r.Class))
+	}
+	return a, r
+}
+
+// attempt signs and POSTs the delivery once.
+func (s *Sender) attempt(ctx context.Context, d store.Delivery, ep endpoints.Endpoint) (store.Attempt, delivery.Result) {
 	start := s.now()
 	a := store.Attempt{Number: d.Attempts + 1, Trigger: store.TriggerScheduled, StartedAt: start, URL: ep.URL}
 	if d.Attempts == 0 {
@@ -104,6 +137,7 @@ func (s *Sender) send(ctx context.Context, d store.Delivery, ep endpoints.Endpoi
 	headers.Apply(req.Header)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "pcourt-webhooks/1")
+	s.inst.propagator.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	a.RequestHeaders = flatten(req.Header)
 
 	resp, err := client.Do(req)

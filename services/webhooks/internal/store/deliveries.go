@@ -497,3 +497,24 @@ func (s *Deliveries) List(ctx context.Context, scope endpoints.Scope, f Filter, 
 	}
 	return out, nil, nil
 }
+
+// DueCounts returns, per shard, how many deliveries are due at now and not
+// claimed by any sender: the queue the senders have yet to take. A claimed
+// delivery's score is its lease's end, so it is not counted while sent.
+func (s *Deliveries) DueCounts(ctx context.Context, now time.Time) ([]int64, error) {
+	cmds := make([]*redis.IntCmd, s.cfg.Shards)
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for n := range cmds {
+			cmds[n] = p.ZCount(ctx, dueKey(n), "-inf", strconv.FormatInt(now.UnixMilli(), 10))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("counting due deliveries: %w", err)
+	}
+	out := make([]int64, len(cmds))
+	for n, c := range cmds {
+		out[n] = c.Val()
+	}
+	return out, nil
+}
