@@ -185,14 +185,17 @@ func (k kafkaAdmin) replayed(ctx context.Context, letters []deadLetter) (map[str
 	}
 	out := map[string]string{}
 	for p, t := range since {
-		from, err := k.offset(ctx, p.topic, kafkago.TimeOffsetOf(p.id, t.Add(-replayClockSkew)))
-		if err != nil {
-			return nil, err
+		from := kafkago.FirstOffset // a dead letter without a timestamp: the whole partition
+		if t.After(time.Unix(0, 0).Add(replayClockSkew)) {
+			var err error
+			if from, err = k.offset(ctx, p.topic, kafkago.TimeOffsetOf(p.id, t.Add(-replayClockSkew))); err != nil {
+				return nil, err
+			}
 		}
-		if from < 0 {
+		if from == -1 {
 			continue // nothing written since: nothing replayed
 		}
-		err = k.read(ctx, p.topic, p.id, from, func(rec kafkago.Message) error {
+		err := k.read(ctx, p.topic, p.id, from, func(rec kafkago.Message) error {
 			if ref := kafka.ReplayedFrom(rec); ref != "" {
 				out[ref] = fmt.Sprintf("%s/%d/%d", rec.Topic, rec.Partition, rec.Offset)
 			}
