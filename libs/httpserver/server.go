@@ -383,6 +383,14 @@ func (s *Server) readyz(c *gin.Context) {
 	c.JSON(status, body)
 }
 
+// advisoryCheckTimeout bounds an advisory check, well inside the
+// kubelet's probe timeout (3 s in the chart): a dependency that is away
+// may not answer at all (a stopped broker, a network
+// partition), and while the API-gating checks answer at once its answer
+// must not make /readyz late, which the kubelet would count as not ready.
+// Slower than this, it is reported unavailable: degraded, still ready.
+const advisoryCheckTimeout = 500 * time.Millisecond
+
 // readiness is 200 when every dependency the API needs answers and the
 // server is not draining, so the load balancer stops sending before
 // shutdown; an advisory dependency that fails makes it "degraded", still
@@ -399,7 +407,15 @@ func (s *Server) readiness(ctx context.Context) (int, map[string]any) {
 	}
 	results := make(chan result, len(s.checks))
 	for _, ch := range s.checks {
-		go func() { results <- result{ch.Name, ch.Probe(ctx)} }()
+		go func() {
+			probe := ctx
+			if ch.Advisory {
+				var cancel context.CancelFunc
+				probe, cancel = context.WithTimeout(ctx, advisoryCheckTimeout)
+				defer cancel()
+			}
+			results <- result{ch.Name, ch.Probe(probe)}
+		}()
 	}
 	advisory := map[string]bool{}
 	for _, ch := range s.checks {

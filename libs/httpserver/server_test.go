@@ -220,6 +220,29 @@ func TestAnAdvisoryDependencyNeverTakesThePodOutOfService(t *testing.T) {
 	require.Equal(t, "unavailable", body["status"])
 }
 
+// A dependency that is away may not answer at all (its name no longer
+// resolves, its packets are dropped): an advisory one is given up on
+// quickly, so /readyz still answers well inside the kubelet's probe
+// timeout (3 s), ready, while the gating check answers.
+func TestAnAdvisoryDependencyThatHangsDoesNotMakeReadinessLate(t *testing.T) {
+	_, ts := newServer(t, httpserver.Check{Name: "redis", Probe: func(context.Context) error { return nil }},
+		httpserver.Check{Name: "kafka", Advisory: true, Probe: func(ctx context.Context) error {
+			<-ctx.Done() // a dial that never completes
+			return ctx.Err()
+		}})
+	begun := time.Now()
+	resp, err := http.Get(ts.URL + "/readyz")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	took := time.Since(begun)
+	var body map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "degraded", body["status"])
+	require.Equal(t, map[string]any{"redis": "ok", "kafka": "unavailable"}, body["checks"])
+	require.Less(t, took, time.Second, "an advisory check held /readyz for %s", took)
+}
+
 func TestReadiness(t *testing.T) {
 	var healthy atomic.Bool
 	healthy.Store(true)

@@ -12,6 +12,7 @@ import (
 	kafkago "github.com/segmentio/kafka-go"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -192,6 +193,10 @@ type Consumer struct {
 	logger      *slog.Logger
 	tracer      trace.Tracer
 	readerCfg   kafkago.ReaderConfig
+	// deadLettered counts the records written to the dead-letter topic
+	// (pcourt_kafka_dead_letters_total), under deadLetterAttrs.
+	deadLettered    metric.Int64Counter
+	deadLetterAttrs metric.MeasurementOption
 
 	mu         sync.Mutex
 	fetchErr   error // the last fetch error, nil once a record was fetched since
@@ -200,7 +205,9 @@ type Consumer struct {
 
 // NewConsumer returns a Consumer for cfg. deadLetters writes the messages
 // whose handler failed Permanent; tracer makes the "<topic> process" spans
-// (nil means the otel global provider, as for Producer).
+// (nil means the otel global provider, as for Producer). Dead letters are
+// counted (pcourt_kafka_dead_letters_total) through the otel global
+// MeterProvider, which libs/telemetry installs.
 func NewConsumer(cfg ConsumerConfig, handle Handler, deadLetters *Producer, logger *slog.Logger, tracer trace.TracerProvider) (*Consumer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -244,13 +251,19 @@ func NewConsumer(cfg ConsumerConfig, handle Handler, deadLetters *Producer, logg
 	if err := rc.Validate(); err != nil {
 		return nil, fmt.Errorf("kafka consumer config: %w", err)
 	}
+	counter, attrs, err := deadLetterCounter(cfg)
+	if err != nil {
+		return nil, err
+	}
 	return &Consumer{
-		cfg:         cfg,
-		handle:      handle,
-		deadLetters: deadLetters,
-		logger:      logger,
-		tracer:      tracerProvider(tracer).Tracer(tracerName),
-		readerCfg:   rc,
+		cfg:             cfg,
+		handle:          handle,
+		deadLetters:     deadLetters,
+		logger:          logger,
+		tracer:          tracerProvider(tracer).Tracer(tracerName),
+		readerCfg:       rc,
+		deadLettered:    counter,
+		deadLetterAttrs: attrs,
 	}, nil
 }
 
@@ -436,7 +449,7 @@ func (c *Consumer) deadLetter(ctx, work context.Context, rec kafkago.Message, ms
 		EventID: msg.EventID,
 		Schema:  msg.Schema,
 		Value:   msg.Value,
-		Headers: make(map[string]string, len(msg.Headers)+5),
+		Headers: make(map[string]string, len(msg.Headers)+7),
 	}
 	for k, v := range msg.Headers {
 		dl.Headers[k] = v
@@ -446,10 +459,13 @@ func (c *Consumer) deadLetter(ctx, work context.Context, rec kafkago.Message, ms
 	dl.Headers[HeaderDLQTopic] = rec.Topic
 	dl.Headers[HeaderDLQPartition] = strconv.Itoa(rec.Partition)
 	dl.Headers[HeaderDLQOffset] = strconv.FormatInt(rec.Offset, 10)
+	dl.Headers[HeaderDLQGroup] = c.cfg.GroupID
+	dl.Headers[HeaderDLQAt] = time.Now().UTC().Format(time.RFC3339Nano)
 
 	for try := 1; ; try++ {
 		err := c.deadLetters.write(work, []Message{dl})
 		if err == nil {
+			c.deadLettered.Add(work, 1, c.deadLetterAttrs)
 			log.ErrorContext(work, "kafka message dead-lettered", "dead_letter_topic", dl.Topic, "attempts", attempts, "err", cause)
 			return true
 		}

@@ -220,14 +220,17 @@ func TestCommitsOnlyAfterSuccess(t *testing.T) {
 }
 
 // A message that can never succeed (its handler says Permanent) goes to
-// the dead-letter topic at once, with why and where it came from; its
+// the dead-letter topic at once, with why and where it came from, which
+// group refused it and when; it is counted in
+// pcourt_kafka_dead_letters_total as a service's /metrics shows it; its
 // offset is committed and the partition moves on. A transient failure is
-// retried for as long as it lasts and never dead-lettered.
+// retried for as long as it lasts and never dead-lettered nor counted.
 func TestDeadLettersOnlyWhatCanNeverSucceed(t *testing.T) {
 	brokers := kafkatest.StartBroker(t)
 	const topic, group = "filings", "g-dlq"
 	kafkatest.CreateTopic(t, brokers, topic, 10)
 	producer := newProducer(t, brokers, nil)
+	metrics := serviceMetrics(t, "filings")
 
 	cfg := consumerConfig(brokers, group, topic)
 	cfg.RetryBackoff, cfg.RetryBackoffMax = 5*time.Millisecond, 20*time.Millisecond
@@ -253,9 +256,17 @@ func TestDeadLettersOnlyWhatCanNeverSucceed(t *testing.T) {
 		return handler.handle(ctx, msg)
 	}, producer, nil)
 
+	// The series exists from the start, at zero, so that an alert on its
+	// increase sees the first dead letter.
+	labels := `group="g-dlq",topic="filings"`
+	require.Equal(t, map[string]float64{labels: 0}, metrics.deadLetters(t))
+
 	// An outage longer than any fixed number of attempts: waited out.
 	require.NoError(t, producer.Publish(context.Background(), kafka.Message{Topic: topic, Key: "case-4", EventID: "ev-outage", Schema: "filings.v1"}))
 	require.Eventually(t, func() bool { return handler.count("ev-outage") == 13 }, waitFor, tick, "the transient failure was not retried until it passed")
+	require.Equal(t, map[string]float64{labels: 0}, metrics.deadLetters(t), "a transient failure is never counted")
+
+	before := time.Now().UTC()
 
 	require.NoError(t, producer.Publish(context.Background(), kafka.Message{
 		Topic: topic, Key: "case-4", EventID: "ev-poison", Schema: "filings.v1",
@@ -278,9 +289,14 @@ func TestDeadLettersOnlyWhatCanNeverSucceed(t *testing.T) {
 		kafka.HeaderDLQTopic:     topic,
 		kafka.HeaderDLQPartition: strconv.Itoa(consumed.Partition),
 		kafka.HeaderDLQOffset:    strconv.FormatInt(consumed.Offset, 10),
+		kafka.HeaderDLQGroup:     group,
 	} {
 		assert.Equal(t, want, header(dead, k), "header %s", k)
 	}
+	at, err := time.Parse(time.RFC3339Nano, header(dead, kafka.HeaderDLQAt))
+	require.NoError(t, err, "header %s", kafka.HeaderDLQAt)
+	assert.WithinRange(t, at, before, time.Now().UTC())
+	assert.Equal(t, map[string]float64{labels: 1}, metrics.deadLetters(t))
 
 	require.Eventually(t, func() bool {
 		return committedOffset(t, brokers, group, topic, consumed.Partition) == consumed.Offset+1

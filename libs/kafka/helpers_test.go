@@ -2,18 +2,26 @@ package kafka_test
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	kafkago "github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/kafkatest"
+	"github.com/pcourt/pcourt/libs/telemetry"
 )
 
 // waitFor is the deadline of every poll; kfake rebalances can take seconds
@@ -153,4 +161,58 @@ func header(rec kafkago.Message, key string) string {
 		}
 	}
 	return ""
+}
+
+// scrapedMetrics is a service's /metrics: the registry and exporter
+// libs/telemetry sets up, with its MeterProvider installed as the otel
+// global, which the consumers count through.
+type scrapedMetrics struct{ url string }
+
+// serviceMetrics installs a service's telemetry for the test and restores
+// the previous global MeterProvider after it.
+func serviceMetrics(tb testing.TB, service string) scrapedMetrics {
+	tb.Helper()
+	previous := otel.GetMeterProvider()
+	p, err := telemetry.Setup(context.Background(), telemetry.Config{ServiceName: service}, func(string) string { return "" })
+	require.NoError(tb, err)
+	srv := httptest.NewServer(p.MetricsHandler)
+	tb.Cleanup(func() {
+		srv.Close()
+		otel.SetMeterProvider(previous)
+		_ = p.Shutdown(context.Background())
+	})
+	return scrapedMetrics{url: srv.URL}
+}
+
+// deadLettersSample is one sample line of the exposition format.
+var deadLettersSample = regexp.MustCompile(`^pcourt_kafka_dead_letters_total\{(.*)\} (\S+)$`)
+
+// deadLetters scrapes pcourt_kafka_dead_letters_total: its value by label
+// set, leaving out the labels every series has (otel_scope_*, and the
+// service that libs/telemetry puts on each).
+func (m scrapedMetrics) deadLetters(tb testing.TB) map[string]float64 {
+	tb.Helper()
+	resp, err := http.Get(m.url)
+	require.NoError(tb, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(tb, err)
+	require.Contains(tb, string(body), "# TYPE pcourt_kafka_dead_letters_total counter")
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(body), "\n") {
+		sample := deadLettersSample.FindStringSubmatch(line)
+		if sample == nil {
+			continue
+		}
+		var labels []string
+		for _, l := range strings.Split(sample[1], ",") {
+			if !strings.HasPrefix(l, "otel_scope_") && !strings.HasPrefix(l, "service=") {
+				labels = append(labels, l)
+			}
+		}
+		v, err := strconv.ParseFloat(sample[2], 64)
+		require.NoError(tb, err, line)
+		out[strings.Join(labels, ",")] = v
+	}
+	return out
 }

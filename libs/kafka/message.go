@@ -36,6 +36,22 @@ const (
 	HeaderDLQPartition = "pc-dlq-partition"
 	// HeaderDLQOffset holds the offset the dead-lettered record had.
 	HeaderDLQOffset = "pc-dlq-offset"
+	// HeaderDLQGroup holds the consumer group whose handler refused the
+	// record: several groups may read one topic and dead-letter into the
+	// same <topic>.dlq.
+	HeaderDLQGroup = "pc-dlq-group"
+	// HeaderDLQAt holds when the record was dead-lettered, RFC 3339 in UTC.
+	HeaderDLQAt = "pc-dlq-at"
+	// HeaderDLQReplayOf marks a record re-published from a dead-letter
+	// topic with the dead letter it came from, "<dlq topic>/<partition>/
+	// <offset>": it is how a replay knows, after an interruption, what it
+	// already published (docs/dead-letters.md).
+	HeaderDLQReplayOf = "pc-dlq-replay-of"
+
+	// headerDLQPrefix starts every header the dead-letter path writes;
+	// a replay drops them all, since they describe the dead letter, not
+	// the event.
+	headerDLQPrefix = "pc-dlq-"
 
 	headerTraceparent = "traceparent"
 	headerTracestate  = "tracestate"

@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
@@ -31,14 +32,18 @@ import (
 	"github.com/pcourt/pcourt/libs/x402/localfacilitator"
 )
 
-// The images `make images` builds; the stack uses nothing else.
-const (
+// The images `make images` builds; the stack uses nothing else. The Go
+// binaries' images are pcourt/<name>:$E2E_IMAGE_TAG (default dev), so a
+// checkout's own build can be tagged apart from the others' on a shared
+// engine; redis and nginx (`make images-deps`) are always :dev.
+var (
+	imageTag         = cmp.Or(os.Getenv("E2E_IMAGE_TAG"), "dev")
 	imageRedis       = "pcourt/redis:dev"
-	imageBroker      = "pcourt/kafka-broker:dev"
-	imageFacilitator = "pcourt/facilitator:dev"
-	imageReceiver    = "pcourt/webhook-receiver:dev"
+	imageBroker      = "pcourt/kafka-broker:" + imageTag
+	imageFacilitator = "pcourt/facilitator:" + imageTag
+	imageReceiver    = "pcourt/webhook-receiver:" + imageTag
 	imageNginx       = "pcourt/nginx:dev"
-	imageEdge        = "pcourt/compat-edge:dev"
+	imageEdge        = "pcourt/compat-edge:" + imageTag
 )
 
 // statelessServices are the services run with two replicas behind the
@@ -203,7 +208,7 @@ func startStack(t *testing.T) *stack {
 			for path, content := range keyFiles[svc.name] { // a reader each: a reader is read once
 				files = append(files, testcontainers.ContainerFile{Reader: strings.NewReader(content), ContainerFilePath: path, FileMode: 0o644})
 			}
-			s.addReplica(ctx, svc.name, i, "pcourt/"+svc.name+":dev", env, svc.port+1000, netip.Addr{}, files...)
+			s.addReplica(ctx, svc.name, i, "pcourt/"+svc.name+":"+imageTag, env, svc.port+1000, netip.Addr{}, files...)
 		}
 	}
 	edgeEnv := merge(common, map[string]string{
@@ -242,7 +247,7 @@ func (s *stack) startReceiver(ctx context.Context, endpointID string) {
 func (s *stack) requireLocalImages(ctx context.Context) {
 	images := []string{imageRedis, imageBroker, imageFacilitator, imageReceiver, imageNginx, imageEdge}
 	for _, svc := range statelessServices {
-		images = append(images, "pcourt/"+svc.name+":dev")
+		images = append(images, "pcourt/"+svc.name+":"+imageTag)
 	}
 	for _, img := range images {
 		if _, err := s.docker.ImageInspect(ctx, img); err != nil {

@@ -1,7 +1,8 @@
 // Command pcadm administers credentials, membership grants and the tribunal
 // pool in Redis: mint (the token is printed once and never stored), list,
 // revoke, grant, ungrant, members, and tribunal add, configure, remove and
-// list.
+// list; the compatibility policy through the edge; and the Kafka dead
+// letters (dlq list, replay).
 //
 //	pcadm mint --tenant acme --env sandbox --role claimant_agent --partner acme-platform [--agent agent-7] [--label "CI"]
 //	pcadm list [--tenant acme]
@@ -14,11 +15,14 @@
 //	pcadm tribunal remove --credential cred_…
 //	pcadm tribunal list --tenant acme [--env sandbox]
 //	pcadm compat policy|extend|brownout|contact|notices|audit …
+//	pcadm dlq list -topic pc.filings.case-opened.v2 [-group cases]
+//	pcadm dlq replay -topic pc.filings.case-opened.v2 (-all | -offset 3:17 | -key case_…) [-dry-run]
 //
 // Redis is found through REDIS_ADDRS and REDIS_PASSWORD, as the services find it.
 // The compat commands call the edge's compatibility admin API instead
 // (EDGE_ADMIN_URL, EDGE_ADMIN_TOKEN), so that every change is validated and
-// audited by the edge.
+// audited by the edge. The dlq commands read and replay dead letters
+// through the brokers in KAFKA_BROKERS (docs/dead-letters.md).
 package main
 
 import (
@@ -50,14 +54,18 @@ func main() {
 
 const usage = `usage: pcadm <command> [flags]
 commands: mint, list, revoke, grant, ungrant, members (pcadm <command> -h for flags),
-          tribunal (pcadm tribunal for its commands), compat (pcadm compat for its commands)`
+          tribunal (pcadm tribunal for its commands), compat (pcadm compat for its commands),
+          dlq (pcadm dlq for its commands)`
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) == 0 {
 		return errors.New(usage)
 	}
-	if args[0] == "compat" {
+	switch args[0] {
+	case "compat":
 		return compat(ctx, args[1:], getenv, stdout)
+	case "dlq":
+		return dlq(ctx, args[1:], getenv, stdout)
 	}
 	env := envconf.New(getenv)
 	redisCfg := redisclient.FromEnv(env)
