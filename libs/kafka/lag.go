@@ -33,10 +33,11 @@ func (c *Consumer) ObserveLag(mp metric.MeterProvider) error {
 	if err != nil {
 		return err
 	}
-	client := &kafkago.Client{
-		Addr:      kafkago.TCP(c.cfg.Brokers...),
-		Transport: &kafkago.Transport{ClientID: c.cfg.ClientID},
+	transport, err := c.cfg.Security.Transport(c.cfg.ClientID)
+	if err != nil {
+		return err
 	}
+	client := &kafkago.Client{Addr: kafkago.TCP(c.cfg.Brokers...), Transport: transport}
 	_, err = m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
 		ctx, cancel := context.WithTimeout(ctx, lagTimeout)
 		defer cancel()

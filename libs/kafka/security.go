@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
+	kafkago "github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/sasl"
 	"github.com/segmentio/kafka-go/sasl/scram"
 
@@ -137,4 +139,25 @@ func (s Security) connection() (connection, error) {
 		return connection{}, err
 	}
 	return connection{tls: t, sasl: m}, nil
+}
+
+// Transport returns a kafka-go transport that connects as s says, for a
+// tool or a reader of the brokers' metadata (consumer lag, pcadm dlq)
+// that talks to the cluster beside the producer and the consumer.
+func (s Security) Transport(clientID string) (*kafkago.Transport, error) {
+	conn, err := s.connection()
+	if err != nil {
+		return nil, err
+	}
+	return &kafkago.Transport{ClientID: clientID, TLS: conn.tls, SASL: conn.sasl}, nil
+}
+
+// Dialer returns a kafka-go dialer that connects as s says, for a reader
+// of one partition (pcadm dlq).
+func (s Security) Dialer(clientID string) (*kafkago.Dialer, error) {
+	conn, err := s.connection()
+	if err != nil {
+		return nil, err
+	}
+	return &kafkago.Dialer{ClientID: clientID, TLS: conn.tls, SASLMechanism: conn.sasl, DualStack: true, Timeout: 10 * time.Second}, nil
 }

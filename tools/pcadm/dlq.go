@@ -24,7 +24,7 @@ commands:
   replay -topic T [-group G] (-all | -offset P:O … | -key K …) [-dry-run]
                                                     publish the chosen dead letters to T again, each once however often it is run
 -topic names the consumed topic or its dead-letter topic; -group keeps the dead letters one consumer group wrote.
-The brokers are KAFKA_BROKERS (comma-separated), as the services find them. Runbook: docs/dead-letters.md`
+The brokers are KAFKA_BROKERS (comma-separated), reached with the KAFKA_TLS* and KAFKA_SASL_* settings, as the services find them. Runbook: docs/dead-letters.md`
 
 // replayClockSkew is how far before a dead letter's time the search for
 // its replay starts: the dead letter's timestamp is the consuming
@@ -41,6 +41,7 @@ func dlq(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	env := envconf.New(getenv)
 	brokers := env.List("KAFKA_BROKERS", []string{"127.0.0.1:9092"})
+	security := kafka.SecurityFromEnv(env)
 	if err := env.Err(); err != nil {
 		return err
 	}
@@ -78,9 +79,16 @@ func dlq(ctx context.Context, args []string, getenv func(string) string, stdout 
 	// A transport of its own: kafka-go's default one is shared by the
 	// process and caches the cluster's metadata, which may predate the
 	// dead-letter topic.
-	transport := &kafkago.Transport{ClientID: "pcadm"}
+	transport, err := security.Transport("pcadm")
+	if err != nil {
+		return err
+	}
 	defer transport.CloseIdleConnections()
-	k := kafkaAdmin{brokers: brokers, client: &kafkago.Client{Addr: kafkago.TCP(brokers...), Timeout: 30 * time.Second, Transport: transport}}
+	dialer, err := security.Dialer("pcadm")
+	if err != nil {
+		return err
+	}
+	k := kafkaAdmin{brokers: brokers, dialer: dialer, client: &kafkago.Client{Addr: kafkago.TCP(brokers...), Timeout: 30 * time.Second, Transport: transport}}
 
 	letters, err := k.deadLetters(ctx, deadLetterTopic, *group)
 	if err != nil {
@@ -129,6 +137,7 @@ func dlq(ctx context.Context, args []string, getenv func(string) string, stdout 
 // consumer group: pcadm commits nothing, so it disturbs no consumer.
 type kafkaAdmin struct {
 	brokers []string
+	dialer  *kafkago.Dialer
 	client  *kafkago.Client
 }
 
@@ -252,7 +261,7 @@ func (k kafkaAdmin) read(ctx context.Context, topic string, partition int, from 
 	if from >= end {
 		return nil
 	}
-	r := kafkago.NewReader(kafkago.ReaderConfig{Brokers: k.brokers, Topic: topic, Partition: partition, MaxWait: 500 * time.Millisecond})
+	r := kafkago.NewReader(kafkago.ReaderConfig{Brokers: k.brokers, Dialer: k.dialer, Topic: topic, Partition: partition, MaxWait: 500 * time.Millisecond})
 	defer r.Close()
 	if err := r.SetOffset(from); err != nil {
 		return err
