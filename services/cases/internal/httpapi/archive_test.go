@@ -5,7 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
-		"testing"
+	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
