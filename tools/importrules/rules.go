@@ -34,6 +34,7 @@ var PureDomains = []string{
 	"services/cases/internal/tribunal",
 	"services/cases/internal/evidence",
 	"services/cases/internal/afteraward",
+	"services/cases/internal/archive",
 	"services/cases/internal/settlement",
 	"services/webhooks/internal/delivery",
 	"services/compat-edge/internal/inventory",

@@ -12,6 +12,7 @@ import (
 	"github.com/pcourt/pcourt/libs/outbox"
 	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/libs/x402"
+	"github.com/pcourt/pcourt/services/cases/internal/archiveflow"
 	"github.com/pcourt/pcourt/services/cases/internal/awardkeys"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/respond"
@@ -49,6 +50,9 @@ type config struct {
 	// PublicBase is the public origin an appeal fee's 402 challenge names
 	// its resource with (PUBLIC_BASE_URL, as the hosted page's links).
 	PublicBase x402.PublicBase
+	// Archive is when and how closed cases leave Redis for the object
+	// store (docs/archiving.md).
+	Archive archiveflow.Config
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -86,10 +90,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 		SpoolDir:   r.String("EVIDENCE_SPOOL_DIR", os.TempDir()),
 		Refunds:    refundRailFromEnv(r),
 		AppealFees: appealFeesFromEnv(r),
+		Archive:    archiveFromEnv(r, getenv),
 	}
 	base, err := x402.ParsePublicBase(publicBase)
 	cfg.PublicBase = base
-	errs := []error{r.Err(), cfg.Service.Validate(), cfg.Scheduler.Validate(), cfg.Idempotency.Validate(), cfg.Respond.Validate(), cfg.Evidence.Validate(), cfg.Refunds.Validate(), cfg.AppealFees.Validate()}
+	errs := []error{r.Err(), cfg.Service.Validate(), cfg.Scheduler.Validate(), cfg.Idempotency.Validate(), cfg.Respond.Validate(), cfg.Evidence.Validate(), cfg.Refunds.Validate(), cfg.AppealFees.Validate(), cfg.Archive.Validate()}
 	if err != nil {
 		errs = append(errs, fmt.Errorf("PUBLIC_BASE_URL: %w", err))
 	}
@@ -106,4 +111,23 @@ func loadConfig(getenv func(string) string) (config, error) {
 		return config{}, fmt.Errorf("configuration: %w", err)
 	}
 	return cfg, nil
+}
+
+// archiveFromEnv reads the archiver's settings: CASES_ARCHIVE_AFTER is a
+// duration (2160h, the default, is 90 days), and "off" or 0 switches
+// archiving off.
+func archiveFromEnv(r *envconf.Reader, getenv func(string) string) archiveflow.Config {
+	def := archiveflow.DefaultConfig()
+	cfg := archiveflow.Config{
+		After:    def.After,
+		Interval: r.Duration("CASES_ARCHIVE_INTERVAL", def.Interval),
+		Batch:    r.Int("CASES_ARCHIVE_BATCH", def.Batch),
+		Lease:    r.Duration("CASES_ARCHIVE_LEASE", def.Lease),
+	}
+	if strings.EqualFold(strings.TrimSpace(getenv("CASES_ARCHIVE_AFTER")), "off") {
+		cfg.After = 0
+	} else {
+		cfg.After = r.Duration("CASES_ARCHIVE_AFTER", def.After)
+	}
+	return cfg
 }

@@ -90,3 +90,31 @@ func TestAwardKeysAreRequired(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "/etc/pcourt/award-keys", cfg.AwardKeys.Dir)
 }
+
+// Closed cases are archived 90 days after closing unless
+// CASES_ARCHIVE_AFTER says otherwise; off or 0 switches archiving off, and
+// a value that is no duration stops the start.
+func TestTheArchiveRetentionIsNinetyDaysUnlessSet(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		after time.Duration
+		ok    bool
+	}{
+		{"", 90 * 24 * time.Hour, true},
+		{"720h", 30 * 24 * time.Hour, true},
+		{"off", 0, true},
+		{"OFF", 0, true},
+		{"0", 0, true},
+		{"90d", 0, false},
+		{"-1h", 0, false},
+	} {
+		cfg, err := loadConfig(withKeys(map[string]string{"CASES_ARCHIVE_AFTER": tc.value}))
+		if !tc.ok {
+			require.Error(t, err, tc.value)
+			continue
+		}
+		require.NoError(t, err, tc.value)
+		require.Equal(t, tc.after, cfg.Archive.After, tc.value)
+		require.Equal(t, tc.after > 0, cfg.Archive.Enabled(), tc.value)
+	}
+}

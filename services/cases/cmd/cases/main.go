@@ -20,6 +20,7 @@ import (
 	"github.com/pcourt/pcourt/libs/outbox"
 	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/services/cases/internal/afterawardflow"
+	"github.com/pcourt/pcourt/services/cases/internal/archiveflow"
 	"github.com/pcourt/pcourt/services/cases/internal/awardkeys"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/events"
@@ -107,6 +108,11 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		return err
 	}
 	logger.Info("evidence store", "store", cfg.Evidence.Describe(), "spool", cfg.SpoolDir)
+	// Closed cases are archived out of Redis into the same store after
+	// their retention (docs/archiving.md); the store reads them back
+	// through the same Load, so every route serves them as before.
+	cases.ReadArchivesFrom(files)
+	archiver := archiveflow.New(cases, files, cfg.Archive, cfg.Service.PodName, logger, nil)
 	exhibits := evidenceflow.New(flow, cases, files, cfg.SpoolDir, nil)
 	// After the award: post-award requests, finality (its Ticker joins
 	// the scan) and executions. The x402r rail refunds an award's payment
@@ -170,6 +176,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		{Name: "case-opened-consumer", Run: opened.Run},
 		{Name: "deadline-scheduler", Run: scheduler.Run},
 		{Name: "outbox-relay", Run: relay.Run},
+		{Name: "case-archiver", Run: archiver.Run},
 	}
 	if feeJournal != nil {
 		components = append(components, lifecycle.Component{Name: "fee-reconciler", Run: runFeeReconciler(feeJournal, afterAward, cfg.AppealFees.ReconcileInterval)})

@@ -112,6 +112,10 @@ func (s *Service) ChangeDocumented(ctx context.Context, caseID string, decide Do
 		if err != nil {
 			return Result{}, err
 		}
+		if l.Archived != nil {
+			// Read from its archive: no act changes it any more.
+			return Result{}, fmt.Errorf("case %s: %w", caseID, store.ErrArchived)
+		}
 		out, docs, err := decide(l.Case)
 		if errors.Is(err, ErrNothingToStore) {
 			// Claimed early (a lease ran out, or a clock ran ahead): put

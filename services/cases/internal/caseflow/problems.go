@@ -6,6 +6,7 @@ import (
 
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
+	"github.com/pcourt/pcourt/services/cases/internal/store"
 )
 
 // MaxAnswerRunes bounds the text of an answer, on every way in (the API
@@ -14,6 +15,11 @@ const MaxAnswerRunes = 20000
 
 // CaseBusy is an act that lost the optimistic race on every attempt.
 var CaseBusy = problem.Code{Name: "case_busy", Status: http.StatusServiceUnavailable, Title: "Case busy"}
+
+// CaseArchived is an act on a case archived out of Redis after its
+// retention (docs/archiving.md): it is read as before, and changed no
+// more.
+var CaseArchived = problem.Code{Name: "case_archived", Status: http.StatusConflict, Title: "Case archived"}
 
 // refusalStatus is the HTTP status of each refusal of the procedure
 // (docs/cases-procedure.md). not_a_participant is 422, as filings sends it:
@@ -76,11 +82,11 @@ func refusalProblem(code procedure.RefusalCode) problem.Code {
 	return problem.Code{Name: string(code), Status: refusalStatus[code], Title: refusalTitle[code]}
 }
 
-// Codes returns the problem codes of the case's use cases: CaseBusy and
-// every refusal of the procedure. A subdomain's use-case package adds its
-// own Codes and Problem beside these.
+// Codes returns the problem codes of the case's use cases: CaseBusy,
+// CaseArchived and every refusal of the procedure. A subdomain's use-case
+// package adds its own Codes and Problem beside these.
 func Codes() []problem.Code {
-	codes := []problem.Code{CaseBusy}
+	codes := []problem.Code{CaseBusy, CaseArchived}
 	for _, code := range procedure.RefusalCodes {
 		codes = append(codes, refusalProblem(code))
 	}
@@ -88,10 +94,10 @@ func Codes() []problem.Code {
 }
 
 // Problem maps the errors of the case's use cases (the procedure's
-// refusals, ErrBusy) to problems, and returns nil for any other error. It
-// is the table every adapter answers from: httpapi's problem.Mapper chains
-// it, and the hosted page takes the status, code and title of its refusal
-// pages from it.
+// refusals, ErrBusy, store.ErrArchived) to problems, and returns nil for
+// any other error. It is the table every adapter answers from: httpapi's
+// problem.Mapper chains it, and the hosted page takes the status, code and
+// title of its refusal pages from it.
 func Problem(err error) *problem.Error {
 	var refusal *procedure.RefusalError
 	switch {
@@ -104,6 +110,8 @@ func Problem(err error) *problem.Error {
 			detail = refusalTitle[refusal.Code] + "."
 		}
 		return problem.New(refusalProblem(refusal.Code), detail)
+	case errors.Is(err, store.ErrArchived):
+		return problem.New(CaseArchived, "The case is closed and archived: its record, award and docket are read as before, and no act changes it any more.")
 	case errors.Is(err, ErrBusy):
 		return problem.New(CaseBusy, "Other acts kept changing the case; retry with the same Idempotency-Key.").WithHeader("Retry-After", "1")
 	}

@@ -119,6 +119,9 @@ func newStackOn(t testing.TB, files objectstore.Store) *stack {
 	cfg := auth.DefaultStoreConfig()
 	cfg.PerCredential = ratelimit.Off // the pacing itself is tested in libs/auth
 	s := &stack{rdb: rdb, credentials: auth.NewStore(rdb, cfg), cases: newCases(t, rdb), logger: logger, files: files, spool: t.TempDir()}
+	// Archived cases are read from the store their archives are in, the
+	// exhibits' (archive_test.go).
+	s.cases.ReadArchivesFrom(files)
 	flow := caseflow.New(s.cases, nil)
 	s.opened = events.NewOpened(flow, logger)
 	orch := auth.RolePlatformOrchestrator

@@ -102,6 +102,9 @@ func Register(r *gin.Engine, d Deps) {
 						target = append(target, p+"="+id)
 					}
 				}
+				if h.refuseArchived(c) {
+					return
+				}
 				d.Journal.Middleware(strings.Join(target, " "), recheck)(c)
 			}
 		},
@@ -115,6 +118,33 @@ func Register(r *gin.Engine, d Deps) {
 	registerRestricted(r, k)
 	registerUnbuilt(r, k, Unbuilt)
 	// The hosted respondent page (/respond/...) is internal/respond's.
+}
+
+// refuseArchived answers a command on an archived case (docs/archiving.md)
+// before anything is journalled or decided: 409 case_archived to a caller
+// who may see the case, and to anyone else the 404 of a case it cannot
+// see, exactly as for a live case. It reports whether it answered. The
+// use cases refuse an archived case too (caseflow: store.ErrArchived);
+// this answers it first, ahead of any refusal a handler would derive from
+// the closed case's state.
+func (h *handlers) refuseArchived(c *gin.Context) bool {
+	id := caseID(c)
+	if id == "" {
+		return false
+	}
+	_, archived, err := h.cases.ArchivedCase(c.Request.Context(), id)
+	if err == nil && !archived {
+		return false
+	}
+	if err == nil {
+		_, _, err = h.load(c, id)
+	}
+	if err == nil {
+		err = store.ErrArchived
+	}
+	_ = c.Error(err)
+	c.Abort()
+	return true
 }
 
 // caseID is the case named in the path, whatever the family calls it.

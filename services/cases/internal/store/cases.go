@@ -77,6 +77,9 @@ type Cases struct {
 	rdb      redis.UniversalClient
 	sharding outbox.Sharding
 	durable  *redisclient.Durable
+	// archives reads archived cases' documents (archive.go); nil until
+	// ReadArchivesFrom.
+	archives *archives
 }
 
 // NewCases returns the store of cases spread over shards hash tags
@@ -118,15 +121,25 @@ type Loaded struct {
 	Case     procedure.Case
 	Version  int64
 	Sequence int64
+	// Archived is the tombstone of an archived case, read from its
+	// archive (archive.go); nil for a live one.
+	Archived *Tombstone
 }
 
-// Load reads a case.
+// Load reads a case, live or archived.
 func (s *Cases) Load(ctx context.Context, id string) (Loaded, error) {
-	v, err := s.rdb.HMGet(ctx, s.keysFor(id).caseKey, "record", "version", "seq").Result()
+	v, err := s.rdb.HMGet(ctx, s.keysFor(id).caseKey, append([]string{"record", "version", "seq"}, tombstoneFields...)...).Result()
 	if err != nil {
 		return Loaded{}, fmt.Errorf("reading case %s: %w", id, err)
 	}
 	if v[0] == nil {
+		t, archived, err := tombstoneFrom(v[3:])
+		if err != nil {
+			return Loaded{}, fmt.Errorf("case %s: %w", id, err)
+		}
+		if archived {
+			return s.loadArchived(ctx, id, t)
+		}
 		return Loaded{}, ErrNotFound
 	}
 	var l Loaded
@@ -234,6 +247,12 @@ func (s *Cases) Docket(ctx context.Context, caseID string, fromSequence, count i
 	if err != nil {
 		return nil, fmt.Errorf("reading docket of case %s: %w", caseID, err)
 	}
+	if len(v) == 0 {
+		// Past the end of a live docket, or an archived case's.
+		if v, err = s.archivedDocket(ctx, caseID, fromSequence, count); err != nil {
+			return nil, err
+		}
+	}
 	out := make([]json.RawMessage, len(v))
 	for i, b := range v {
 		out[i] = json.RawMessage(b)
@@ -246,7 +265,8 @@ func (s *Cases) Docket(ctx context.Context, caseID string, fromSequence, count i
 func (s *Cases) Document(ctx context.Context, caseID, digest string) ([]byte, bool, error) {
 	b, err := s.rdb.HGet(ctx, s.keysFor(caseID).docs, digest).Bytes()
 	if errors.Is(err, redis.Nil) {
-		return nil, false, nil
+		// Not kept, or the case is archived.
+		return s.archivedDocument(ctx, caseID, digest)
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("reading document of case %s: %w", caseID, err)
