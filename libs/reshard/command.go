@@ -35,13 +35,13 @@ func Command(ctx context.Context, service string, args []string, getenv func(str
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%s reshard: unexpected arguments %q", service, fs.Args())
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	if *from == 0 || *to == 0 {
-		return errors.New(service + " reshard: -from and -to are required")
+		return errors.New("-from and -to are required")
 	}
 	if *from == *to {
-		return fmt.Errorf("%s reshard: -from and -to are both %d: nothing to do", service, *from)
+		return fmt.Errorf("-from and -to are both %d: nothing to do", *from)
 	}
 	r := envconf.New(getenv)
 	cfg := redisclient.FromEnv(r)
