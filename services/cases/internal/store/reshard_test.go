@@ -18,6 +18,7 @@ import (
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/libs/reshard"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
+	"github.com/pcourt/pcourt/services/cases/internal/events"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
 )
@@ -65,6 +66,46 @@ func writeCases(t *testing.T, cases *store.Cases) {
 				store.Document{Digest: digest, Content: []byte("the answer of " + id)})
 			require.NoError(t, err)
 		}
+		if i%5 == 0 {
+			exportReady(t, cases, id, i%10 == 0)
+		}
+	}
+}
+
+var partnerC = procedure.Partner{Tenant: "t1", Environment: "sandbox", PartnerID: "partner-c"}
+
+// exportReady records an evidence_export_ready event for the claimant's
+// partner, which indexes its notification, and its receipt if asked.
+func exportReady(t *testing.T, cases *store.Cases, id string, receipt bool) {
+	t.Helper()
+	ctx := context.Background()
+	l, err := cases.Load(ctx, id)
+	require.NoError(t, err)
+	ev, err := events.Encode(l.Case, procedure.Event{Type: procedure.EventEvidenceExportReady, OccurredAt: t0.Add(2 * time.Hour),
+		Recipients: []procedure.Partner{partnerC}, ExportSide: procedure.Claimant})
+	require.NoError(t, err)
+	require.NoError(t, cases.Save(ctx, l.Version, l.Case, []store.Event{ev}))
+	if receipt {
+		_, first, err := cases.RecordExportReceipt(ctx, partnerC, store.EventID(id, l.Sequence+1), t0.Add(3*time.Hour))
+		require.NoError(t, err)
+		require.True(t, first)
+	}
+}
+
+// exports is the claimant partner's export notifications, every page.
+func exports(t *testing.T, cases *store.Cases) []store.ExportNotification {
+	t.Helper()
+	var out []store.ExportNotification
+	cursor := ""
+	for {
+		page, next, err := cases.ExportNotifications(context.Background(), partnerC, cursor, 3)
+		require.NoError(t, err)
+		out = append(out, page...)
+		if next == "" {
+			require.Len(t, out, caseCount/5)
+			return out
+		}
+		cursor = next
 	}
 }
 
@@ -205,7 +246,8 @@ func TestReshardMovesEveryCaseToTheNewCountAndBack(t *testing.T) {
 	at16 := newStore(t, rdb, 16)
 	writeCases(t, at16)
 	drain(t, rdb, 16)
-	want, wantList := readAll(t, at16), listed(t, at16)
+	want, wantList, wantExports := readAll(t, at16), listed(t, at16), exports(t, at16)
+	require.NotNil(t, wantExports[0].Receipt)
 	before := snapshot(t, rdb)
 
 	var log bytes.Buffer
@@ -229,6 +271,7 @@ func TestReshardMovesEveryCaseToTheNewCountAndBack(t *testing.T) {
 	require.Empty(t, cmp.Diff(want, readAll(t, at64)), "every case reads back equal with 64 shards")
 	require.NoError(t, at64.IndexExisting(ctx))
 	require.Equal(t, wantList, listed(t, at64), "the case list is the same")
+	require.Equal(t, wantExports, exports(t, at64), "the export notifications and their receipts are the same")
 	scheduled := 0
 	for _, tag := range at64.Tags() {
 		ids, err := rdb.ZRange(ctx, "pc:cases:"+tag+":deadlines", 0, -1).Result()
@@ -247,6 +290,7 @@ func TestReshardMovesEveryCaseToTheNewCountAndBack(t *testing.T) {
 	require.Equal(t, before, snapshot(t, rdb))
 	require.Empty(t, cmp.Diff(want, readAll(t, at16)), "every case reads back equal with 16 shards again")
 	require.Equal(t, wantList, listed(t, at16))
+	require.Equal(t, wantExports, exports(t, at16))
 }
 
 // A run stopped after some cases (its limit, or a crash), and a crash in
@@ -314,4 +358,25 @@ func TestAnInterruptedReshardFinishesWhenRunAgain(t *testing.T) {
 	again, err := store.Reshard(ctx, rdb, 16, 64, reshard.Options{})
 	require.NoError(t, err)
 	require.Zero(t, again.EntitiesMoved+again.MembersMoved, "a finished move has nothing left to do")
+}
+
+// On a Redis Cluster a case's old and new tags are in different slots,
+// mostly on different primaries.
+func TestReshardMovesCasesOnACluster(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.StartCluster(t).Client(t)
+	at16 := newStore(t, rdb, 16)
+	writeCases(t, at16)
+	drain(t, rdb, 16)
+	want, wantExports := readAll(t, at16), exports(t, at16)
+
+	rep, err := store.Reshard(ctx, rdb, 16, 64, reshard.Options{Limit: 7})
+	require.NoError(t, err)
+	require.False(t, rep.Complete)
+	rep, err = store.Reshard(ctx, rdb, 16, 64, reshard.Options{})
+	require.NoError(t, err)
+	require.True(t, rep.Complete)
+	at64 := newStore(t, rdb, 64)
+	require.Empty(t, cmp.Diff(want, readAll(t, at64)))
+	require.Equal(t, wantExports, exports(t, at64))
 }
