@@ -133,20 +133,18 @@ func Run(ctx context.Context, rdb redis.UniversalClient, layout Layout, from, to
 	if err := m.checkDrained(ctx, allTags); err != nil {
 		return Report{}, err
 	}
-	before, err := m.entities(ctx, allTags)
+	byTag, err := m.entitiesByTag(ctx, allTags)
 	if err != nil {
 		return Report{}, err
 	}
+	before := entities(byTag)
 	rep := Report{Entities: len(before)}
 
 	// Entities: only the tags of the old count can hold one to move (an
 	// entity under a tag only the new count has was put there by this
 	// move, at its new place).
 	for _, tag := range old.Tags() {
-		ents, err := m.entitiesUnder(ctx, tag)
-		if err != nil {
-			return rep, err
-		}
+		ents := byTag[tag]
 		for _, id := range slices.Sorted(maps.Keys(ents)) {
 			if next.Tag(id) == tag {
 				continue
@@ -232,24 +230,37 @@ type entity struct {
 	primary string   // among keys, or "" if already gone
 }
 
-// entitiesUnder scans one tag for entity keys, grouped by entity.
-func (m *mover) entitiesUnder(ctx context.Context, tag string) (map[string]*entity, error) {
-	prefix := m.prefix(tag)
-	keys, err := m.scan(ctx, escapeGlob(prefix)+"*")
+// entitiesByTag scans the service's keys once (SCAN over the whole key
+// space costs the same whatever its pattern, so not once per tag) and
+// groups the entity keys under tags by tag and entity.
+func (m *mover) entitiesByTag(ctx context.Context, tags []string) (map[string]map[string]*entity, error) {
+	service := "pc:" + m.layout.Service + ":"
+	keys, err := m.scan(ctx, escapeGlob(service+"{"+m.layout.Service+".")+"*")
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]*entity{}
+	out := map[string]map[string]*entity{}
+	for _, tag := range tags {
+		out[tag] = map[string]*entity{}
+	}
 	for _, k := range keys {
-		rest := strings.TrimPrefix(k, prefix)
+		end := strings.Index(k, "}:")
+		if end < 0 {
+			continue
+		}
+		tag, rest := k[len(service):end+1], k[end+2:]
+		ents, ok := out[tag]
+		if !ok { // a tag neither count has
+			continue
+		}
 		id, primary, ok := m.layout.Entity(rest)
 		if !ok {
 			continue
 		}
-		e := out[id]
+		e := ents[id]
 		if e == nil {
 			e = &entity{}
-			out[id] = e
+			ents[id] = e
 		}
 		e.keys = append(e.keys, rest)
 		if primary {
@@ -259,21 +270,17 @@ func (m *mover) entitiesUnder(ctx context.Context, tag string) (map[string]*enti
 	return out, nil
 }
 
-// entities returns every entity id found under tags.
-func (m *mover) entities(ctx context.Context, tags []string) (map[string]bool, error) {
+// entities returns every entity id found, under any tag.
+func entities(byTag map[string]map[string]*entity) map[string]bool {
 	all := map[string]bool{}
-	for _, tag := range tags {
-		ents, err := m.entitiesUnder(ctx, tag)
-		if err != nil {
-			return nil, err
-		}
+	for _, ents := range byTag {
 		for id, e := range ents {
 			if e.primary != "" {
 				all[id] = true
 			}
 		}
 	}
-	return all, nil
+	return all
 }
 
 // moveEntity copies every key of an entity from tag to its new tag, checks
@@ -449,18 +456,15 @@ func (m *mover) dropMarkersAndStreams(ctx context.Context, old, next outbox.Shar
 // under the tag the new count gives it, and every shard-wide member too.
 func (m *mover) verify(ctx context.Context, tags []string, want int) error {
 	var problems []string
-	found := map[string]bool{}
+	byTag, err := m.entitiesByTag(ctx, tags)
+	if err != nil {
+		return err
+	}
+	found := entities(byTag)
 	for _, tag := range tags {
-		ents, err := m.entitiesUnder(ctx, tag)
-		if err != nil {
-			return err
-		}
-		for id, e := range ents {
+		for id, e := range byTag[tag] {
 			if m.next.Tag(id) != tag {
 				problems = append(problems, fmt.Sprintf("%s %s has %d keys under %s", m.layout.Service, id, len(e.keys), tag))
-			}
-			if e.primary != "" {
-				found[id] = true
 			}
 		}
 		for _, sk := range m.layout.ShardKeys {
