@@ -7,6 +7,8 @@
 //  1. Refuse while any outbox stream of either count holds an entry: the
 //     service's writers must be stopped and its relay drained first, or an
 //     event would be left in a stream no relay of the new count reads.
+//     Refuse too while a key under a tag is one the layout does not name:
+//     it would be left behind.
 //  2. Every entity whose tag changes has each of its keys copied to its new
 //     tag (DUMP, then RESTORE with the key's remaining time to live and
 //     REPLACE), each copy checked, and only then its old keys deleted, its
@@ -110,6 +112,10 @@ type Report struct {
 // stream still holds entries.
 var ErrOutboxNotEmpty = errors.New("an outbox stream is not empty: stop the service's writers and let its relay drain every stream first (docs/redis.md, Resharding)")
 
+// ErrUnknownKeys is returned, before anything moves, when a key under a
+// shard tag is neither an entity's nor one the layout names.
+var ErrUnknownKeys = errors.New("keys the store's reshard layout does not know: add them to its Layout before resharding")
+
 // Run moves the data of layout from the shard count from to the count to.
 func Run(ctx context.Context, rdb redis.UniversalClient, layout Layout, from, to int, opts Options) (Report, error) {
 	old := outbox.Sharding{Service: layout.Service, Count: from}
@@ -136,6 +142,12 @@ func Run(ctx context.Context, rdb redis.UniversalClient, layout Layout, from, to
 	byTag, err := m.entitiesByTag(ctx, allTags)
 	if err != nil {
 		return Report{}, err
+	}
+	if len(m.unknown) > 0 {
+		// A key the layout does not name would be left under its old tag
+		// and lost to the service: the store's Layout must say where it goes.
+		slices.Sort(m.unknown)
+		return Report{}, fmt.Errorf("%w: %s", ErrUnknownKeys, strings.Join(m.unknown, ", "))
 	}
 	before := entities(byTag)
 	rep := Report{Entities: len(before)}
@@ -194,11 +206,12 @@ func Run(ctx context.Context, rdb redis.UniversalClient, layout Layout, from, to
 }
 
 type mover struct {
-	rdb    redis.UniversalClient
-	layout Layout
-	next   outbox.Sharding
-	log    io.Writer
-	dry    bool
+	rdb     redis.UniversalClient
+	layout  Layout
+	next    outbox.Sharding
+	log     io.Writer
+	dry     bool
+	unknown []string // keys under a tag the layout does not name, from the last scan
 }
 
 func (m *mover) prefix(tag string) string { return "pc:" + m.layout.Service + ":" + tag + ":" }
@@ -234,6 +247,7 @@ type entity struct {
 // space costs the same whatever its pattern, so not once per tag) and
 // groups the entity keys under tags by tag and entity.
 func (m *mover) entitiesByTag(ctx context.Context, tags []string) (map[string]map[string]*entity, error) {
+	m.unknown = nil
 	service := "pc:" + m.layout.Service + ":"
 	keys, err := m.scan(ctx, escapeGlob(service+"{"+m.layout.Service+".")+"*")
 	if err != nil {
@@ -255,6 +269,9 @@ func (m *mover) entitiesByTag(ctx context.Context, tags []string) (map[string]ma
 		}
 		id, primary, ok := m.layout.Entity(rest)
 		if !ok {
+			if !m.known(rest) {
+				m.unknown = append(m.unknown, k)
+			}
 			continue
 		}
 		e := ents[id]
@@ -268,6 +285,15 @@ func (m *mover) entitiesByTag(ctx context.Context, tags []string) (map[string]ma
 		}
 	}
 	return out, nil
+}
+
+// known reports whether a key under a tag that is no entity's is one the
+// layout names: a shard-wide key, a marker, or the outbox.
+func (m *mover) known(rest string) bool {
+	if rest == "outbox" || slices.Contains(m.layout.Markers, rest) {
+		return true
+	}
+	return slices.ContainsFunc(m.layout.ShardKeys, func(sk ShardKey) bool { return sk.Name == rest })
 }
 
 // entities returns every entity id found, under any tag.

@@ -135,3 +135,14 @@ func TestCommandMovesThingsOnACluster(t *testing.T) {
 	require.NoError(t, err)
 	checkThings(t, rdb, 3)
 }
+
+func TestRunRefusesKeysTheLayoutDoesNotKnow(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.NewClient(t)
+	writeThings(t, rdb, 4)
+	require.NoError(t, rdb.Set(ctx, "pc:things:{things.02}:archive-index", "x", 0).Err())
+	_, err := reshard.Run(ctx, rdb, things, 4, 10, reshard.Options{})
+	require.ErrorIs(t, err, reshard.ErrUnknownKeys)
+	require.Contains(t, err.Error(), "pc:things:{things.02}:archive-index")
+	checkThings(t, rdb, 4)
+}
