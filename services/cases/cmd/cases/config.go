@@ -24,7 +24,7 @@ type config struct {
 
 	// Shards is how many hash tags cases are spread over (CASES_SHARDS,
 	// 1..1024): part of the data layout, changed only by
-	// pcadm reshard (docs/redis.md).
+	// `cases reshard` (docs/redis.md).
 	Shards int
 
 	// CaseOpenedGroup is the consumer group reading pc.filings.case-opened.v2.

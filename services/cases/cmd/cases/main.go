@@ -18,6 +18,7 @@ import (
 	"github.com/pcourt/pcourt/libs/lifecycle"
 	"github.com/pcourt/pcourt/libs/objectstore"
 	"github.com/pcourt/pcourt/libs/outbox"
+	"github.com/pcourt/pcourt/libs/reshard"
 	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/services/cases/internal/afterawardflow"
 	"github.com/pcourt/pcourt/services/cases/internal/archiveflow"
@@ -38,6 +39,13 @@ var version = "dev"
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if len(os.Args) > 1 && os.Args[1] == "reshard" { // a one-off: docs/redis.md, Resharding
+		if err := reshard.Command(ctx, "cases", os.Args[2:], os.Getenv, os.Stdout, store.Reshard); err != nil {
+			fmt.Fprintf(os.Stderr, "cases reshard: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(ctx, os.Getenv, os.Stdout); err != nil {
 		fmt.Fprintf(os.Stderr, "cases: %v\n", err)
 		os.Exit(1)

@@ -18,7 +18,7 @@ import (
 type config struct {
 	Service service.Config
 	// Shards is how many hash tags drafts are spread over (FILINGS_SHARDS,
-	// 1..1024): part of the data layout, changed only by pcadm reshard
+	// 1..1024): part of the data layout, changed only by `filings reshard`
 	// (docs/redis.md).
 	Shards int
 

@@ -14,6 +14,7 @@ import (
 	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/lifecycle"
 	"github.com/pcourt/pcourt/libs/outbox"
+	"github.com/pcourt/pcourt/libs/reshard"
 	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/libs/x402/facilitator"
 	"github.com/pcourt/pcourt/libs/x402/journal"
@@ -29,6 +30,13 @@ var version = "dev"
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if len(os.Args) > 1 && os.Args[1] == "reshard" { // a one-off: docs/redis.md, Resharding
+		if err := reshard.Command(ctx, "filings", os.Args[2:], os.Getenv, os.Stdout, store.Reshard); err != nil {
+			fmt.Fprintf(os.Stderr, "filings reshard: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(ctx, os.Getenv, os.Stdout); err != nil {
 		fmt.Fprintf(os.Stderr, "filings: %v\n", err)
 		os.Exit(1)
