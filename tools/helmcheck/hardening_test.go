@@ -351,6 +351,12 @@ func TestSchemaRefusesBadValues(t *testing.T) {
 		"a log level nobody reads":        {[]string{"logLevel=verbose"}, "/logLevel"},
 		"a date not YYYY-MM-DD":           {[]string{"services.compat-edge.compatibility.start=15/01/2026"}, "compatibility/start"},
 		"a secret reference without key":  {[]string{"redis.passwordSecret.key="}, "/redis/passwordSecret/key"},
+		"a durable-write mode unknown":    {[]string{"redis.durableWrites.mode=sometimes"}, "/redis/durableWrites/mode"},
+		"a shard count past 1024":         {[]string{"services.cases.shards=4096"}, "/services/cases/shards"},
+		"an archive period unparsed":      {[]string{"services.cases.archiveAfter=90 days"}, "/services/cases/archiveAfter"},
+		"a SASL mechanism Kafka ill-uses": {[]string{"kafka.sasl.mechanism=PLAIN"}, "/kafka/sasl/mechanism"},
+		"a topic with no partitions":      {[]string{"kafka.topics.items[0].partitions=0"}, "/kafka/topics/items/0/partitions"},
+		"an SLO of 100%":                  {[]string{"metrics.slo.availability=1"}, "/metrics/slo/availability"},
 	} {
 		t.Run(name, func(t *testing.T) { refuse(t, h, tc.want, setArgs(tc.set)...) })
 	}

@@ -93,11 +93,12 @@ func TestKafkaTopicsAndSecurity(t *testing.T) {
 	}
 
 	// Default values render no KafkaTopic, and a SASL mechanism without a
-	// password Secret is refused.
+	// password Secret is refused (by values.schema.json, before the
+	// template's own check).
 	assert.Empty(t, render(t, h).KafkaTopics)
 	_, err := helmcheck.Helm(h, "template", "pcourt", chart, "--kube-version", helmcheck.KubeVersion,
 		"--set", "kafka.sasl.mechanism=SCRAM-SHA-512", "--set", "kafka.sasl.username=pcourt")
-	require.ErrorContains(t, err, "kafka.sasl.passwordSecret.name is required")
+	require.ErrorContains(t, err, "/kafka/sasl/passwordSecret/name")
 }
 
 // Every topic a service writes or reads, and each consumed topic's
