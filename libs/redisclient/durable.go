@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/pcourt/pcourt/libs/envconf"
 )
@@ -88,6 +90,26 @@ func (c DurableConfig) Validate() error {
 type Durable struct {
 	cfg    DurableConfig
 	logger *slog.Logger
+	// confirmed counts the waits by result (Instrument); nil counts nothing.
+	confirmed metric.Int64Counter
+}
+
+// Instrument counts every confirmation Durable waits for in
+// pcourt_redis_durable_writes_total{result="confirmed"|"short"}: a short
+// one is a record the replicas (or the AOF) did not hold when it was
+// answered (docs/observability.md).
+func (d *Durable) Instrument(mp metric.MeterProvider) error {
+	if d == nil {
+		return nil
+	}
+	c, err := mp.Meter("github.com/pcourt/pcourt/libs/redisclient").Int64Counter("pcourt.redis.durable_writes",
+		metric.WithUnit("{write}"),
+		metric.WithDescription("Writes of record Durable waited for, by whether the configured replicas and AOF confirmed them in time."))
+	if err != nil {
+		return err
+	}
+	d.confirmed = c
+	return nil
 }
 
 // NewDurable returns the confirmer of cfg, logging shortfalls to logger.
@@ -123,6 +145,13 @@ func (d *Durable) Write(ctx context.Context, rdb redis.UniversalClient, key stri
 		return Confirmation{}, err
 	}
 	got, err := d.wait(ctx, conn)
+	if d.confirmed != nil {
+		result := "confirmed"
+		if err != nil || got.Short {
+			result = "short"
+		}
+		d.confirmed.Add(ctx, 1, metric.WithAttributes(attribute.String("result", result)))
+	}
 	if err != nil || got.Short {
 		d.logger.WarnContext(ctx, "durable write short", "key", key, "mode", d.cfg.Mode,
 			"replicas_wanted", d.cfg.Replicas, "replicas", got.Replicas, "local_fsync", got.LocalFsync,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pcourt/pcourt/libs/redisclient"
 	"github.com/pcourt/pcourt/libs/redistest"
+	"github.com/pcourt/pcourt/libs/telemetry/telemetrytest"
 )
 
 var setScript = redis.NewScript(`return redis.call('SET', KEYS[1], ARGV[1])`)
@@ -37,6 +38,8 @@ func TestDurableWriteWaitsForTheReplica(t *testing.T) {
 	replica := redistest.StartReplica(t, primary)
 	rdb := primary.Client(t)
 	d, log := durable(t, redisclient.DurableConfig{Mode: redisclient.DurableWait, Replicas: 1, Timeout: 300 * time.Millisecond})
+	tel := telemetrytest.Setup(t, "cases")
+	require.NoError(t, d.Instrument(tel.Meter))
 
 	got, err := set(d, rdb, "pc:test:{a}:opened", "1")
 	require.NoError(t, err)
@@ -54,6 +57,11 @@ func TestDurableWriteWaitsForTheReplica(t *testing.T) {
 	require.Equal(t, "1", rdb.Get(context.Background(), "pc:test:{a}:paid").Val())
 	require.Contains(t, log.String(), `"msg":"durable write short"`)
 	require.Contains(t, log.String(), `"replicas_wanted":1,"replicas":0`)
+
+	// Each wait is counted by its result, the short one for its alert.
+	fams := telemetrytest.Scrape(t, tel.MetricsHandler)
+	require.Equal(t, 1.0, fams.Value(t, "pcourt_redis_durable_writes_total", map[string]string{"service": "cases", "result": "confirmed"}))
+	require.Equal(t, 1.0, fams.Value(t, "pcourt_redis_durable_writes_total", map[string]string{"result": "short"}))
 }
 
 // A write that fails is the caller's error, and nothing is waited for.

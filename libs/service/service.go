@@ -127,8 +127,13 @@ func Start(ctx context.Context, o Options) (*Base, error) {
 		return nil, err
 	}
 	logEvictionPolicy(ctx, rdb, logger)
-	return &Base{Name: o.Name, Config: o.Config, Logger: logger, Telemetry: tel, Redis: rdb,
-		Durable: redisclient.NewDurable(o.Config.Redis.Durable, logger)}, nil
+	durable := redisclient.NewDurable(o.Config.Redis.Durable, logger)
+	if err := durable.Instrument(tel.Meter); err != nil {
+		_ = rdb.Close()
+		_ = tel.Shutdown(ctx)
+		return nil, err
+	}
+	return &Base{Name: o.Name, Config: o.Config, Logger: logger, Telemetry: tel, Redis: rdb, Durable: durable}, nil
 }
 
 // logEvictionPolicy says at start whether Redis may evict the service's

@@ -16,7 +16,8 @@ type stackMetric struct {
 	name string
 	// counted: a counter or histogram, which must have counted something;
 	// otherwise a level (backlog, lag, a due queue) whose healthy value is
-	// zero, which must be there with a sample.
+	// zero, or a count of failures (dead letters) whose healthy value is
+	// zero: either must be there with a sample.
 	counted bool
 }
 
@@ -35,12 +36,12 @@ var metricsAfterTheDemo = []struct {
 	{"filings", 2, true, []stackMetric{{"pcourt_outbox_backlog", false}, {"pcourt_outbox_oldest_entry_age_seconds", false}}},
 	{"cases", 3, true, []stackMetric{
 		{"pcourt_outbox_backlog", false}, {"pcourt_outbox_oldest_entry_age_seconds", false},
-		{"pcourt_kafka_consumer_lag", false},
+		{"pcourt_kafka_consumer_lag", false}, {"pcourt_kafka_dead_letters_total", false},
 		{"pcourt_cases_deadline_lag_seconds", true}, {"pcourt_cases_deadlines_due", false},
 		{"pcourt_cases_deadline_scan_timestamp_seconds", true},
 	}},
 	{"webhooks", 4, true, []stackMetric{
-		{"pcourt_kafka_consumer_lag", false},
+		{"pcourt_kafka_consumer_lag", false}, {"pcourt_kafka_dead_letters_total", false},
 		{"pcourt_webhooks_delivery_attempts_total", true}, {"pcourt_webhooks_delivery_duration_seconds", true},
 		{"pcourt_webhooks_deliveries_total", true}, {"pcourt_webhooks_due_deliveries", false},
 	}},
