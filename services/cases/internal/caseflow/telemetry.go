@@ -13,7 +13,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
-
 )
 
 const meterName = "github.com/pcourt/pcourt/services/cases/internal/caseflow"
