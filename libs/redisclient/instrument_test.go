@@ -34,7 +34,7 @@ func TestInstrumentTracesCommandsWithoutTheirArguments(t *testing.T) {
 	for _, s := range ended {
 		names = append(names, s.Name())
 		for _, a := range s.Attributes() {
-			require.NotContains(t, a.Value.Emit(), "secret-hash", "span %s attribute %s carries the command's arguments", s.Name(), a.Key)
+			require.NotContains(t, a.Value.String(), "secret-hash", "span %s attribute %s carries the command's arguments", s.Name(), a.Key)
 		}
 	}
 	require.Contains(t, names, "set")
