@@ -2,10 +2,8 @@ package kafka
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	kafkago "github.com/segmentio/kafka-go"
@@ -13,6 +11,7 @@ import (
 	"github.com/segmentio/kafka-go/sasl/scram"
 
 	"github.com/pcourt/pcourt/libs/envconf"
+	"github.com/pcourt/pcourt/libs/tlsclient"
 )
 
 // SASL mechanisms a Security may name. Only SCRAM: PLAIN sends the
@@ -83,21 +82,7 @@ func (s Security) Validate() error {
 
 // tlsConfig is nil for plaintext.
 func (s Security) tlsConfig() (*tls.Config, error) {
-	if !s.TLS {
-		return nil, nil
-	}
-	t := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: s.TLSServerName}
-	if s.TLSCAFile != "" {
-		pem, err := os.ReadFile(s.TLSCAFile)
-		if err != nil {
-			return nil, fmt.Errorf("reading the TLS CA file: %w", err)
-		}
-		t.RootCAs = x509.NewCertPool()
-		if !t.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("%s holds no PEM certificate", s.TLSCAFile)
-		}
-	}
-	return t, nil
+	return tlsclient.Config(s.TLS, s.TLSCAFile, s.TLSServerName)
 }
 
 // mechanism is nil without SASL.

@@ -10,7 +10,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/redis/go-redis/extra/redisotel/v9"
@@ -19,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pcourt/pcourt/libs/envconf"
+	"github.com/pcourt/pcourt/libs/tlsclient"
 )
 
 // The topologies REDIS_MODE names.
@@ -104,19 +104,9 @@ func (c Config) Validate() error {
 }
 
 func (c Config) tlsConfig() (*tls.Config, error) {
-	if !c.TLS {
-		return nil, nil
-	}
-	t := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.TLSServerName}
-	if c.TLSCAFile != "" {
-		pem, err := os.ReadFile(c.TLSCAFile)
-		if err != nil {
-			return nil, fmt.Errorf("redis: reading the TLS CA file: %w", err)
-		}
-		t.RootCAs = x509.NewCertPool()
-		if !t.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("redis: %s holds no PEM certificate", c.TLSCAFile)
-		}
+	t, err := tlsclient.Config(c.TLS, c.TLSCAFile, c.TLSServerName)
+	if err != nil {
+		return nil, fmt.Errorf("redis: %w", err)
 	}
 	return t, nil
 }
