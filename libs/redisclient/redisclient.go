@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/extra/redisotel/v9"
@@ -171,4 +172,26 @@ func Instrument(rdb redis.UniversalClient, tp trace.TracerProvider, mp metric.Me
 		return fmt.Errorf("redis: instrumenting metrics: %w", err)
 	}
 	return nil
+}
+
+// CountDue returns, for each sorted set of keys scored by a time in Unix
+// milliseconds (a deadline index, a delivery queue), how many members are
+// due at now, in one pipeline: the size of a queue of scheduled work for
+// its gauge. Each key may be in another cluster slot.
+func CountDue(ctx context.Context, rdb redis.UniversalClient, keys []string, now time.Time) ([]int64, error) {
+	cmds := make([]*redis.IntCmd, len(keys))
+	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, key := range keys {
+			cmds[i] = p.ZCount(ctx, key, "-inf", strconv.FormatInt(now.UnixMilli(), 10))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, len(cmds))
+	for i, c := range cmds {
+		out[i] = c.Val()
+	}
+	return out, nil
 }

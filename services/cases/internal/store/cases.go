@@ -307,21 +307,15 @@ type Due struct {
 // deadline due at now that no scheduler has claimed.
 func (s *Cases) DueCounts(ctx context.Context, now time.Time) ([]int64, error) {
 	tags := s.Tags()
-	cmds := make([]*redis.IntCmd, len(tags))
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, tag := range tags {
-			cmds[i] = p.ZCount(ctx, deadlinesKey(tag), "-inf", strconv.FormatInt(now.UnixMilli(), 10))
-		}
-		return nil
-	})
+	keys := make([]string, len(tags))
+	for i, tag := range tags {
+		keys[i] = deadlinesKey(tag)
+	}
+	counts, err := redisclient.CountDue(ctx, s.rdb, keys, now)
 	if err != nil {
 		return nil, fmt.Errorf("counting due deadlines: %w", err)
 	}
-	out := make([]int64, len(cmds))
-	for i, c := range cmds {
-		out[i] = c.Val()
-	}
-	return out, nil
+	return counts, nil
 }
 
 // Tags lists every shard's tag.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/pcourt/pcourt/libs/redisclient"
 	"github.com/pcourt/pcourt/services/webhooks/internal/delivery"
 	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
 )
@@ -502,19 +503,13 @@ func (s *Deliveries) List(ctx context.Context, scope endpoints.Scope, f Filter, 
 // claimed by any sender: the queue the senders have yet to take. A claimed
 // delivery's score is its lease's end, so it is not counted while sent.
 func (s *Deliveries) DueCounts(ctx context.Context, now time.Time) ([]int64, error) {
-	cmds := make([]*redis.IntCmd, s.cfg.Shards)
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for n := range cmds {
-			cmds[n] = p.ZCount(ctx, dueKey(n), "-inf", strconv.FormatInt(now.UnixMilli(), 10))
-		}
-		return nil
-	})
+	keys := make([]string, s.cfg.Shards)
+	for n := range keys {
+		keys[n] = dueKey(n)
+	}
+	counts, err := redisclient.CountDue(ctx, s.rdb, keys, now)
 	if err != nil {
 		return nil, fmt.Errorf("counting due deliveries: %w", err)
 	}
-	out := make([]int64, len(cmds))
-	for n, c := range cmds {
-		out[n] = c.Val()
-	}
-	return out, nil
+	return counts, nil
 }
