@@ -118,9 +118,9 @@ $(BIN)/helm:
 # (weed mini, through libs/objectstore/s3test). `go install …@version` is
 # refused, as its go.mod has a replace directive, so the module is
 # downloaded through the module proxy and built inside a writable copy
-# (.cache/, kept, so a rebuild reuses it). About 1,700 packages: 65 minutes
-# cold on the 2-core machine shared by six builds (17.5 minutes of CPU);
-# bin/weed is then kept (docs/operations.md, "Evidence storage").
+# (.cache/, kept, so a rebuild reuses it). About 1,700 packages, the
+# largest of the test tools; .ci/run builds it beside the lint and bin/weed
+# is then kept (docs/operations.md, "Evidence storage").
 WEED_VERSION := v0.0.0-20261109003541-7506e5f91cd6
 WEED_SRC := $(CURDIR)/.cache/seaweedfs-$(WEED_VERSION)
 

@@ -46,6 +46,7 @@ func TestBacklogIsWhatTheRelayHasYetToPublish(t *testing.T) {
 	}
 
 	brokers := kafkatest.StartBroker(t)
+	kafkatest.CreateTopic(t, brokers, "orders.opened", 1) // topics are declared, never created on demand
 	relay := newRelay(t, rdb, newProducer(t, brokers, nil), relayConfig("r1"), discard(), nil)
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)

@@ -147,5 +147,59 @@ func primaryCountsReplica(addr string) bool {
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()
 	info, err := rdb.Info(context.Background(), "replication").Result()
-	return err == nil && strings.Contains(info, "state=online")
+	return err == nil && strings.Contains(info, "state=online") && replicaAcknowledges(rdb)
+}
+
+// replicaAcknowledges writes a probe and asks, on the same connection,
+// that a replica acknowledge it. A replica online after its first sync
+// may still not acknowledge the primary's newer writes for a few hundred
+// milliseconds; a test of WAIT (libs/redisclient.Durable) starts once it
+// does, so its first write is not short for that reason.
+func replicaAcknowledges(rdb *redis.Client) bool {
+	ctx := context.Background()
+	probe, ok := probeKey(ctx, rdb)
+	if !ok {
+		return false
+	}
+	conn := rdb.Conn()
+	defer conn.Close()
+	if err := conn.Set(ctx, probe, "1", time.Second).Err(); err != nil {
+		return false
+	}
+	n, err := conn.Do(ctx, "WAIT", 1, 100).Int()
+	conn.Del(ctx, probe) // the tests find only their own keys
+	return err == nil && n >= 1
+}
+
+// probeKey is a key the node of rdb serves: any key on a standalone
+// server, one of the node's own slots in a cluster.
+func probeKey(ctx context.Context, rdb *redis.Client) (string, bool) {
+	info, err := rdb.Info(ctx, "cluster").Result()
+	if err != nil {
+		return "", false
+	}
+	if !strings.Contains(info, "cluster_enabled:1") {
+		return "redistest:replica-probe", true
+	}
+	id, err := rdb.ClusterMyID(ctx).Result()
+	if err != nil {
+		return "", false
+	}
+	slots, err := rdb.ClusterSlots(ctx).Result()
+	if err != nil {
+		return "", false
+	}
+	for i := range 10000 {
+		key := fmt.Sprintf("redistest:replica-probe:%d", i)
+		slot, err := rdb.ClusterKeySlot(ctx, key).Result()
+		if err != nil {
+			return "", false
+		}
+		for _, r := range slots {
+			if int64(r.Start) <= slot && slot <= int64(r.End) && len(r.Nodes) > 0 && r.Nodes[0].ID == id {
+				return key, true
+			}
+		}
+	}
+	return "", false
 }
