@@ -44,7 +44,7 @@ func TestDemoWalksACaseToAnAwardThatOutlivesRestarts(t *testing.T) {
 		t.Skip("nginx is not installed (Debian: apt-get install nginx-light); skipping the test behind a real ingress")
 	}
 	base := stackPorts(t)
-	extra := freeBlock(t, 4, 10000)
+	extra := freeBlock(t, 6, 10000)
 	dir := t.TempDir()
 	up := runStack(t, dir, base, extra)
 	t.Cleanup(func() { require.NoError(t, up.stop()) })

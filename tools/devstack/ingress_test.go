@@ -100,7 +100,7 @@ func startStack(t *testing.T, flags ...string) stackAddrs {
 	t.Helper()
 	// The services' admin listeners take their port + 1000.
 	base := stackPorts(t)
-	extra := freeBlock(t, 4, 10000) // Kafka, then Redis (three ports for a cluster, whose bus takes each port + 10000)
+	extra := freeBlock(t, 6, 10000) // Kafka (three brokers), then Redis (three ports for a cluster, whose bus takes each port + 10000)
 	redisAddrs := []string{"127.0.0.1:" + strconv.Itoa(extra+1)}
 	if slices.Contains(flags, "-redis-cluster") {
 		redisAddrs = append(redisAddrs, "127.0.0.1:"+strconv.Itoa(extra+2), "127.0.0.1:"+strconv.Itoa(extra+3))
@@ -132,7 +132,7 @@ func runStack(t *testing.T, dir string, base, extra int, flags ...string) runnin
 	finished := make(chan struct{})
 	go func() {
 		runErr = run(ctx, append([]string{"-dir", dir, "-port", strconv.Itoa(base),
-			"-kafka-port", strconv.Itoa(extra), "-redis-port", strconv.Itoa(extra + 1)}, flags...), w)
+			"-kafka-port", strconv.Itoa(extra), "-redis-port", strconv.Itoa(extra + 3)}, flags...), w)
 		w.Close()
 		close(finished)
 	}()

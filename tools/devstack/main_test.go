@@ -75,7 +75,7 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 		t.Fatal("curl is needed to run the printed commands (apt-get install curl)")
 	}
 	base := stackPorts(t)
-	extra := freeBlock(t, 2)
+	extra := freeBlock(t, 4)
 	dir := t.TempDir()
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -83,7 +83,7 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"-dir", dir, "-port", strconv.Itoa(base),
-			"-kafka-port", strconv.Itoa(extra), "-redis-port", strconv.Itoa(extra + 1)}, w)
+			"-kafka-port", strconv.Itoa(extra), "-redis-port", strconv.Itoa(extra + 3)}, w)
 		w.Close()
 	}()
 

@@ -31,7 +31,7 @@ func TestMakeRunStartsEveryTimeOnItsOwnState(t *testing.T) {
 		t.Skip("starts the whole stack 25 times; skipped with -short")
 	}
 	base := stackPorts(t)
-	extra := freeBlock(t, 4, 10000)
+	extra := freeBlock(t, 6, 10000)
 	dir := t.TempDir()
 	edge := "http://127.0.0.1:" + strconv.Itoa(base)
 
