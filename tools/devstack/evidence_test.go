@@ -45,7 +45,7 @@ func TestEvidenceThroughAnIngress(t *testing.T) {
 	up := runStack(t, dir, base, extra)
 	t.Cleanup(func() { require.NoError(t, up.stop()) })
 	ngx := nginxtest.Start(t, "127.0.0.1:"+strconv.Itoa(base))
-	p := newProbe(t, stackAddrs{edge: "127.0.0.1:" + strconv.Itoa(base), redis: []string{"127.0.0.1:" + strconv.Itoa(extra+1)}})
+	p := newProbe(t, stackAddrs{edge: "127.0.0.1:" + strconv.Itoa(base), redis: []string{"127.0.0.1:" + strconv.Itoa(extra+3)}})
 	p.edge = ngx.URL
 	reviewer := minted{token: credentialsEnv(t, dir, "PCOURT_REVIEWER_TOKEN")}
 

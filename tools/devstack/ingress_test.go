@@ -101,9 +101,9 @@ func startStack(t *testing.T, flags ...string) stackAddrs {
 	// The services' admin listeners take their port + 1000.
 	base := stackPorts(t)
 	extra := freeBlock(t, 6, 10000) // Kafka (three brokers), then Redis (three ports for a cluster, whose bus takes each port + 10000)
-	redisAddrs := []string{"127.0.0.1:" + strconv.Itoa(extra+1)}
+	redisAddrs := []string{"127.0.0.1:" + strconv.Itoa(extra+3)}
 	if slices.Contains(flags, "-redis-cluster") {
-		redisAddrs = append(redisAddrs, "127.0.0.1:"+strconv.Itoa(extra+2), "127.0.0.1:"+strconv.Itoa(extra+3))
+		redisAddrs = append(redisAddrs, "127.0.0.1:"+strconv.Itoa(extra+4), "127.0.0.1:"+strconv.Itoa(extra+5))
 	}
 	// The state directory is made before the stack's cleanup is registered,
 	// so it is removed after the stack stopped writing to it (cleanups run

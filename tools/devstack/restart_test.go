@@ -35,7 +35,7 @@ func TestMakeRunStartsEveryTimeOnItsOwnState(t *testing.T) {
 	dir := t.TempDir()
 	edge := "http://127.0.0.1:" + strconv.Itoa(base)
 
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(extra+1)})
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(extra+3)})
 	t.Cleanup(func() { rdb.Close() })
 	pool := auth.NewStore(rdb, auth.DefaultStoreConfig())
 
