@@ -185,9 +185,17 @@ func probeKey(ctx context.Context, rdb *redis.Client) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	slots, err := rdb.ClusterSlots(ctx).Result()
+	shards, err := rdb.ClusterShards(ctx).Result()
 	if err != nil {
 		return "", false
+	}
+	var own []redis.SlotRange
+	for _, sh := range shards {
+		for _, n := range sh.Nodes {
+			if n.ID == id {
+				own = append(own, sh.Slots...)
+			}
+		}
 	}
 	for i := range 10000 {
 		key := fmt.Sprintf("redistest:replica-probe:%d", i)
@@ -195,8 +203,8 @@ func probeKey(ctx context.Context, rdb *redis.Client) (string, bool) {
 		if err != nil {
 			return "", false
 		}
-		for _, r := range slots {
-			if int64(r.Start) <= slot && slot <= int64(r.End) && len(r.Nodes) > 0 && r.Nodes[0].ID == id {
+		for _, r := range own {
+			if r.Start <= slot && slot <= r.End {
 				return key, true
 			}
 		}
