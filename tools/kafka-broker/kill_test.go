@@ -120,10 +120,17 @@ func TestBrokerKilledMidProduceKeepsWhatItAcknowledged(t *testing.T) {
 	w := &kafkago.Writer{Addr: kafkago.TCP(addr), Topic: topic, RequiredAcks: kafkago.RequireAll,
 		Balancer: &kafkago.RoundRobin{}, BatchTimeout: time.Millisecond}
 	defer w.Close()
+	// Right after the restart a partition's leader may be on another of
+	// the three brokers than the metadata a writer first reads says: a
+	// write refused with "not leader" is sent again, as every producer
+	// (the outbox relay's included) does, until it is acknowledged.
 	for i := range 40 {
 		v := fmt.Sprintf("after-%03d", i)
-		require.NoError(t, w.WriteMessages(context.Background(), kafkago.Message{Key: []byte(v), Value: []byte(v),
-			Headers: []kafkago.Header{{Key: "pc-event-id", Value: []byte(v)}}}))
+		require.Eventually(t, func() bool {
+			err := w.WriteMessages(context.Background(), kafkago.Message{Key: []byte(v), Value: []byte(v),
+				Headers: []kafkago.Header{{Key: "pc-event-id", Value: []byte(v)}}})
+			return err == nil
+		}, kafkatest.Timeout, 50*time.Millisecond, "%s was never acknowledged after the restart", v)
 		acked = append(acked, v)
 	}
 	mu.Lock()
