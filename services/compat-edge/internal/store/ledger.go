@@ -73,7 +73,11 @@ end
 return 1
 `)
 
-// AddUses merges uses into the ledger, one script per subject, pipelined.
+// AddUses merges uses into the ledger. A subject's record and its hour
+// and day counts change in one transaction (MULTI/EXEC: its keys share the
+// subject's hash tag, so one slot on a cluster too), so a reader sees a
+// batch whole or not at all: never a route whose recent counts lag its
+// record.
 func (s *Store) AddUses(ctx context.Context, uses []Use) error {
 	if len(uses) == 0 {
 		return nil
@@ -86,7 +90,7 @@ func (s *Store) AddUses(ctx context.Context, uses []Use) error {
 	if err := mergeScript.Load(ctx, s.rdb).Err(); err != nil {
 		return fmt.Errorf("loading the ledger script: %w", err)
 	}
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		for subject, args := range bySubject {
 			mergeScript.EvalSha(ctx, p, []string{ledgerKey(subject)}, args...)
 			p.SAdd(ctx, ledgerIndexKey, subject)
@@ -113,23 +117,22 @@ func (s *Store) Uses(ctx context.Context, subject string) ([]Use, error) {
 	return s.UsesAt(ctx, subject, time.Now())
 }
 
-// UsesAt is Uses with the recent counts as of at.
+// UsesAt is Uses with the recent counts as of at. The record and the
+// counts are read in one transaction, the counterpart of AddUses's.
 func (s *Store) UsesAt(ctx context.Context, subject string, at time.Time) ([]Use, error) {
 	hour := at.Unix() / 3600
 	var hours, days []*redis.MapStringStringCmd
-	var rec map[string]string
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	var record *redis.MapStringStringCmd
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		for h := hour - 23; h <= hour; h++ {
 			hours = append(hours, p.HGetAll(ctx, hourKey(subject, h)))
 		}
 		for d := hour/24 - 29; d <= hour/24; d++ {
 			days = append(days, p.HGetAll(ctx, dayKey(subject, d)))
 		}
+		record = p.HGetAll(ctx, ledgerKey(subject))
 		return nil
 	})
-	if err == nil {
-		rec, err = s.rdb.HGetAll(ctx, ledgerKey(subject)).Result()
-	}
 	if err != nil {
 		return nil, fmt.Errorf("reading legacy use of %s: %w", subject, err)
 	}
@@ -145,7 +148,7 @@ func (s *Store) UsesAt(ctx context.Context, subject string, at time.Time) ([]Use
 	}
 	last24h, last30d := recent(hours), recent(days)
 	byRoute := map[string]*Use{}
-	for field, v := range rec {
+	for field, v := range record.Val() {
 		kind, route, ok := strings.Cut(field, "|")
 		if !ok {
 			continue

@@ -168,3 +168,39 @@ func TestLedgerCountsRecentCallsAndKeepsASample(t *testing.T) {
 	require.Zero(t, later[0].Last24h)
 	require.Zero(t, later[0].Last30d, "nothing in the 30 days before")
 }
+
+// A reader never sees a batch half merged: while replicas flush, every
+// read finds the recent counts equal to the total, as it would after the
+// last flush. (The console showed a route with 0 calls in the last 24
+// hours when it read between a batch's record and its hour counts.)
+func TestLedgerReadsNeverSeeAHalfMergedBatch(t *testing.T) {
+	ctx := context.Background()
+	s := store.New(redistest.NewClient(t))
+	now := time.Now().UTC()
+	route := "/api/v2/webhooks/deliveries"
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; i < 300; i++ {
+			err := s.AddUses(ctx, []store.Use{{Subject: "cred_a", Route: route, First: now, Last: now, Count: 1, Hours: map[int64]int64{now.Unix() / 3600: 1}}})
+			if err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for {
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+			return
+		default:
+		}
+		uses, err := s.UsesAt(ctx, "cred_a", now)
+		require.NoError(t, err)
+		for _, u := range uses {
+			require.Equal(t, u.Count, u.Last24h, "the last 24 hours hold every call")
+			require.Equal(t, u.Count, u.Last30d, "the last 30 days hold every call")
+		}
+	}
+}
