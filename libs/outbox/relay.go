@@ -118,6 +118,21 @@ func (r *Relay) Run(ctx context.Context) error {
 func leaseKey(stream string) string { return stream + ":lease" }
 func epochKey(stream string) string { return stream + ":epoch" }
 
+// LeaseHolder names the replica (its RelayConfig.Consumer) whose lease on
+// stream's shard is current, or "" when nobody holds it: for operators and
+// tests that follow a takeover.
+func LeaseHolder(ctx context.Context, rdb redis.UniversalClient, stream string) (string, error) {
+	token, err := rdb.Get(ctx, leaseKey(stream)).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading the lease of %s: %w", stream, err)
+	}
+	consumer, _, _ := strings.Cut(token, "/")
+	return consumer, nil
+}
+
 // acquireLease renews the caller's lease (ARGV[1], its token, or "" when
 // it holds none) or, when nobody holds the shard, starts a new tenure. It
 // returns the token held, or false when another replica holds the shard.

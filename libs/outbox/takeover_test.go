@@ -108,6 +108,11 @@ func TestCaseOrderHoldsWhenTheRelayHoldingTheShardIsLostMidCase(t *testing.T) {
 		t.Fatal("relay-a published nothing")
 	}
 
+	stream := sharding.Stream(sharding.Tag(caseID))
+	holder, err := outbox.LeaseHolder(context.Background(), rdb, stream)
+	require.NoError(t, err)
+	require.Equal(t, "relay-a", holder, "the lease names the replica publishing the shard")
+
 	// The case moves on while its relay is lost.
 	appendEvents(t, rdb, topic, caseID, 10, 15)
 
@@ -119,6 +124,9 @@ func TestCaseOrderHoldsWhenTheRelayHoldingTheShardIsLostMidCase(t *testing.T) {
 	go func() { doneB <- newRelay(t, rdb, producer, cfgB, discard(), nil).Run(ctxB) }()
 	t.Cleanup(func() { stopB(); <-doneB })
 	require.Eventually(t, func() bool { return streamLength(t, rdb) == 0 }, kafkatest.Timeout, 20*time.Millisecond, "relay-b took the shard over")
+	holder, err = outbox.LeaseHolder(context.Background(), rdb, stream)
+	require.NoError(t, err)
+	require.Equal(t, "relay-b", holder)
 	appendEvents(t, rdb, topic, caseID, 15, 20)
 	require.Eventually(t, func() bool { return streamLength(t, rdb) == 0 }, kafkatest.Timeout, 20*time.Millisecond)
 

@@ -112,33 +112,46 @@ func TestFaultsUnderLoad(t *testing.T) {
 	})
 
 	t.Run("relay holder kill", func(t *testing.T) {
-		// Filings' outbox relays, one per replica, share each outbox
-		// stream's consumer group "relay": an entry a relay has read stays
-		// pending with it (its holder) until published and acknowledged.
-		// The holder of pending entries is killed and kept down, so a
-		// restart under its own name cannot take them back: the other
-		// replica must claim them (after ClaimIdle, 30 s).
+		// Filings' outbox relays share the outbox shards by lease: one
+		// replica holds each shard's lease and publishes its stream, which
+		// keeps only the entries not yet published. The replica leasing a
+		// shard with unpublished entries (the broker paused, so they stay)
+		// is killed and kept down, so a restart under its own name cannot
+		// take the shard back: the other replica must take the lease over
+		// when it runs out (ClaimIdle, 30 s) and publish what was left.
 		streams := outbox.Sharding{Service: "filings", Count: outbox.DefaultShards}.Streams()
 		rdb := s.redisClient()
-		pendingWith := func(consumer string) int64 {
-			var n int64
+		// leftWith returns, per stream leased by consumer, the id of its
+		// newest unpublished entry.
+		leftWith := func(consumer string) map[string]string {
+			left := map[string]string{}
 			for _, stream := range streams {
-				if sum, err := rdb.XPending(ctx, stream, "relay").Result(); err == nil {
-					n += sum.Consumers[consumer]
+				holder, err := outbox.LeaseHolder(ctx, rdb, stream)
+				if err != nil || holder != consumer {
+					continue
+				}
+				if newest, err := rdb.XRevRangeN(ctx, stream, "+", "-", 1).Result(); err == nil && len(newest) == 1 {
+					left[stream] = newest[0].ID
 				}
 			}
-			return n
+			return left
 		}
-		p := g.run(t, "SIGKILL of the filings replica holding pending outbox entries (broker paused so they stay pending), kept down until the other claims them", func() {
-			// With the broker paused, publishes hang and the entries each
-			// relay has read stay pending with it.
+		// published reports whether every entry up to id has left stream.
+		published := func(stream, id string) bool {
+			oldest, err := rdb.XRangeN(ctx, stream, "-", id, 1).Result()
+			return err == nil && len(oldest) == 0
+		}
+		p := g.run(t, "SIGKILL of the filings replica leasing outbox shards with unpublished entries (broker paused so they stay), kept down until the other takes them over", func() {
+			// With the broker paused, publishes hang and the entries stay in
+			// the streams of the shards each relay leases.
 			_, err := s.docker.ContainerPause(ctx, s.broker.GetContainerID(), client.ContainerPauseOptions{})
 			require.NoError(t, err)
 			var holder *replica
+			var left map[string]string
 			for deadline := time.Now().Add(20 * time.Second); holder == nil && time.Now().Before(deadline); pause(200 * time.Millisecond) {
 				for _, r := range s.services["filings"] {
-					if pendingWith(r.name) > 0 {
-						holder = r
+					if l := leftWith(r.name); len(l) > 0 {
+						holder, left = r, l
 						break
 					}
 				}
@@ -149,14 +162,21 @@ func TestFaultsUnderLoad(t *testing.T) {
 			}
 			_, err = s.docker.ContainerUnpause(ctx, s.broker.GetContainerID(), client.ContainerUnpauseOptions{})
 			require.NoError(t, err)
-			require.NotNil(t, holder, "no filings relay held a pending entry within 20 s of pausing the broker")
-			held := pendingWith(holder.name)
-			t.Logf("%s killed holding %d pending outbox entries", holder.name, held)
-			for pendingWith(holder.name) > 0 && time.Since(killed) < 60*time.Second {
+			require.NotNil(t, holder, "no filings relay leased a shard with unpublished entries within 20 s of pausing the broker")
+			t.Logf("%s killed leasing %d shards with unpublished entries", holder.name, len(left))
+			takenOver := func() bool {
+				for stream, id := range left {
+					if h, err := outbox.LeaseHolder(ctx, rdb, stream); err != nil || h == holder.name || !published(stream, id) {
+						return false
+					}
+				}
+				return true
+			}
+			for !takenOver() && time.Since(killed) < 60*time.Second {
 				pause(500 * time.Millisecond)
 			}
-			require.Zero(t, pendingWith(holder.name), "the other replica did not claim %s's entries within 60 s", holder.name)
-			t.Logf("the other replica claimed %s's %d entries %s after the kill", holder.name, held, time.Since(killed).Round(100*time.Millisecond))
+			require.True(t, takenOver(), "the other replica did not take %s's shards over and publish what it left within 60 s", holder.name)
+			t.Logf("the other replica took %s's %d shards over and published what was left %s after the kill", holder.name, len(left), time.Since(killed).Round(100*time.Millisecond))
 			s.restart(ctx, holder.c)
 			s.waitAllReady(t)
 		})
