@@ -5,7 +5,9 @@
 //   - services never import each other, and no service module requires
 //     another (test files included, so `go list -deps` of a service names no
 //     other service);
-//   - libs and tools import no service, test files included.
+//   - libs and tools import no service, test files included;
+//   - every module of the repository requires a dependency at one version
+//     (each builds on its own, so two versions are two compiles).
 //
 // Pending lists the known violations scheduled to go; an entry whose
 // violation is gone is itself reported.

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"golang.org/x/mod/modfile"
+	"golang.org/x/mod/semver"
 )
 
 // Module is the import path every module of the repository lives under.
@@ -89,6 +90,11 @@ func Check(root string) ([]Violation, error) {
 	if err != nil {
 		return nil, err
 	}
+	skewed, err := moduleVersions(root)
+	if err != nil {
+		return nil, err
+	}
+	found = append(found, skewed...)
 	for pkg, imps := range imports {
 		for _, imp := range imps {
 			if v, ok := directRule(pkg, imp); ok {
@@ -153,6 +159,61 @@ func serviceRequires(root string) ([]Violation, error) {
 		for _, r := range f.Require {
 			if other, ok := strings.CutPrefix(r.Mod.Path, Module+"/services/"); ok && other != own {
 				out = append(out, Violation{Package: "services/" + own + "/go.mod", Import: r.Mod.Path, Rule: "a service module requires no other service module"})
+			}
+		}
+	}
+	return out, nil
+}
+
+// moduleVersions reports every go.mod of the repository (api, libs, tools,
+// services/*) that requires a module at a lower version than another of
+// them does. Each module builds on its own (GOWORK=off), so a dependency
+// at two versions is compiled twice, with everything above it: one module
+// a minor version behind on golang.org/x/sys recompiled most of what the
+// others had compiled (docs/development.md, "CI time").
+func moduleVersions(root string) ([]Violation, error) {
+	var mods []string
+	for _, pattern := range []string{"*/go.mod", "services/*/go.mod"} {
+		found, err := filepath.Glob(filepath.Join(root, filepath.FromSlash(pattern)))
+		if err != nil {
+			return nil, err
+		}
+		mods = append(mods, found...)
+	}
+	type requirement struct{ dir, version string }
+	byPath := map[string][]requirement{}
+	for _, path := range mods {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		f, err := modfile.ParseLax(path, b, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		dir, err := filepath.Rel(root, filepath.Dir(path))
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range f.Require {
+			if !strings.HasPrefix(r.Mod.Path, Module+"/") {
+				byPath[r.Mod.Path] = append(byPath[r.Mod.Path], requirement{filepath.ToSlash(dir), r.Mod.Version})
+			}
+		}
+	}
+	var out []Violation
+	for path, reqs := range byPath {
+		sort.Slice(reqs, func(i, j int) bool { return reqs[i].dir < reqs[j].dir })
+		highest := reqs[0]
+		for _, r := range reqs[1:] {
+			if semver.Compare(r.version, highest.version) > 0 {
+				highest = r
+			}
+		}
+		for _, r := range reqs {
+			if r.version != highest.version {
+				out = append(out, Violation{Package: r.dir + "/go.mod", Import: path + "@" + r.version,
+					Rule: "every module requires a dependency at one version: " + highest.dir + "/go.mod requires " + highest.version})
 			}
 		}
 	}

@@ -149,3 +149,17 @@ func TestEachRuleCatchesItsViolation(t *testing.T) {
 		})
 	}
 }
+
+func TestModulesThatRequireADependencyAtTwoVersionsAreReported(t *testing.T) {
+	root := t.TempDir()
+	for rel, version := range map[string]string{"libs": "v0.48.0", "tools": "v0.49.0", "services/cases": "v0.49.0"} {
+		path := filepath.Join(root, filepath.FromSlash(rel), "go.mod")
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		mod := "module " + Module + "/" + rel + "\n\ngo 1.26.0\n\nrequire golang.org/x/sys " + version + " // indirect\n"
+		require.NoError(t, os.WriteFile(path, []byte(mod), 0o644))
+	}
+	violations, err := Check(root)
+	require.NoError(t, err)
+	require.Len(t, violations, 1)
+	require.Equal(t, "libs/go.mod imports golang.org/x/sys@v0.48.0: every module requires a dependency at one version: services/cases/go.mod requires v0.49.0", violations[0].String())
+}
