@@ -19,6 +19,13 @@ REVISION := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 STATICCHECK_VERSION := v0.8.2
 CONTROLLER_GEN_VERSION := v0.23.0
 BIN     := $(CURDIR)/bin
+# Two build configurations, so that a fresh machine compiles a package at
+# most twice (docs/development.md, "CI time"): the tests' (-race with cgo:
+# make test, make lint's analysers and make e2e) and the shipped binaries'
+# (CGO_ENABLED=0 -trimpath: make build and the images, make run, and every
+# tool built from source: helm, staticcheck, etcd, kube-apiserver, the S3
+# test server). A third would compile the standard library and every shared
+# dependency once more.
 # etcd and kube-apiserver of that version, built from source through the
 # module proxy (tools/kubeassets pins the same releases) in envtest's asset
 # layout. The tests that need an API server (tools/kubecheck) find them
@@ -38,7 +45,7 @@ help: ## Show this help.
 
 .PHONY: run
 run: ## Start the whole system locally (kfake, redis-server, every service and the edge on :8080).
-	$(GO) run ./tools/devstack
+	CGO_ENABLED=0 $(GO) run -trimpath ./tools/devstack
 
 .PHONY: test
 test: $(addprefix test/,$(MODULES)) ## Run every module's tests with the race detector.
@@ -56,11 +63,11 @@ test/%:
 # read is the same source.
 lint: $(BIN)/staticcheck ## gofmt, go vet, staticcheck and the import rules over every module.
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	cd tools && GOWORK=off $(GO) run ./importrules ..
+	cd tools && GOWORK=off CGO_ENABLED=0 $(GO) run -trimpath ./importrules ..
 	@set -e; for m in $(MODULES); do echo "vet+staticcheck $$m"; (cd $$m && export GOWORK=off CGO_ENABLED=1 && $(GO) vet -race ./... && GOFLAGS="$$GOFLAGS -race" $(BIN)/staticcheck ./...); done
 
 $(BIN)/staticcheck:
-	GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	GOBIN=$(BIN) CGO_ENABLED=0 $(GO) install -trimpath honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 .PHONY: generate
 generate: ## Regenerate compat-edge's CompatibilityFamily DeepCopy, CRD and the compat-controller's RBAC role (controller-gen).
@@ -102,7 +109,7 @@ images: build images-deps ## Build every image with no registry: pcourt/<service
 .PHONY: e2e
 e2e: images ## The whole system in containers (tools/e2e, testcontainers-go, local images only): the journey through nginx, then faults under load (E2E_RUN selects tests).
 	cd tools && E2E=1 TESTCONTAINERS_RYUK_DISABLED=true TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1 \
-	  GOWORK=off $(GO) test -count=1 -timeout 20m -v -run '$(E2E_RUN)' ./e2e
+	  GOWORK=off CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 20m -v -run '$(E2E_RUN)' ./e2e
 
 .PHONY: images-deps
 images-deps: ## Build pcourt/redis:dev and pcourt/nginx:dev from Debian packages on a debootstrapped root (cached in .cache/ and as pcourt/debian-base).
@@ -112,7 +119,7 @@ images-deps: ## Build pcourt/redis:dev and pcourt/nginx:dev from Debian packages
 helm: $(BIN)/helm ## Install helm into bin/ (go install of the pinned version; bin/ keeps it between runs).
 
 $(BIN)/helm:
-	GOBIN=$(BIN) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	GOBIN=$(BIN) CGO_ENABLED=0 $(GO) install -trimpath helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 
 # SeaweedFS, the real S3-compatible server libs/objectstore's tests run
 # (weed mini, through libs/objectstore/s3test). `go install …@version` is
