@@ -140,7 +140,7 @@ $(BIN)/weed:
 	  [ -n "$$mod" ] || { echo "go mod download found no github.com/seaweedfs/seaweedfs@$(WEED_VERSION)"; exit 1; }; \
 	  rm -rf $(WEED_SRC).tmp; mkdir -p $(dir $(WEED_SRC)); cp -R $$mod $(WEED_SRC).tmp; chmod -R u+w $(WEED_SRC).tmp; mv $(WEED_SRC).tmp $(WEED_SRC); \
 	fi
-	cd $(WEED_SRC) && GOWORK=off GOFLAGS=-buildvcs=false $(GO) build -o $@ ./weed
+	cd $(WEED_SRC) && GOWORK=off CGO_ENABLED=0 GOFLAGS=-buildvcs=false $(GO) build -trimpath -o $@ ./weed
 
 .PHONY: helm-lint
 helm-lint: $(BIN)/helm ## helm lint --strict and helm template of deploy/helm/pcourt (default and production values), then the manifest checks of tools/helmcheck.
