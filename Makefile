@@ -167,3 +167,7 @@ tidy: ## go mod tidy in every module.
 
 .PHONY: FORCE
 FORCE:
+
+.PHONY: bench-edge
+bench-edge: ## Measure the edge against direct, nginx and a bare Go proxy: the real processes under a load generator (about 3 minutes).
+	cd tools && GOWORK=off $(GO) run ./benchedge
