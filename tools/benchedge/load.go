@@ -37,11 +37,12 @@ func endpoints(root string) ([]endpoint, error) {
 }
 
 // path is one way to an owner: its base URL and the processes whose CPU
-// its row counts.
+// its row counts, listed when the run starts (nginx forks its workers after
+// it listens).
 type path struct {
 	name string
 	base string
-	pids []int
+	pids func() []int
 }
 
 // result is one load run's outcome.
@@ -84,7 +85,8 @@ func attack(ctx context.Context, e endpoint, p path, token string, rate int, d t
 		<-ctx.Done()
 		attacker.Stop()
 	}()
-	before, err := cpuTicks(p.pids)
+	pids := p.pids()
+	before, err := cpuTicks(pids)
 	if err != nil {
 		return result{}, err
 	}
@@ -100,7 +102,7 @@ func attack(ctx context.Context, e endpoint, p path, token string, rate int, d t
 		}
 	}
 	metrics.Close()
-	after, err := cpuTicks(p.pids)
+	after, err := cpuTicks(pids)
 	if err != nil {
 		return result{}, err
 	}

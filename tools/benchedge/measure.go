@@ -41,10 +41,11 @@ func measure(ctx context.Context, cfg config, l limits, stdout io.Writer) ([]row
 	}
 	get, challenge := eps[0], eps[1]
 	base := func(port int) string { return fmt.Sprintf("http://127.0.0.1:%d", port) }
-	edge := path{"edge", base(cfg.edgePort()), []int{pids["compat-edge"]}}
+	only := func(pid int) func() []int { return func() []int { return []int{pid} } }
+	edge := path{"edge", base(cfg.edgePort()), only(pids["compat-edge"])}
 	ways := map[string][]path{
-		get.name:       {{"direct", base(cfg.filingsPort()), []int{pids["filings"]}}},
-		challenge.name: {{"direct", base(cfg.readinessPort()), []int{pids["readiness"]}}},
+		get.name:       {{"direct", base(cfg.filingsPort()), only(pids["filings"])}},
+		challenge.name: {{"direct", base(cfg.readinessPort()), only(pids["readiness"])}},
 	}
 	if l == limitsOn {
 		if _, err := os.Stat(nginxPath); err == nil {
@@ -53,7 +54,7 @@ func measure(ctx context.Context, cfg config, l limits, stdout io.Writer) ([]row
 				return nil, err
 			}
 			defer ngx.stop()
-			p := path{"nginx (2 workers)", base(cfg.nginxPort()), ngx.pids()}
+			p := path{"nginx (2 workers)", base(cfg.nginxPort()), ngx.pids}
 			ways[get.name] = append(ways[get.name], p)
 			ways[challenge.name] = append(ways[challenge.name], p)
 		} else {
@@ -64,7 +65,7 @@ func measure(ctx context.Context, cfg config, l limits, stdout io.Writer) ([]row
 			return nil, err
 		}
 		defer bare.stop()
-		ways[get.name] = append(ways[get.name], path{"bare ReverseProxy", base(cfg.bareProxyPort()), []int{bare.cmd.Process.Pid}})
+		ways[get.name] = append(ways[get.name], path{"bare ReverseProxy", base(cfg.bareProxyPort()), only(bare.cmd.Process.Pid)})
 	}
 	ways[get.name] = append(ways[get.name], edge)
 	ways[challenge.name] = append(ways[challenge.name], edge)
