@@ -174,3 +174,7 @@ tidy: ## go mod tidy in every module.
 
 .PHONY: FORCE
 FORCE:
+
+.PHONY: bench-edge
+bench-edge: ## Measure the edge against direct, nginx and a bare Go proxy: the real processes under a load generator (3–5 minutes on 2 cores).
+	cd tools && GOWORK=off $(GO) run ./benchedge
