@@ -177,4 +177,4 @@ FORCE:
 
 .PHONY: bench-edge
 bench-edge: ## Measure the edge against direct, nginx and a bare Go proxy: the real processes under a load generator (3–5 minutes on 2 cores).
-	cd tools && GOWORK=off $(GO) run ./benchedge
+	cd tools && GOWORK=off CGO_ENABLED=0 $(GO) run -trimpath ./benchedge
