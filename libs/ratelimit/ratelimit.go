@@ -303,8 +303,12 @@ func (s *shard) evict(now time.Time) {
 // want 0 only looks, want -1 only gives back. It returns the tokens granted
 // and, when none were, how long until one would be.
 func (l *Limiter) exchange(ctx context.Context, key string, rule Rule, back, want int) (int, time.Duration, error) {
+	// The script counts in microseconds of the Redis clock: a rule faster
+	// than one event per microsecond per key is counted as one per
+	// microsecond (a zero interval would divide by zero).
+	emission := max(rule.emission().Microseconds(), 1)
 	res, err := leaseScript.Run(ctx, l.rdb, []string{l.prefix + ":" + key},
-		rule.emission().Microseconds(), int64(rule.Burst)*rule.emission().Microseconds(), want, back).Int64Slice()
+		emission, int64(rule.Burst)*emission, want, back).Int64Slice()
 	if err != nil {
 		return 0, 0, fmt.Errorf("checking rate limit: %w", err)
 	}
