@@ -131,7 +131,7 @@ func runStack(t *testing.T, dir string, base, extra int, flags ...string) runnin
 	var runErr error
 	finished := make(chan struct{})
 	go func() {
-		runErr = run(ctx, append([]string{"-dir", dir, "-port", strconv.Itoa(base),
+		runErr = run(ctx, append([]string{"-dir", dir, "-bin", sharedBin, "-port", strconv.Itoa(base),
 			"-kafka-port", strconv.Itoa(extra), "-redis-port", strconv.Itoa(extra + 3)}, flags...), w)
 		w.Close()
 		close(finished)

@@ -35,9 +35,13 @@ func main() {
 
 // config is the stack's layout on this machine.
 type config struct {
-	Root      string // repository root (holds go.work)
-	Dir       string // state directory
-	EdgePort  int    // the public port; the services take the next four, the facilitator the fifth, the reference adjudicator the sixth, the compat-controller the seventh, the console the eighth
+	Root string // repository root (holds go.work)
+	Dir  string // state directory
+	// BinDir is where the services are built: <Dir>/bin unless set. go
+	// build relinks nothing already there from the same build, so the
+	// tests, which start the stack many times on fresh state, share one.
+	BinDir    string
+	EdgePort  int // the public port; the services take the next four, the facilitator the fifth, the reference adjudicator the sixth, the compat-controller the seventh, the console the eighth
 	KafkaPort int
 	RedisPort int
 	// RedisCluster runs a three-primary Redis Cluster on RedisPort and the
@@ -59,6 +63,7 @@ func parseFlags(args []string) (config, error) {
 	cfg := config{Root: root, Compat: compatEnv(os.Environ())}
 	fs := flag.NewFlagSet("devstack", flag.ContinueOnError)
 	fs.StringVar(&cfg.Dir, "dir", filepath.Join(root, ".devstack"), "state directory")
+	fs.StringVar(&cfg.BinDir, "bin", "", "where the services are built (default <dir>/bin)")
 	fs.IntVar(&cfg.EdgePort, "port", 8080, "edge port; readiness, filings, cases, webhooks, the local x402 facilitator, the reference adjudicator, the compat-controller and the console take the next eight")
 	fs.IntVar(&cfg.KafkaPort, "kafka-port", 9092, "first Kafka-protocol test broker (kfake) port; its other two brokers take the next two")
 	fs.IntVar(&cfg.RedisPort, "redis-port", 6390, "Redis port (not 6379, to stay clear of a system Redis)")
@@ -68,6 +73,9 @@ func parseFlags(args []string) (config, error) {
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
+	if cfg.BinDir == "" {
+		cfg.BinDir = filepath.Join(cfg.Dir, "bin")
+	}
 	return cfg, nil
 }
 
@@ -76,10 +84,13 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	for _, d := range []string{"bin", "logs", "redis", "kafka", "evidence", "evidence-spool"} {
+	for _, d := range []string{"logs", "redis", "kafka", "evidence", "evidence-spool"} {
 		if err := os.MkdirAll(filepath.Join(cfg.Dir, d), 0o755); err != nil {
 			return err
 		}
+	}
+	if err := os.MkdirAll(cfg.BinDir, 0o755); err != nil {
+		return err
 	}
 
 	fmt.Fprintln(stdout, "building the services…")

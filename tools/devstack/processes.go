@@ -146,10 +146,10 @@ func goEnv(root string) []string {
 		"GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -trimpath"))
 }
 
-// buildServices compiles every service into <dir>/bin in one go invocation,
-// which shares the build cache and builds in parallel.
+// buildServices compiles every service into the bin directory in one go
+// invocation, which shares the build cache and builds in parallel.
 func buildServices(ctx context.Context, cfg config) error {
-	args := []string{"build", "-o", filepath.Join(cfg.Dir, "bin") + string(os.PathSeparator), "-ldflags", "-X main.version=dev"}
+	args := []string{"build", "-o", cfg.BinDir + string(os.PathSeparator), "-ldflags", "-X main.version=dev"}
 	for _, name := range []string{"readiness", "filings", "cases", "webhooks", "compat-edge", "console"} {
 		args = append(args, "./services/"+name+"/cmd/"+name)
 	}
@@ -170,7 +170,7 @@ func (s *service) start(cfg config, stdout io.Writer, exited chan<- error) error
 		return err
 	}
 	s.log = f
-	s.cmd = exec.Command(filepath.Join(cfg.Dir, "bin", s.name))
+	s.cmd = exec.Command(filepath.Join(cfg.BinDir, s.name))
 	s.cmd.Env = append(os.Environ(), s.env...)
 	var out io.Writer = f
 	if cfg.Verbose {
