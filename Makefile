@@ -19,13 +19,22 @@ REVISION := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 STATICCHECK_VERSION := v0.8.2
 CONTROLLER_GEN_VERSION := v0.23.0
 BIN     := $(CURDIR)/bin
-# Two build configurations, so that a fresh machine compiles a package at
-# most twice (docs/development.md, "CI time"): the tests' (-race with cgo:
-# make test, make lint's analysers and make e2e) and the shipped binaries'
-# (CGO_ENABLED=0 -trimpath: make build and the images, make run, and every
-# tool built from source: helm, staticcheck, etcd, kube-apiserver, the S3
-# test server). A third would compile the standard library and every shared
-# dependency once more.
+# One build configuration for everything, so that a fresh machine compiles
+# each package once (docs/development.md, "CI time"): the shipped binaries'
+# (CGO_ENABLED=0 -trimpath). make build and the images, make run, the
+# tests, make lint's analysers, make e2e and every tool built from source
+# (helm, staticcheck, etcd, kube-apiserver, the S3 test server) share it.
+# The race detector has a configuration of its own (cgo, every package
+# instrumented), so it compiles only what its packages need: see RACE_PACKAGES.
+SHIPPED := GOWORK=off CGO_ENABLED=0 GOFLAGS=-trimpath
+# -race goes on the command line, not in GOFLAGS: the tests that build the
+# services (tools/devstack) pass GOFLAGS on to a shipped build.
+RACE    := GOWORK=off CGO_ENABLED=1
+# The packages whose tests run under the race detector: those whose own
+# code shares memory between goroutines, which it must do through sync,
+# sync/atomic or errgroup (a go list template, one import path a line).
+# The rest of the tests run in the shipped configuration, each package once.
+RACE_PACKAGES := {{$$p := .ImportPath}}{{range .Imports}}{{if or (eq . "sync") (eq . "sync/atomic") (eq . "golang.org/x/sync/errgroup")}}{{$$p}}{{"\n"}}{{end}}{{end}}
 # etcd and kube-apiserver of that version, built from source through the
 # module proxy (tools/kubeassets pins the same releases) in envtest's asset
 # layout. The tests that need an API server (tools/kubecheck) find them
@@ -48,23 +57,33 @@ run: ## Start the whole system locally (kfake, redis-server, every service and t
 	CGO_ENABLED=0 $(GO) run -trimpath ./tools/devstack
 
 .PHONY: test
-test: $(addprefix test/,$(MODULES)) ## Run every module's tests with the race detector.
+# Two modules at a time: a module's tests leave about half of the two cores
+# idle (they wait on Redis, brokers, browsers and subprocesses), and tools,
+# whose stack tests take longest, starts first. Each module's output is
+# printed whole when it ends.
+TEST_ORDER := tools $(filter-out tools,$(MODULES))
+test: ## Run every module's tests: the shipped build, the race detector where goroutines share memory.
+	@$(MAKE) --no-print-directory -j2 --output-sync=target $(addprefix test/,$(TEST_ORDER))
 
 # tools/devstack starts the whole stack once per test (the evidence walk
 # streams a gigabyte through it): more than go test's default 10 minutes.
+# A module's race packages run under -race alone, the others without it:
+# every package's tests run once.
 test/%:
-	cd $* && GOWORK=off CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 30m ./...
+	@set -eo pipefail; cd $*; \
+	race=$$($(SHIPPED) $(GO) list -f '$(RACE_PACKAGES)' ./... | sort -u); \
+	plain=$$($(SHIPPED) $(GO) list ./... | { grep -vxF -f <(echo "$$race") || true; }); \
+	echo "test $* ($$(echo $$plain | wc -w) packages; $$(echo $$race | wc -w) more with -race)"; \
+	if [ -n "$$plain" ]; then $(SHIPPED) $(GO) test -count=1 -timeout 30m $$plain; fi; \
+	if [ -n "$$race" ]; then $(RACE) $(GO) test -race -count=1 -timeout 30m $$race; fi
 
 .PHONY: lint
-# vet and staticcheck load the packages with the race detector's build
-# configuration, as `make test` compiles them: a cold machine then compiles
-# every dependency once for lint and test, not twice (docs/development.md,
-# "CI time"). The race build only adds instrumentation; what the analysers
-# read is the same source.
+# vet and staticcheck load the packages in the shipped configuration, as
+# `make test` compiles them: lint's compile is the tests'.
 lint: $(BIN)/staticcheck ## gofmt, go vet, staticcheck and the import rules over every module.
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	cd tools && GOWORK=off CGO_ENABLED=0 $(GO) run -trimpath ./importrules ..
-	@set -e; for m in $(MODULES); do echo "vet+staticcheck $$m"; (cd $$m && export GOWORK=off CGO_ENABLED=1 && $(GO) vet -race ./... && GOFLAGS="$$GOFLAGS -race" $(BIN)/staticcheck ./...); done
+	cd tools && $(SHIPPED) $(GO) run ./importrules ..
+	@set -e; for m in $(MODULES); do echo "vet+staticcheck $$m"; (cd $$m && export $(SHIPPED) && $(GO) vet ./... && $(BIN)/staticcheck ./...); done
 
 $(BIN)/staticcheck:
 	GOBIN=$(BIN) CGO_ENABLED=0 $(GO) install -trimpath honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
@@ -78,7 +97,7 @@ generate: ## Regenerate compat-edge's CompatibilityFamily DeepCopy, CRD and the 
 
 .PHONY: bench
 bench: ## Run the benchmarks (compare ratios within one run; the machine is shared).
-	@set -eo pipefail; for m in $(MODULES); do (cd $$m && GOWORK=off $(GO) test -run='^$$' -bench=. -benchmem ./... | { grep -v '^?\|no test files' || true; }); done
+	@set -eo pipefail; for m in $(MODULES); do (cd $$m && $(SHIPPED) $(GO) test -run='^$$' -bench=. -benchmem ./... | { grep -v '^?\|no test files' || true; }); done
 
 .PHONY: build
 build: $(addprefix $(BIN)/linux/,$(SERVICES) $(COMMANDS) $(TOOL_IMAGES)) ## Build static linux binaries of the services (and compat-controller) and supporting tools into bin/linux.
@@ -109,7 +128,7 @@ images: build images-deps ## Build every image with no registry: pcourt/<service
 .PHONY: e2e
 e2e: images ## The whole system in containers (tools/e2e, testcontainers-go, local images only): the journey through nginx, then faults under load (E2E_RUN selects tests).
 	cd tools && E2E=1 TESTCONTAINERS_RYUK_DISABLED=true TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1 \
-	  GOWORK=off CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 20m -v -run '$(E2E_RUN)' ./e2e
+	  $(SHIPPED) $(GO) test -count=1 -timeout 20m -v -run '$(E2E_RUN)' ./e2e
 
 .PHONY: images-deps
 images-deps: ## Build pcourt/redis:dev and pcourt/nginx:dev from Debian packages on a debootstrapped root (cached in .cache/ and as pcourt/debian-base).
@@ -150,7 +169,7 @@ helm-lint: $(BIN)/helm ## helm lint --strict and helm template of deploy/helm/pc
 	  echo "helm template $$values"; \
 	  $(BIN)/helm template pcourt deploy/helm/pcourt --kube-version $(KUBE_VERSION) $$values >/dev/null; \
 	done
-	cd tools && GOWORK=off HELM=$(BIN)/helm $(GO) test -count=1 ./helmcheck
+	cd tools && $(SHIPPED) HELM=$(BIN)/helm $(GO) test -count=1 ./helmcheck
 
 .PHONY: kube-assets
 kube-assets: $(KUBE_ASSETS)/etcd $(KUBE_ASSETS)/kube-apiserver ## Build etcd and kube-apiserver from source (module proxy) into bin/k8s/<version>, kept between runs.
@@ -166,7 +185,7 @@ $(KUBE_ASSETS)/kube-apiserver:
 
 .PHONY: kube-check
 kube-check: $(BIN)/helm kube-assets ## Apply the chart (default and production values) and its CRD to a real kube-apiserver with server-side dry run (tools/kubecheck).
-	cd tools && GOWORK=off HELM=$(BIN)/helm KUBEBUILDER_ASSETS=$(KUBE_ASSETS) $(GO) test -count=1 -v -run . ./kubecheck
+	cd tools && $(SHIPPED) HELM=$(BIN)/helm KUBEBUILDER_ASSETS=$(KUBE_ASSETS) $(GO) test -count=1 -v -run . ./kubecheck
 
 .PHONY: tidy
 tidy: ## go mod tidy in every module.
