@@ -30,10 +30,14 @@ SHIPPED := GOWORK=off CGO_ENABLED=0 GOFLAGS=-trimpath
 # -race goes on the command line, not in GOFLAGS: the tests that build the
 # services (tools/devstack) pass GOFLAGS on to a shipped build.
 RACE    := GOWORK=off CGO_ENABLED=1
-# The packages whose tests run under the race detector: those whose own
-# code shares memory between goroutines, which it must do through sync,
-# sync/atomic or errgroup (a go list template, one import path a line).
-# The rest of the tests run in the shipped configuration, each package once.
+# The race detector runs on the code the services ship: the packages of
+# libs and of the services whose own code shares memory between
+# goroutines, which it must do through sync, sync/atomic or errgroup (a go
+# list template, one import path a line). Test helpers (the packages named
+# *test: redistest, kafkatest, s3test, …) and the tools (the dev stack, the
+# demo, pcadm, the test servers) run in the shipped configuration alone,
+# like every other package: each package's tests run once.
+RACE_MODULES  := libs $(filter services/%,$(MODULES))
 RACE_PACKAGES := {{$$p := .ImportPath}}{{range .Imports}}{{if or (eq . "sync") (eq . "sync/atomic") (eq . "golang.org/x/sync/errgroup")}}{{$$p}}{{"\n"}}{{end}}{{end}}
 # etcd and kube-apiserver of that version, built from source through the
 # module proxy (tools/kubeassets pins the same releases) in envtest's asset
@@ -71,7 +75,7 @@ test: ## Run every module's tests: the shipped build, the race detector where go
 # every package's tests run once.
 test/%:
 	@set -eo pipefail; cd $*; \
-	race=$$($(SHIPPED) $(GO) list -f '$(RACE_PACKAGES)' ./... | sort -u); \
+	race=$(if $(filter $*,$(RACE_MODULES)),$$($(SHIPPED) $(GO) list -f '$(RACE_PACKAGES)' ./... | { grep -v 'test$$' || true; } | sort -u)); \
 	plain=$$($(SHIPPED) $(GO) list ./... | { grep -vxF -f <(echo "$$race") || true; }); \
 	echo "test $* ($$(echo $$plain | wc -w) packages; $$(echo $$race | wc -w) more with -race)"; \
 	if [ -n "$$plain" ]; then $(SHIPPED) $(GO) test -count=1 -timeout 30m $$plain; fi; \
