@@ -20,8 +20,6 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"go.opentelemetry.io/contrib/instrumentation/github.com/gin-gonic/gin/otelgin"
-	"go.opentelemetry.io/otel/metric/noop"
 
 	"github.com/pcourt/pcourt/libs/envconf"
 	"github.com/pcourt/pcourt/libs/problem"
@@ -206,16 +204,8 @@ func New(cfg Config, deps Deps) *Server {
 	}
 	e.Use(recovery(deps.Logger))
 	e.Use(clientAddress(trusted, cfg.TrustedHops))
-	if deps.Telemetry != nil {
-		// otelgin makes the server spans; its metrics are left out (a
-		// no-op meter): requestMetrics counts the requests, under the
-		// route the edge names as well as gin's.
-		e.Use(otelgin.Middleware(deps.Service,
-			otelgin.WithTracerProvider(deps.Telemetry.Tracer),
-			otelgin.WithMeterProvider(noop.NewMeterProvider()),
-			otelgin.WithPropagators(deps.Telemetry.Propagator),
-			otelgin.WithGinFilter(func(c *gin.Context) bool { return !isOperational(c.Request.URL.Path) }),
-		))
+	if deps.Telemetry != nil && deps.Telemetry.Tracer != nil {
+		e.Use(serverSpans(deps.Telemetry.Tracer, deps.Telemetry.Propagator))
 	}
 	e.Use(accessLog(deps.Logger))
 	e.Use(problem.Middleware(deps.Logger, deps.Mapper))
