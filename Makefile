@@ -62,10 +62,12 @@ run: ## Start the whole system locally (kfake, redis-server, every service and t
 
 .PHONY: test
 # Two modules at a time: a module's tests leave about half of the two cores
-# idle (they wait on Redis, brokers, browsers and subprocesses), and tools,
-# whose stack tests take longest, starts first. Each module's output is
-# printed whole when it ends.
-TEST_ORDER := tools $(filter-out tools,$(MODULES))
+# idle (they wait on Redis, brokers, browsers and subprocesses). The
+# longest start first (tools' stack tests; libs; readiness, whose payment
+# tests are slowest under the race detector), so that no long module is
+# left to run alone at the end. Each module's output is printed whole when
+# it ends.
+TEST_ORDER := tools libs services/readiness services/compat-edge services/cases services/webhooks services/filings services/console api
 test: ## Run every module's tests: the shipped build, the race detector where goroutines share memory.
 	@$(MAKE) --no-print-directory -j2 --output-sync=target $(addprefix test/,$(TEST_ORDER))
 
