@@ -23,7 +23,7 @@ BIN     := $(CURDIR)/bin
 # each package once (docs/development.md, "CI time"): the shipped binaries'
 # (CGO_ENABLED=0 -trimpath). make build and the images, make run, the
 # tests, make lint's analysers, make e2e and every tool built from source
-# (helm, staticcheck, etcd, kube-apiserver, the S3 test server) share it.
+# (helm, staticcheck, kube-apiserver, the S3 test server) share it.
 # The race detector has a configuration of its own (cgo, every package
 # instrumented), so it compiles only what its packages need: see RACE_PACKAGES.
 SHIPPED := GOWORK=off CGO_ENABLED=0 GOFLAGS=-trimpath
@@ -67,7 +67,9 @@ run: ## Start the whole system locally (kfake, redis-server, every service and t
 # tests are slowest under the race detector), so that no long module is
 # left to run alone at the end. Each module's output is printed whole when
 # it ends.
-TEST_ORDER := tools libs services/readiness services/compat-edge services/cases services/webhooks services/filings services/console api
+# Every module of MODULES is tested: the ones named here first, the rest after.
+TEST_FIRST := tools libs services/readiness services/compat-edge
+TEST_ORDER := $(TEST_FIRST) $(filter-out $(TEST_FIRST),$(MODULES))
 test: ## Run every module's tests: the shipped build, the race detector where goroutines share memory.
 	@$(MAKE) --no-print-directory -j2 --output-sync=target $(addprefix test/,$(TEST_ORDER))
 
