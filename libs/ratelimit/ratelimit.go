@@ -29,8 +29,8 @@
 //     before a window and spends inside it. With N replicas, the events
 //     admitted for one key in any window of length T are at most
 //     Burst + T×Rate/Period + N×Batch(rule). A lease also lapses after
-//     leaseLifetime (its batch's worth of emission intervals, at most 1 s),
-//     so tokens are never spent long after they were taken.
+//     leaseLifetime (its batch's worth of emission intervals, from 100 ms
+//     to 1 s), so tokens are never spent long after they were taken.
 //   - Unspent tokens are given back to the shared bucket, in the same script
 //     call, when the replica next refills that key after its lease lapsed,
 //     and all of them on Release. Tokens of a lease that is evicted or never
@@ -106,11 +106,19 @@ func (r Rule) emission() time.Duration { return r.Period / time.Duration(r.Rate)
 func Batch(rule Rule) int { return min(max(rule.Burst/16, 1), 256) }
 
 // leaseLifetime is how long tokens taken for rule may be spent: the time
-// the shared bucket takes to earn back a batch, at most a second, so a
-// replica that goes quiet does not spend stale tokens later.
+// the shared bucket takes to earn back a batch, so a replica that goes
+// quiet does not spend stale tokens later; at most a second, and at least
+// minLeaseLifetime. The floor is for fast rules (raised budgets): 256
+// tokens of a rule of ten million a second are earned back in 26 µs, and a
+// lease that lapsed that soon would cost a round trip per event, held
+// under the key's lock. The bound above does not depend on the lifetime:
+// a lease's tokens were charged to the shared bucket when it was taken.
 func leaseLifetime(rule Rule) time.Duration {
-	return min(time.Duration(Batch(rule))*rule.emission(), time.Second)
+	return min(max(time.Duration(Batch(rule))*rule.emission(), minLeaseLifetime), time.Second)
 }
+
+// minLeaseLifetime is the shortest time a lease's tokens may be spent.
+const minLeaseLifetime = 100 * time.Millisecond
 
 // Decision is the outcome of a check.
 type Decision struct {

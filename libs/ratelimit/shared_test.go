@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pcourt/pcourt/libs/ratelimit"
@@ -138,4 +139,48 @@ func TestRefusalIsRememberedWithAnHonestRetryAfter(t *testing.T) {
 	require.False(t, again.Allowed)
 	require.LessOrEqual(t, again.RetryAfter, first.RetryAfter)
 	require.Greater(t, again.RetryAfter, 59*time.Minute)
+}
+
+func TestRaisedBudgetsAreSpentInProcess(t *testing.T) {
+	// A rule of ten million a second, as load tests raise the budgets to:
+	// its batch is earned back in 26 µs, yet a lease is spent until it runs
+	// out (or 100 ms pass), not refilled for every event.
+	ctx := context.Background()
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	var trips atomic.Int64
+	rdb.AddHook(countingHook{&trips})
+	l := ratelimit.New(rdb, "test:rl")
+	rule := ratelimit.Rule{Rate: 10_000_000, Period: time.Second, Burst: 10_000_000}
+	const events = 2560
+	start := time.Now()
+	for range events {
+		d, err := l.Allow(ctx, "k", rule)
+		require.NoError(t, err)
+		require.True(t, d.Allowed)
+	}
+	// A round trip per batch, one more for the script's first load
+	// (NOSCRIPT, then EVAL), and one per 100 ms, which may lapse a lease
+	// before its last token.
+	most := int64(events/ratelimit.Batch(rule)) + 1 + int64(time.Since(start)/(100*time.Millisecond)) + 1
+	require.LessOrEqual(t, trips.Load(), most, "round trips for %d events", events)
+}
+
+// countingHook counts the script calls a client sends (the connection's
+// own HELLO and CLIENT SETINFO are not the limiter's).
+type countingHook struct{ n *atomic.Int64 }
+
+func (h countingHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h countingHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if name := cmd.Name(); name == "evalsha" || name == "eval" {
+			h.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h countingHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
 }
