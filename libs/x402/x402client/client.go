@@ -351,6 +351,16 @@ func (c *Client) send(ctx context.Context, req *http.Request, body []byte, payme
 	if paymentHeader != "" {
 		r.Header.Set(x402.HeaderPaymentSignature, paymentHeader)
 	}
+	// Both requests may be sent twice: the unpaid one only asks the price,
+	// and a server binds the payment to the paid one and replays its
+	// stored answer (see Pay). Saying so lets net/http resend either, as it
+	// resends a GET, when a kept-alive connection turns out to have been
+	// closed by the server as the request went out (an ingress reloading
+	// its configuration closes its idle connections): an Idempotency-Key
+	// with no value marks a request idempotent and is not sent.
+	if _, ok := r.Header["Idempotency-Key"]; !ok {
+		r.Header["Idempotency-Key"] = nil
+	}
 	resp, err := c.http.Do(r)
 	if err != nil {
 		return nil, fmt.Errorf("sending request: %w", err)

@@ -331,7 +331,11 @@ func TestRetryResendsTheSamePayment(t *testing.T) {
 func TestRetryAfterALostAnswer(t *testing.T) {
 	e := &paidEndpoint{offers: []x402.PaymentRequirements{usdcOffer(t, "eip155:84532", "10000")}, dropFirstAnswer: true}
 	url := e.start(t)
-	c := newClient(t, x402client.Config{})
+	// Every request on a connection of its own: an answer lost on a new
+	// connection is the caller's to recover (a kept-alive one is resent by
+	// net/http, below).
+	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	c := newClient(t, x402client.Config{HTTP: fresh})
 	ctx := context.Background()
 
 	lost, err := c.Pay(ctx, newRequest(t, http.MethodPost, url+"/paid"), []byte(testBody))
@@ -348,6 +352,27 @@ func TestRetryAfterALostAnswer(t *testing.T) {
 	require.Len(t, signatures, 2)
 	require.Equal(t, signatures[0], signatures[1])
 	require.Len(t, payers, 2)
+}
+
+func TestPaidRequestIsResentWhenAKeptAliveConnectionClosesUnanswered(t *testing.T) {
+	// The paid request goes out on the connection the challenge came back
+	// on, and the server closes it without an answer (as an ingress that
+	// reloads closes its idle connections, or here after settling):
+	// net/http sends the same payment again on a new connection, as it
+	// would a GET, and the stored answer comes back.
+	e := &paidEndpoint{offers: []x402.PaymentRequirements{usdcOffer(t, "eip155:84532", "10000")}, dropFirstAnswer: true}
+	url := e.start(t)
+	c := newClient(t, x402client.Config{})
+
+	res, err := c.Pay(context.Background(), newRequest(t, http.MethodPost, url+"/paid"), []byte(testBody))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, res.Response.StatusCode)
+	require.Contains(t, string(res.Body), `"replayed":true`)
+	requests, signatures, _, _ := e.stats()
+	require.Equal(t, 3, requests, "the challenge, the paid request and its resend")
+	require.Len(t, signatures, 2)
+	require.Equal(t, signatures[0], signatures[1], "the resend is the same payment")
+	require.Empty(t, e.idempotencyKeys(), "the mark that lets net/http resend is not sent")
 }
 
 // paymentIdentifierDeclaration is the server's advertisement, verbatim from

@@ -59,6 +59,7 @@ type paidEndpoint struct {
 	signatures []string // PAYMENT-SIGNATURE values, in arrival order
 	payers     []common.Address
 	paymentIDs []string
+	keys       []string // Idempotency-Key values received
 	bodies     [][]byte
 	settled    map[string]storedAnswer // by authorization nonce
 	dropped    bool
@@ -139,6 +140,9 @@ func (e *paidEndpoint) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.requests++
+	if v, ok := r.Header["Idempotency-Key"]; ok {
+		e.keys = append(e.keys, v...)
+	}
 	sig := r.Header.Get(x402.HeaderPaymentSignature)
 	if sig == "" {
 		e.writeChallenge(w, r, "PAYMENT-SIGNATURE header is required", nil)
@@ -245,6 +249,12 @@ func extractPaymentID(exts x402.Extensions) string {
 }
 
 // stats returns what the endpoint has seen so far.
+func (e *paidEndpoint) idempotencyKeys() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.keys...)
+}
+
 func (e *paidEndpoint) stats() (requests int, signatures []string, payers []common.Address, paymentIDs []string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
