@@ -134,31 +134,49 @@ func compatEnv(environ []string) []string {
 	return out
 }
 
-// goEnv is the environment of every go command the stack (and its tests)
-// runs. The services build against this checkout's libs through the
-// workspace, whatever GOWORK the caller's environment says, and as the
-// images build them (make build: static, paths trimmed): the stack runs
-// what ships, and a machine that has built one has compiled the other's
-// packages, which is most of a cold CI run's compile time
-// (docs/development.md, "CI time").
+// goEnv is the environment of the go commands a user runs beside the
+// stack (go run ./tools/demo, as the stack prints them): the workspace,
+// whatever GOWORK the caller's environment says, so they build against
+// this checkout's libs, and the shipped configuration (static, paths
+// trimmed).
 func goEnv(root string) []string {
 	return append(os.Environ(), "GOWORK="+filepath.Join(root, "go.work"), "CGO_ENABLED=0",
 		"GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -trimpath"))
 }
 
-// buildServices compiles every service into the bin directory in one go
-// invocation, which shares the build cache and builds in parallel.
+// serviceCommands are the stack's binaries, by the module that holds them.
+var serviceCommands = []struct {
+	module   string
+	commands []string
+}{
+	{"services/readiness", []string{"./cmd/readiness"}},
+	{"services/filings", []string{"./cmd/filings"}},
+	{"services/cases", []string{"./cmd/cases"}},
+	{"services/webhooks", []string{"./cmd/webhooks"}},
+	{"services/compat-edge", []string{"./cmd/compat-edge", "./cmd/compat-controller"}},
+	{"services/console", []string{"./cmd/console"}},
+}
+
+// buildServices compiles every service into the bin directory as make test
+// and make build compile them: each in its own module (GOWORK=off; its
+// go.mod replaces libs with this checkout's), static, paths trimmed. So
+// the stack runs what ships, and a machine that has run the services'
+// tests or lint has compiled every package the binaries need but their
+// mains, which is most of a cold CI run's compile time
+// (docs/development.md, "CI time"). One module at a time: the go command
+// builds a module's packages in parallel, and the next one finds libs
+// compiled.
 func buildServices(ctx context.Context, cfg config) error {
-	args := []string{"build", "-o", cfg.BinDir + string(os.PathSeparator), "-ldflags", "-X main.version=dev"}
-	for _, name := range []string{"readiness", "filings", "cases", "webhooks", "compat-edge", "console"} {
-		args = append(args, "./services/"+name+"/cmd/"+name)
-	}
-	args = append(args, "./services/compat-edge/cmd/compat-controller")
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = cfg.Root
-	cmd.Env = goEnv(cfg.Root)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("building services: %w\n%s", err, out)
+	env := append(os.Environ(), "GOWORK=off", "CGO_ENABLED=0",
+		"GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -trimpath"))
+	for _, m := range serviceCommands {
+		args := append([]string{"build", "-o", cfg.BinDir + string(os.PathSeparator), "-ldflags", "-X main.version=dev"}, m.commands...)
+		cmd := exec.CommandContext(ctx, "go", args...)
+		cmd.Dir = filepath.Join(cfg.Root, m.module)
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("building %s: %w\n%s", m.module, err, out)
+		}
 	}
 	return nil
 }
