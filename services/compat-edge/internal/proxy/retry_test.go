@@ -200,3 +200,42 @@ func TestAnyRequestIsResentWhenItsConnectionCouldNotBeDialled(t *testing.T) {
 	require.Equal(t, http.StatusCreated, resp.StatusCode)
 	require.Equal(t, `{"claim":1}`, string(got), "a POST without a key is sent again when it was never sent")
 }
+
+func TestTheEdgeDoesNotResendARequestWhoseAnswerHadBegun(t *testing.T) {
+	// The owner read a keyed POST, acted on it and began its answer, then
+	// the connection broke: the request was provably read, so it is not
+	// sent again (the partner's retry, with its key, is the recovery).
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	var read atomic.Int32
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				req, err := http.ReadRequest(bufio.NewReader(conn))
+				if err != nil {
+					return
+				}
+				_, _ = io.Copy(io.Discard, req.Body)
+				read.Add(1)
+				_, _ = io.WriteString(conn, "HTTP/1.1 201 Created\r\nContent-Type: appl")
+			}()
+		}
+	}()
+	ups := allUpstreams(t)
+	ups[routing.Filings] = &url.URL{Scheme: "http", Host: ln.Addr().String()}
+	e := newEdge(t, ups)
+
+	req, _ := http.NewRequest(http.MethodPost, e.url+"/api/v2/case-drafts", strings.NewReader(`{"draft":1}`))
+	req.Header.Set("Idempotency-Key", "key-1")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusBadGateway, resp.StatusCode)
+	require.EqualValues(t, 1, read.Load(), "the owner read the request once")
+}

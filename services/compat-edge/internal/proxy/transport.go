@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"sync"
 	"syscall"
 	"time"
@@ -87,12 +88,19 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL.Scheme != "http" || req.Header.Get("Upgrade") != "" {
 		return t.Fallback.RoundTrip(req)
 	}
+	// The hooks of a caller's httptrace.ClientTrace that tell what reached
+	// the owner (RetryTransport's): the connection taken, and the first
+	// byte of an answer.
+	trace := httptrace.ContextClientTrace(req.Context())
 	for attempt := 0; ; attempt++ {
 		uc, reused, err := t.conn(req.Context(), req.URL.Host, req)
 		if err != nil {
 			return nil, err
 		}
-		resp, err := t.exchange(req, uc)
+		if trace != nil && trace.GotConn != nil {
+			trace.GotConn(httptrace.GotConnInfo{Conn: uc.conn, Reused: reused})
+		}
+		resp, err := t.exchange(req, uc, trace)
 		if err == nil {
 			return resp, nil
 		}
@@ -105,7 +113,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // exchange writes req and reads the response on uc. It owns uc: on error
 // the connection is closed; on success the response body returns it.
-func (t *Transport) exchange(req *http.Request, uc *upstreamConn) (*http.Response, error) {
+func (t *Transport) exchange(req *http.Request, uc *upstreamConn, trace *httptrace.ClientTrace) (*http.Response, error) {
 	ctx := req.Context()
 	// A caller that goes away (or a deadline) interrupts the I/O.
 	stop := context.AfterFunc(ctx, func() { _ = uc.conn.SetDeadline(aLongTimeAgo) })
@@ -149,6 +157,9 @@ func (t *Transport) exchange(req *http.Request, uc *upstreamConn) (*http.Respons
 			return fail(writeErr)
 		}
 		return fail(err)
+	}
+	if trace != nil && trace.GotFirstResponseByte != nil {
+		trace.GotFirstResponseByte()
 	}
 	resp, err := readFinalResponse(uc.br, req)
 	if err != nil {
