@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/pcourt/pcourt/libs/httpserver"
+	"github.com/pcourt/pcourt/libs/telemetry/telemetrytest"
 )
 
 const benchBody = `{"item":"pen","quantity":2}`
@@ -21,6 +22,22 @@ const benchBody = `{"item":"pen","quantity":2}`
 // Their ratio is the chain's cost.
 func BenchmarkPlatformMiddleware(b *testing.B) {
 	s := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "bench", Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	s.Router().POST("/orders", func(c *gin.Context) {
+		var o order
+		if err := httpserver.DecodeJSON(c, &o); err != nil {
+			_ = c.Error(err)
+			return
+		}
+		c.JSON(http.StatusCreated, o)
+	})
+	serve(b, s.Router())
+}
+
+// BenchmarkPlatformMiddlewareWithTelemetry is the same with the RED
+// histogram and the server spans on, as every service runs.
+func BenchmarkPlatformMiddlewareWithTelemetry(b *testing.B) {
+	s := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "bench", Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Telemetry: telemetrytest.Setup(b, "bench")})
 	s.Router().POST("/orders", func(c *gin.Context) {
 		var o order
 		if err := httpserver.DecodeJSON(c, &o); err != nil {

@@ -3,6 +3,7 @@ package httpserver
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -48,18 +49,35 @@ func requestMetrics(mp metric.MeterProvider) gin.HandlerFunc {
 		// Only an invalid name or bounds fail, both constants here.
 		panic(err)
 	}
+	var series sync.Map // seriesKey → metric.MeasurementOption
 	return func(c *gin.Context) {
 		start := time.Now()
 		c.Next()
 		if isOperational(c.Request.URL.Path) {
 			return
 		}
-		h.Record(c.Request.Context(), time.Since(start).Seconds(), metric.WithAttributes(
-			attribute.String("route", routeOf(c)),
-			attribute.String("method", methodOf(c.Request.Method)),
-			attribute.String("code", strconv.Itoa(c.Writer.Status())),
-		))
+		key := seriesKey{route: routeOf(c), method: methodOf(c.Request.Method), code: c.Writer.Status()}
+		attrs, ok := series.Load(key)
+		if !ok {
+			attrs, _ = series.LoadOrStore(key, metric.WithAttributeSet(attribute.NewSet(
+				attribute.String("route", key.route),
+				attribute.String("method", key.method),
+				attribute.String("code", strconv.Itoa(key.code)),
+			)))
+		}
+		h.Record(c.Request.Context(), time.Since(start).Seconds(), attrs.(metric.MeasurementOption))
 	}
+}
+
+// seriesKey is one series of the RED histogram. Each series' attribute set
+// is built once and kept: building it per request sorted and allocated
+// (BenchmarkPlatformMiddlewareWithTelemetry: 71 allocations and 12.6 KB a
+// request before, 67 and 12.2 KB after, about 5% of the chain's time). The
+// series are as many as the route templates, methods and codes, bounded as
+// the histogram's own are.
+type seriesKey struct {
+	route, method string
+	code          int
 }
 
 func routeOf(c *gin.Context) string {
