@@ -21,23 +21,19 @@ const benchBody = `{"item":"pen","quantity":2}`
 // strict decoding); BenchmarkBareGin is the same handler on a bare engine.
 // Their ratio is the chain's cost.
 func BenchmarkPlatformMiddleware(b *testing.B) {
-	s := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "bench", Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
-	s.Router().POST("/orders", func(c *gin.Context) {
-		var o order
-		if err := httpserver.DecodeJSON(c, &o); err != nil {
-			_ = c.Error(err)
-			return
-		}
-		c.JSON(http.StatusCreated, o)
-	})
-	serve(b, s.Router())
+	serve(b, orders(httpserver.Deps{Service: "bench", Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))}))
 }
 
 // BenchmarkPlatformMiddlewareWithTelemetry is the same with the RED
 // histogram and the server spans on, as every service runs.
 func BenchmarkPlatformMiddlewareWithTelemetry(b *testing.B) {
-	s := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "bench", Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
-		Telemetry: telemetrytest.Setup(b, "bench")})
+	serve(b, orders(httpserver.Deps{Service: "bench", Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Telemetry: telemetrytest.Setup(b, "bench")}))
+}
+
+// orders is the benchmarks' platform server with its one JSON route.
+func orders(deps httpserver.Deps) http.Handler {
+	s := httpserver.New(httpserver.DefaultConfig(), deps)
 	s.Router().POST("/orders", func(c *gin.Context) {
 		var o order
 		if err := httpserver.DecodeJSON(c, &o); err != nil {
@@ -46,7 +42,7 @@ func BenchmarkPlatformMiddlewareWithTelemetry(b *testing.B) {
 		}
 		c.JSON(http.StatusCreated, o)
 	})
-	serve(b, s.Router())
+	return s.Router()
 }
 
 func BenchmarkBareGin(b *testing.B) {
