@@ -14,9 +14,13 @@ import (
 )
 
 // New returns a JSON logger that tags every line with the service name.
+// Written to a Batch, it flushes the batch after every warning and error.
 func New(w io.Writer, service string, level slog.Level) *slog.Logger {
-	h := slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})
-	return slog.New(contextHandler{h}).With("service", service)
+	h := contextHandler{Handler: slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})}
+	if b, ok := w.(*Batch); ok {
+		h.urgent = b.Flush
+	}
+	return slog.New(h).With("service", service)
 }
 
 // ParseLevel reads debug, info, warn or error; anything else is info.
@@ -28,8 +32,13 @@ func ParseLevel(s string) slog.Level {
 	return l
 }
 
-// contextHandler adds request_id, trace_id and span_id from the record's context.
-type contextHandler struct{ slog.Handler }
+// contextHandler adds request_id, trace_id and span_id from the record's
+// context and, after a warning or an error, writes out the lines batched
+// before it (urgent, when the output is a Batch).
+type contextHandler struct {
+	slog.Handler
+	urgent func() error
+}
 
 func (h contextHandler) Handle(ctx context.Context, r slog.Record) error {
 	if id := requestid.FromContext(ctx); id != "" {
@@ -38,13 +47,19 @@ func (h contextHandler) Handle(ctx context.Context, r slog.Record) error {
 	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
 		r.AddAttrs(slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
 	}
-	return h.Handler.Handle(ctx, r)
+	err := h.Handler.Handle(ctx, r)
+	if r.Level >= slog.LevelWarn && h.urgent != nil {
+		if ferr := h.urgent(); err == nil {
+			err = ferr
+		}
+	}
+	return err
 }
 
 func (h contextHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return contextHandler{h.Handler.WithAttrs(attrs)}
+	return contextHandler{Handler: h.Handler.WithAttrs(attrs), urgent: h.urgent}
 }
 
 func (h contextHandler) WithGroup(name string) slog.Handler {
-	return contextHandler{h.Handler.WithGroup(name)}
+	return contextHandler{Handler: h.Handler.WithGroup(name), urgent: h.urgent}
 }

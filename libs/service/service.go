@@ -89,6 +89,8 @@ type Base struct {
 	// Durable confirms the writes that are records (case openings and
 	// acts, payments) as REDIS_DURABLE_WRITES says (docs/redis.md).
 	Durable *redisclient.Durable
+
+	logs *logging.Batch // nil when the output is not a file
 }
 
 // Options are what Start needs from a service's main.
@@ -107,8 +109,22 @@ type Options struct {
 // Start builds the logger, logs the service's whole configuration, sets the
 // garbage collector's target and memory limit, sets up telemetry and opens
 // Redis, traced and measured. Close undoes it.
-func Start(ctx context.Context, o Options) (*Base, error) {
-	logger := logging.New(o.Stdout, o.Name, logging.ParseLevel(o.Config.LogLevel))
+func Start(ctx context.Context, o Options) (base *Base, err error) {
+	// The process's own output (a file or a pipe to the container
+	// runtime) gets its lines in batches, one write system call per batch
+	// rather than per access-log line (logging.Batch says what a reader can
+	// rely on); a writer in memory, a test's, gets each line as logged.
+	out, logs := o.Stdout, (*logging.Batch)(nil)
+	if f, ok := o.Stdout.(*os.File); ok {
+		logs = logging.NewBatch(f, logging.DefaultBatchInterval)
+		out = logs
+		defer func() {
+			if err != nil {
+				_ = logs.Close()
+			}
+		}()
+	}
+	logger := logging.New(out, o.Name, logging.ParseLevel(o.Config.LogLevel))
 	logger.Info("starting", "version", o.Version, "config", o.FullConfig,
 		"gc", tuneGC(o.Getenv, "/sys/fs/cgroup"))
 	tel, err := telemetry.Setup(ctx, telemetry.Config{ServiceName: o.Name, ServiceVersion: o.Version}, o.Getenv)
@@ -133,7 +149,7 @@ func Start(ctx context.Context, o Options) (*Base, error) {
 		_ = tel.Shutdown(ctx)
 		return nil, err
 	}
-	return &Base{Name: o.Name, Config: o.Config, Logger: logger, Telemetry: tel, Redis: rdb, Durable: durable}, nil
+	return &Base{Name: o.Name, Config: o.Config, Logger: logger, Telemetry: tel, Redis: rdb, Durable: durable, logs: logs}, nil
 }
 
 // logEvictionPolicy says at start whether Redis may evict the service's
@@ -204,5 +220,8 @@ func (b *Base) Close() {
 	}
 	if err := b.Telemetry.Shutdown(context.Background()); err != nil {
 		b.Logger.Error("flushing telemetry failed", "err", err)
+	}
+	if b.logs != nil {
+		_ = b.logs.Close() // last: every line above is written
 	}
 }

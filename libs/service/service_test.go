@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -221,4 +222,33 @@ func TestStartRefusesDurableWritesTheServerCannotGive(t *testing.T) {
 	_, err := service.Start(context.Background(), service.Options{Name: "test", Version: "v1", Config: cfg, Getenv: getenv, Stdout: io.Discard})
 	require.ErrorContains(t, err, "REDIS_DURABLE_WRITES=waitaof needs Redis 7.2")
 	require.ErrorContains(t, err, redisSrv.Addr)
+}
+
+// A service writing to its process output (a file, a pipe) logs in
+// batches: a warning brings every line before it out at once, and Close
+// writes the rest (logging.Batch's contract, docs/observability.md).
+func TestAServiceLogsToItsOutputInBatches(t *testing.T) {
+	redisSrv := redistest.Start(t)
+	env := map[string]string{"REDIS_ADDRS": redisSrv.Addr}
+	getenv := func(k string) string { return env[k] }
+	out, err := os.CreateTemp(t.TempDir(), "stdout")
+	require.NoError(t, err)
+	t.Cleanup(func() { out.Close() })
+	base, err := service.Start(context.Background(), service.Options{Name: "test", Version: "v1", Config: service.ConfigFromEnv(envconf.New(getenv), "127.0.0.1:0"), Getenv: getenv, Stdout: out})
+	require.NoError(t, err)
+	written := func() string {
+		b, err := os.ReadFile(out.Name())
+		require.NoError(t, err)
+		return string(b)
+	}
+
+	base.Logger.Info("an access line")
+	base.Logger.Warn("a warning")
+	require.Contains(t, written(), `"msg":"starting"`)
+	require.Contains(t, written(), `"msg":"an access line"`, "a warning brings out the lines before it")
+	require.Contains(t, written(), `"msg":"a warning"`)
+
+	base.Logger.Info("the last line")
+	base.Close()
+	require.Contains(t, written(), `"msg":"the last line"`, "Close writes what is left")
 }
