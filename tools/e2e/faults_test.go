@@ -43,8 +43,8 @@ func TestFaultsUnderLoad(t *testing.T) {
 		p.restarts = s.selfRestarts(ctx)
 		phases = append(phases, p)
 		if p.failed > 0 {
-			t.Logf("%s: the failed requests:\n%s\nnginx's errors:\n%s\nnginx's access log for them:\n%s",
-				p.name, sortedFaults(p), s.nginxErrors(ctx), s.nginxAccess(ctx, p.failures))
+			t.Logf("%s: the failed requests:\n%s\nnginx's errors:\n%s\nnginx's access log for them:\n%s\nthe services' errors then:\n%s",
+				p.name, sortedFaults(p), s.nginxErrors(ctx), s.nginxAccess(ctx, p.failures), s.serviceErrors(ctx, p.failures))
 		}
 	}
 	t.Cleanup(func() {
@@ -488,6 +488,44 @@ func (s *stack) nginxAccess(ctx context.Context, failures []failure) string {
 			if sameTime && strings.Contains(l, `"`+f.op+" ") {
 				lines = append(lines, l)
 				break
+			}
+		}
+	}
+	if len(lines) > 30 {
+		lines = lines[len(lines)-30:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// serviceErrors returns the error lines the services' replicas logged in
+// the second of a failure or the one before, each after its replica's
+// name: for an edge 502, the owner's error it wraps (the upstream's
+// refusal, reset or timeout) says which side of the exchange broke.
+func (s *stack) serviceErrors(ctx context.Context, failures []failure) string {
+	var lines []string
+	for _, r := range s.all() {
+		rc, err := r.c.Logs(ctx)
+		if err != nil {
+			lines = append(lines, r.name+": "+err.Error())
+			continue
+		}
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			lines = append(lines, r.name+": "+err.Error())
+			continue
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if !strings.Contains(l, `"level":"ERROR"`) {
+				continue
+			}
+			for _, f := range failures {
+				at := f.at.UTC()
+				// slog's time, RFC 3339 with the zone the container runs in (UTC).
+				if strings.Contains(l, at.Format("2006-01-02T15:04:05")) || strings.Contains(l, at.Add(-time.Second).Format("2006-01-02T15:04:05")) {
+					lines = append(lines, r.name+": "+l)
+					break
+				}
 			}
 		}
 	}
