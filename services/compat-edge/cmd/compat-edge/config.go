@@ -135,6 +135,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 			errs = append(errs, fmt.Errorf("%s=%q is not an http(s) URL", name, raw))
 			continue
 		}
+		if (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+			// The partner's path is the owner's: the edge adds none.
+			errs = append(errs, fmt.Errorf("%s=%q must name the owner's scheme and host alone (http(s)://host[:port])", name, raw))
+			continue
+		}
 		cfg.Upstreams[owner] = u
 	}
 	errs = append(errs, r.Err(), cfg.Service.Validate(), cfg.Compat.Validate())

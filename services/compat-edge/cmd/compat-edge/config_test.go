@@ -37,6 +37,7 @@ func TestLoadConfig(t *testing.T) {
 	}{
 		{"an upstream without scheme", map[string]string{"UPSTREAM_FILINGS_URL": "filings:8082"}},
 		{"an upstream of another scheme", map[string]string{"UPSTREAM_CASES_URL": "ftp://cases"}},
+		{"an upstream with a path the edge would drop", map[string]string{"UPSTREAM_CASES_URL": "http://cases:8083/v1"}},
 		{"a public URL without host", map[string]string{"EDGE_PUBLIC_URL": "https://"}},
 		{"a malformed boolean", map[string]string{"EDGE_TLS_TERMINATED": "sometimes"}},
 		{"a refresh interval of zero", map[string]string{"EDGE_COMPAT_REFRESH_INTERVAL": "0s"}},

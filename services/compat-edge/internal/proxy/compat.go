@@ -53,6 +53,12 @@ type announcement struct {
 	at        time.Time
 }
 
+// hit is the legacy-use record of the request c, served on an earlier
+// route.
+func (a *announcement) hit(c *gin.Context) legacyuse.Hit {
+	return legacyuse.Hit{TokenHash: a.tokenHash, Route: a.route.Pattern, At: a.at, RequestID: requestid.Get(c)}
+}
+
 // decide looks the request up in the inventory and asks the policy. It
 // returns nil for a path or method the inventory does not list.
 func (p *Proxy) decide(r *http.Request) *announcement {

@@ -7,14 +7,14 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
-	"strings"
 	"sync"
 
 	"github.com/gin-gonic/gin"
@@ -23,7 +23,6 @@ import (
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/libs/requestid"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/legacyuse"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
 )
 
@@ -55,36 +54,34 @@ type Proxy struct {
 	transport  http.RoundTripper
 	propagator propagation.TextMapPropagator
 	compat     Compat
-	// proxies holds one reverse proxy per owner, built once: the
-	// per-request state travels in the request's context.
-	proxies map[routing.Owner]*httputil.ReverseProxy
 }
 
 // NewProxy returns a proxy over the table that applies the compatibility
-// policy of compat to earlier routes. Every owner must have an upstream.
+// policy of compat to earlier routes. Every owner must have an upstream:
+// an http(s) URL of its scheme and host alone (the partner's path is the
+// owner's).
 func NewProxy(table *routing.Table, upstreams map[routing.Owner]*url.URL, fwd Forwarding, propagator propagation.TextMapPropagator, compat Compat) (*Proxy, error) {
 	for _, o := range routing.Owners {
-		if upstreams[o] == nil {
+		u := upstreams[o]
+		if u == nil {
 			return nil, fmt.Errorf("no upstream URL for %s", o)
 		}
+		if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+			return nil, fmt.Errorf("the upstream URL of %s must be http(s)://host[:port], not %q", o, u.String())
+		}
 	}
-	p := &Proxy{
+	return &Proxy{
 		table:      table,
 		upstreams:  upstreams,
 		forwarding: fwd,
 		propagator: propagator,
 		compat:     compat,
 		transport:  NewRetryTransport(NewTransport()),
-		proxies:    map[routing.Owner]*httputil.ReverseProxy{},
-	}
-	for _, o := range routing.Owners {
-		p.proxies[o] = p.reverseProxy(o, upstreams[o])
-	}
-	return p, nil
+	}, nil
 }
 
-// copyBuffers lends the reverse proxies the buffers they copy response
-// bodies through, instead of a new 32 KiB one per response.
+// copyBuffers lends forward the buffers it copies response bodies
+// through, instead of a new 32 KiB one per response.
 var copyBuffers = &bufferPool{pool: sync.Pool{New: func() any { return make([]byte, 32<<10) }}}
 
 type bufferPool struct{ pool sync.Pool }
@@ -94,67 +91,44 @@ func (b *bufferPool) Get() []byte { return b.pool.Get().([]byte) }
 // Put keeps p for the next response. Boxing the slice header costs a few
 // bytes per Put, against 32 KiB per response without the pool.
 func (b *bufferPool) Put(p []byte) {
-	//lint:ignore SA6002 the interface hands over a slice, not a pointer
+	//lint:ignore SA6002 the pool hands over a slice, not a pointer
 	b.pool.Put(p)
 }
 
-// exchange is one request's state, which the shared reverse proxy's hooks
-// find in the request's context.
-type exchange struct {
-	c     *gin.Context
-	ann   *announcement
-	owner routing.Owner
+// ownerRoute is where one request goes: its owner, the owner's URL, and
+// the compatibility policy's announcement for it (nil for a current
+// route).
+type ownerRoute struct {
+	name   routing.Owner
+	target *url.URL
+	ann    *announcement
 }
 
-type exchangeKey struct{}
+// requestIDHeader is the request id's header, canonical as map keys are.
+const requestIDHeader = requestid.Header
 
-func (p *Proxy) reverseProxy(owner routing.Owner, target *url.URL) *httputil.ReverseProxy {
-	return &httputil.ReverseProxy{
-		Transport:  p.transport,
-		BufferPool: copyBuffers,
-		Rewrite: func(pr *httputil.ProxyRequest) {
-			x := pr.In.Context().Value(exchangeKey{}).(*exchange)
-			pr.SetURL(target)
-			p.setForwarded(pr, httpserver.ClientAddr(pr.In.Context()))
-			pr.Out.Host = pr.In.Host // owners build absolute URLs (x402 resource) from the public host
-			pr.Out.Header.Set(requestid.Header, requestid.Get(x.c))
-			p.propagator.Inject(pr.In.Context(), propagation.HeaderCarrier(pr.Out.Header))
-		},
-		ModifyResponse: func(resp *http.Response) error {
-			resp.Header.Del(requestid.Header) // the edge already set the same id
-			x := resp.Request.Context().Value(exchangeKey{}).(*exchange)
-			if ann := x.ann; ann != nil {
-				if ann.decision.Announce {
-					ann.setHeaders(resp.Header)
-				}
-				if ann.route.Successor != "" && p.compat.Record != nil {
-					p.compat.Record(legacyuse.Hit{TokenHash: ann.tokenHash, Route: ann.route.Pattern, At: ann.at, RequestID: requestid.Get(x.c)})
-				}
-			}
-			return nil
-		},
-		ErrorHandler: func(_ http.ResponseWriter, r *http.Request, err error) {
-			x := r.Context().Value(exchangeKey{}).(*exchange)
-			if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
-				x.c.Abort() // the caller went away; nobody to answer
-				return
-			}
-			// The client's body passed the route's limit while streaming
-			// (no Content-Length told in advance): the owner saw it cut
-			// short, the client hears why.
-			var tooLarge *http.MaxBytesError
-			if errors.As(err, &tooLarge) {
-				_ = x.c.Error(problem.Newf(problem.BodyTooLarge, "The request body exceeds this route's limit of %d bytes.", tooLarge.Limit).Wrap(err))
-				return
-			}
-			code := UpstreamUnavailable
-			if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
-				code = UpstreamTimeout
-			}
-			_ = x.c.Error(problem.Newf(code, "The %s service did not answer; retry shortly.", owner).
-				WithHeader("Retry-After", "1").Wrap(err))
-		},
+// failed answers a request the owner could not take: 413 for a body that
+// passed its route's limit while streaming, 504 when the owner did not
+// answer in time, 502 otherwise, nothing to a caller that went away.
+func (p *Proxy) failed(c *gin.Context, owner routing.Owner, err error) {
+	if errors.Is(err, context.Canceled) && c.Request.Context().Err() != nil {
+		c.Abort() // the caller went away; nobody to answer
+		return
 	}
+	// The client's body passed the route's limit while streaming (no
+	// Content-Length told in advance): the owner saw it cut short, the
+	// client hears why.
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		_ = c.Error(problem.Newf(problem.BodyTooLarge, "The request body exceeds this route's limit of %d bytes.", tooLarge.Limit).Wrap(err))
+		return
+	}
+	code := UpstreamUnavailable
+	if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
+		code = UpstreamTimeout
+	}
+	_ = c.Error(problem.Newf(code, "The %s service did not answer; retry shortly.", owner).
+		WithHeader("Retry-After", "1").Wrap(err))
 }
 
 // Handle proxies the request, or answers 404 when no service owns the path.
@@ -174,32 +148,65 @@ func (p *Proxy) Handle(c *gin.Context) {
 		ann.refuse(c) // not legacy use: nothing was served
 		return
 	}
-	x := &exchange{c: c, ann: ann, owner: owner}
-	req := c.Request.WithContext(context.WithValue(c.Request.Context(), exchangeKey{}, x))
-	p.proxies[owner].ServeHTTP(c.Writer, req)
+	if err := bufferBody(c.Request); err != nil {
+		// Answered even when the caller has gone: one that only closed
+		// its sending half still reads why.
+		_ = c.Error(err)
+		return
+	}
+	p.forward(c, ownerRoute{name: owner, target: p.upstreams[owner], ann: ann})
+}
+
+// MaxBufferedBody is the largest body, announced by its Content-Length,
+// that the edge reads whole before it calls the owner.
+const MaxBufferedBody = 64 << 10
+
+// bufferBody reads a body of at most MaxBufferedBody announced bytes whole,
+// as nginx buffers request bodies, and makes it readable again (GetBody).
+// Partner requests are small JSON documents; for them this means that the
+// owner gets the request in one write, where net/http sends the headers
+// alone first when it cannot see a body's end (a second system call on
+// both sides, and the owner reading a request in two parts); that a client
+// that goes away mid-body never leaves the owner a body cut short; and that
+// a resend (RetryTransport) sends the same bytes from memory. Larger and
+// chunked bodies (exhibit uploads) stream.
+func bufferBody(r *http.Request) error {
+	n := r.ContentLength
+	if n <= 0 || n > MaxBufferedBody || r.Body == nil || r.Body == http.NoBody {
+		return nil
+	}
+	buf := make([]byte, n)
+	if got, err := io.ReadFull(r.Body, buf); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return problem.Newf(problem.BodyTooLarge, "The request body exceeds this route's limit of %d bytes.", tooLarge.Limit).Wrap(err)
+		}
+		return problem.Newf(problem.InvalidRequest, "The request body ended after %d of the %d bytes its Content-Length announced.", got, n).Wrap(err)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(buf))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf)), nil }
+	return nil
 }
 
 // setForwarded states, from the edge's own knowledge, who the client is,
-// which scheme it used and which host it asked for. Whatever the client
-// sent under X-Forwarded-* or Forwarded (including X-Forwarded-Prefix,
-// which an owner could take for a path to trust) is dropped first: the
-// owners believe these headers because they come from the edge.
-func (p *Proxy) setForwarded(pr *httputil.ProxyRequest, client string) {
-	for name := range pr.Out.Header {
-		if strings.HasPrefix(name, "X-Forwarded-") {
-			pr.Out.Header.Del(name)
-		}
-	}
-	pr.Out.Header.Del("Forwarded")
+// which scheme it used and which host it asked for, with the request's id
+// and trace context. Whatever the client sent under X-Forwarded-* or
+// Forwarded (including X-Forwarded-Prefix, which an owner could take for a
+// path to trust) was dropped with the hop-by-hop headers
+// (forwardHeaders): the owners believe these headers because they come
+// from the edge.
+func (p *Proxy) setForwarded(h http.Header, in *http.Request) {
 	proto := "http"
-	if p.forwarding.TLSTerminated || pr.In.TLS != nil {
+	if p.forwarding.TLSTerminated || in.TLS != nil {
 		proto = "https"
 	}
-	if client != "" {
-		pr.Out.Header.Set("X-Forwarded-For", client)
+	if client := httpserver.ClientAddr(in.Context()); client != "" {
+		h["X-Forwarded-For"] = []string{client}
 	}
-	pr.Out.Header.Set("X-Forwarded-Proto", proto)
-	pr.Out.Header.Set("X-Forwarded-Host", pr.In.Host)
+	h["X-Forwarded-Proto"] = []string{proto}
+	h["X-Forwarded-Host"] = []string{in.Host}
+	h[requestIDHeader] = []string{requestid.FromContext(in.Context())}
+	p.propagator.Inject(in.Context(), propagation.HeaderCarrier(h))
 }
 
 func isTimeout(err error) bool {

@@ -1,10 +1,12 @@
 package proxy_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -349,4 +351,33 @@ func TestEdgeCapsHeadersAndConcurrency(t *testing.T) {
 	require.Equal(t, "1", resp.Header.Get("Retry-After"))
 	require.Equal(t, "overloaded", problemOf(t, resp).Code)
 	resp.Body.Close()
+}
+
+// A request whose body ends before its Content-Length (the client went
+// away, or lied) is answered 400 by the edge, which reads small bodies
+// whole before it calls the owner: the owner never sees a body cut short.
+func TestABodyCutShortNeverReachesTheOwner(t *testing.T) {
+	var reached atomic.Bool
+	ups := allUpstreams(t)
+	owner := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached.Store(true) }))
+	t.Cleanup(owner.Close)
+	u, _ := url.Parse(owner.URL)
+	ups[routing.Filings] = u
+	e := newEdge(t, ups)
+
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.url, "http://"))
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = io.WriteString(conn, "POST /api/v2/case-drafts HTTP/1.1\r\nHost: edge\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"claimant\":")
+	require.NoError(t, err)
+	require.NoError(t, conn.(*net.TCPConn).CloseWrite()) // 12 of the 100 bytes, then nothing
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	var p problem.Body
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&p))
+	require.Equal(t, problem.InvalidRequest.Name, p.Code)
+	require.Contains(t, p.Detail, "ended after 12 of the 100 bytes")
+	require.False(t, reached.Load(), "nothing reached the owner")
 }

@@ -17,11 +17,12 @@ import (
 	"time"
 )
 
-// MaxReplayBytes bounds the body the edge keeps so that it can send a
-// request again. Partner requests are small JSON documents; a larger body
-// that was already written is not replayed (the caller's own retry covers
-// it), and nothing is kept for a request that may not be sent twice.
-const MaxReplayBytes = 64 << 10
+// MaxReplayBytes bounds the streamed body (one without a Content-Length;
+// bodies that have one and are this small the edge reads whole first,
+// bufferBody) the edge keeps so that it can send a request again. A larger
+// body that was already written is not replayed (the caller's own retry
+// covers it), and nothing is kept for a request that may not be sent twice.
+const MaxReplayBytes = MaxBufferedBody
 
 // RetryTransport sends a request again, once and on a fresh connection,
 // when the upstream provably never read it: a draining replica closes its
@@ -68,7 +69,9 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var seen attemptTrace
 	first := req.WithContext(httptrace.WithClientTrace(req.Context(), seen.clientTrace()))
 	var body *replayableBody
-	if req.Body != nil && req.Body != http.NoBody {
+	// A body the edge read whole is sent again from memory (GetBody); a
+	// streamed one is kept as the first attempt reads it.
+	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
 		keep := 0
 		if mayResend(req) {
 			keep = MaxReplayBytes
@@ -86,7 +89,13 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	second := req.WithContext(context.WithValue(req.Context(), avoidAddrKey{}, seen.failedAddr(err)))
-	if body != nil {
+	if req.GetBody != nil {
+		replay, gerr := req.GetBody()
+		if gerr != nil {
+			return nil, err
+		}
+		second.Body = replay
+	} else if body != nil {
 		replay, ok := body.replay()
 		if !ok {
 			body.settle()

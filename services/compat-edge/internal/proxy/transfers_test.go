@@ -399,7 +399,7 @@ func awaitReceived(t *testing.T, cases *hashingCases) received {
 
 // A slow upload, or download, of an exhibit outlasts the server's read
 // and write timeouts under the transfer timeout; any other request does
-// not.
+// not, and its owner never sees it.
 func TestTransfersHaveTheirOwnTimeout(t *testing.T) {
 	cases := newHashingCases(t)
 	server := httpserver.DefaultConfig()
@@ -428,13 +428,16 @@ func TestTransfersHaveTheirOwnTimeout(t *testing.T) {
 	require.Equal(t, http.StatusCreated, resp.StatusCode, "the upload outlasted the server's read timeout")
 	require.Equal(t, int64(4*1024), (<-cases.done).Bytes)
 
+	// The edge reads a body this small whole before it calls the owner
+	// (bufferBody): the read timeout cuts it there, and the owner never
+	// hears of a request cut short.
+	contacted := cases.contacts.Load()
 	resp, err = slowPost("/api/cases/cs_1/answer")
 	if err == nil {
 		resp.Body.Close()
 		require.NotEqual(t, http.StatusCreated, resp.StatusCode)
 	}
-	got := awaitReceived(t, cases)
-	require.NotEmpty(t, got.Err, "the server's read timeout cut the other request's body")
+	require.Equal(t, contacted, cases.contacts.Load(), "the server's read timeout cut the other request's body at the edge")
 }
 
 // Through a real nginx configured as the chart's ingress: a 20 MB exhibit

@@ -82,7 +82,7 @@ var aLongTimeAgo = time.Unix(1, 0)
 // owner's response; the connection returns to the pool when the body has
 // been read to its end. A request that failed on a reused connection before
 // any answer (the owner closed it while idle) is sent once more on a new
-// connection when it can be replayed: no body, and a method that is safe to
+// connection when it can be replayed: no body or one read whole, and a method that is safe to
 // repeat or an Idempotency-Key, as net/http decides.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL.Scheme != "http" || req.Header.Get("Upgrade") != "" {
@@ -127,9 +127,21 @@ func (t *Transport) exchange(req *http.Request, uc *upstreamConn, trace *httptra
 	}
 	out, src := req, (*sourceBody)(nil)
 	if req.Body != nil && req.Body != http.NoBody {
-		src = &sourceBody{ReadCloser: req.Body}
 		shallow := *req // Write reads Body; a shallow copy keeps req the caller's
-		shallow.Body = src
+		if req.GetBody != nil {
+			// A body the edge read whole (bufferBody): from memory,
+			// Request.Write sends it with the headers in one write (a body
+			// it cannot see the end of gets the headers flushed alone
+			// first), and it cannot fail.
+			body, err := req.GetBody()
+			if err != nil {
+				return fail(err)
+			}
+			shallow.Body = body
+		} else {
+			src = &sourceBody{ReadCloser: req.Body}
+			shallow.Body = src
+		}
 		out = &shallow
 	}
 	writeErr := out.Write(uc.bw)
@@ -321,10 +333,11 @@ func closedByPeer(uc *upstreamConn) bool {
 }
 
 // replayable says whether req may be sent again after a connection failed
-// before any answer, by net/http's rule: no body, and a safe method or an
-// idempotency key.
+// before any answer, by net/http's rule: no body or one it can read again
+// (GetBody: the edge read it whole), and a safe method or an idempotency
+// key.
 func replayable(req *http.Request) bool {
-	if req.Body != nil && req.Body != http.NoBody {
+	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
 		return false
 	}
 	switch req.Method {

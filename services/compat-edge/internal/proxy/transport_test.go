@@ -235,3 +235,54 @@ func peerClosed(t *testing.T, conn net.Conn) bool {
 	}))
 	return closed
 }
+
+// writeCounter is a connection that counts the writes made on it.
+type writeCounter struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c writeCounter) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+// A body the edge read whole (GetBody set, as bufferBody leaves it) goes
+// out with its headers in one write: one system call, and an owner that
+// reads the request in one piece. A streamed body gets the headers flushed
+// alone first, as net/http sends them when it cannot see a body's end.
+func TestTransportWritesARequestReadWholeInOneWrite(t *testing.T) {
+	owner := newCountingOwner(t, echoPath)
+	tr := proxy.NewTransport()
+	var writes atomic.Int64
+	dial := tr.Dial
+	tr.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return writeCounter{Conn: c, writes: &writes}, nil
+	}
+	body := []byte(`{"claim":"the invoice was never paid"}`)
+	send := func(req *http.Request) {
+		t.Helper()
+		resp, err := tr.RoundTrip(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		require.NoError(t, resp.Body.Close())
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+	}
+
+	whole, err := http.NewRequest(http.MethodPost, owner.URL+"/api/x402/dispute-readiness", bytes.NewReader(body))
+	require.NoError(t, err)
+	require.NotNil(t, whole.GetBody)
+	send(whole)
+	require.EqualValues(t, 1, writes.Load(), "headers and body in one write")
+
+	writes.Store(0)
+	streamed, err := http.NewRequest(http.MethodPost, owner.URL+"/api/x402/dispute-readiness", io.MultiReader(bytes.NewReader(body)))
+	require.NoError(t, err)
+	streamed.ContentLength = int64(len(body))
+	send(streamed)
+	require.EqualValues(t, 2, writes.Load(), "a streamed body: the headers first, then the body")
+}
