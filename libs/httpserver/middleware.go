@@ -35,7 +35,11 @@ func recovery(logger *slog.Logger) gin.HandlerFunc {
 	}
 }
 
-// accessLog writes one line per request, after it completes.
+// accessLog writes one line per request, after it completes. The route is
+// the template the RED histogram counts it under (at the edge, the
+// inventory route it matched). Typed attributes, not key-value pairs: no
+// value is boxed, and the line costs a few allocations fewer on every
+// request.
 func accessLog(logger *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
@@ -43,14 +47,14 @@ func accessLog(logger *slog.Logger) gin.HandlerFunc {
 		if isOperational(c.Request.URL.Path) {
 			return
 		}
-		logger.InfoContext(c.Request.Context(), "http request",
-			"method", c.Request.Method,
-			"route", c.FullPath(),
-			"path", problem.Clip(c.Request.URL.Path),
-			"client", ClientAddr(c.Request.Context()),
-			"status", c.Writer.Status(),
-			"bytes", c.Writer.Size(),
-			"duration_ms", float64(time.Since(start).Microseconds())/1000,
+		logger.LogAttrs(c.Request.Context(), slog.LevelInfo, "http request",
+			slog.String("method", c.Request.Method),
+			slog.String("route", routeOf(c)),
+			slog.String("path", problem.Clip(c.Request.URL.Path)),
+			slog.String("client", ClientAddr(c.Request.Context())),
+			slog.Int("status", c.Writer.Status()),
+			slog.Int("bytes", c.Writer.Size()),
+			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
 		)
 	}
 }
