@@ -15,6 +15,7 @@ import (
 // endpoint is one of the measured requests and the status it must get.
 type endpoint struct {
 	name   string
+	slug   string // in file names: the edge's profile under it
 	method string
 	path   string
 	auth   bool   // sends the stack's bearer token
@@ -31,8 +32,8 @@ func endpoints(root string) ([]endpoint, error) {
 		return nil, err
 	}
 	return []endpoint{
-		{"GET /api/v2/integration", http.MethodGet, "/api/v2/integration", true, nil, http.StatusOK},
-		{"402 challenge", http.MethodPost, "/api/x402/dispute-readiness", false, report, http.StatusPaymentRequired},
+		{"GET /api/v2/integration", "get", http.MethodGet, "/api/v2/integration", true, nil, http.StatusOK},
+		{"402 challenge", "402", http.MethodPost, "/api/x402/dispute-readiness", false, report, http.StatusPaymentRequired},
 	}, nil
 }
 

@@ -46,7 +46,7 @@ type config struct {
 	Duration    time.Duration // per max-rate row
 	Rate        int           // the constant rate of the latency rows, req/s
 	Connections int           // the max-rate rows' connections (and callers)
-	Profile     bool          // save a CPU profile of the edge under the GET max-rate row
+	Profile     bool          // save a CPU profile of the edge under each max-rate row of the edge
 }
 
 func parseFlags(args []string) (config, error) {
@@ -61,7 +61,7 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&cfg.Duration, "duration", 4*time.Second, "length of each row's max-rate run and of its constant-rate run")
 	fs.IntVar(&cfg.Rate, "rate", 2000, "constant rate of the latency runs, req/s")
 	fs.IntVar(&cfg.Connections, "connections", 64, "connections (and callers) of the max-rate runs")
-	fs.BoolVar(&cfg.Profile, "profile", true, "save a CPU profile of the edge (its admin port's pprof) under the GET max-rate run into -dir")
+	fs.BoolVar(&cfg.Profile, "profile", true, "save a CPU profile of the edge (its admin port's pprof) under each of its max-rate runs into -dir (edge-cpu-<get|402>-limits-<on|off>.pprof)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}

@@ -78,9 +78,9 @@ func measure(ctx context.Context, cfg config, l limits, stdout io.Writer) ([]row
 				return nil, err
 			}
 			profiled := make(chan error, 1)
-			profile := cfg.Profile && e.name == get.name && p.name == "edge"
+			profile := cfg.Profile && p.name == "edge"
 			if profile {
-				into := filepath.Join(cfg.Dir, "edge-cpu-limits-"+string(l)+".pprof")
+				into := filepath.Join(cfg.Dir, "edge-cpu-"+e.slug+"-limits-"+string(l)+".pprof")
 				go func() { profiled <- profileEdge(ctx, cfg, cfg.Duration-time.Second, into) }()
 			}
 			max, err := attack(ctx, e, p, s.token, 0, cfg.Duration, cfg.Connections)
