@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -238,4 +239,41 @@ func TestTheEdgeDoesNotResendARequestWhoseAnswerHadBegun(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusBadGateway, resp.StatusCode)
 	require.EqualValues(t, 1, read.Load(), "the owner read the request once")
+}
+
+// A request whose connection could not be dialled is sent again on
+// another, whatever it is: nothing was sent. For a streamed body (no
+// Content-Length, so the edge does not read it whole) that needs the
+// transport to close the body of the failed attempt, as every
+// RoundTripper must, which is what lets RetryTransport hand it to the
+// second: before, the dial's failure left it open, the replay was
+// refused, and the partner got a 502 for a request no owner saw.
+func TestAStreamedRequestIsResentWhenItsConnectionCouldNotBeDialled(t *testing.T) {
+	got := make(chan string, 2)
+	owner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- string(b)
+		_, _ = io.WriteString(w, "opened")
+	}))
+	t.Cleanup(owner.Close)
+	inner := proxy.NewTransport()
+	var dials atomic.Int32
+	dial := inner.Dial
+	inner.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if dials.Add(1) == 1 {
+			return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
+		}
+		return dial(ctx, network, addr)
+	}
+	tr := proxy.NewRetryTransport(inner)
+	req, err := http.NewRequest(http.MethodPost, owner.URL+"/api/v2/case-drafts", io.MultiReader(strings.NewReader(`{"claim":"unpaid"}`)))
+	require.NoError(t, err)
+	require.Nil(t, req.GetBody, "a streamed body")
+	resp, err := tr.RoundTrip(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	require.Equal(t, "opened", string(body))
+	require.Equal(t, `{"claim":"unpaid"}`, <-got, "the owner got it once, whole")
+	require.Empty(t, got)
 }

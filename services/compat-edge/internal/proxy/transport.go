@@ -95,6 +95,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
 		uc, reused, err := t.conn(req.Context(), req.URL.Host, req)
 		if err != nil {
+			closeBody(req)
 			return nil, err
 		}
 		if trace != nil && trace.GotConn != nil {
@@ -107,7 +108,19 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if reused && attempt == 0 && replayable(req) && nothingAnswered(err) {
 			continue
 		}
+		closeBody(req)
 		return nil, err
+	}
+}
+
+// closeBody closes the request's body after a failed attempt, as every
+// RoundTripper must (Request.Write closes it once it was called; a dial
+// that failed never calls it). RetryTransport replays a streamed body only
+// once the first attempt has closed it: left open, a dial's failure became
+// a 502 for a request no owner saw.
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		_ = req.Body.Close()
 	}
 }
 
