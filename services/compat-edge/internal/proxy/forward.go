@@ -15,9 +15,9 @@ import (
 // edge's one kind of exchange so that a partner's request costs no more
 // than it must (docs/compatibility.md, "Performance (measured)"). It builds
 // the owner's request once, from the partner's, instead of cloning it and
-// deleting what the owner must not see; reads the answer's media type
-// never; and keeps no per-request hooks in the request's context. What it
-// does, in order:
+// deleting what the owner must not see; it never parses the answer's media
+// type; and it keeps no per-request hooks in the request's context. What
+// it does, in order:
 //
 //   - the owner's request: the partner's method, normalised path and query
 //     (without parameters an owner could read differently: a ';', a bad
