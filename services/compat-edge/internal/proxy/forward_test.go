@@ -15,15 +15,22 @@ import (
 	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
 )
 
-// edgeBefore returns an edge whose filings owner is h, the others echo.
-func edgeBefore(t *testing.T, h http.HandlerFunc) edge {
+// edgeWithOwner returns an edge whose owner o is h, the other owners
+// echoing what they received.
+func edgeWithOwner(t *testing.T, o routing.Owner, h http.HandlerFunc) edge {
 	t.Helper()
 	ups := allUpstreams(t)
 	owner := httptest.NewServer(h)
 	t.Cleanup(owner.Close)
 	u, _ := url.Parse(owner.URL)
-	ups[routing.Filings] = u
+	ups[o] = u
 	return newEdge(t, ups)
+}
+
+// edgeBefore returns an edge whose filings owner is h.
+func edgeBefore(t *testing.T, h http.HandlerFunc) edge {
+	t.Helper()
+	return edgeWithOwner(t, routing.Filings, h)
 }
 
 // The owner gets the partner's end-to-end headers only: none of one

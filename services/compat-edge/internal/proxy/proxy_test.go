@@ -212,12 +212,7 @@ func TestServedDocumentNamesThePublicURL(t *testing.T) {
 
 func TestOversizeBodyIsRefusedAtTheEdge(t *testing.T) {
 	var reached atomic.Bool
-	ups := allUpstreams(t)
-	owner := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached.Store(true) }))
-	t.Cleanup(owner.Close)
-	u, _ := url.Parse(owner.URL)
-	ups[routing.Readiness] = u
-	e := newEdge(t, ups)
+	e := edgeWithOwner(t, routing.Readiness, func(http.ResponseWriter, *http.Request) { reached.Store(true) })
 	req, err := http.NewRequest(http.MethodPost, e.url+"/api/x402/dispute-readiness", strings.NewReader(strings.Repeat("a", 17<<20)))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
@@ -358,12 +353,7 @@ func TestEdgeCapsHeadersAndConcurrency(t *testing.T) {
 // whole before it calls the owner: the owner never sees a body cut short.
 func TestABodyCutShortNeverReachesTheOwner(t *testing.T) {
 	var reached atomic.Bool
-	ups := allUpstreams(t)
-	owner := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached.Store(true) }))
-	t.Cleanup(owner.Close)
-	u, _ := url.Parse(owner.URL)
-	ups[routing.Filings] = u
-	e := newEdge(t, ups)
+	e := edgeWithOwner(t, routing.Filings, func(http.ResponseWriter, *http.Request) { reached.Store(true) })
 
 	conn, err := net.Dial("tcp", strings.TrimPrefix(e.url, "http://"))
 	require.NoError(t, err)
