@@ -118,9 +118,8 @@ func (p *Proxy) failed(c *gin.Context, owner routing.Owner, err error) {
 	// The client's body passed the route's limit while streaming (no
 	// Content-Length told in advance): the owner saw it cut short, the
 	// client hears why.
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		_ = c.Error(problem.Newf(problem.BodyTooLarge, "The request body exceeds this route's limit of %d bytes.", tooLarge.Limit).Wrap(err))
+	if tooLarge := bodyTooLarge(err); tooLarge != nil {
+		_ = c.Error(tooLarge)
 		return
 	}
 	code := UpstreamUnavailable
@@ -177,15 +176,24 @@ func bufferBody(r *http.Request) error {
 	}
 	buf := make([]byte, n)
 	if got, err := io.ReadFull(r.Body, buf); err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return problem.Newf(problem.BodyTooLarge, "The request body exceeds this route's limit of %d bytes.", tooLarge.Limit).Wrap(err)
+		if tooLarge := bodyTooLarge(err); tooLarge != nil {
+			return tooLarge
 		}
 		return problem.Newf(problem.InvalidRequest, "The request body ended after %d of the %d bytes its Content-Length announced.", got, n).Wrap(err)
 	}
 	r.Body = io.NopCloser(bytes.NewReader(buf))
 	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf)), nil }
 	return nil
+}
+
+// bodyTooLarge is the 413 of a body that passed its route's limit while
+// it was read, nil for any other error.
+func bodyTooLarge(err error) *problem.Error {
+	var tooLarge *http.MaxBytesError
+	if !errors.As(err, &tooLarge) {
+		return nil
+	}
+	return problem.Newf(problem.BodyTooLarge, "The request body exceeds this route's limit of %d bytes.", tooLarge.Limit).Wrap(err)
 }
 
 // setForwarded states, from the edge's own knowledge, who the client is,
