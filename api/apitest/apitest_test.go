@@ -30,10 +30,15 @@ func (r *recordingTB) Fatalf(format string, args ...any) {
 
 func check(t *testing.T, path string, status int, contentType, body string) string {
 	t.Helper()
-	req := httptest.NewRequest(http.MethodGet, "http://localhost:8080"+path, nil)
+	return checkExchange(t, http.MethodGet, path, status, http.Header{"Content-Type": {contentType}}, body)
+}
+
+func checkExchange(t *testing.T, method, path string, status int, header http.Header, body string) string {
+	t.Helper()
+	req := httptest.NewRequest(method, "http://localhost:8080"+path, nil)
 	resp := &http.Response{
 		StatusCode: status,
-		Header:     http.Header{"Content-Type": {contentType}},
+		Header:     header,
 		Body:       io.NopCloser(strings.NewReader(body)),
 		Request:    req,
 	}
@@ -73,6 +78,40 @@ func TestValidatorRefusesWhatItDoesNot(t *testing.T) {
 			require.NotEmpty(t, check(t, tc.path, tc.status, tc.contentType, tc.body))
 		})
 	}
+}
+
+const unavailable = `{"type":"https://pcourt.dev/problems/unavailable","title":"Unavailable","status":503,"code":"unavailable","detail":"d","requestId":"req_1"}`
+
+// A templated path matches any value of its parameter, and a response
+// the operation names by reference (components.responses) is checked as
+// the one it refers to, headers included.
+func TestValidatorFollowsTemplatesAndReferences(t *testing.T) {
+	problem := http.Header{"Content-Type": {"application/problem+json"}, "Retry-After": {"1"}}
+	require.Empty(t, checkExchange(t, http.MethodGet, "/api/v2/case-drafts/drf_1", 503, problem, unavailable))
+	require.Contains(t, checkExchange(t, http.MethodGet, "/api/v2/case-drafts/drf_1", 503, problem, `{"status":503}`),
+		"missing properties", "the referenced response's schema applies")
+	require.Contains(t, checkExchange(t, http.MethodGet, "/api/v2/case-drafts/drf_1/nowhere", 503, problem, unavailable),
+		"no path of the document matches")
+}
+
+func TestValidatorRefusesAnUndocumentedOperationOrMediaType(t *testing.T) {
+	require.Contains(t, checkExchange(t, http.MethodDelete, "/livez", 200, http.Header{"Content-Type": {"application/json"}}, `{"status":"ok"}`),
+		"has no DELETE operation")
+	require.Contains(t, check(t, "/livez", 200, "text/plain", "ok"), "Content-Type text/plain is not documented")
+	require.Contains(t, check(t, "/livez", 200, "application/json", "ok"), "is not JSON")
+	require.Contains(t, check(t, "/livez", 200, "", `{"status":"ok"}`), "is not a media type")
+}
+
+// format is asserted, not only annotated: a problem type that is not a URI
+// fails.
+func TestSchemaAssertsFormats(t *testing.T) {
+	apitest.Schema(t, "Problem", []byte(unavailable))
+	rec := &recordingTB{TB: t}
+	func() {
+		defer func() { _ = recover() }()
+		apitest.Schema(rec, "Problem", []byte(`{"type":"not a uri","title":"t","status":400,"code":"x","detail":"d","requestId":"r"}`))
+	}()
+	require.Contains(t, rec.failure, "does not match schema Problem")
 }
 
 func TestSchemaRefusesAnInvalidValue(t *testing.T) {
