@@ -11,7 +11,9 @@ SERVICES := readiness filings cases webhooks compat-edge console
 COMMANDS := compat-controller
 # Supporting processes built into FROM-scratch images like the services.
 TOOL_IMAGES := facilitator webhook-receiver kafka-broker
-HELM_VERSION := v3.22.0
+# v3.21.4, not v3.22.0: the module proxy serves v3.22.0 but it is not an
+# approved release.
+HELM_VERSION := v3.21.4
 # The Kubernetes version the chart is linted and rendered for: a helm built
 # with `go install` assumes v1.20, below the chart's kubeVersion (>= 1.30).
 KUBE_VERSION := 1.34.0
@@ -164,8 +166,14 @@ images-deps: ## Build pcourt/redis:dev and pcourt/nginx:dev from Debian packages
 .PHONY: helm
 helm: $(BIN)/helm ## Install helm into bin/ (go install of the pinned version; bin/ keeps it between runs).
 
-$(BIN)/helm:
-	GOBIN=$(BIN) CGO_ENABLED=0 $(BUILD_GC) $(GO) install -trimpath -ldflags=-w helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+# Each version in a directory of its own, bin/helm a link to the pinned
+# one: a machine that kept another version's bin/helm builds this one
+# (helm version names only the minor release).
+$(BIN)/helm-$(HELM_VERSION)/helm:
+	GOBIN=$(dir $@) CGO_ENABLED=0 $(BUILD_GC) $(GO) install -trimpath -ldflags=-w helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+
+$(BIN)/helm: $(BIN)/helm-$(HELM_VERSION)/helm
+	ln -sfn helm-$(HELM_VERSION)/helm $@
 
 # SeaweedFS, the real S3-compatible server libs/objectstore's tests run
 # (weed mini, through libs/objectstore/s3test). `go install …@version` is
