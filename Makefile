@@ -184,6 +184,12 @@ $(BIN)/helm: $(BIN)/helm-$(HELM_VERSION)/helm
 # is then kept (docs/operations.md, "Evidence storage").
 WEED_VERSION := v0.0.0-20261109003541-7506e5f91cd6
 WEED_SRC := $(CURDIR)/.cache/seaweedfs-$(WEED_VERSION)
+# A test server, compiled without optimisation or inlining: a quarter less
+# CPU (327 to 247 CPU-seconds on a fresh machine) for the same test times
+# (libs/objectstore's tests take 33 s either way). The standard library
+# keeps the build configuration's flags (the last matching pattern wins),
+# so it is the one the lint and the tests compiled.
+WEED_GCFLAGS := -gcflags='all=-N -l' -gcflags='std='
 
 .PHONY: weed
 weed: $(BIN)/weed ## Build SeaweedFS's weed (the S3 server of the object store tests) into bin/ from the module proxy; kept between runs.
@@ -194,7 +200,7 @@ $(BIN)/weed:
 	  [ -n "$$mod" ] || { echo "go mod download found no github.com/seaweedfs/seaweedfs@$(WEED_VERSION)"; exit 1; }; \
 	  rm -rf $(WEED_SRC).tmp; mkdir -p $(dir $(WEED_SRC)); cp -R $$mod $(WEED_SRC).tmp; chmod -R u+w $(WEED_SRC).tmp; mv $(WEED_SRC).tmp $(WEED_SRC); \
 	fi
-	cd $(WEED_SRC) && GOWORK=off CGO_ENABLED=0 GOFLAGS=-buildvcs=false $(BUILD_GC) $(GO) build -trimpath -ldflags=-w -o $@ ./weed
+	cd $(WEED_SRC) && GOWORK=off CGO_ENABLED=0 GOFLAGS=-buildvcs=false $(BUILD_GC) $(GO) build -trimpath -ldflags=-w $(WEED_GCFLAGS) -o $@ ./weed
 
 .PHONY: helm-lint
 helm-lint: $(BIN)/helm ## helm lint --strict and helm template of deploy/helm/pcourt (default and production values), then the manifest checks of tools/helmcheck.
