@@ -11,12 +11,18 @@ SERVICES := readiness filings cases webhooks compat-edge console
 COMMANDS := compat-controller
 # Supporting processes built into FROM-scratch images like the services.
 TOOL_IMAGES := facilitator webhook-receiver kafka-broker
-# v3.21.4, not v3.22.0: the module proxy serves v3.22.0 but it is not an
-# approved release.
-HELM_VERSION := v3.21.4
-# The Kubernetes version the chart is linted and rendered for: a helm built
-# with `go install` assumes v1.20, below the chart's kubeVersion (>= 1.30).
-KUBE_VERSION := 1.34.0
+# helm and kube-apiserver are built of the releases one module of ours
+# requires, tools/kubeassets (k8s.io/kubernetes, helm.sh/helm/v3): its
+# go.mod requires every module the edge and the tools also build at their
+# versions, so the Kubernetes client and API packages all three use are
+# compiled once on a fresh machine (docs/development.md, "CI time").
+# KUBE_VERSION is also the version the chart is linted and rendered for (a
+# helm built from source assumes v1.20, below the chart's kubeVersion,
+# >= 1.30). helm is v3.21.4: the module proxy serves v3.22.0, but it is
+# not an approved release.
+KUBEASSETS   := tools/kubeassets
+KUBE_VERSION := $(patsubst v%,%,$(shell awk '$$1 == "k8s.io/kubernetes" {print $$2}' $(KUBEASSETS)/go.mod))
+HELM_VERSION := $(shell awk '$$1 == "helm.sh/helm/v3" {print $$2}' $(KUBEASSETS)/go.mod)
 REVISION := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 STATICCHECK_VERSION := v0.8.2
 CONTROLLER_GEN_VERSION := v0.23.0
@@ -58,7 +64,7 @@ TEST_EXEC := -vet=off -exec 'env -u GOGC -u GOMEMLIMIT'
 RACE_MODULES  := libs $(filter services/%,$(MODULES))
 RACE_PACKAGES := {{$$p := .ImportPath}}{{range .Imports}}{{if or (eq . "sync") (eq . "sync/atomic") (eq . "golang.org/x/sync/errgroup")}}{{$$p}}{{"\n"}}{{end}}{{end}}
 # kube-apiserver of that version, built from source through the module
-# proxy (tools/kubeassets/apiserver pins the release), beside Debian's etcd
+# proxy (tools/kubeassets pins the release), beside Debian's etcd
 # in envtest's asset layout. The tests that need an API server (tools/kubecheck) find them
 # through KUBEBUILDER_ASSETS, set for every test run once they exist.
 KUBE_ASSETS := $(BIN)/k8s/$(KUBE_VERSION)
@@ -164,13 +170,13 @@ images-deps: ## Build pcourt/redis:dev and pcourt/nginx:dev from Debian packages
 	REVISION=$(REVISION) deploy/docker/debian/build.sh
 
 .PHONY: helm
-helm: $(BIN)/helm ## Install helm into bin/ (go install of the pinned version; bin/ keeps it between runs).
+helm: $(BIN)/helm ## Build helm into bin/ (the version tools/kubeassets requires; bin/ keeps it between runs).
 
 # Each version in a directory of its own, bin/helm a link to the pinned
 # one: a machine that kept another version's bin/helm builds this one
 # (helm version names only the minor release).
 $(BIN)/helm-$(HELM_VERSION)/helm:
-	GOBIN=$(dir $@) CGO_ENABLED=0 $(BUILD_GC) $(GO) install -trimpath -ldflags=-w helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	cd $(KUBEASSETS) && GOWORK=off CGO_ENABLED=0 $(BUILD_GC) $(GO) build -trimpath -ldflags=-w -o $@ helm.sh/helm/v3/cmd/helm
 
 $(BIN)/helm: $(BIN)/helm-$(HELM_VERSION)/helm
 	ln -sfn helm-$(HELM_VERSION)/helm $@
@@ -226,9 +232,9 @@ $(KUBE_ASSETS)/etcd:
 
 # The version the binary reports: a module build has no git tree to stamp it.
 $(KUBE_ASSETS)/kube-apiserver:
-	cd tools/kubeassets/apiserver && GOWORK=off CGO_ENABLED=0 $(BUILD_GC) $(GO) build -trimpath \
+	cd $(KUBEASSETS) && GOWORK=off CGO_ENABLED=0 $(BUILD_GC) $(GO) build -trimpath \
 		-ldflags "-w -X k8s.io/component-base/version.gitVersion=v$(KUBE_VERSION) -X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(KUBE_VERSION))) -X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION)))" \
-		-o $@ .
+		-o $@ ./apiserver
 
 .PHONY: kube-check
 kube-check: $(BIN)/helm kube-assets ## Apply the chart (default and production values) and its CRD to a real kube-apiserver with server-side dry run (tools/kubecheck).

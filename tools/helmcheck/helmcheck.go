@@ -27,8 +27,10 @@ import (
 )
 
 // KubeVersion is the Kubernetes version the chart is rendered for: a helm
-// built with `go install` assumes v1.20, below the chart's kubeVersion.
-const KubeVersion = "1.34.0"
+// built from source assumes v1.20, below the chart's kubeVersion. It is
+// the k8s.io/kubernetes release tools/kubeassets builds kube-apiserver of
+// (TestKubeVersionIsTheAPIServersRelease).
+const KubeVersion = "1.37.0"
 
 // FindHelm returns $HELM, <repo>/bin/helm or helm on PATH, or "" when
 // there is none.

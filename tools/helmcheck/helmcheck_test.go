@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/mod/modfile"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -576,4 +577,21 @@ func TestCompatibilityFamilyCRD(t *testing.T) {
 	for _, f := range []string{"type", "status", "observedGeneration", "lastTransitionTime", "reason", "message"} {
 		prop("status", "conditions", "[]", f)
 	}
+}
+
+// The chart is rendered for the Kubernetes release whose kube-apiserver
+// tools/kubeassets builds (make kube-assets), which accepts it in the dry
+// run.
+func TestKubeVersionIsTheAPIServersRelease(t *testing.T) {
+	b, err := os.ReadFile("../kubeassets/go.mod")
+	require.NoError(t, err)
+	f, err := modfile.ParseLax("go.mod", b, nil)
+	require.NoError(t, err)
+	for _, r := range f.Require {
+		if r.Mod.Path == "k8s.io/kubernetes" {
+			require.Equal(t, "v"+helmcheck.KubeVersion, r.Mod.Version)
+			return
+		}
+	}
+	t.Fatal("tools/kubeassets/go.mod requires no k8s.io/kubernetes")
 }

@@ -1,7 +1,8 @@
 // Command kube-apiserver is upstream's cmd/kube-apiserver main (k8s.io/kubernetes
-// at the chart's Kubernetes version), built from the module proxy into
-// bin/k8s/<version>/ for the chart's server-side dry run (make kube-assets):
-// the project downloads no release binaries.
+// at the chart's Kubernetes version, which tools/kubeassets/go.mod
+// requires), built from the module proxy into bin/k8s/<version>/ for the
+// chart's server-side dry run and the edge's controller tests (make
+// kube-assets): the project downloads no release binaries.
 package main
 
 import (
