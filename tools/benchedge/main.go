@@ -1,6 +1,7 @@
 // Command benchedge measures compat-edge as a user measures it: the real
 // processes of make run (tools/devstack, built as the images build them),
-// nginx and a bare httputil.ReverseProxy beside the edge, each driven by a
+// nginx, a bare httputil.ReverseProxy and a bare fasthttp proxy beside the
+// edge, each driven by a
 // load generator in this process for a bounded time, and prints the table
 // docs/compatibility.md quotes (make bench-edge).
 //
@@ -25,12 +26,15 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if len(os.Args) > 1 && os.Args[1] == "bare-proxy" {
-		if err := runBareProxy(ctx, os.Args[2:]); err != nil {
-			fmt.Fprintf(os.Stderr, "benchedge bare-proxy: %v\n", err)
-			os.Exit(1)
+	if len(os.Args) > 1 {
+		modes := map[string]func(context.Context, []string) error{"bare-proxy": runBareProxy, "bare-fasthttp": runBareFastProxy}
+		if mode, ok := modes[os.Args[1]]; ok {
+			if err := mode(ctx, os.Args[2:]); err != nil {
+				fmt.Fprintf(os.Stderr, "benchedge %s: %v\n", os.Args[1], err)
+				os.Exit(1)
+			}
+			return
 		}
-		return
 	}
 	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintf(os.Stderr, "benchedge: %v\n", err)
@@ -57,7 +61,7 @@ func parseFlags(args []string) (config, error) {
 	cfg := config{Root: root}
 	fs := flag.NewFlagSet("benchedge", flag.ContinueOnError)
 	fs.StringVar(&cfg.Dir, "dir", filepath.Join(root, ".benchedge"), "state directory (binaries, logs, profiles)")
-	fs.IntVar(&cfg.Port, "port", 18080, "the edge's port; the stack takes the next eight, nginx +20, the bare proxy +21, Redis +30, Kafka +40")
+	fs.IntVar(&cfg.Port, "port", 18080, "the edge's port; the stack takes the next eight, nginx +20, the bare proxies +21 and +22, Redis +30, Kafka +40")
 	fs.DurationVar(&cfg.Duration, "duration", 4*time.Second, "length of each row's max-rate run and of its constant-rate run")
 	fs.IntVar(&cfg.Rate, "rate", 2000, "constant rate of the latency runs, req/s")
 	fs.IntVar(&cfg.Connections, "connections", 64, "connections (and callers) of the max-rate runs")

@@ -66,6 +66,12 @@ func measure(ctx context.Context, cfg config, l limits, stdout io.Writer) ([]row
 		}
 		defer bare.stop()
 		ways[get.name] = append(ways[get.name], path{"bare ReverseProxy", base(cfg.bareProxyPort()), only(bare.cmd.Process.Pid)})
+		fast, err := startBareFastProxy(ctx, cfg, s.dir)
+		if err != nil {
+			return nil, err
+		}
+		defer fast.stop()
+		ways[get.name] = append(ways[get.name], path{"bare fasthttp proxy", base(cfg.bareFastProxyPort()), only(fast.cmd.Process.Pid)})
 	}
 	ways[get.name] = append(ways[get.name], edge)
 	ways[challenge.name] = append(ways[challenge.name], edge)

@@ -13,6 +13,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"time"
+
+	"github.com/valyala/fasthttp"
 )
 
 // nginxPath is where Debian installs nginx; without it the nginx rows are
@@ -150,4 +152,56 @@ func runBareProxy(ctx context.Context, args []string) error {
 		return err
 	}
 	return nil
+}
+
+// startBareFastProxy runs this command's bare-fasthttp mode in front of
+// filings.
+func startBareFastProxy(ctx context.Context, cfg config, dir string) (*process, error) {
+	cmd := exec.Command(filepath.Join(cfg.Dir, "tools", "benchedge"), "bare-fasthttp",
+		"-listen", fmt.Sprintf("127.0.0.1:%d", cfg.bareFastProxyPort()),
+		"-upstream", fmt.Sprintf("http://127.0.0.1:%d", cfg.filingsPort()))
+	return startProcess(ctx, "bare fasthttp proxy", filepath.Join(dir, "bare-fasthttp.log"), cfg.bareFastProxyPort(), cmd)
+}
+
+// runBareFastProxy is a bare proxy on fasthttp, whose server and client
+// reuse their request and response objects and buffers instead of
+// allocating them per request: what a Go proxy with no platform middleware
+// reaches on this machine when net/http is not under it, the ceiling of the
+// edge's redesign (docs/compatibility.md, "Performance (measured)").
+func runBareFastProxy(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bare-fasthttp", flag.ContinueOnError)
+	listen := fs.String("listen", "127.0.0.1:0", "address to listen on")
+	upstream := fs.String("upstream", "", "the owner's base URL")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	target, err := url.Parse(*upstream)
+	if err != nil || target.Scheme != "http" || target.Host == "" {
+		return fmt.Errorf("-upstream %q is no http URL", *upstream)
+	}
+	owner := &fasthttp.HostClient{Addr: target.Host, MaxConns: 1024}
+	srv := &fasthttp.Server{
+		ReadTimeout: 30 * time.Second,
+		Handler: func(c *fasthttp.RequestCtx) {
+			// What httputil.ReverseProxy does too: no hop-by-hop
+			// Connection header either way, the client's address
+			// stated.
+			c.Request.Header.Del("Connection")
+			c.Request.Header.Set("X-Forwarded-For", c.RemoteIP().String())
+			if err := owner.Do(&c.Request, &c.Response); err != nil {
+				c.Error("the owner did not answer: "+err.Error(), fasthttp.StatusBadGateway)
+				return
+			}
+			c.Response.Header.Del("Connection")
+		},
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return err
+	}
+	go func() {
+		<-ctx.Done()
+		_ = srv.Shutdown()
+	}()
+	return srv.Serve(ln)
 }

@@ -57,7 +57,8 @@ func goEnv(root string) []string {
 }
 
 // buildTools builds devstack (which builds the services itself, the same
-// way) and this command, whose bare-proxy mode is the bare proxy's process.
+// way) and this command, whose bare-proxy and bare-fasthttp modes are the
+// bare proxies' processes.
 func buildTools(ctx context.Context, cfg config) error {
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(cfg.Dir, "tools")+string(os.PathSeparator),
 		"./tools/devstack", "./tools/benchedge")
@@ -78,13 +79,14 @@ type stack struct {
 	token string // a platform orchestrator's bearer token
 }
 
-func (c config) edgePort() int      { return c.Port }
-func (c config) readinessPort() int { return c.Port + 1 }
-func (c config) filingsPort() int   { return c.Port + 2 }
-func (c config) nginxPort() int     { return c.Port + 20 }
-func (c config) bareProxyPort() int { return c.Port + 21 }
-func (c config) redisPort() int     { return c.Port + 30 }
-func (c config) kafkaPort() int     { return c.Port + 40 }
+func (c config) edgePort() int          { return c.Port }
+func (c config) readinessPort() int     { return c.Port + 1 }
+func (c config) filingsPort() int       { return c.Port + 2 }
+func (c config) nginxPort() int         { return c.Port + 20 }
+func (c config) bareProxyPort() int     { return c.Port + 21 }
+func (c config) bareFastProxyPort() int { return c.Port + 22 }
+func (c config) redisPort() int         { return c.Port + 30 }
+func (c config) kafkaPort() int         { return c.Port + 40 }
 
 // startStack runs devstack with the stack's settings and waits for the
 // credentials it writes once every service is ready.
