@@ -60,13 +60,13 @@ func measure(ctx context.Context, cfg config, l limits, stdout io.Writer) ([]row
 		} else {
 			fmt.Fprintf(stdout, "no nginx at %s: its rows are left out\n", nginxPath)
 		}
-		bare, err := startBareProxy(ctx, cfg, s.dir)
+		bare, err := startBareProxy(ctx, cfg, s.dir, "bare-proxy", cfg.bareProxyPort())
 		if err != nil {
 			return nil, err
 		}
 		defer bare.stop()
 		ways[get.name] = append(ways[get.name], path{"bare ReverseProxy", base(cfg.bareProxyPort()), only(bare.cmd.Process.Pid)})
-		fast, err := startBareFastProxy(ctx, cfg, s.dir)
+		fast, err := startBareProxy(ctx, cfg, s.dir, "bare-fasthttp", cfg.bareFastProxyPort())
 		if err != nil {
 			return nil, err
 		}

@@ -121,29 +121,39 @@ func startNginx(ctx context.Context, cfg config, dir string) (*process, error) {
 	return startProcess(ctx, "nginx", filepath.Join(ngxDir, "nginx.log"), cfg.nginxPort(), cmd)
 }
 
-// startBareProxy runs this command's bare-proxy mode in front of filings.
-func startBareProxy(ctx context.Context, cfg config, dir string) (*process, error) {
-	cmd := exec.Command(filepath.Join(cfg.Dir, "tools", "benchedge"), "bare-proxy",
-		"-listen", fmt.Sprintf("127.0.0.1:%d", cfg.bareProxyPort()),
+// startBareProxy runs one of this command's bare-proxy modes (bare-proxy,
+// bare-fasthttp) on port, in front of filings.
+func startBareProxy(ctx context.Context, cfg config, dir, mode string, port int) (*process, error) {
+	cmd := exec.Command(filepath.Join(cfg.Dir, "tools", "benchedge"), mode,
+		"-listen", fmt.Sprintf("127.0.0.1:%d", port),
 		"-upstream", fmt.Sprintf("http://127.0.0.1:%d", cfg.filingsPort()))
-	return startProcess(ctx, "bare proxy", filepath.Join(dir, "bare-proxy.log"), cfg.bareProxyPort(), cmd)
+	return startProcess(ctx, mode, filepath.Join(dir, mode+".log"), port, cmd)
+}
+
+// proxyFlags reads a bare proxy's address and its owner's http URL.
+func proxyFlags(mode string, args []string) (listen string, owner *url.URL, err error) {
+	fs := flag.NewFlagSet(mode, flag.ContinueOnError)
+	fs.StringVar(&listen, "listen", "127.0.0.1:0", "address to listen on")
+	upstream := fs.String("upstream", "", "the owner's base URL")
+	if err := fs.Parse(args); err != nil {
+		return "", nil, err
+	}
+	owner, err = url.Parse(*upstream)
+	if err != nil || owner.Scheme != "http" || owner.Host == "" {
+		return "", nil, fmt.Errorf("-upstream %q is no http URL", *upstream)
+	}
+	return listen, owner, nil
 }
 
 // runBareProxy is the bare proxy: httputil.ReverseProxy with its defaults
 // (http.DefaultTransport) under a plain net/http server, the floor a Go
 // reverse proxy starts from.
 func runBareProxy(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("bare-proxy", flag.ContinueOnError)
-	listen := fs.String("listen", "127.0.0.1:0", "address to listen on")
-	upstream := fs.String("upstream", "", "the owner's base URL")
-	if err := fs.Parse(args); err != nil {
+	listen, target, err := proxyFlags("bare-proxy", args)
+	if err != nil {
 		return err
 	}
-	target, err := url.Parse(*upstream)
-	if err != nil || target.Host == "" {
-		return fmt.Errorf("-upstream %q is no URL", *upstream)
-	}
-	srv := &http.Server{Addr: *listen, Handler: httputil.NewSingleHostReverseProxy(target), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Addr: listen, Handler: httputil.NewSingleHostReverseProxy(target), ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		<-ctx.Done()
 		_ = srv.Close()
@@ -154,30 +164,15 @@ func runBareProxy(ctx context.Context, args []string) error {
 	return nil
 }
 
-// startBareFastProxy runs this command's bare-fasthttp mode in front of
-// filings.
-func startBareFastProxy(ctx context.Context, cfg config, dir string) (*process, error) {
-	cmd := exec.Command(filepath.Join(cfg.Dir, "tools", "benchedge"), "bare-fasthttp",
-		"-listen", fmt.Sprintf("127.0.0.1:%d", cfg.bareFastProxyPort()),
-		"-upstream", fmt.Sprintf("http://127.0.0.1:%d", cfg.filingsPort()))
-	return startProcess(ctx, "bare fasthttp proxy", filepath.Join(dir, "bare-fasthttp.log"), cfg.bareFastProxyPort(), cmd)
-}
-
 // runBareFastProxy is a bare proxy on fasthttp, whose server and client
 // reuse their request and response objects and buffers instead of
 // allocating them per request: what a Go proxy with no platform middleware
 // reaches on this machine when net/http is not under it, the ceiling of the
 // edge's redesign (docs/compatibility.md, "Performance (measured)").
 func runBareFastProxy(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("bare-fasthttp", flag.ContinueOnError)
-	listen := fs.String("listen", "127.0.0.1:0", "address to listen on")
-	upstream := fs.String("upstream", "", "the owner's base URL")
-	if err := fs.Parse(args); err != nil {
+	listen, target, err := proxyFlags("bare-fasthttp", args)
+	if err != nil {
 		return err
-	}
-	target, err := url.Parse(*upstream)
-	if err != nil || target.Scheme != "http" || target.Host == "" {
-		return fmt.Errorf("-upstream %q is no http URL", *upstream)
 	}
 	owner := &fasthttp.HostClient{Addr: target.Host, MaxConns: 1024}
 	srv := &fasthttp.Server{
@@ -195,7 +190,7 @@ func runBareFastProxy(ctx context.Context, args []string) error {
 			c.Response.Header.Del("Connection")
 		},
 	}
-	ln, err := net.Listen("tcp", *listen)
+	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return err
 	}
