@@ -102,6 +102,18 @@ func TestValidatorRefusesAnUndocumentedOperationOrMediaType(t *testing.T) {
 	require.Contains(t, check(t, "/livez", 200, "", `{"status":"ok"}`), "is not a media type")
 }
 
+// A header the response documents is checked against its schema: an
+// invitation's 201 is never cached.
+func TestValidatorChecksDocumentedHeaders(t *testing.T) {
+	header := func(cacheControl string) http.Header {
+		return http.Header{"Content-Type": {"application/json"}, "Cache-Control": {cacheControl}}
+	}
+	require.Contains(t, checkExchange(t, http.MethodPost, "/api/cases/cs_1/invitations", 201, header("public, max-age=60"), `{}`),
+		"header Cache-Control")
+	require.NotContains(t, checkExchange(t, http.MethodPost, "/api/cases/cs_1/invitations", 201, header("no-store"), `{}`),
+		"header Cache-Control")
+}
+
 // format is asserted, not only annotated: a problem type that is not a URI
 // fails.
 func TestSchemaAssertsFormats(t *testing.T) {

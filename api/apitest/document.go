@@ -3,6 +3,7 @@ package apitest
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
@@ -346,11 +347,4 @@ func escapePointer(key string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(key, "~", "~0"), "/", "~1")
 }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
