@@ -26,9 +26,9 @@ func WithClientAddr(ctx context.Context, addr string) context.Context {
 	return context.WithValue(ctx, clientAddrKey{}, addr)
 }
 
-func clientAddress(trusted []netip.Prefix, hops int) gin.HandlerFunc {
+func clientAddress(p *Platform) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		addr := ResolveClientAddr(c.Request, trusted, hops)
+		addr := p.ClientAddr(c.Request.RemoteAddr, c.Request.Header.Values("X-Forwarded-For"))
 		c.Request = c.Request.WithContext(WithClientAddr(c.Request.Context(), addr))
 		c.Next()
 	}
@@ -47,17 +47,23 @@ func clientAddress(trusted []netip.Prefix, hops int) gin.HandlerFunc {
 //   - peer trusted and hops == 0: the rightmost entry that is not itself a
 //     trusted proxy.
 func ResolveClientAddr(r *http.Request, trusted []netip.Prefix, hops int) string {
-	peer := peerAddr(r.RemoteAddr)
+	return ClientAddrOf(r.RemoteAddr, r.Header.Values("X-Forwarded-For"), trusted, hops)
+}
+
+// ClientAddrOf is ResolveClientAddr for a server that is not net/http's:
+// the peer's address (host:port) and the request's X-Forwarded-For lines.
+func ClientAddrOf(remoteAddr string, forwardedForLines []string, trusted []netip.Prefix, hops int) string {
+	peer := peerAddr(remoteAddr)
 	if !peer.IsValid() || !contains(trusted, peer) {
-		return addrString(peer, r.RemoteAddr)
+		return addrString(peer, remoteAddr)
 	}
-	chain, ok := forwardedFor(r.Header)
+	chain, ok := forwardedFor(forwardedForLines)
 	if !ok {
-		return addrString(peer, r.RemoteAddr)
+		return addrString(peer, remoteAddr)
 	}
 	if hops > 0 {
 		if len(chain) < hops {
-			return addrString(peer, r.RemoteAddr)
+			return addrString(peer, remoteAddr)
 		}
 		return chain[len(chain)-hops].String()
 	}
@@ -69,14 +75,14 @@ func ResolveClientAddr(r *http.Request, trusted []netip.Prefix, hops int) string
 	if len(chain) > 0 {
 		return chain[0].String()
 	}
-	return addrString(peer, r.RemoteAddr)
+	return addrString(peer, remoteAddr)
 }
 
 // forwardedFor parses every X-Forwarded-For line; one unparsable entry
 // makes the whole chain untrustworthy.
-func forwardedFor(h http.Header) ([]netip.Addr, bool) {
+func forwardedFor(lines []string) ([]netip.Addr, bool) {
 	var out []netip.Addr
-	for _, line := range h.Values("X-Forwarded-For") {
+	for _, line := range lines {
 		for part := range strings.SplitSeq(line, ",") {
 			a, err := netip.ParseAddr(strings.TrimSpace(part))
 			if err != nil {

@@ -2,7 +2,6 @@ package httpserver
 
 import (
 	"net"
-	"net/http"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -39,23 +38,12 @@ type limitListener struct {
 
 	// atCap runs when every slot is taken and a connection waits to be
 	// accepted: the server closes its idle keep-alive connections then
-	// (closeIdleAtCap). An ingress keeps a pool of idle connections per
+	// (PublicServer.CloseIdle). An ingress keeps a pool of idle connections per
 	// worker, which together may exceed the cap; without this a new
 	// connection would wait behind idle ones until their idle timeout,
 	// and the ingress would answer 502. Connections still sending their
 	// headers are not idle: they leave at the header timeout.
 	atCap func()
-}
-
-// closeIdleAtCap makes l close srv's idle connections whenever it is full
-// and a connection waits. Turning keep-alives off closes the idle
-// connections at once (and any still without a request after 5 s);
-// turning them on again keeps keep-alive for everything after.
-func closeIdleAtCap(l *limitListener, srv *http.Server) {
-	l.atCap = func() {
-		srv.SetKeepAlivesEnabled(false)
-		srv.SetKeepAlivesEnabled(true)
-	}
 }
 
 func newLimitListener(l net.Listener, n int) *limitListener {

@@ -115,7 +115,7 @@ func TestIdleKeepAlivesMakeRoomAtTheCap(t *testing.T) {
 			_, _ = w.Write([]byte("ok"))
 		}),
 	}
-	closeIdleAtCap(l, srv)
+	l.atCap = netHTTP{srv}.CloseIdle
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { close(release); _ = srv.Close() })
 	url := "http://" + ln.Addr().String()

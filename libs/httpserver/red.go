@@ -2,13 +2,9 @@ package httpserver
 
 import (
 	"net/http"
-	"strconv"
-	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 )
 
 // RequestDurationMetric is the one RED instrument of every public listener:
@@ -37,35 +33,18 @@ const routeKey = "pcourt.httpserver.route"
 func LabelRoute(c *gin.Context, template string) { c.Set(routeKey, template) }
 
 // requestMetrics records every request but the probes in the RED
-// histogram, labelled by route template (gin's FullPath, or what the
-// handler named with LabelRoute), method and status code. It runs outside
-// the panic recovery, so a panic is counted as the 500 it becomes.
-func requestMetrics(mp metric.MeterProvider) gin.HandlerFunc {
-	h, err := mp.Meter("github.com/pcourt/pcourt/libs/httpserver").Float64Histogram(RequestDurationMetric,
-		metric.WithUnit("s"),
-		metric.WithDescription("Duration of public HTTP requests by route template, method and status code."),
-		metric.WithExplicitBucketBoundaries(requestDurationBuckets...))
-	if err != nil {
-		// Only an invalid name or bounds fail, both constants here.
-		panic(err)
-	}
-	var series sync.Map // seriesKey → metric.MeasurementOption
+// histogram (Platform.Record), labelled by route template (gin's FullPath,
+// or what the handler named with LabelRoute), method and status code. It
+// runs outside the panic recovery, so a panic is counted as the 500 it
+// becomes.
+func requestMetrics(p *Platform) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
 		c.Next()
-		if isOperational(c.Request.URL.Path) {
+		if IsOperational(c.Request.URL.Path) {
 			return
 		}
-		key := seriesKey{route: routeOf(c), method: methodOf(c.Request.Method), code: c.Writer.Status()}
-		attrs, ok := series.Load(key)
-		if !ok {
-			attrs, _ = series.LoadOrStore(key, metric.WithAttributeSet(attribute.NewSet(
-				attribute.String("route", key.route),
-				attribute.String("method", key.method),
-				attribute.String("code", strconv.Itoa(key.code)),
-			)))
-		}
-		h.Record(c.Request.Context(), time.Since(start).Seconds(), attrs.(metric.MeasurementOption))
+		p.Record(c.Request.Context(), Finished{Method: c.Request.Method, Route: routeOf(c), Status: c.Writer.Status(), Start: start})
 	}
 }
 
@@ -90,9 +69,9 @@ func routeOf(c *gin.Context) string {
 	return UnmatchedRoute
 }
 
-// methodOf keeps the method label bounded: a method outside HTTP's own is
-// counted as _OTHER, as OpenTelemetry's conventions do.
-func methodOf(m string) string {
+// MethodLabel keeps the method label bounded: a method outside HTTP's own
+// is counted as _OTHER, as OpenTelemetry's conventions do.
+func MethodLabel(m string) string {
 	switch m {
 	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
 		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:

@@ -183,9 +183,53 @@ type Server struct {
 	engine   *gin.Engine
 	admin    *http.ServeMux
 	checks   []Check
+	platform *Platform
+	public   PublicServer
 	draining atomic.Bool
 	listener net.Listener
 	adminLn  net.Listener
+}
+
+// PublicServer serves the public listener in net/http's place: the edge's
+// proxy path (services/compat-edge/internal/proxy), on a server that does
+// not allocate per request. It applies the Platform's checks itself and
+// hands what it does not serve to the engine.
+type PublicServer interface {
+	// Serve serves ln until Shutdown or Close, then returns
+	// http.ErrServerClosed.
+	Serve(ln net.Listener) error
+	// Shutdown stops accepting, closes idle connections and waits for the
+	// requests in flight, or for ctx.
+	Shutdown(ctx context.Context) error
+	// Close stops at once, closing every connection.
+	Close() error
+	// CloseIdle closes the connections that wait between requests, to
+	// make room when the listener is at its MaxConnections cap.
+	CloseIdle()
+}
+
+// SetPublic makes p the public listener's server instead of net/http
+// serving the engine. Call it before Run.
+func (s *Server) SetPublic(p PublicServer) { s.public = p }
+
+// Platform is the server's per-request checks and records, for a
+// PublicServer to apply as the engine's middleware does.
+func (s *Server) Platform() *Platform { return s.platform }
+
+// netHTTP is net/http serving the engine, the PublicServer of every
+// service but the edge.
+type netHTTP struct{ srv *http.Server }
+
+func (n netHTTP) Serve(ln net.Listener) error        { return n.srv.Serve(ln) }
+func (n netHTTP) Shutdown(ctx context.Context) error { return n.srv.Shutdown(ctx) }
+func (n netHTTP) Close() error                       { return n.srv.Close() }
+
+// CloseIdle turns keep-alives off, which closes the idle connections at
+// once (and any still without a request after 5 s), and on again for
+// everything after.
+func (n netHTTP) CloseIdle() {
+	n.srv.SetKeepAlivesEnabled(false)
+	n.srv.SetKeepAlivesEnabled(true)
 }
 
 // New builds the engine with the platform middleware and the health
@@ -193,26 +237,26 @@ type Server struct {
 // added on Router().
 func New(cfg Config, deps Deps) *Server {
 	gin.SetMode(gin.ReleaseMode)
-	s := &Server{cfg: cfg, logger: deps.Logger, checks: deps.Checks, engine: gin.New()}
-	trusted, _ := parsePrefixes(cfg.TrustedProxies) // Validate reports bad entries
+	s := &Server{cfg: cfg, logger: deps.Logger, checks: deps.Checks, engine: gin.New(), platform: newPlatform(cfg, deps)}
+	p := s.platform
 	e := s.engine
 	e.HandleMethodNotAllowed = true
 	e.ContextWithFallback = true // c.Value and c.Deadline reach the request context
 	e.Use(requestid.Middleware())
 	if deps.Telemetry != nil && deps.Telemetry.Meter != nil {
-		e.Use(requestMetrics(deps.Telemetry.Meter))
+		e.Use(requestMetrics(p))
 	}
 	e.Use(recovery(deps.Logger))
-	e.Use(clientAddress(trusted, cfg.TrustedHops))
+	e.Use(clientAddress(p))
 	if deps.Telemetry != nil && deps.Telemetry.Tracer != nil {
-		e.Use(serverSpans(deps.Telemetry.Tracer, deps.Telemetry.Propagator))
+		e.Use(serverSpans(p))
 	}
-	e.Use(accessLog(deps.Logger))
+	e.Use(accessLog(p))
 	e.Use(problem.Middleware(deps.Logger, deps.Mapper))
-	e.Use(headerLimit(cfg.MaxHeaderBytes))
-	e.Use(inFlightLimit(cfg.MaxInFlight))
-	if deps.Limiter != nil && cfg.AddressRate.Enabled() {
-		e.Use(addressLimit(deps.Limiter, cfg.AddressRate, deps.Logger))
+	e.Use(headerLimit(p))
+	e.Use(inFlightLimit(p))
+	if p.limiter != nil {
+		e.Use(addressLimit(p))
 	}
 	e.Use(defaultBodyLimit(cfg.MaxBodyBytes))
 	e.NoRoute(func(c *gin.Context) {
@@ -300,17 +344,20 @@ func (s *Server) Run(ctx context.Context) error {
 		}
 	}
 	base := func(net.Listener) context.Context { return context.WithoutCancel(ctx) }
-	srv := &http.Server{
-		Handler:           s.engine,
-		MaxHeaderBytes:    2 * s.cfg.MaxHeaderBytes,
-		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
-		ReadTimeout:       s.cfg.ReadTimeout,
-		WriteTimeout:      s.cfg.WriteTimeout,
-		IdleTimeout:       s.cfg.IdleTimeout,
-		BaseContext:       base,
+	srv := s.public
+	if srv == nil {
+		srv = netHTTP{&http.Server{
+			Handler:           s.engine,
+			MaxHeaderBytes:    2 * s.cfg.MaxHeaderBytes,
+			ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+			ReadTimeout:       s.cfg.ReadTimeout,
+			WriteTimeout:      s.cfg.WriteTimeout,
+			IdleTimeout:       s.cfg.IdleTimeout,
+			BaseContext:       base,
+		}}
 	}
 	if ll, ok := s.listener.(*limitListener); ok {
-		closeIdleAtCap(ll, srv)
+		ll.atCap = srv.CloseIdle
 	}
 	serveErr := make(chan error, 2)
 	go func() { serveErr <- srv.Serve(s.listener) }()
@@ -439,10 +486,6 @@ func writeJSON(w http.ResponseWriter, status int, body any) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(body)
-}
-
-func isOperational(path string) bool {
-	return path == "/livez" || path == "/readyz"
 }
 
 // ConfigFromEnv reads HTTP_ADDR (default defaultAddr), ADMIN_ADDR,

@@ -29,19 +29,16 @@ const spanScope = "github.com/pcourt/pcourt/libs/httpserver"
 // The span is named by its route template when the request ends, so the
 // edge's spans carry the inventory route it matched (LabelRoute), as the
 // RED histogram does.
-func serverSpans(tp trace.TracerProvider, propagator propagation.TextMapPropagator) gin.HandlerFunc {
-	tracer := tp.Tracer(spanScope)
-	if propagator == nil {
-		propagator = propagation.TraceContext{}
-	}
+func serverSpans(p *Platform) gin.HandlerFunc {
+	tracer, propagator := p.Tracer(), p.Propagator()
 	return func(c *gin.Context) {
-		if isOperational(c.Request.URL.Path) {
+		if IsOperational(c.Request.URL.Path) {
 			c.Next()
 			return
 		}
 		in := c.Request
 		ctx := propagator.Extract(in.Context(), propagation.HeaderCarrier(in.Header))
-		ctx, span := tracer.Start(ctx, "HTTP "+methodOf(in.Method), trace.WithSpanKind(trace.SpanKindServer))
+		ctx, span := tracer.Start(ctx, "HTTP "+MethodLabel(in.Method), trace.WithSpanKind(trace.SpanKindServer))
 		c.Request = in.WithContext(ctx)
 		defer func() {
 			span.End()
@@ -57,7 +54,7 @@ func serverSpans(tp trace.TracerProvider, propagator propagation.TextMapPropagat
 		}
 		route := routeOf(c)
 		status := c.Writer.Status()
-		span.SetName(methodOf(in.Method) + " " + route)
+		span.SetName(MethodLabel(in.Method) + " " + route)
 		span.SetAttributes(
 			semconv.HTTPRoute(route),
 			semconv.HTTPResponseStatusCode(status),
@@ -78,7 +75,7 @@ func serverSpans(tp trace.TracerProvider, propagator propagation.TextMapPropagat
 // of a server span.
 func requestAttributes(r *http.Request) []attribute.KeyValue {
 	attrs := []attribute.KeyValue{
-		semconv.HTTPRequestMethodKey.String(methodOf(r.Method)),
+		semconv.HTTPRequestMethodKey.String(MethodLabel(r.Method)),
 		semconv.URLPath(r.URL.Path),
 		semconv.URLScheme(schemeOf(r)),
 		semconv.ServerAddress(r.Host),

@@ -8,6 +8,8 @@
 package problem
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -149,18 +151,7 @@ func From(err error, mapper Mapper) *Error {
 func Write(c *gin.Context, p *Error) {
 	rid := requestid.Get(c)
 	s, _ := c.Value(settingsKey).(settings)
-	logger := s.logger
-	if p.Code.Status >= 500 {
-		span := trace.SpanFromContext(c.Request.Context())
-		span.SetStatus(codes.Error, p.Code.Name)
-		if p.Err != nil {
-			span.RecordError(p.Err)
-		}
-		if logger != nil {
-			logger.ErrorContext(c.Request.Context(), "request failed",
-				"code", p.Code.Name, "request_id", rid, "err", p.Err)
-		}
-	}
+	Report(c.Request.Context(), s.logger, p, rid)
 	for k, vs := range p.Header {
 		for _, v := range vs {
 			c.Writer.Header().Add(k, v)
@@ -168,13 +159,46 @@ func Write(c *gin.Context, p *Error) {
 	}
 	c.Header("Content-Type", ContentType)
 	c.Header("Cache-Control", "no-store")
-	c.Render(p.Code.Status, problemJSON{Body{
-		Type:      p.Code.Type(),
-		Title:     p.Code.Title,
-		Status:    p.Code.Status,
-		Code:      p.Code.Name,
-		Detail:    clipTo(p.Detail, detailLimit),
-		RequestID: rid,
-	}})
+	c.Render(p.Code.Status, problemJSON{p.Body(rid)})
 	c.Abort()
+}
+
+// Report logs a server error (5xx) with its cause and marks it on the
+// span in ctx; other problems are the caller's and are not logged. Write
+// reports every problem it sends; a server that writes problems without
+// gin (the edge's proxy path) calls it with Encode.
+func Report(ctx context.Context, logger *slog.Logger, p *Error, requestID string) {
+	if p.Code.Status < 500 {
+		return
+	}
+	span := trace.SpanFromContext(ctx)
+	span.SetStatus(codes.Error, p.Code.Name)
+	if p.Err != nil {
+		span.RecordError(p.Err)
+	}
+	if logger != nil {
+		logger.ErrorContext(ctx, "request failed", "code", p.Code.Name, "request_id", requestID, "err", p.Err)
+	}
+}
+
+// Body is the problem's response body for the request requestID; a server
+// error's cause never reaches it.
+func (e *Error) Body(requestID string) Body {
+	return Body{
+		Type:      e.Code.Type(),
+		Title:     e.Code.Title,
+		Status:    e.Code.Status,
+		Code:      e.Code.Name,
+		Detail:    clipTo(e.Detail, detailLimit),
+		RequestID: requestID,
+	}
+}
+
+// Encode is the problem's body as Write sends it: its JSON and a newline.
+func Encode(p *Error, requestID string) []byte {
+	b, err := json.Marshal(p.Body(requestID))
+	if err != nil { // a Body of strings and an int always marshals
+		panic(err)
+	}
+	return append(b, '\n')
 }

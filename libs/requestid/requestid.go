@@ -25,7 +25,7 @@ func Middleware() gin.HandlerFunc {
 			id = New()
 		}
 		c.Set(Header, id)
-		c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), ctxKey{}, id))
+		c.Request = c.Request.WithContext(NewContext(c.Request.Context(), id))
 		c.Header(Header, id)
 		c.Next()
 	}
@@ -54,6 +54,12 @@ func New() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
 	return "req_" + hex.EncodeToString(b[:])
+}
+
+// NewContext returns ctx carrying id, as Middleware stores it: for a
+// server that is not gin's (the edge's proxy path).
+func NewContext(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, ctxKey{}, id)
 }
 
 // FromContext returns the id stored by Middleware, or "" outside a request.
