@@ -105,13 +105,18 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		return err
 	}
 	srv := base.Server(nil)
-	// One path for everything after: routing, the policy, the ledger and
-	// the owner.
+	// The edge's own answers, on gin: the usage read, the API document,
+	// the guide, the probes and the 404s, each on its path's one normal
+	// form.
 	srv.Router().Use(proxy.NormalizePath)
-	// The partner's compatibility usage comes before the proxy's /api
-	// catch-all.
 	srv.Router().Use((&usage.Reader{Credentials: creds, Uses: st.Uses, Policy: current.Policy}).Serve)
-	proxy.Register(srv.Router(), cfg.Routes, forward, openAPI)
+	proxy.Register(srv.Router(), forward, openAPI)
+	// The proxy path, on the edge's own public server, which hands the
+	// rest to gin.
+	srv.SetPublic(proxy.NewServer(proxy.ServerDeps{
+		Platform: srv.Platform(), Proxy: forward, Routes: cfg.Routes,
+		Own: srv.Router(), OwnPaths: []string{usage.Path},
+	}))
 	adminAPI := &admin.API{Token: cfg.AdminToken, Store: st, Policy: current.Policy, Refresh: current.Refresh, Now: time.Now, Logger: base.Logger}
 	srv.HandleAdmin(admin.Prefix, adminAPI.Handler())
 	if cfg.AdminToken == "" {

@@ -10,10 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gin-gonic/gin"
+	"github.com/valyala/fasthttp"
 
 	"github.com/pcourt/pcourt/libs/problem"
-	"github.com/pcourt/pcourt/libs/requestid"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/legacyuse"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
@@ -53,31 +52,31 @@ type announcement struct {
 	at        time.Time
 }
 
-// hit is the legacy-use record of the request c, served on an earlier
+// hit is the legacy-use record of the request x, served on an earlier
 // route.
-func (a *announcement) hit(c *gin.Context) legacyuse.Hit {
-	return legacyuse.Hit{TokenHash: a.tokenHash, Route: a.route.Pattern, At: a.at, RequestID: requestid.Get(c)}
+func (a *announcement) hit(x *exchange) legacyuse.Hit {
+	return legacyuse.Hit{TokenHash: a.tokenHash, Route: a.route.Pattern, At: a.at, RequestID: x.requestID}
 }
 
 // decide looks the request up in the inventory and asks the policy. It
 // returns nil for a path or method the inventory does not list.
-func (p *Proxy) decide(r *http.Request) *announcement {
+func (p *Proxy) decide(x *exchange) *announcement {
 	cp := p.compat
 	if cp.Index == nil {
 		return nil
 	}
-	m, ok := cp.Index.Lookup(r.Method, r.URL.EscapedPath())
+	m, ok := cp.Index.Lookup(x.method, x.path)
 	if !ok {
 		return nil
 	}
-	a := &announcement{route: m.Route, at: cp.Now(), tokenHash: bearerHash(r)}
+	a := &announcement{route: m.Route, at: cp.Now(), tokenHash: bearerHash(&x.fc.Request.Header)}
 	a.successor, _ = m.Successor()
 	if cp.Policy != nil {
 		a.decision = cp.Policy().Decide(m.Route, a.at, func() ([]string, error) {
 			if a.tokenHash == "" || cp.Integrations == nil {
 				return nil, nil
 			}
-			return cp.Integrations(r.Context(), a.tokenHash)
+			return cp.Integrations(x.ctx, a.tokenHash)
 		})
 	}
 	return a
@@ -85,12 +84,12 @@ func (p *Proxy) decide(r *http.Request) *announcement {
 
 // bearerHash is the hex SHA-256 of the request's one bearer token, the
 // form credentials are stored under; "" without exactly one.
-func bearerHash(r *http.Request) string {
-	h := r.Header.Values("Authorization")
-	if len(h) != 1 {
+func bearerHash(h *fasthttp.RequestHeader) string {
+	values := h.PeekAll("Authorization")
+	if len(values) != 1 {
 		return ""
 	}
-	scheme, token, ok := strings.Cut(h[0], " ")
+	scheme, token, ok := strings.Cut(string(values[0]), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
 		return ""
 	}
@@ -101,7 +100,7 @@ func bearerHash(r *http.Request) string {
 // setHeaders writes the policy headers: Deprecation as an RFC 9651 date
 // (RFC 9745), Sunset as an IMF-fixdate (RFC 8594) and one Link (RFC 8288)
 // to the exact successor and to the guide. Owners' own Link values stay.
-func (a *announcement) setHeaders(h http.Header) {
+func (a *announcement) setHeaders(h *fasthttp.ResponseHeader) {
 	h.Set("Deprecation", "@"+strconv.FormatInt(a.decision.Deprecation.Unix(), 10))
 	h.Set("Sunset", a.decision.Sunset.UTC().Format(http.TimeFormat))
 	link := "<" + GuidePath + `>; rel="deprecation"; type="text/html"`
@@ -111,21 +110,23 @@ func (a *announcement) setHeaders(h http.Header) {
 	h.Add("Link", link)
 }
 
-// refuse answers 410 alias_retired without calling the owner.
-func (a *announcement) refuse(c *gin.Context) {
-	a.setHeaders(c.Writer.Header())
+// refuse answers 410 alias_retired without calling the owner. Its body's
+// type is about:blank, as the spec fixes it, so it is written here rather
+// than as one of the platform's problems.
+func (a *announcement) refuse(x *exchange) {
+	a.setHeaders(&x.fc.Response.Header)
 	why := "is retired"
 	if a.decision.Brownout {
 		why = "is unavailable during a scheduled brownout and will be retired"
 	}
-	detail := "This earlier route " + why + "; use " + c.Request.Method + " " + a.successor +
+	detail := "This earlier route " + why + "; use " + x.method + " " + a.successor +
 		" instead. The migration guide is at " + GuidePath + "."
 	body, _ := json.Marshal(problem.Body{
 		Type: "about:blank", Title: AliasRetired.Title, Status: AliasRetired.Status, Code: AliasRetired.Name,
-		Detail: detail, RequestID: requestid.Get(c),
+		Detail: detail, RequestID: x.requestID,
 	})
-	c.Header("Content-Type", problem.ContentType)
-	c.Header("Cache-Control", "no-store")
-	c.Data(AliasRetired.Status, problem.ContentType, append(body, '\n'))
-	c.Abort()
+	x.fc.Response.Header.SetContentType(problem.ContentType)
+	x.fc.Response.Header.Set("Cache-Control", "no-store")
+	x.fc.SetStatusCode(AliasRetired.Status)
+	x.fc.SetBody(append(body, '\n'))
 }

@@ -92,7 +92,7 @@ func newCompatEdge(t *testing.T, ups map[routing.Owner]*url.URL, integrations fu
 		}
 	}
 	e.tel = telemetrytest.Setup(t, "compat-edge")
-	srv := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "compat-edge", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Telemetry: e.tel})
+	deps := httpserver.Deps{Service: "compat-edge", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Telemetry: e.tel}
 	forward, err := proxy.NewProxy(routing.NewTable(routing.Families), ups, proxy.Forwarding{}, propagation.TraceContext{}, proxy.Compat{
 		Index:        idx,
 		Policy:       e.policy.Load,
@@ -101,11 +101,7 @@ func newCompatEdge(t *testing.T, ups map[routing.Owner]*url.URL, integrations fu
 		Record:       record,
 	})
 	require.NoError(t, err)
-	srv.Router().Use(proxy.NormalizePath) // as the edge installs it
-	proxy.Register(srv.Router(), proxy.Config{MaxBodyBytes: 1 << 20}, forward, []byte("{}"))
-	ts := httptest.NewServer(srv.Router())
-	t.Cleanup(ts.Close)
-	e.url = ts.URL
+	e.url = serveEdge(t, httpserver.DefaultConfig(), deps, forward, proxy.Config{MaxBodyBytes: 1 << 20}, []byte("{}"))
 	return e
 }
 

@@ -1,23 +1,25 @@
 package proxy
 
 import (
+	"bytes"
 	"io"
-	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 
-	"github.com/gin-gonic/gin"
-	"golang.org/x/net/http/httpguts"
+	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/propagation"
+
+	"github.com/pcourt/pcourt/libs/problem"
+	"github.com/pcourt/pcourt/libs/requestid"
 )
 
-// forward sends the request to its owner and copies the owner's answer
-// back: what httputil.ReverseProxy did for the edge, written for the
-// edge's one kind of exchange so that a partner's request costs no more
-// than it must (docs/compatibility.md, "Performance (measured)"). It builds
-// the owner's request once, from the partner's, instead of cloning it and
-// deleting what the owner must not see; it never parses the answer's media
-// type; and it keeps no per-request hooks in the request's context. What
-// it does, in order:
+// MaxBufferedBody is the largest body, announced by its Content-Length,
+// that the edge reads whole before it calls the owner.
+const MaxBufferedBody = 64 << 10
+
+// forward sends the request to its owner and passes the owner's answer
+// back. What it does, in order:
 //
 //   - the owner's request: the partner's method, normalised path and query
 //     (without parameters an owner could read differently: a ';', a bad
@@ -25,154 +27,284 @@ import (
 //     Connection header names, or a forwarding header the partner sent),
 //     then the edge's own: X-Forwarded-For/-Proto/-Host, X-Request-Id and
 //     the trace context;
+//   - its body: one of at most MaxBufferedBody announced bytes is read
+//     whole first, as nginx buffers request bodies, so that the owner gets
+//     the request in one write, a partner that goes away mid-body never
+//     leaves the owner a body cut short, and a resend sends the same bytes
+//     from memory; a larger or chunked one (an exhibit upload) streams,
+//     within its route's limit;
 //   - no protocol upgrade: no route of the platform offers one, and an
 //     Upgrade header (a client's h2c offer) is hop-by-hop, dropped like the
 //     others, so the owner answers in HTTP/1.1;
 //   - the answer: its status, its end-to-end headers, the compatibility
-//     policy's announcement, then its body, flushed as it comes when the
-//     owner streams it (no Content-Length), and its trailers;
-//   - an owner that breaks off its body midway aborts the partner's
-//     connection, so the partner sees a truncated answer, never a complete
-//     one.
-func (p *Proxy) forward(c *gin.Context, owner ownerRoute) {
-	in := c.Request
-	out := &http.Request{
-		Method:        in.Method,
-		URL:           &url.URL{Scheme: owner.target.Scheme, Host: owner.target.Host, Path: in.URL.Path, RawPath: in.URL.RawPath, RawQuery: cleanQuery(in.URL.RawQuery)},
-		Proto:         "HTTP/1.1",
-		ProtoMajor:    1,
-		ProtoMinor:    1,
-		Header:        forwardHeaders(in.Header),
-		Host:          in.Host, // owners build absolute URLs (x402 resource) from the public host
-		ContentLength: in.ContentLength,
-		GetBody:       in.GetBody,
+//     policy's announcement, then its body as it comes (chunked and flushed
+//     per piece when the owner streams it without a Content-Length), and
+//     its trailers;
+//   - an owner that breaks off its body midway makes the edge close the
+//     partner's connection, so the partner sees a truncated answer, never a
+//     complete one.
+func (p *Proxy) forward(x *exchange, owner *upstream, ann *announcement) *problem.Error {
+	in := &x.fc.Request
+	out := fasthttp.AcquireRequest()
+	defer fasthttp.ReleaseRequest(out)
+	out.Header.SetMethod(x.method)
+	target := x.path
+	if q := cleanQuery(x.query); q != "" {
+		target += "?" + q
 	}
-	if in.ContentLength != 0 && in.Body != nil && in.Body != http.NoBody {
-		// The transports may close a body they failed to send; the
-		// server's own request body is the server's to close.
-		out.Body = io.NopCloser(in.Body)
-	}
-	out = out.WithContext(in.Context())
-	p.setForwarded(out.Header, in)
-	resp, err := p.transport.RoundTrip(out)
-	if err != nil {
-		p.failed(c, owner.name, err)
-		return
-	}
-	defer resp.Body.Close()
+	out.Header.SetRequestURI(target)
+	// Owners build absolute URLs (the x402 resource) from the public host.
+	out.Header.SetHostBytes(x.host)
+	out.UseHostHeader = true
+	forwardHeaders(&out.Header, &in.Header)
+	p.setForwarded(&out.Header, x)
 
-	removeHopByHop(resp.Header)
-	resp.Header.Del(requestIDHeader) // the edge already set the same id
-	if ann := owner.ann; ann != nil {
+	resendable := true
+	var buffered *[]byte
+	switch n := in.Header.ContentLength(); {
+	case n == 0 || n == -2: // none (-2: no framing header, which a request may not have a body without)
+	case n > 0 && n <= MaxBufferedBody:
+		buffered = bodyBuffers.Get().(*[]byte)
+		defer bodyBuffers.Put(buffered)
+		body := (*buffered)[:n]
+		if got, err := io.ReadFull(x.fc.RequestBodyStream(), body); err != nil {
+			return problem.Newf(problem.InvalidRequest, "The request body ended after %d of the %d bytes its Content-Length announced.", got, n).Wrap(err)
+		}
+		out.SetBodyRaw(body)
+	default: // announced larger, or chunked (-1)
+		resendable = false
+		out.SetBodyStream(&limitedBody{r: x.fc.RequestBodyStream(), limit: x.bodyLimit, chunked: n == -1, fc: x.fc}, n)
+	}
+
+	out.SetTimeout(x.upstreamTimeout)
+	resp := fasthttp.AcquireResponse()
+	if err := owner.do(out, resp, resendable); err != nil {
+		fasthttp.ReleaseResponse(resp)
+		return failed(owner.name, err)
+	}
+
+	dst := &x.fc.Response.Header
+	copyAnswerHeaders(dst, &resp.Header)
+	if ann != nil {
 		if ann.decision.Announce {
-			ann.setHeaders(resp.Header)
+			ann.setHeaders(dst)
 		}
 		if ann.route.Successor != "" && p.compat.Record != nil {
-			p.compat.Record(ann.hit(c))
+			p.compat.Record(ann.hit(x))
 		}
 	}
-	dst := c.Writer.Header()
-	for k, vv := range resp.Header {
-		dst[k] = append(dst[k], vv...)
+	x.fc.SetStatusCode(resp.StatusCode())
+	if x.method == fasthttp.MethodHead {
+		dst.SetContentLength(resp.Header.ContentLength())
+		x.fc.Response.SkipBody = true
+		fasthttp.ReleaseResponse(resp)
+		return nil
 	}
-	if len(resp.Trailer) > 0 {
-		names := make([]string, 0, len(resp.Trailer))
-		for k := range resp.Trailer {
-			names = append(names, k)
-		}
-		dst["Trailer"] = []string{strings.Join(names, ", ")}
-	}
-	c.Status(resp.StatusCode)
-	c.Writer.WriteHeaderNow()
-	if err := copyBody(c.Writer, resp.Body, resp.ContentLength < 0); err != nil {
-		// The owner broke off its answer: abort the partner's connection
-		// rather than end the answer as if it were whole.
-		panic(http.ErrAbortHandler)
-	}
-	_ = resp.Body.Close() // now: the trailers are read at the body's end
-	for k, vv := range resp.Trailer {
-		dst[http.TrailerPrefix+k] = vv
-	}
+	// The server writes the answer after the handler returns and then
+	// closes the body, which gives the owner's connection back to its pool
+	// and the response to fasthttp's.
+	x.fc.SetBodyStream(&answerBody{resp: resp, partner: dst}, resp.Header.ContentLength())
+	return nil
 }
 
-// copyBody copies an owner's body to the partner through a pooled buffer,
-// flushing after each piece when the owner streams (no Content-Length). It
-// returns the owner's read error; a write error means the partner went
-// away, and the copy just stops.
-func copyBody(w gin.ResponseWriter, body io.Reader, stream bool) error {
-	buf := copyBuffers.Get()
-	defer copyBuffers.Put(buf)
-	for {
-		n, rerr := body.Read(buf)
-		if n > 0 {
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				return nil
-			}
-			if stream {
-				w.Flush()
-			}
-		}
-		if rerr == io.EOF {
-			return nil
-		}
-		if rerr != nil {
-			return rerr
+// bodyBuffers lend forward the buffers it reads small bodies into,
+// instead of a new one per request.
+var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, MaxBufferedBody); return &b }}
+
+// limitedBody passes a streamed request body to the owner and fails it
+// past the route's limit (a chunked body announces no length).
+// A chunked body whose connection ended is an error, never a shorter body
+// that looks complete (cutShort).
+type limitedBody struct {
+	r       io.Reader
+	limit   int64
+	n       int64
+	chunked bool
+	fc      *fasthttp.RequestCtx
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	if b.n > b.limit {
+		return 0, &bodyTooLargeError{limit: b.limit}
+	}
+	if err == io.EOF && b.chunked && cutShort(b.fc) {
+		return n, io.ErrUnexpectedEOF
+	}
+	return n, err
+}
+
+// bodyTooLargeError is a streamed body that passed its route's limit.
+type bodyTooLargeError struct{ limit int64 }
+
+func (e *bodyTooLargeError) Error() string { return "the request body passed its limit" }
+
+// answerBody is the owner's answer's body as the partner's server reads
+// it: at its end, the owner's trailers are copied to the partner's.
+type answerBody struct {
+	resp    *fasthttp.Response
+	partner *fasthttp.ResponseHeader
+	done    bool
+}
+
+func (b *answerBody) Read(p []byte) (int, error) {
+	n, err := b.resp.BodyStream().Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		for name := range b.resp.Header.Trailers() {
+			b.partner.SetBytesKV(name, b.resp.Header.PeekBytes(name))
 		}
 	}
+	return n, err
+}
+
+// Close gives the owner's connection back (or closes it, when its body was
+// not read to the end) and the response to its pool.
+func (b *answerBody) Close() error {
+	err := b.resp.CloseBodyStream()
+	fasthttp.ReleaseResponse(b.resp)
+	return err
+}
+
+// setForwarded states, from the edge's own knowledge, who the client is,
+// which scheme it used and which host it asked for, with the request's id
+// and trace context. Whatever the client sent under X-Forwarded-* or
+// Forwarded (including X-Forwarded-Prefix, which an owner could take for a
+// path to trust) was dropped with the hop-by-hop headers
+// (forwardHeaders): the owners believe these headers because they come
+// from the edge.
+func (p *Proxy) setForwarded(h *fasthttp.RequestHeader, x *exchange) {
+	proto := "http"
+	if p.forwarding.TLSTerminated || x.fc.IsTLS() {
+		proto = "https"
+	}
+	if x.client != "" {
+		h.Set("X-Forwarded-For", x.client)
+	}
+	h.Set("X-Forwarded-Proto", proto)
+	h.SetBytesV("X-Forwarded-Host", x.host)
+	h.Set(requestid.Header, x.requestID)
+	p.propagator.Inject(x.ctx, requestCarrier{h})
+}
+
+// requestCarrier reads and writes the trace context in fasthttp's request
+// headers.
+type requestCarrier struct{ h *fasthttp.RequestHeader }
+
+var _ propagation.TextMapCarrier = requestCarrier{}
+
+func (c requestCarrier) Get(key string) string { return string(c.h.Peek(key)) }
+func (c requestCarrier) Set(key, value string) { c.h.Set(key, value) }
+func (c requestCarrier) Keys() []string {
+	var keys []string
+	for k := range c.h.All() {
+		keys = append(keys, string(k))
+	}
+	return keys
 }
 
 // hopByHop are the headers of one connection, never forwarded (RFC 9110
 // section 7.6.1), with Proxy-Connection and Keep-Alive that older clients
-// send.
-var hopByHop = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+// send; Content-Length and Host are the edge's to state.
+var hopByHop = [][]byte{
+	[]byte("Connection"), []byte("Proxy-Connection"), []byte("Keep-Alive"), []byte("Proxy-Authenticate"),
+	[]byte("Proxy-Authorization"), []byte("Te"), []byte("Trailer"), []byte("Transfer-Encoding"), []byte("Upgrade"),
+	[]byte("Content-Length"), []byte("Host"),
+}
 
-func isHopByHop(name string) bool {
+func isHopByHop(name []byte) bool {
 	for _, h := range hopByHop {
-		if h == name {
+		if bytes.EqualFold(h, name) {
 			return true
 		}
 	}
 	return false
 }
 
-// forwardHeaders is the partner's headers the owner gets: its end-to-end
-// ones (the value slices shared, never changed), without any the edge
-// states itself (setForwarded) or that its Connection header names. A
-// partner asking for trailers ("TE: trailers") is told the owner may send
-// them.
-func forwardHeaders(in http.Header) http.Header {
-	out := make(http.Header, len(in)+4)
-	named := in["Connection"]
-	for k, vv := range in {
-		if isHopByHop(k) || strings.HasPrefix(k, "X-Forwarded-") || k == "Forwarded" || k == requestIDHeader {
+var (
+	xForwardedPrefix = []byte("X-Forwarded-")
+	forwardedName    = []byte("Forwarded")
+	requestIDName    = []byte(requestid.Header)
+	dateName         = []byte("Date")
+)
+
+// forwardHeaders adds the partner's end-to-end headers to the owner's
+// request, as they were received: without any the edge states itself
+// (setForwarded) or that its Connection header names. A partner asking
+// for trailers ("TE: trailers") is told the owner may send them.
+func forwardHeaders(out, in *fasthttp.RequestHeader) {
+	named := in.PeekAll("Connection")
+	for k, v := range in.All() {
+		if isHopByHop(k) || hasPrefixFold(k, xForwardedPrefix) || bytes.EqualFold(k, forwardedName) || bytes.EqualFold(k, requestIDName) {
 			continue
 		}
-		if len(named) > 0 && httpguts.HeaderValuesContainsToken(named, k) {
+		if len(named) > 0 && namesToken(named, k) {
 			continue
 		}
-		out[k] = vv
+		out.AddBytesKV(k, v)
 	}
-	if httpguts.HeaderValuesContainsToken(in["Te"], "trailers") {
-		out["Te"] = []string{"trailers"}
+	for _, te := range in.PeekAll("Te") {
+		if containsToken(te, []byte("trailers")) {
+			out.Set("Te", "trailers")
+			break
+		}
 	}
-	if _, ok := out["User-Agent"]; !ok {
-		out["User-Agent"] = []string{""} // none, rather than Go's own
-	}
-	return out
 }
 
-// removeHopByHop drops an owner's connection headers from its answer.
-func removeHopByHop(h http.Header) {
-	for _, f := range h["Connection"] {
-		for _, name := range strings.Split(f, ",") {
-			if name = strings.TrimSpace(name); name != "" {
-				h.Del(name)
-			}
+// copyAnswerHeaders sets the owner's end-to-end answer headers on the
+// partner's: not its connection's, not the ones its Connection header
+// names, not its framing (the edge frames the answer itself), its date or
+// request id (the edge states both).
+func copyAnswerHeaders(dst, src *fasthttp.ResponseHeader) {
+	named := src.PeekAll("Connection")
+	for k, v := range src.All() {
+		if isHopByHop(k) || bytes.EqualFold(k, dateName) || bytes.EqualFold(k, requestIDName) {
+			continue
+		}
+		if len(named) > 0 && namesToken(named, k) {
+			continue
+		}
+		dst.AddBytesKV(k, v)
+	}
+	var trailers []byte
+	for name := range src.Trailers() {
+		if len(trailers) > 0 {
+			trailers = append(trailers, ", "...)
+		}
+		trailers = append(trailers, name...)
+	}
+	if len(trailers) > 0 {
+		_ = dst.SetTrailerBytes(trailers)
+	}
+}
+
+// namesToken says whether one of the Connection header's lines names the
+// header name.
+func namesToken(lines [][]byte, name []byte) bool {
+	for _, line := range lines {
+		if containsToken(line, name) {
+			return true
 		}
 	}
-	for _, name := range hopByHop {
-		delete(h, name)
+	return false
+}
+
+// containsToken says whether the comma-separated list holds token, in any
+// case.
+func containsToken(list, token []byte) bool {
+	for len(list) > 0 {
+		var item []byte
+		item, list, _ = bytes.Cut(list, []byte(","))
+		if bytes.EqualFold(bytes.TrimSpace(item), token) {
+			return true
+		}
 	}
+	return false
+}
+
+func hasPrefixFold(s, prefix []byte) bool {
+	return len(s) >= len(prefix) && bytes.EqualFold(s[:len(prefix)], prefix)
 }
 
 // cleanQuery is the query the owner gets: the partner's, without the

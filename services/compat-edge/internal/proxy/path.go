@@ -26,7 +26,7 @@ func NormalizePath(c *gin.Context) {
 	escaped := u.EscapedPath()
 	normal, err := routing.Normalize(escaped)
 	if err != nil {
-		_ = c.Error(problem.Newf(InvalidPath, "The request path has %s; send each segment once, unencoded where it can be, and resolve dot segments before sending.", err))
+		_ = c.Error(invalidPath(err))
 		c.Abort()
 		return
 	}
@@ -40,4 +40,9 @@ func NormalizePath(c *gin.Context) {
 		u.Path, u.RawPath = path, normal
 	}
 	c.Next()
+}
+
+// invalidPath is the 400 of a path routing.Normalize refused.
+func invalidPath(err error) *problem.Error {
+	return problem.Newf(InvalidPath, "The request path has %s; send each segment once, unencoded where it can be, and resolve dot segments before sending.", err)
 }

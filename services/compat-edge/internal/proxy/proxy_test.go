@@ -2,7 +2,6 @@ package proxy_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -78,16 +77,12 @@ func newEdgeWith(t *testing.T, upstreams map[routing.Owner]*url.URL, cfg httpser
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	metrics := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "# edge metrics\n") })
 	tel := &telemetry.Providers{Tracer: tp, Meter: noop.NewMeterProvider(), Propagator: propagation.TraceContext{}, MetricsHandler: metrics}
-	srv := httpserver.New(cfg, httpserver.Deps{Service: "compat-edge", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Telemetry: tel})
+	deps := httpserver.Deps{Service: "compat-edge", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Telemetry: tel}
 	forward, err := proxy.NewProxy(routing.NewTable(routing.Families), upstreams, fwd, tel.Propagator, proxy.Compat{})
 	require.NoError(t, err)
 	doc, err := api.JSON()
 	require.NoError(t, err)
-	srv.Router().Use(proxy.NormalizePath) // as the edge installs it
-	proxy.Register(srv.Router(), proxy.Config{MaxBodyBytes: 16 << 20}, forward, doc)
-	ts := httptest.NewServer(srv.Router())
-	t.Cleanup(ts.Close)
-	return edge{url: ts.URL, spans: spans}
+	return edge{url: serveEdge(t, cfg, deps, forward, proxy.Config{MaxBodyBytes: 16 << 20}, doc), spans: spans}
 }
 
 func allUpstreams(t *testing.T) map[routing.Owner]*url.URL {
@@ -300,26 +295,17 @@ func TestEdgeCapsHeadersAndConcurrency(t *testing.T) {
 		w.WriteHeader(http.StatusOK)
 	}))
 	t.Cleanup(slow.Close)
-	t.Cleanup(func() { close(release) })
 	ups := allUpstreams(t)
 	slowURL, _ := url.Parse(slow.URL)
 	ups[routing.Cases] = slowURL
 
 	cfg := httpserver.DefaultConfig()
-	cfg.Addr = "127.0.0.1:0"
-	cfg.AdminAddr = "off"
 	cfg.MaxInFlight = 2
 	cfg.MaxHeaderBytes = 8 << 10
-	srv := httpserver.New(cfg, httpserver.Deps{Service: "compat-edge", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	forward, err := proxy.NewProxy(routing.NewTable(routing.Families), ups, proxy.Forwarding{}, propagation.TraceContext{}, proxy.Compat{})
 	require.NoError(t, err)
-	proxy.Register(srv.Router(), proxy.Config{MaxBodyBytes: 16 << 20}, forward, []byte("{}"))
-	addr, err := srv.Listen()
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go func() { _ = srv.Run(ctx) }()
-	base := "http://" + addr.String()
+	base := serveEdge(t, cfg, httpserver.Deps{Service: "compat-edge", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, forward, proxy.Config{MaxBodyBytes: 16 << 20}, []byte("{}"))
+	t.Cleanup(func() { close(release) }) // before the edge drains
 
 	// A header block past the limit is a 431 problem, never forwarded.
 	req, _ := http.NewRequest(http.MethodGet, base+"/api/filings/fl_1", nil)

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-
-	"github.com/pcourt/pcourt/libs/httpserver"
 )
 
 // Config is what the edge's routes need from its configuration. The
@@ -31,63 +29,34 @@ type Config struct {
 	TransferTimeout time.Duration
 }
 
-// Register adds the edge's routes: the API document, the migration guide
-// and the proxy for every /api path and the hosted /respond pages.
-func Register(r *gin.Engine, cfg Config, proxy *Proxy, openAPIJSON []byte) {
+// Register adds the edge's own routes to its gin engine: the API document
+// and the migration guide. The proxy path is Server's.
+func Register(r *gin.Engine, proxy *Proxy, openAPIJSON []byte) {
 	r.GET("/openapi.json", func(c *gin.Context) {
 		c.Header("Cache-Control", "public, max-age=300")
 		c.Data(http.StatusOK, "application/json", openAPIJSON)
 	})
 	// The migration guide every announcement links to (rel="deprecation").
 	r.GET(GuidePath, proxy.Guide)
-	// The limit is on the route so that an oversize Content-Length is
-	// refused before anything reaches an owner.
-	r.Any("/api/*path", apiLimits(cfg), proxy.Handle)
-	// The respondent's hosted pages (the showOnce respondentLoginPath
-	// leads there) belong to the cases service.
-	r.Any("/respond/*path", httpserver.BodyLimit(cfg.MaxBodyBytes), proxy.Handle)
-	// The partner console's pages belong to the console service (its
-	// links API is under /api).
-	r.Any("/console/*path", httpserver.BodyLimit(cfg.MaxBodyBytes), proxy.Handle)
 }
 
-// apiLimits gives an /api request its body limit and deadlines: an upload
-// the upload limit and the transfer timeout, an exhibit download the
-// transfer timeout, anything else the body limit and the server's
-// timeouts.
-func apiLimits(cfg Config) gin.HandlerFunc {
-	uploadLimit := cfg.MaxUploadBytes
-	if uploadLimit <= 0 {
-		uploadLimit = cfg.MaxBodyBytes
+// bodyLimit is the request's body limit: an upload's the upload limit,
+// any other request's the body limit. The ingress gives uploads their own
+// larger limit too (Uploads).
+func (cfg Config) bodyLimit(method, path string) int64 {
+	if isUpload(method, path) && cfg.MaxUploadBytes > 0 {
+		return cfg.MaxUploadBytes
 	}
-	body, upload := httpserver.BodyLimit(cfg.MaxBodyBytes), httpserver.BodyLimit(uploadLimit)
-	return func(c *gin.Context) {
-		switch method, path := c.Request.Method, c.Request.URL.Path; {
-		case isUpload(method, path):
-			extendDeadlines(c, cfg.TransferTimeout, true)
-			upload(c)
-		case isDownload(method, path):
-			extendDeadlines(c, cfg.TransferTimeout, false)
-			body(c)
-		default:
-			body(c)
-		}
-	}
+	return cfg.MaxBodyBytes
 }
 
-// extendDeadlines replaces the server's write deadline, and with read its
-// read deadline (the whole body), by timeout from now. Both were set when
-// the request's headers were read, so neither has passed.
-func extendDeadlines(c *gin.Context, timeout time.Duration, read bool) {
-	if timeout <= 0 {
-		return
+// upstreamTimeout bounds a request's exchange with its owner: a
+// transfer's the transfer timeout, anything else's 30 s.
+func (cfg Config) upstreamTimeout(method, path string) time.Duration {
+	if cfg.TransferTimeout > 0 && (isUpload(method, path) || isDownload(method, path)) {
+		return cfg.TransferTimeout
 	}
-	rc := http.NewResponseController(c.Writer)
-	deadline := time.Now().Add(timeout)
-	if read {
-		_ = rc.SetReadDeadline(deadline)
-	}
-	_ = rc.SetWriteDeadline(deadline)
+	return upstreamTimeout
 }
 
 // ServedDocument returns the OpenAPI document as the edge serves it: with

@@ -113,16 +113,9 @@ func newTransferEdge(t *testing.T, owner *url.URL, routes proxy.Config, server h
 		ups[o] = owner
 	}
 	server.MaxBodyBytes = max(routes.MaxBodyBytes, routes.MaxUploadBytes)
-	srv := httpserver.New(server, httpserver.Deps{Service: "compat-edge", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	forward, err := proxy.NewProxy(routing.NewTable(routing.Families), ups, proxy.Forwarding{}, propagation.TraceContext{}, proxy.Compat{})
 	require.NoError(t, err)
-	srv.Router().Use(proxy.NormalizePath)
-	proxy.Register(srv.Router(), routes, forward, []byte("{}"))
-	ts := httptest.NewUnstartedServer(srv.Router())
-	ts.Config.ReadTimeout, ts.Config.WriteTimeout = server.ReadTimeout, server.WriteTimeout // as srv.Run serves
-	ts.Start()
-	t.Cleanup(ts.Close)
-	return ts.URL
+	return serveEdge(t, server, httpserver.Deps{Service: "compat-edge", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, forward, routes, []byte("{}"))
 }
 
 // heapWatch samples the heap in use while a transfer runs and reports the
