@@ -37,12 +37,13 @@ const MaxBufferedBody = 64 << 10
 //     Upgrade header (a client's h2c offer) is hop-by-hop, dropped like the
 //     others, so the owner answers in HTTP/1.1;
 //   - the answer: its status, its end-to-end headers, the compatibility
-//     policy's announcement, then its body as it comes (chunked and flushed
-//     per piece when the owner streams it without a Content-Length), and
-//     its trailers;
-//   - an owner that breaks off its body midway makes the edge close the
-//     partner's connection, so the partner sees a truncated answer, never a
-//     complete one.
+//     policy's announcement, then its body: one of at most MaxBufferedBody
+//     announced bytes read whole, a larger one as it comes (chunked and
+//     flushed per piece when the owner streams it without a
+//     Content-Length), and its trailers;
+//   - an owner that breaks off its body midway is a 502 when the body was
+//     small, and otherwise makes the edge close the partner's connection,
+//     so the partner sees a truncated answer, never a complete one.
 func (p *Proxy) forward(x *exchange, owner *upstream, ann *announcement) *problem.Error {
 	in := &x.fc.Request
 	out := fasthttp.AcquireRequest()
@@ -100,10 +101,40 @@ func (p *Proxy) forward(x *exchange, owner *upstream, ann *announcement) *proble
 		fasthttp.ReleaseResponse(resp)
 		return nil
 	}
-	// The server writes the answer after the handler returns and then
-	// closes the body, which gives the owner's connection back to its pool
-	// and the response to fasthttp's.
+	if n := resp.Header.ContentLength(); n >= 0 && n <= MaxBufferedBody {
+		// A small answer (a partner's usual JSON) is read whole now: the
+		// owner's connection goes back to its pool at once, and an owner
+		// that breaks it off is a 502, not a truncated answer.
+		err := readAnswer(x.fc, resp, n)
+		fasthttp.ReleaseResponse(resp)
+		if err != nil {
+			x.fc.Response.Reset()
+			x.fc.Response.Header.Set(requestid.Header, x.requestID)
+			return failed(owner.name, err)
+		}
+		return nil
+	}
+	// A large answer (an exhibit) or one of unknown length (a stream)
+	// passes as it comes. The server writes it after the handler returns
+	// and then closes the body, which gives the owner's connection back to
+	// its pool and the response to fasthttp's.
 	x.fc.SetBodyStream(&answerBody{resp: resp, partner: dst}, resp.Header.ContentLength())
+	return nil
+}
+
+// readAnswer copies the owner's body of n bytes into the partner's answer.
+func readAnswer(fc *fasthttp.RequestCtx, resp *fasthttp.Response, n int) error {
+	buf := bodyBuffers.Get().(*[]byte)
+	defer bodyBuffers.Put(buf)
+	body := (*buf)[:n]
+	_, err := io.ReadFull(resp.BodyStream(), body)
+	if cerr := resp.CloseBodyStream(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	fc.SetBody(body)
 	return nil
 }
 

@@ -115,26 +115,44 @@ func TestAStreamedAnswerIsPassedOnAsItComes(t *testing.T) {
 	require.Equal(t, "\ndata: queued 2 of 2\n\n", string(rest))
 }
 
-// An owner that breaks off its answer midway leaves the partner with a
-// truncated answer (or none, when the edge had not yet sent the headers),
-// never one that looks whole.
-func TestAnAnswerBrokenOffMidwayIsNeverWhole(t *testing.T) {
-	e := edgeBefore(t, func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Length", "1000")
+// brokenOff is an owner that announces length bytes, sends 100 and closes
+// the connection.
+func brokenOff(length string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Length", length)
 		_, _ = io.WriteString(w, strings.Repeat("x", 100))
 		w.(http.Flusher).Flush()
 		conn, _, err := http.NewResponseController(w).Hijack()
 		if err == nil {
 			conn.Close()
 		}
-	})
+	}
+}
+
+// An owner that breaks off its answer midway leaves the partner with a
+// truncated answer (or none, when the edge had not yet sent the headers),
+// never one that looks whole: a large one is passed on as it comes, and
+// cut short.
+func TestALargeAnswerBrokenOffMidwayIsNeverWhole(t *testing.T) {
+	e := edgeBefore(t, brokenOff("100000"))
 	resp, err := http.Get(e.url + "/api/v2/integration")
 	if err != nil {
 		return // the connection ended before the edge's headers left it
 	}
 	defer resp.Body.Close()
 	_, err = io.ReadAll(resp.Body)
-	require.ErrorIs(t, err, io.ErrUnexpectedEOF, "100 of 1,000 bytes, then the end: a truncated answer")
+	require.ErrorIs(t, err, io.ErrUnexpectedEOF, "100 of 100,000 bytes, then the end: a truncated answer")
+}
+
+// A small answer is read whole before the partner hears of it: one its
+// owner breaks off is the edge's 502.
+func TestASmallAnswerBrokenOffMidwayIsA502(t *testing.T) {
+	e := edgeBefore(t, brokenOff("1000"))
+	resp, err := http.Get(e.url + "/api/v2/integration")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusBadGateway, resp.StatusCode)
+	require.Equal(t, "upstream_unavailable", problemOf(t, resp).Code)
 }
 
 // Trailers the owner sends after its body reach the partner.

@@ -61,19 +61,28 @@ func echoOwner(t *testing.T) (*url.URL, chan string) {
 	return u, got
 }
 
+// post is a POST to the owner at target, as forward builds one, and the
+// response to read its answer into; both are released at the test's end.
+func post(t *testing.T, target *url.URL, path string) (*fasthttp.Request, *fasthttp.Response) {
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	t.Cleanup(func() {
+		fasthttp.ReleaseRequest(req)
+		fasthttp.ReleaseResponse(resp)
+	})
+	req.Header.SetMethod(http.MethodPost)
+	req.Header.SetRequestURI(path)
+	req.Header.SetHost(target.Host)
+	req.UseHostHeader = true
+	return req, resp
+}
+
 // Nothing was sent when the connection could not be dialled: a POST
 // without an Idempotency-Key is sent again, whole.
 func TestAnyRequestIsResentWhenItsConnectionCouldNotBeDialled(t *testing.T) {
 	target, got := echoOwner(t)
 	u := newUpstream(routing.Readiness, target, 4)
 	staleFirstDial(t, u)
-	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(req)
-	defer fasthttp.ReleaseResponse(resp)
-	req.Header.SetMethod(http.MethodPost)
-	req.Header.SetRequestURI("/api/x402/dispute-readiness")
-	req.Header.SetHost(target.Host)
-	req.UseHostHeader = true
+	req, resp := post(t, target, "/api/x402/dispute-readiness")
 	req.SetBodyString(`{"claim":1}`)
 
 	require.NoError(t, u.do(req, resp, true))
@@ -93,13 +102,7 @@ func TestAStreamedRequestIsResentWhenItsConnectionCouldNotBeDialled(t *testing.T
 	target, got := echoOwner(t)
 	u := newUpstream(routing.Filings, target, 4)
 	dials := staleFirstDial(t, u)
-	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(req)
-	defer fasthttp.ReleaseResponse(resp)
-	req.Header.SetMethod(http.MethodPost)
-	req.Header.SetRequestURI("/api/v2/case-drafts")
-	req.Header.SetHost(target.Host)
-	req.UseHostHeader = true
+	req, resp := post(t, target, "/api/v2/case-drafts")
 	req.SetBodyStream(io.MultiReader(strings.NewReader(`{"claim":"unpaid"}`)), -1)
 
 	require.NoError(t, u.do(req, resp, false))
