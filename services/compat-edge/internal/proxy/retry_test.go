@@ -5,11 +5,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -175,4 +177,34 @@ func TestTheEdgeDoesNotResendARequestWhoseAnswerHadBegun(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusBadGateway, resp.StatusCode)
 	require.EqualValues(t, 1, read.Load(), "the owner read the request once")
+}
+
+// A draining replica closes its idle connections first: a POST without an
+// Idempotency-Key that would have been written on one is sent on a fresh
+// connection instead, because the edge finds the pooled one closed before
+// it writes a byte.
+func TestAPostIsNeverWrittenOnAConnectionTheOwnerClosedWhileIdle(t *testing.T) {
+	var got atomic.Int32
+	owner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		got.Add(1)
+		w.WriteHeader(http.StatusCreated)
+	}))
+	t.Cleanup(owner.Close)
+	ownerURL, _ := url.Parse(owner.URL)
+	ups := allUpstreams(t)
+	ups[routing.Readiness] = ownerURL
+	e := newEdge(t, ups)
+
+	post := func() int {
+		resp, err := http.Post(e.url+"/api/x402/dispute-readiness", "application/json", strings.NewReader(`{"claim":1}`))
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	require.Equal(t, http.StatusCreated, post())
+	owner.Config.SetKeepAlivesEnabled(false) // closes the idle connection to the edge, as Shutdown does
+	time.Sleep(50 * time.Millisecond)        // the owner's FIN reaches the edge's pooled connection
+	require.Equal(t, http.StatusCreated, post(), "sent on a fresh connection, never a 502")
+	require.EqualValues(t, 2, got.Load(), "the owner got each POST once")
 }

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -36,6 +37,10 @@ const (
 //   - any request whose connection could not be dialled (nothing was
 //     sent: docker's DNS, or a Service's endpoints for a moment, still
 //     names a stopped replica);
+//   - any request with its body in memory whose pooled connection the
+//     owner had closed while it was idle (ownerConn finds it closed before
+//     a byte is written: a draining replica closes its idle connections
+//     first);
 //   - a request that may be sent twice (GET, HEAD, OPTIONS, TRACE, or any
 //     method with an Idempotency-Key, which the owners deduplicate) whose
 //     connection was closed or reset before it answered (a draining
@@ -125,6 +130,9 @@ func neverActedOn(req *fasthttp.Request, err error, resendable bool) bool {
 	if errors.As(err, &dial) {
 		return true // nothing was sent, not even a streamed body's first byte
 	}
+	if errors.Is(err, errClosedByOwner) {
+		return resendable // nothing was written; a streamed body may have been read
+	}
 	if !resendable || !mayResend(req) {
 		return false
 	}
@@ -197,7 +205,7 @@ func (d *addressDialer) dial(address, avoid string) (net.Conn, error) {
 	for _, addr := range preferOtherAddresses(ips, port, avoid) {
 		conn, err := d.dialer.DialContext(ctx, "tcp", addr)
 		if err == nil {
-			return conn, nil
+			return &ownerConn{Conn: conn}, nil
 		}
 		if firstErr == nil {
 			firstErr = err
@@ -220,4 +228,55 @@ func preferOtherAddresses(ips []string, port, avoid string) []string {
 		addrs = append(slices.Delete(addrs, i, i+1), avoid)
 	}
 	return addrs
+}
+
+// errClosedByOwner is a pooled connection the owner closed while it was
+// idle, found before the request's first byte was written on it.
+var errClosedByOwner = errors.New("the owner had closed the pooled connection")
+
+// ownerConn is a connection to an owner. The first write of each exchange
+// after the first looks at the socket without waiting, and refuses to
+// write when the owner has closed it (or sent on it unasked, which leaves
+// it unusable too): one system call per reused connection, so that a
+// draining replica's closed connections never take a request they would
+// lose.
+type ownerConn struct {
+	net.Conn
+	readSinceWrite bool
+}
+
+func (c *ownerConn) Read(p []byte) (int, error) {
+	c.readSinceWrite = true
+	return c.Conn.Read(p)
+}
+
+func (c *ownerConn) Write(p []byte) (int, error) {
+	if c.readSinceWrite {
+		c.readSinceWrite = false
+		if closedByPeer(c.Conn) {
+			return 0, errClosedByOwner
+		}
+	}
+	return c.Conn.Write(p)
+}
+
+// closedByPeer reports whether the socket has EOF or unread data waiting:
+// a peek that must not wait finds nothing on a healthy idle connection.
+func closedByPeer(conn net.Conn) bool {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return true
+	}
+	closed := false
+	err = raw.Read(func(fd uintptr) bool {
+		var b [1]byte
+		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		closed = n > 0 || (n == 0 && err == nil) || (err != nil && !errors.Is(err, syscall.EAGAIN))
+		return true // never wait for readiness
+	})
+	return closed || err != nil
 }
