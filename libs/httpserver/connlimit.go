@@ -2,6 +2,7 @@ package httpserver
 
 import (
 	"net"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -26,8 +27,8 @@ type limitListener struct {
 	// quarter of its cap after that (or at the end of the interval, if it
 	// came sooner).
 	// The connections of a flood are gone then, and what they held goes
-	// back to the system at once (debug.FreeOSMemory: one forced
-	// collection) rather than at the runtime's pace, which under a high
+	// back to the system at once (freeMemory: two forced collections)
+	// rather than at the runtime's pace, which under a high
 	// GOGC keeps several times the live heap for minutes.
 	full          atomic.Bool
 	mu            sync.Mutex
@@ -49,8 +50,18 @@ type limitListener struct {
 func newLimitListener(l net.Listener, n int) *limitListener {
 	return &limitListener{
 		Listener: l, slots: make(chan struct{}, n), done: make(chan struct{}),
-		drained: debug.FreeOSMemory, drainInterval: 10 * time.Second,
+		drained: freeMemory, drainInterval: 10 * time.Second,
 	}
+}
+
+// freeMemory gives the memory a flood's connections held back to the
+// system: two collections, because the first only moves what servers keep
+// in sync.Pools (fasthttp's per-connection buffers at the edge) to the
+// pools' victim caches, and the second frees it; FreeOSMemory then returns
+// the pages at once.
+func freeMemory() {
+	runtime.GC()
+	debug.FreeOSMemory()
 }
 
 func (l *limitListener) Accept() (net.Conn, error) {

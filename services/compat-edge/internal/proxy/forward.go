@@ -49,6 +49,9 @@ func (p *Proxy) forward(x *exchange, owner *upstream, ann *announcement) *proble
 	out := fasthttp.AcquireRequest()
 	defer fasthttp.ReleaseRequest(out)
 	out.Header.SetMethod(x.method)
+	// A request without a Content-Type reaches the owner without one, not
+	// with fasthttp's default (application/octet-stream).
+	out.Header.SetNoDefaultContentType(true)
 	target := x.path
 	if q := cleanQuery(x.query); q != "" {
 		target += "?" + q

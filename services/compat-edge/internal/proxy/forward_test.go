@@ -170,3 +170,20 @@ func TestTrailersCrossTheEdge(t *testing.T) {
 	require.Equal(t, "evidence bytes", string(body))
 	require.Equal(t, "sha-256=:n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg=:", resp.Trailer.Get("Digest"))
 }
+
+// A request without a Content-Type reaches its owner without one: the
+// owner decides what a body without a media type is, not the edge.
+func TestARequestWithoutAContentTypeReachesTheOwnerWithoutOne(t *testing.T) {
+	got := make(chan []string, 1)
+	e := edgeBefore(t, func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Values("Content-Type")
+		w.WriteHeader(http.StatusNoContent)
+	})
+	req, err := http.NewRequest(http.MethodPost, e.url+"/api/v2/case-drafts", strings.NewReader(`{"draft":1}`))
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusNoContent, resp.StatusCode)
+	require.Empty(t, <-got)
+}
