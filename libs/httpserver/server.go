@@ -201,7 +201,7 @@ type PublicServer interface {
 	// Shutdown stops accepting, closes idle connections and waits for the
 	// requests in flight, or for ctx.
 	Shutdown(ctx context.Context) error
-	// Close stops at once, closing every connection.
+	// Close stops at once, without waiting for the requests in flight.
 	Close() error
 	// CloseIdle closes the connections that wait between requests, to
 	// make room when the listener is at its MaxConnections cap.

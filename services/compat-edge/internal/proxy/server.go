@@ -121,7 +121,9 @@ func (s *Server) Serve(ln net.Listener) error {
 // requests in flight, or for ctx.
 func (s *Server) Shutdown(ctx context.Context) error { return s.fast.ShutdownWithContext(ctx) }
 
-// Close stops at once.
+// Close stops accepting and returns without waiting for the requests in
+// flight (fasthttp closes no busy connection itself; the process is about
+// to exit when the server is closed).
 func (s *Server) Close() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
