@@ -36,6 +36,9 @@ type RelayConfig struct {
 	Batch int
 	// Block is how long an idle read waits for new entries; it is
 	// shortened to a third of ClaimIdle so the lease is renewed in time.
+	// The read holds its connection while it waits, one per shard, so the
+	// relay runs on a client of its own (service.Base.RelayRedis), never
+	// on the pool that requests use.
 	Block time.Duration
 	// ClaimIdle is the shard lease's lifetime: how long a silent holder
 	// (a killed pod, a stalled one) keeps its shards before another

@@ -22,6 +22,7 @@ import (
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/logging"
+	"github.com/pcourt/pcourt/libs/outbox"
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/libs/ratelimit"
 	"github.com/pcourt/pcourt/libs/redisclient"
@@ -90,7 +91,8 @@ type Base struct {
 	// acts, payments) as REDIS_DURABLE_WRITES says (docs/redis.md).
 	Durable *redisclient.Durable
 
-	logs *logging.Batch // nil when the output is not a file
+	logs  *logging.Batch        // nil when the output is not a file
+	relay redis.UniversalClient // RelayRedis's client, once made
 }
 
 // Options are what Start needs from a service's main.
@@ -212,9 +214,40 @@ func (b *Base) KafkaCheck() httpserver.Check {
 	return httpserver.Check{Name: "kafka", Advisory: true, Probe: func(ctx context.Context) error { return kafka.Ping(ctx, b.Config.KafkaBrokers, b.Config.KafkaSecurity) }}
 }
 
+// RelayRedis returns the outbox relay's own Redis client, with one
+// connection for each of sharding's shards, instrumented like Redis.
+//
+// The relay's idle read of a shard blocks on its connection for up to a
+// second, on every shard at once (outbox.RelayConfig.Block): on the
+// request path's client, sixteen shards would hold sixteen of the ten
+// connections a one-CPU pod's pool has (go-redis: ten per GOMAXPROCS, and
+// the chart gives each service one), and every request would queue
+// behind a read that is waiting for nothing. A pool of its own keeps the
+// two apart: the relay never waits for a connection either, since each
+// shard's loop issues one command at a time.
+func (b *Base) RelayRedis(sharding outbox.Sharding) (redis.UniversalClient, error) {
+	if b.relay != nil {
+		return nil, errors.New("service: the relay's Redis client is made once")
+	}
+	cfg := b.Config.Redis
+	cfg.PoolSize = len(sharding.Streams())
+	rdb := redisclient.New(cfg)
+	if err := redisclient.Instrument(rdb, b.Telemetry.Tracer, b.Telemetry.Meter); err != nil {
+		_ = rdb.Close()
+		return nil, err
+	}
+	b.relay = rdb
+	return rdb, nil
+}
+
 // Close closes Redis and flushes telemetry, logging what fails. It is the
 // last step of shutdown, after lifecycle.Run has returned.
 func (b *Base) Close() {
+	if b.relay != nil {
+		if err := b.relay.Close(); err != nil {
+			b.Logger.Error("closing the relay's redis failed", "err", err)
+		}
+	}
 	if err := b.Redis.Close(); err != nil {
 		b.Logger.Error("closing redis failed", "err", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,8 +19,10 @@ import (
 
 	"github.com/pcourt/pcourt/libs/envconf"
 	"github.com/pcourt/pcourt/libs/httpserver"
+	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/kafkatest"
 	"github.com/pcourt/pcourt/libs/lifecycle"
+	"github.com/pcourt/pcourt/libs/outbox"
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/libs/service"
 )
@@ -251,4 +254,49 @@ func TestAServiceLogsToItsOutputInBatches(t *testing.T) {
 	base.Logger.Info("the last line")
 	base.Close()
 	require.Contains(t, written(), `"msg":"the last line"`, "Close writes what is left")
+}
+
+// The relay's idle reads block on their connections, one per shard; on
+// its own client they never take the connections requests need. The
+// request pool here is smaller than the shard count, as a one-CPU pod's
+// is (ten connections, sixteen shards): on the shared pool every command
+// would queue behind a read waiting out its Block.
+func TestTheRelaysIdleReadsNeverTakeTheRequestsConnections(t *testing.T) {
+	redisSrv := redistest.Start(t)
+	brokers := kafkatest.StartBroker(t)
+	env := map[string]string{"REDIS_ADDRS": redisSrv.Addr, "KAFKA_BROKERS": brokers[0], "REDIS_POOL_SIZE": "4"}
+	getenv := func(k string) string { return env[k] }
+	cfg := service.ConfigFromEnv(envconf.New(getenv), "127.0.0.1:0")
+	require.NoError(t, cfg.Validate())
+	base, err := service.Start(context.Background(), service.Options{Name: "test", Version: "v1", Config: cfg, FullConfig: cfg, Getenv: getenv, Stdout: io.Discard})
+	require.NoError(t, err)
+	t.Cleanup(base.Close)
+
+	sharding := outbox.Sharding{Service: "test", Count: outbox.DefaultShards}
+	relayRedis, err := base.RelayRedis(sharding)
+	require.NoError(t, err)
+	_, err = base.RelayRedis(sharding)
+	require.Error(t, err, "one relay client per service")
+	producer, err := kafka.NewProducer(kafka.ProducerConfig{Brokers: brokers, ClientID: "test"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = producer.Close() })
+	relayCfg := outbox.DefaultRelayConfig(sharding, "pod-a")
+	relayCfg.Block = 5 * time.Second
+	relay, err := outbox.NewRelay(relayRedis, producer, relayCfg, slog.New(slog.DiscardHandler), nil)
+	require.NoError(t, err)
+	ctx, stop := context.WithCancel(context.Background())
+	relayDone := make(chan struct{})
+	go func() { _ = relay.Run(ctx); close(relayDone) }()
+	t.Cleanup(func() { stop(); <-relayDone })
+
+	// Every shard's read is waiting once the relay holds all sixteen leases.
+	require.Eventually(t, func() bool {
+		return relayRedis.PoolStats().TotalConns == uint32(len(sharding.Streams()))
+	}, 10*time.Second, 20*time.Millisecond, "the relay reads every shard on its own connections")
+	for i := range 8 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err := base.Redis.Set(ctx, "request-path", i, 0).Err()
+		cancel()
+		require.NoError(t, err, "a request's command runs while every shard's read waits")
+	}
 }

@@ -83,7 +83,11 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	// One use-case layer serves every way in: the case-opened consumer
 	// opens through it, the API and the hosted page act through it.
 	flow := caseflow.New(cases, nil)
-	relay, err := outbox.NewRelay(rdb, producer, outbox.DefaultRelayConfig(cases.Sharding(), cfg.Service.PodName), logger, base.Telemetry.Tracer)
+	relayRedis, err := base.RelayRedis(cases.Sharding())
+	if err != nil {
+		return err
+	}
+	relay, err := outbox.NewRelay(relayRedis, producer, outbox.DefaultRelayConfig(cases.Sharding(), cfg.Service.PodName), logger, base.Telemetry.Tracer)
 	if err != nil {
 		return err
 	}

@@ -66,7 +66,11 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	relay, err := outbox.NewRelay(rdb, producer, outbox.DefaultRelayConfig(drafts.Sharding(), cfg.Service.PodName), logger, base.Telemetry.Tracer)
+	relayRedis, err := base.RelayRedis(drafts.Sharding())
+	if err != nil {
+		return err
+	}
+	relay, err := outbox.NewRelay(relayRedis, producer, outbox.DefaultRelayConfig(drafts.Sharding(), cfg.Service.PodName), logger, base.Telemetry.Tracer)
 	if err != nil {
 		return err
 	}

@@ -79,7 +79,11 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	// Settlement events are recorded in the settlement journal's outbox,
 	// in the same step as the settlement; readiness is the service that
 	// appends there, so it relays it.
-	relay, err := outbox.NewRelay(rdb, producer, outbox.DefaultRelayConfig(journal.Sharding, cfg.Service.PodName), logger, base.Telemetry.Tracer)
+	relayRedis, err := base.RelayRedis(journal.Sharding)
+	if err != nil {
+		return err
+	}
+	relay, err := outbox.NewRelay(relayRedis, producer, outbox.DefaultRelayConfig(journal.Sharding, cfg.Service.PodName), logger, base.Telemetry.Tracer)
 	if err != nil {
 		return err
 	}
