@@ -351,6 +351,17 @@ func (s *Server) requestConfig(h *fasthttp.RequestHeader) fasthttp.RequestConfig
 // that ended early (400), a client too slow. The connection is closed
 // after it.
 func (s *Server) unreadable(fc *fasthttp.RequestCtx, err error) {
+	if isTimeout(err) && silent(fc) {
+		// A connection that sent nothing before its deadline asked for
+		// nothing: it is closed without an answer, as net/http closes it.
+		// A client's pool that dialed ahead of need would otherwise find
+		// a 400 on a connection it had not used, and a load balancer's
+		// idle probe connection a response it did not expect. fasthttp
+		// writes whatever the handler leaves; on a closed connection that
+		// write fails, unseen.
+		_ = fc.Conn().Close()
+		return
+	}
 	var small *fasthttp.ErrSmallBuffer
 	var p *problem.Error
 	switch {
@@ -493,14 +504,24 @@ func (l peerListener) Accept() (net.Conn, error) {
 type peerConn struct {
 	net.Conn
 	ended atomic.Bool
+	spoke atomic.Bool // the client sent at least one byte
 }
 
 func (c *peerConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.spoke.Store(true)
+	}
 	if err != nil {
 		c.ended.Store(true)
 	}
 	return n, err
+}
+
+// silent says whether the request's connection has sent nothing yet.
+func silent(fc *fasthttp.RequestCtx) bool {
+	c, ok := fc.Conn().(*peerConn)
+	return ok && !c.spoke.Load()
 }
 
 // cutShort says whether the request's chunked body that just ended in

@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pcourt/pcourt/libs/httpserver"
+	"github.com/pcourt/pcourt/services/compat-edge/internal/proxy"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
 )
 
@@ -132,4 +134,36 @@ func TestTheBodyOfARefusedRequestIsNeverTheNextRequest(t *testing.T) {
 	require.Equal(t, []int{http.StatusNotFound}, statuses(answers), "a body larger than the edge drops: the connection is closed")
 	require.True(t, answers[0].Close)
 	require.Empty(t, saw(), "the owner saw no smuggled request")
+}
+
+// A connection that sends nothing before the header deadline is closed
+// without an answer, as net/http closes it: a client pool that dialed
+// ahead of need must not find a 400 it never asked for on a connection it
+// has not used. One that began a request and stalled is told why.
+func TestASilentConnectionIsClosedWithoutAnAnswer(t *testing.T) {
+	cfg := httpserver.DefaultConfig()
+	cfg.ReadHeaderTimeout = 200 * time.Millisecond
+	e := newEdgeWith(t, allUpstreams(t), cfg, proxy.Forwarding{})
+	addr := strings.TrimPrefix(e.url, "http://")
+
+	silent, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer silent.Close()
+	_ = silent.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got, err := io.ReadAll(silent)
+	require.NoError(t, err, "closed by the edge, not left to the test's deadline")
+	require.Empty(t, got, "no answer on a connection that asked nothing")
+
+	stalled, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer stalled.Close()
+	_, err = io.WriteString(stalled, "GET /api/v2/integration HTTP/1.1\r\nHost: edge\r\n")
+	require.NoError(t, err)
+	_ = stalled.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(stalled), nil)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "a stalled request is answered")
+	body, _ := io.ReadAll(resp.Body)
+	require.Contains(t, string(body), "did not arrive in time")
 }

@@ -52,22 +52,20 @@ func isDownload(method, path string) bool {
 	return false
 }
 
+// matches reports whether path has pattern's segments, a {name} segment
+// standing for any one non-empty segment. It walks both strings segment
+// by segment: every proxied request asks it, so it allocates nothing.
 func matches(pattern, path string) bool {
-	want := strings.Split(pattern, "/")
-	got := strings.Split(path, "/")
-	if len(want) != len(got) {
-		return false
-	}
-	for i, w := range want {
-		if strings.HasPrefix(w, "{") && strings.HasSuffix(w, "}") {
-			if got[i] == "" {
-				return false
-			}
-			continue
-		}
-		if w != got[i] {
+	for {
+		w, wantRest, wantMore := strings.Cut(pattern, "/")
+		g, gotRest, gotMore := strings.Cut(path, "/")
+		param := len(w) >= 2 && w[0] == '{' && w[len(w)-1] == '}'
+		if wantMore != gotMore || (param && g == "") || (!param && w != g) {
 			return false
 		}
+		if !wantMore {
+			return true
+		}
+		pattern, path = wantRest, gotRest
 	}
-	return true
 }
