@@ -13,7 +13,8 @@ import (
 type row struct {
 	endpoint string
 	path     string
-	perSec   float64       // max rate, answers with the endpoint's status per second
+	perSec   float64       // max rate under vegeta, answers with the endpoint's status per second
+	wrkSec   float64       // max rate under wrk; 0 without wrk
 	cpu      time.Duration // CPU per request of the path's own process (the proxy; the owner for direct)
 	latency  bool          // p50 and p99 measured at the constant rate
 	p50, p99 time.Duration
@@ -54,7 +55,7 @@ func measure(ctx context.Context, cfg config, l limits, stdout io.Writer) ([]row
 				return nil, err
 			}
 			defer ngx.stop()
-			p := path{"nginx (2 workers)", base(cfg.nginxPort()), ngx.pids}
+			p := path{"nginx (1 worker)", base(cfg.nginxPort()), ngx.pids}
 			ways[get.name] = append(ways[get.name], p)
 			ways[challenge.name] = append(ways[challenge.name], p)
 		} else {
@@ -76,6 +77,11 @@ func measure(ctx context.Context, cfg config, l limits, stdout io.Writer) ([]row
 	ways[get.name] = append(ways[get.name], edge)
 	ways[challenge.name] = append(ways[challenge.name], edge)
 
+	_, err = os.Stat(wrkPath)
+	useWrk := err == nil
+	if !useWrk {
+		fmt.Fprintf(stdout, "no wrk at %s: the max rate is vegeta's alone\n", wrkPath)
+	}
 	var rows []row
 	for _, e := range eps {
 		for _, p := range ways[e.name] {
@@ -102,6 +108,16 @@ func measure(ctx context.Context, cfg config, l limits, stdout io.Writer) ([]row
 			if max.firstError != "" {
 				fmt.Fprintf(stdout, "  %s via %s: %d unexpected answers, first: %s\n", e.name, p.name, r.wrong, max.firstError)
 			}
+			if useWrk {
+				w, err := wrkAttack(ctx, s.dir, e, p, s.token, cfg.Duration, cfg.Connections)
+				if err != nil {
+					return nil, err
+				}
+				r.wrkSec, r.wrong = w.perSecond(), r.wrong+count(w.wrong)
+				if w.firstError != "" {
+					fmt.Fprintf(stdout, "  %s via %s under wrk: %d unexpected answers:\n%s\n", e.name, p.name, count(w.wrong), w.firstError)
+				}
+			}
 			if l == limitsOn {
 				lat, err := attack(ctx, e, p, s.token, cfg.Rate, cfg.Duration, cfg.Connections)
 				if err != nil {
@@ -110,7 +126,7 @@ func measure(ctx context.Context, cfg config, l limits, stdout io.Writer) ([]row
 				r.latency, r.p50, r.p99 = true, lat.p50, lat.p99
 				r.wrong += count(lat.wrong)
 			}
-			fmt.Fprintf(stdout, "  %-24s %-18s %8.0f req/s  %5.0f µs CPU/req\n", e.name, p.name, r.perSec, micros(r.cpu))
+			fmt.Fprintf(stdout, "  %-24s %-18s %8.0f req/s (wrk %.0f)  %5.0f µs CPU/req\n", e.name, p.name, r.perSec, r.wrkSec, micros(r.cpu))
 			rows = append(rows, r)
 		}
 	}

@@ -21,9 +21,10 @@ import (
 // left out, with the reason printed.
 const nginxPath = "/usr/sbin/nginx"
 
-// nginxConf is nginx as an ingress runs it in front of an owner: two
-// workers, upstream keep-alive, default buffer sizes, an access log.
-const nginxConf = `worker_processes 2;
+// nginxConf is nginx as an ingress runs it in front of an owner: one
+// worker, as a pod of the edge has one CPU (productionEnv), upstream
+// keep-alive, default buffer sizes, an access log.
+const nginxConf = `worker_processes 1;
 daemon off;
 pid %[1]s/nginx.pid;
 error_log %[1]s/nginx-error.log warn;
@@ -127,6 +128,7 @@ func startBareProxy(ctx context.Context, cfg config, dir, mode string, port int)
 	cmd := exec.Command(filepath.Join(cfg.Dir, "tools", "benchedge"), mode,
 		"-listen", fmt.Sprintf("127.0.0.1:%d", port),
 		"-upstream", fmt.Sprintf("http://127.0.0.1:%d", cfg.filingsPort()))
+	cmd.Env = append(os.Environ(), productionEnv()...)
 	return startProcess(ctx, mode, filepath.Join(dir, mode+".log"), port, cmd)
 }
 

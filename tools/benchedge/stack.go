@@ -40,9 +40,14 @@ func (l limits) env() []string {
 
 // productionEnv is what the chart sets on every service and the stack
 // would not otherwise have: one request in ten traced (a partner's sampled
-// traceparent always), as otel.tracesSampler and tracesSamplerArg deploy.
+// traceparent always), as otel.tracesSampler and tracesSamplerArg deploy,
+// and one P per process: the chart gives each service GOMAXPROCS from its
+// CPU request rounded up (defaults.resources, 100m: 1). The bare proxies
+// run with it too and nginx with one worker, so that every proxy measured
+// has the one CPU a pod is scheduled for.
 func productionEnv() []string {
 	return []string{
+		"GOMAXPROCS=1",
 		"OTEL_TRACES_SAMPLER=parentbased_traceidratio",
 		"OTEL_TRACES_SAMPLER_ARG=0.1",
 		"LOG_LEVEL=info",

@@ -10,13 +10,22 @@ import (
 // writeTable prints the rows of one stack as a Markdown table, each path
 // compared with direct (and the edge with the bare proxy) on its endpoint.
 func writeTable(w io.Writer, rows []row) {
-	fmt.Fprintln(w, "| endpoint | path | req/s | × direct | at rate p50 / p99 ms | added p50 / p99 ms | CPU µs/req (its process) |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| endpoint | path | req/s (vegeta) | × direct | req/s (wrk) | × direct | at rate p50 / p99 ms | added p50 / p99 ms | CPU µs/req (its process) |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
 		direct, _ := find(rows, r.endpoint, "direct")
-		ratio := fmt.Sprintf("%.2f×", ratioOf(r.perSec, direct.perSec))
-		if bare, ok := find(rows, r.endpoint, "bare ReverseProxy"); ok && r.path == "edge" {
-			ratio += fmt.Sprintf(" (%.2f× bare)", ratioOf(r.perSec, bare.perSec))
+		bare, withBare := find(rows, r.endpoint, "bare ReverseProxy")
+		withBare = withBare && r.path == "edge"
+		ratio := func(rate, directRate, bareRate float64) string {
+			s := fmt.Sprintf("%.2f×", ratioOf(rate, directRate))
+			if withBare {
+				s += fmt.Sprintf(" (%.2f× bare)", ratioOf(rate, bareRate))
+			}
+			return s
+		}
+		wrkRate, wrkRatio := "—", "—"
+		if r.wrkSec > 0 {
+			wrkRate, wrkRatio = fmt.Sprintf("%.0f", r.wrkSec), ratio(r.wrkSec, direct.wrkSec, bare.wrkSec)
 		}
 		at, added := "—", "—"
 		if r.latency {
@@ -33,21 +42,26 @@ func writeTable(w io.Writer, rows []row) {
 		if r.path != "direct" {
 			who = "proxy"
 		}
-		fmt.Fprintf(w, "| %s | %s | %.0f%s | %s | %s | %s | %.0f (%s) |\n", r.endpoint, r.path, r.perSec, note, ratio, at, added, micros(r.cpu), who)
+		fmt.Fprintf(w, "| %s | %s | %.0f%s | %s | %s | %s | %s | %s | %.0f (%s) |\n", r.endpoint, r.path, r.perSec, note,
+			ratio(r.perSec, direct.perSec, bare.perSec), wrkRate, wrkRatio, at, added, micros(r.cpu), who)
 	}
 }
 
 // writeLimitsCost prints what the rate limits cost each path: its req/s
 // with the limits on over its req/s with them off.
 func writeLimitsCost(w io.Writer, on, off []row) {
-	fmt.Fprintln(w, "| endpoint | path | req/s limits on | req/s limits off | on / off |")
-	fmt.Fprintln(w, "|---|---|---|---|---|")
+	fmt.Fprintln(w, "| endpoint | path | req/s limits on | req/s limits off | on / off (vegeta) | on / off (wrk) |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	for _, r := range off {
 		with, ok := find(on, r.endpoint, r.path)
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(w, "| %s | %s | %.0f | %.0f | %.2f× |\n", r.endpoint, r.path, with.perSec, r.perSec, ratioOf(with.perSec, r.perSec))
+		wrk := "—"
+		if r.wrkSec > 0 && with.wrkSec > 0 {
+			wrk = fmt.Sprintf("%.2f×", ratioOf(with.wrkSec, r.wrkSec))
+		}
+		fmt.Fprintf(w, "| %s | %s | %.0f | %.0f | %.2f× | %s |\n", r.endpoint, r.path, with.perSec, r.perSec, ratioOf(with.perSec, r.perSec), wrk)
 	}
 }
 
