@@ -283,3 +283,52 @@ func TestShortLivedCredentialExpires(t *testing.T) {
 		PartnerID: "p", ExpiresAt: time.Now().Add(-time.Second)})
 	require.Error(t, err, "an expiry in the past is refused")
 }
+
+// A short-lived credential's record is kept ExpiredRetention past its
+// expiry and then leaves the keyspace and the index; a credential that
+// lasts until revoked is kept for good.
+func TestAnExpiredCredentialsRecordLeavesAfterItsRetention(t *testing.T) {
+	rdb := redistest.NewClient(t)
+	ctx := context.Background()
+	store := auth.NewStore(rdb, auth.DefaultStoreConfig())
+	expires := time.Now().Add(time.Hour)
+	_, session := authtest.Mint(t, store, auth.RolePlatformOrchestrator, func(m *auth.MintRequest) { m.ExpiresAt = expires })
+	_, lasting := authtest.Mint(t, store, auth.RolePlatformOrchestrator)
+
+	ttl, err := rdb.PTTL(ctx, "pc:auth:cred:"+session.PublicID).Result()
+	require.NoError(t, err)
+	require.InDelta(t, (time.Hour + auth.ExpiredRetention).Seconds(), ttl.Seconds(), 5)
+	ttl, err = rdb.PTTL(ctx, "pc:auth:cred:"+lasting.PublicID).Result()
+	require.NoError(t, err)
+	require.Equal(t, time.Duration(-1), ttl, "no expiry on a credential that lasts until revoked")
+
+	// The retention ends: Redis drops the record, List drops the entry.
+	require.NoError(t, rdb.Del(ctx, "pc:auth:cred:"+session.PublicID).Err())
+	listed, err := store.List(ctx, "")
+	require.NoError(t, err)
+	require.Equal(t, []string{lasting.PublicID}, publicIDs(listed))
+	members, err := rdb.SMembers(ctx, "pc:auth:creds").Result()
+	require.NoError(t, err)
+	require.Equal(t, []string{lasting.PublicID}, members)
+
+	// A record minted before records expired by themselves has no TTL;
+	// List removes it once its retention is over.
+	_, old := authtest.Mint(t, store, auth.RolePlatformOrchestrator, func(m *auth.MintRequest) { m.ExpiresAt = time.Now().Add(time.Second) })
+	require.NoError(t, rdb.Persist(ctx, "pc:auth:cred:"+old.PublicID).Err())
+	require.NoError(t, rdb.HSet(ctx, "pc:auth:cred:"+old.PublicID, "expires_at",
+		time.Now().Add(-auth.ExpiredRetention-time.Minute).UTC().Format(time.RFC3339Nano)).Err())
+	listed, err = store.List(ctx, "")
+	require.NoError(t, err)
+	require.Equal(t, []string{lasting.PublicID}, publicIDs(listed))
+	n, err := rdb.Exists(ctx, "pc:auth:cred:"+old.PublicID).Result()
+	require.NoError(t, err)
+	require.Zero(t, n)
+}
+
+func publicIDs(creds []auth.Credential) []string {
+	var ids []string
+	for _, c := range creds {
+		ids = append(ids, c.PublicID)
+	}
+	return ids
+}

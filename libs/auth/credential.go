@@ -126,6 +126,13 @@ func (m MintRequest) Validate() error {
 	return nil
 }
 
+// ExpiredRetention is how long the record of a short-lived credential
+// outlives its expiry, so that `pcadm list` still shows a recent console
+// session as expired; then it is gone, and List drops it from the index.
+// (A session's trail is the console's audit stream, which does not
+// expire.)
+const ExpiredRetention = 7 * 24 * time.Hour
+
 // Errors of credential lookups.
 var (
 	ErrInvalidCredential = errors.New("credential unknown or revoked")
@@ -275,7 +282,18 @@ func (s *Store) Mint(ctx context.Context, req MintRequest) (string, Credential, 
 	}
 	// The credential record is written before the token that points at it, so
 	// a crash in between leaves an unusable record, never a dangling token.
-	if err := s.rdb.HSet(ctx, credentialKey(cred.PublicID), toRecord(cred)).Err(); err != nil {
+	// A short-lived credential's record expires ExpiredRetention after the
+	// credential, in the same transaction: a console session mints one per
+	// sign-in, and kept for good they would grow the keyspace and the index
+	// without end.
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, credentialKey(cred.PublicID), toRecord(cred))
+		if !cred.ExpiresAt.IsZero() {
+			p.PExpireAt(ctx, credentialKey(cred.PublicID), cred.ExpiresAt.Add(ExpiredRetention))
+		}
+		return nil
+	})
+	if err != nil {
 		return "", Credential{}, fmt.Errorf("storing credential: %w", err)
 	}
 	if err := s.rdb.Set(ctx, tokenKey(HashToken(token)), cred.PublicID, tokenTTL).Err(); err != nil {
@@ -512,10 +530,19 @@ func (s *Store) List(ctx context.Context, tenant string) ([]Credential, error) {
 	for _, id := range ids {
 		c, err := s.Get(ctx, id)
 		if errors.Is(err, ErrNotFound) {
+			// A short-lived credential whose record expired: its index
+			// entry goes too. (Best effort: the next List retries.)
+			_ = s.rdb.SRem(ctx, credentialIndexKey, id).Err()
 			continue
 		}
 		if err != nil {
 			return nil, err
+		}
+		if !c.ExpiresAt.IsZero() && s.now().After(c.ExpiresAt.Add(ExpiredRetention)) {
+			// Minted before records expired by themselves: gone now.
+			_ = s.rdb.Del(ctx, credentialKey(id)).Err()
+			_ = s.rdb.SRem(ctx, credentialIndexKey, id).Err()
+			continue
 		}
 		if tenant == "" || c.Tenant == tenant {
 			out = append(out, c)
