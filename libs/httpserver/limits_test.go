@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pcourt/pcourt/libs/httpserver"
+	"github.com/pcourt/pcourt/libs/logging"
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/libs/ratelimit"
 	"github.com/pcourt/pcourt/libs/redistest"
@@ -307,4 +309,31 @@ func TestTrustedHopsNeedTrustedProxies(t *testing.T) {
 			require.ErrorContains(t, err, tc.wantErr)
 		})
 	}
+}
+
+// Every line of a request carries its request id once: from the context,
+// never again from the caller (a JSON object with a key twice is read
+// differently by different log pipelines).
+func TestAServerErrorsLinesCarryTheRequestIDOnce(t *testing.T) {
+	var logs bytes.Buffer
+	s := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "test", Logger: logging.New(&logs, "test", slog.LevelInfo)})
+	s.Router().GET("/fails", func(c *gin.Context) { _ = c.Error(errors.New("the store is gone")) })
+	ts := httptest.NewServer(s.Router())
+	t.Cleanup(ts.Close)
+
+	req, err := http.NewRequest(http.MethodGet, ts.URL+"/fails", nil)
+	require.NoError(t, err)
+	req.Header.Set("X-Request-Id", "req-once")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusInternalServerError, resp.StatusCode)
+
+	lines := bytes.Split(bytes.TrimSpace(logs.Bytes()), []byte("\n"))
+	require.Len(t, lines, 2, "the failure and the access line")
+	for _, line := range lines {
+		require.Equal(t, 1, bytes.Count(line, []byte(`"request_id":`)), "%s", line)
+		require.Contains(t, string(line), `"request_id":"req-once"`)
+	}
+	require.Contains(t, string(lines[0]), `"msg":"request failed"`)
 }

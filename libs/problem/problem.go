@@ -151,7 +151,7 @@ func From(err error, mapper Mapper) *Error {
 func Write(c *gin.Context, p *Error) {
 	rid := requestid.Get(c)
 	s, _ := c.Value(settingsKey).(settings)
-	Report(c.Request.Context(), s.logger, p, rid)
+	Report(c.Request.Context(), s.logger, p)
 	for k, vs := range p.Header {
 		for _, v := range vs {
 			c.Writer.Header().Add(k, v)
@@ -166,8 +166,10 @@ func Write(c *gin.Context, p *Error) {
 // Report logs a server error (5xx) with its cause and marks it on the
 // span in ctx; other problems are the caller's and are not logged. Write
 // reports every problem it sends; a server that writes problems without
-// gin (the edge's proxy path) calls it with Encode.
-func Report(ctx context.Context, logger *slog.Logger, p *Error, requestID string) {
+// gin (the edge's proxy path) calls it with Encode. The line's request id
+// is ctx's (requestid.NewContext), as on every line the platform's logger
+// writes, so it appears once.
+func Report(ctx context.Context, logger *slog.Logger, p *Error) {
 	if p.Code.Status < 500 {
 		return
 	}
@@ -177,7 +179,7 @@ func Report(ctx context.Context, logger *slog.Logger, p *Error, requestID string
 		span.RecordError(p.Err)
 	}
 	if logger != nil {
-		logger.ErrorContext(ctx, "request failed", "code", p.Code.Name, "request_id", requestID, "err", p.Err)
+		logger.ErrorContext(ctx, "request failed", "code", p.Code.Name, "err", p.Err)
 	}
 }
 

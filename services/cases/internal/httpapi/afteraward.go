@@ -210,7 +210,7 @@ func (h *handlers) afterAwardAct(c *gin.Context, cred auth.Credential, cs proced
 		return
 	}
 	h.logger.InfoContext(c.Request.Context(), "after-award act accepted", "case_id", cs.ID, "act", a.Kind,
-		"credential", cred.PublicID, "request_id", requestid.Get(c))
+		"credential", cred.PublicID)
 	v := toPostAwardView(res.Case, res.FirstSequence+int64(len(res.Events))-1)
 	v.Events = eventRefs(cs.ID, res.FirstSequence, res.Events)
 	c.Header("Cache-Control", "no-store")
@@ -382,7 +382,7 @@ func (h *handlers) executionCommand(read func(c *gin.Context) (executionBody, er
 			return
 		}
 		h.logger.InfoContext(c.Request.Context(), "execution accepted", "case_id", l.Case.ID, "execution_id", e.ID, "mode", e.Mode,
-			"status", e.Status, "credential", cred.PublicID, "request_id", requestid.Get(c))
+			"status", e.Status, "credential", cred.PublicID)
 		status := http.StatusCreated
 		if len(e.Attempts) > 1 || (len(res.Events) > 0 && res.Events[0].Type != procedure.EventType(afteraward.EventExecutionRequested)) {
 			status = http.StatusOK

@@ -241,7 +241,7 @@ func (h *handlers) appealAct(c *gin.Context, cred auth.Credential, cs procedure.
 	}
 	ap, _ := res.Case.AfterAward.Appeal(id)
 	h.logger.InfoContext(c.Request.Context(), "appeal act accepted", "case_id", cs.ID, "appeal_id", id, "act", a.Kind,
-		"credential", cred.PublicID, "request_id", requestid.Get(c))
+		"credential", cred.PublicID)
 	v := toAppealView(cs.ID, ap)
 	v.Events = eventRefs(cs.ID, res.FirstSequence, res.Events)
 	c.Header("Cache-Control", "no-store")
@@ -338,7 +338,7 @@ func (h *handlers) payAppealFee(c *gin.Context) {
 		c.Header(x402.HeaderPaymentResponse, encoded)
 	}
 	h.logger.InfoContext(c.Request.Context(), "appeal fee paid", "case_id", l.Case.ID, "appeal_id", ap.ID,
-		"transaction", paid.Settlement.Transaction, "credential", cred.PublicID, "request_id", requestid.Get(c))
+		"transaction", paid.Settlement.Transaction, "credential", cred.PublicID)
 	paidAp, _ := paid.Result.Case.AfterAward.Appeal(ap.ID)
 	v := toAppealView(l.Case.ID, paidAp)
 	v.Events = eventRefs(l.Case.ID, paid.Result.FirstSequence, paid.Result.Events)

@@ -118,7 +118,7 @@ func (h *handlers) act(c *gin.Context, cred auth.Credential, cs procedure.Case, 
 		return actView{}, false
 	}
 	h.logger.InfoContext(c.Request.Context(), "case act accepted", "case_id", cs.ID, "act", act.Kind,
-		"credential", cred.PublicID, "request_id", requestid.Get(c), "status", res.Case.Status())
+		"credential", cred.PublicID, "status", res.Case.Status())
 	out := actView{Case: v, Events: eventRefs(cs.ID, res.FirstSequence, res.Events), SubmissionID: act.SubmissionID, TerminationID: act.TerminationID}
 	if act.Kind == procedure.ActPostMessage {
 		out.MessageID = act.MessageID

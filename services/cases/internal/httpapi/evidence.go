@@ -270,7 +270,7 @@ func (h *handlers) uploadExhibit(c *gin.Context) {
 		status = http.StatusOK
 	}
 	h.logger.InfoContext(c.Request.Context(), "exhibit uploaded", "case_id", l.Case.ID, "exhibit", up.Exhibit.ID, "bytes", up.Exhibit.Size,
-		"replay", up.Replay, "credential", cred.PublicID, "request_id", requestid.Get(c))
+		"replay", up.Replay, "credential", cred.PublicID)
 	last := up.Result.FirstSequence + int64(len(up.Result.Events)) - 1
 	c.Header("Cache-Control", "no-store")
 	c.JSON(status, gin.H{"data": exhibitActView{CaseID: l.Case.ID, Exhibit: toExhibitView(l.Case.ID, up.Exhibit, []string{side}),
@@ -443,7 +443,7 @@ func (h *handlers) evidenceAct(c *gin.Context, cred auth.Credential, cs procedur
 		return
 	}
 	h.logger.InfoContext(c.Request.Context(), "evidence act accepted", "case_id", cs.ID, "act", a.Kind, "exhibit", a.ExhibitID,
-		"credential", cred.PublicID, "request_id", requestid.Get(c))
+		"credential", cred.PublicID)
 	v := exhibitActView{CaseID: cs.ID, Exhibit: toExhibitView(cs.ID, ex, []string{a.Side}), Events: eventRefs(cs.ID, res.FirstSequence, res.Events),
 		LastSequence: res.FirstSequence + int64(len(res.Events)) - 1}
 	if a.Kind == evidence.ActChallenge || a.Kind == evidence.ActAnswerChallenge || a.Kind == evidence.ActResolveChallenge {

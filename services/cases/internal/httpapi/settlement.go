@@ -136,7 +136,7 @@ func (h *handlers) settlementAct(c *gin.Context) {
 		return
 	}
 	h.logger.InfoContext(c.Request.Context(), "settlement act accepted", "case_id", l.Case.ID, "act", a.Kind, "proposal_id", out.ProposalID,
-		"credential", cred.PublicID, "request_id", requestid.Get(c), "status", res.Case.Status())
+		"credential", cred.PublicID, "status", res.Case.Status())
 	v := toSettlementView(res.Case, cred, res.FirstSequence+int64(len(res.Events))-1)
 	v.ProposalID, v.Events = out.ProposalID, eventRefs(l.Case.ID, res.FirstSequence, res.Events)
 	status := http.StatusOK

@@ -133,7 +133,7 @@ func (h *handlers) decide(c *gin.Context, cred auth.Credential, cs procedure.Cas
 		return
 	}
 	h.logger.InfoContext(c.Request.Context(), "decision act accepted", "case_id", cs.ID, "act", a.Kind,
-		"credential", cred.PublicID, "request_id", requestid.Get(c), "stage", res.Case.Tribunal.Stage)
+		"credential", cred.PublicID, "stage", res.Case.Tribunal.Stage)
 	v := toDecisionView(res.Case, res.FirstSequence+int64(len(res.Events))-1)
 	v.Events = eventRefs(cs.ID, res.FirstSequence, res.Events)
 	c.Header("Cache-Control", "no-store")

@@ -16,7 +16,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/pcourt/pcourt/libs/requestid"
 	"github.com/pcourt/pcourt/libs/webpage"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
@@ -139,7 +138,7 @@ func (p *page) act(c *gin.Context, id string, build func(procedure.Case, string)
 		return
 	}
 	if st.done != nil && st.done(l.Case) {
-		p.logger.InfoContext(ctx, "case act already applied: the form was sent again", "case_id", id, "act", st.act.Kind, "request_id", requestid.Get(c))
+		p.logger.InfoContext(ctx, "case act already applied: the form was sent again", "case_id", id, "act", st.act.Kind)
 		c.Redirect(http.StatusSeeOther, p.pagePath(id))
 		return
 	}
@@ -160,7 +159,7 @@ func (p *page) act(c *gin.Context, id string, build func(procedure.Case, string)
 		return
 	}
 	p.logger.InfoContext(ctx, "case act accepted", "case_id", id, "act", st.act.Kind, "by", "hosted respondent page",
-		"request_id", requestid.Get(c), "status", res.Case.Status())
+		"status", res.Case.Status())
 	c.Redirect(http.StatusSeeOther, p.pagePath(id))
 }
 

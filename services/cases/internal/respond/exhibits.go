@@ -28,7 +28,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/pcourt/pcourt/libs/requestid"
 	"github.com/pcourt/pcourt/libs/webpage"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/evidence"
@@ -180,7 +179,7 @@ func (p *page) uploadExhibit(c *gin.Context) {
 		return
 	}
 	p.logger.InfoContext(ctx, "exhibit uploaded", "case_id", id, "exhibit", up.Exhibit.ID, "bytes", up.Exhibit.Size, "replay", up.Replay,
-		"form", f.formID, "by", "hosted respondent page", "request_id", requestid.Get(c))
+		"form", f.formID, "by", "hosted respondent page")
 	c.Redirect(http.StatusSeeOther, p.pagePath(id)+"#exhibits")
 }
 
@@ -227,7 +226,7 @@ func (p *page) discloseExhibit(c *gin.Context) {
 		return
 	}
 	p.logger.InfoContext(ctx, "evidence act accepted", "case_id", id, "act", evidence.ActDisclose, "exhibit", exhibitID,
-		"by", "hosted respondent page", "request_id", requestid.Get(c))
+		"by", "hosted respondent page")
 	c.Redirect(http.StatusSeeOther, p.pagePath(id)+"#exhibits")
 }
 

@@ -32,7 +32,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/pcourt/pcourt/libs/httpserver"
-	"github.com/pcourt/pcourt/libs/requestid"
 	"github.com/pcourt/pcourt/libs/webpage"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/evidenceflow"
@@ -156,6 +155,6 @@ func (p *page) fail(c *gin.Context, caseID string, err error) {
 		status, title = http.StatusServiceUnavailable, "The case is busy"
 		c.Header("Retry-After", "1")
 	}
-	p.logger.ErrorContext(c.Request.Context(), "hosted respondent page failed", "case_id", caseID, "request_id", requestid.Get(c), "err", err)
+	p.logger.ErrorContext(c.Request.Context(), "hosted respondent page failed", "case_id", caseID, "err", err)
 	p.refuse(c, refusal{Status: status, Code: "internal", CaseID: caseID, Title: title, Detail: detail})
 }

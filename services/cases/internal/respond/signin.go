@@ -11,7 +11,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/pcourt/pcourt/libs/auth"
-	"github.com/pcourt/pcourt/libs/requestid"
 	"github.com/pcourt/pcourt/libs/webpage"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
@@ -114,7 +113,7 @@ func (p *page) exchange(c *gin.Context) {
 		return
 	}
 	p.cookie(id).Set(c.Writer, sessionID, p.cfg.SessionTTL)
-	p.logger.InfoContext(c.Request.Context(), "respondent signed in on the hosted page", "case_id", id, "request_id", requestid.Get(c))
+	p.logger.InfoContext(c.Request.Context(), "respondent signed in on the hosted page", "case_id", id)
 	c.Redirect(http.StatusSeeOther, p.pagePath(id))
 }
 
@@ -194,7 +193,7 @@ func (p *page) signOut(c *gin.Context) {
 		return
 	}
 	p.cookie(id).Clear(c.Writer)
-	p.logger.InfoContext(c.Request.Context(), "respondent signed out of the hosted page", "case_id", id, "request_id", requestid.Get(c))
+	p.logger.InfoContext(c.Request.Context(), "respondent signed out of the hosted page", "case_id", id)
 	p.render(c, http.StatusOK, "signedout", p.frame(id))
 }
 

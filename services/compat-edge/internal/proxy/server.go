@@ -288,7 +288,7 @@ func (s *Server) finish(x *exchange, span trace.Span, recording bool, start time
 
 // writeProblem answers p, as problem.Write does on gin.
 func (s *Server) writeProblem(x *exchange, p *problem.Error) {
-	problem.Report(x.ctx, s.platform.Logger(), p, x.requestID)
+	problem.Report(x.ctx, s.platform.Logger(), p)
 	h := &x.fc.Response.Header
 	for k, vs := range p.Header {
 		for _, v := range vs {

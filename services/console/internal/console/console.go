@@ -47,7 +47,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/pcourt/pcourt/libs/auth"
-	"github.com/pcourt/pcourt/libs/requestid"
 	"github.com/pcourt/pcourt/libs/webpage"
 )
 
@@ -478,7 +477,7 @@ func (cs *Console) audit(c *gin.Context, scope Scope, e AuditEntry) {
 	e.At = cs.now().UTC()
 	if err := cs.store.Audit(context.WithoutCancel(c.Request.Context()), scope, e); err != nil {
 		cs.logger.ErrorContext(c.Request.Context(), "console audit not written", "action", e.Action, "link", e.Link,
-			"request_id", requestid.Get(c), "err", err)
+			"err", err)
 	}
 }
 

@@ -87,7 +87,7 @@ func (cs *Console) frame(c *gin.Context, s *session, page string, data any) fram
 func (cs *Console) render(c *gin.Context, status int, name string, f frame) {
 	var b strings.Builder
 	if err := templates.ExecuteTemplate(&b, name, f); err != nil {
-		cs.logger.ErrorContext(c.Request.Context(), "console page not rendered", "page", name, "request_id", requestid.Get(c), "err", err)
+		cs.logger.ErrorContext(c.Request.Context(), "console page not rendered", "page", name, "err", err)
 		c.Data(http.StatusInternalServerError, "text/plain; charset=utf-8", []byte("The page could not be shown."))
 		return
 	}
@@ -126,7 +126,7 @@ func (cs *Console) refuse(c *gin.Context, s *session, r refusal) {
 // fail answers an error that is not the caller's: a generic page, the
 // detail in the log.
 func (cs *Console) fail(c *gin.Context, s *session, err error) {
-	cs.logger.ErrorContext(c.Request.Context(), "console request failed", "path", c.Request.URL.Path, "request_id", requestid.Get(c), "err", err)
+	cs.logger.ErrorContext(c.Request.Context(), "console request failed", "path", c.Request.URL.Path, "err", err)
 	status, title, detail := http.StatusInternalServerError, "Something went wrong", "Nothing was changed. Try again in a moment."
 	if e, ok := apiError(err); ok && e.Status >= 500 {
 		status, title, detail = http.StatusBadGateway, "The service did not answer", "The API answered "+e.Code+". Nothing was changed; try again in a moment."
