@@ -29,7 +29,14 @@ func SideRole(side Side) Role {
 // subject by cred's partner and immutable agent id (Subject.Admits), so
 // another partner's agent minted with the same agent id is not admitted.
 // A side or principal named in a request is never proof of authority.
+//
+// An account token acts for side only with a membership of that side naming
+// its account, on a resource its case binding allows (Credential.MayTouch);
+// a capability never stands in for the membership.
 func (s *Store) AuthorizeSide(ctx context.Context, cred Credential, resource string, side Side, capabilityToken string) error {
+	if cred.ForAccount() {
+		return s.authorizeAccount(ctx, cred, resource, side)
+	}
 	if cred.Role == RolePlatformOrchestrator {
 		return nil
 	}
@@ -62,4 +69,20 @@ func (s *Store) AuthorizeSide(ctx context.Context, cred Credential, resource str
 		return fmt.Errorf("case capability is for another resource or side: %w", ErrForbidden)
 	}
 	return nil
+}
+
+func (s *Store) authorizeAccount(ctx context.Context, cred Credential, resource string, side Side) error {
+	if !cred.MayTouch(resource) {
+		return fmt.Errorf("the token is bound to case %s, not %s: %w", cred.CaseID, resource, ErrForbidden)
+	}
+	members, err := s.Memberships(ctx, resource)
+	if err != nil {
+		return err
+	}
+	for _, m := range members {
+		if m.Side == side && m.Subject.Admits(cred) {
+			return nil
+		}
+	}
+	return fmt.Errorf("account %s has no %s membership of %s: %w", cred.AccountID, side, resource, ErrForbidden)
 }

@@ -86,8 +86,17 @@ type Credential struct {
 	CreatedAt   time.Time
 	RevokedAt   time.Time // zero while active
 	// ExpiresAt ends a short-lived credential (one minted for a console
-	// session); zero for a credential that lasts until revoked.
+	// session, an account token); zero for a credential that lasts until
+	// revoked.
 	ExpiresAt time.Time
+
+	// The fields of an account token (account.go); empty on a partner's
+	// credential, which has a Role and a PartnerID instead.
+	AccountID string
+	ClientID  string
+	Scopes    []Scope
+	Audience  string
+	CaseID    string // the one case a delegation is bound to, or ""
 }
 
 // Active reports whether the credential has not been revoked.
@@ -570,6 +579,14 @@ func toRecord(c Credential) map[string]any {
 	if !c.ExpiresAt.IsZero() {
 		rec["expires_at"] = c.ExpiresAt.Format(time.RFC3339Nano)
 	}
+	if c.ForAccount() {
+		scopes := make([]string, len(c.Scopes))
+		for i, sc := range c.Scopes {
+			scopes[i] = string(sc)
+		}
+		rec["account_id"], rec["client_id"], rec["audience"], rec["case_id"] = c.AccountID, c.ClientID, c.Audience, c.CaseID
+		rec["scopes"] = strings.Join(scopes, " ")
+	}
 	return rec
 }
 
@@ -582,6 +599,13 @@ func fromRecord(publicID string, rec map[string]string) (Credential, error) {
 		PartnerID:   rec["partner_id"],
 		AgentID:     rec["agent_id"],
 		Label:       rec["label"],
+		AccountID:   rec["account_id"],
+		ClientID:    rec["client_id"],
+		Audience:    rec["audience"],
+		CaseID:      rec["case_id"],
+	}
+	for _, sc := range strings.Fields(rec["scopes"]) {
+		c.Scopes = append(c.Scopes, Scope(sc))
 	}
 	var err error
 	if c.CreatedAt, err = time.Parse(time.RFC3339Nano, rec["created_at"]); err != nil {

@@ -60,6 +60,12 @@ func (s Subject) Principal() (partnerID, agentID string, ok bool) {
 // names cred itself; a principal subject names cred's partner and its
 // immutable agent id.
 func (s Subject) Admits(cred Credential) bool {
+	if account, ok := s.account(); ok {
+		return cred.ForAccount() && cred.AccountID == account
+	}
+	if cred.ForAccount() {
+		return false // an account acts through its account's memberships only
+	}
 	if s == CredentialSubject(cred.PublicID) {
 		return true
 	}
@@ -85,12 +91,17 @@ func (m Membership) Validate() error {
 		return errors.New("membership resource required")
 	case !m.Side.Valid():
 		return fmt.Errorf("side %q is not claimant or respondent", m.Side)
-	case !m.Subject.IsCredential() && !isPrincipal(m.Subject):
-		return fmt.Errorf("subject %q is not credential:<id> or principal:<partnerId>/<agentId>", m.Subject)
+	case !m.Subject.IsCredential() && !isPrincipal(m.Subject) && !isAccount(m.Subject):
+		return fmt.Errorf("subject %q is not credential:<id>, principal:<partnerId>/<agentId> or account:<accountId>", m.Subject)
 	case m.ExpiresAt.IsZero():
 		return errors.New("membership expiry required: it follows the resource's lifetime")
 	}
 	return nil
+}
+
+func isAccount(s Subject) bool {
+	_, ok := s.account()
+	return ok
 }
 
 func isPrincipal(s Subject) bool {

@@ -45,8 +45,15 @@ func CredentialFrom(ctx context.Context) (Credential, bool) {
 //   - a credential past its request rate is 429;
 //   - an unreachable Redis is 503, never a refusal of a credential that may
 //     be valid. The limits let requests through when Redis cannot count
-//     them; the lookup, on the same Redis, reports the outage.
-func Middleware(store *Store) gin.HandlerFunc {
+//     them; the lookup, on the same Redis, reports the outage;
+//   - an account token is 403 where the route does not accept account
+//     tokens (AcceptAccountTokens), and 401 invalid_token where it does but
+//     the token is for another audience.
+func Middleware(store *Store, opts ...MiddlewareOption) gin.HandlerFunc {
+	var o middlewareOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	return func(c *gin.Context) {
 		ctx := c.Request.Context()
 		if len(c.Request.Header.Values("Authorization")) > 1 {
@@ -81,11 +88,54 @@ func Middleware(store *Store) gin.HandlerFunc {
 				WithHeader("Retry-After", "1").Wrap(err))
 			return
 		}
+		if cred.ForAccount() {
+			if o.audience == "" {
+				problem.Write(c, problem.New(problem.Forbidden, "This operation does not accept account tokens; use a partner credential."))
+				return
+			}
+			if cred.Audience != o.audience {
+				problem.Write(c, problem.New(problem.InvalidCredential, "The account token was issued for another resource.").
+					WithHeader("WWW-Authenticate", `Bearer realm="pcourt", error="invalid_token", error_description="the token's audience is another resource"`))
+				return
+			}
+		}
 		if d, err := store.limiter.Allow(ctx, "cred:"+cred.PublicID, store.cfg.PerCredential); err == nil && !d.Allowed {
 			problem.Write(c, httpserver.RateLimited(d, "Too many requests with this credential; retry after the time in Retry-After."))
 			return
 		}
 		c.Request = c.Request.WithContext(WithCredential(ctx, cred))
+		c.Next()
+	}
+}
+
+// MiddlewareOption changes what Middleware accepts.
+type MiddlewareOption func(*middlewareOptions)
+
+type middlewareOptions struct {
+	audience string // "" refuses every account token
+}
+
+// AcceptAccountTokens lets account tokens whose audience is audience (the
+// resource the route belongs to, RFC 8707) through, beside partner
+// credentials. Without it Middleware refuses every account token: a route
+// takes them only where it says so, with the scopes it needs
+// (RequireScope).
+func AcceptAccountTokens(audience string) MiddlewareOption {
+	return func(o *middlewareOptions) { o.audience = audience }
+}
+
+// RequireScope refuses an account token without scope with 403 and the
+// insufficient_scope challenge of RFC 6750, section 3.1. A partner
+// credential passes: its powers are its role's and its grants', checked
+// by the route as before.
+func RequireScope(scope Scope) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		cred, ok := CredentialFrom(c.Request.Context())
+		if !ok || (cred.ForAccount() && !cred.HasScope(scope)) {
+			problem.Write(c, problem.Newf(problem.Forbidden, "This operation needs the %s scope, which the token does not carry.", scope).
+				WithHeader("WWW-Authenticate", `Bearer realm="pcourt", error="insufficient_scope", scope="`+string(scope)+`"`))
+			return
+		}
 		c.Next()
 	}
 }

@@ -1,0 +1,184 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Account tokens are the OAuth access tokens of accounts (people,
+// organisations, autonomous agents: docs/accounts.md). They are
+// credentials like a partner's, opaque and stored only as hashes, so
+// every service's Middleware looks them up, caches them and refuses a
+// revoked one within CacheTTL without asking the service that issued it.
+// They differ in what they may do:
+//
+//   - an account token has no role, so every route that checks one
+//     (RequireRole) refuses it, and no partner id, so it is no partner's;
+//   - Middleware refuses it unless the route accepts account tokens for
+//     its own audience (AcceptAccountTokens): a token issued for another
+//     resource (RFC 8707) is not valid here;
+//   - its scopes bound what it may do (RequireScope), and a token bound to
+//     one case (a delegation on an existing case) touches no other;
+//   - it acts for a side only through a membership naming its account
+//     (AccountSubject), never through a capability.
+//
+// OAuth never grants administrator, tribunal or bilateral party powers: no
+// scope names them, and the checks above give a token none.
+
+// Scope is one power an account token may carry.
+type Scope string
+
+// The scopes of account tokens (docs/accounts.md, "Tokens").
+const (
+	ScopeCasesRead        Scope = "cases:read"
+	ScopeCasesAct         Scope = "cases:act"
+	ScopeEvidenceFile     Scope = "evidence:file"
+	ScopeReadinessBuy     Scope = "readiness:buy"
+	ScopeExecutionsReport Scope = "executions:report"
+)
+
+// Scopes lists every scope, in the order the documentation gives them.
+var Scopes = []Scope{ScopeCasesRead, ScopeCasesAct, ScopeEvidenceFile, ScopeReadinessBuy, ScopeExecutionsReport}
+
+// Valid reports whether s is one of Scopes.
+func (s Scope) Valid() bool { return slices.Contains(Scopes, s) }
+
+// MaxAccountTokenLifetime bounds an account token's life: it is refused
+// everywhere from its expiry, and refreshed with a new one, never
+// extended.
+const MaxAccountTokenLifetime = time.Hour
+
+// AccountTokenRequest describes an account token to issue.
+type AccountTokenRequest struct {
+	Tenant      string
+	Environment Environment
+	AccountID   string // the account the token acts for
+	ClientID    string // the OAuth client it was issued to
+	Scopes      []Scope
+	// Audience is the resource the token is for (RFC 8707): a service
+	// accepts only tokens for its own (AcceptAccountTokens).
+	Audience string
+	// CaseID binds the token to one case (a delegation on an existing
+	// case); "" for a token not bound to one.
+	CaseID   string
+	Lifetime time.Duration
+}
+
+// Validate reports the first missing or unusable field.
+func (r AccountTokenRequest) Validate() error {
+	switch {
+	case r.Tenant == "":
+		return errors.New("tenant required")
+	case !r.Environment.Valid():
+		return fmt.Errorf("environment %q is not sandbox or live", r.Environment)
+	case !wellFormedID(r.AccountID):
+		return fmt.Errorf("account id %q is not 1 to 160 characters of A-Z a-z 0-9 . _ : -", r.AccountID)
+	case !wellFormedID(r.ClientID):
+		return fmt.Errorf("client id %q is not 1 to 160 characters of A-Z a-z 0-9 . _ : -", r.ClientID)
+	case r.Audience == "" || strings.ContainsAny(r.Audience, " \t\r\n"):
+		return fmt.Errorf("audience %q is not one resource", r.Audience)
+	case r.CaseID != "" && !wellFormedID(r.CaseID):
+		return fmt.Errorf("case id %q is not 1 to 160 characters of A-Z a-z 0-9 . _ : -", r.CaseID)
+	case r.Lifetime <= 0 || r.Lifetime > MaxAccountTokenLifetime:
+		return fmt.Errorf("lifetime %s is not within (0, %s]", r.Lifetime, MaxAccountTokenLifetime)
+	}
+	for i, s := range r.Scopes {
+		if !s.Valid() {
+			return fmt.Errorf("scope %q is not one of the account scopes", s)
+		}
+		if slices.Contains(r.Scopes[:i], s) {
+			return fmt.Errorf("scope %q is asked twice", s)
+		}
+	}
+	return nil
+}
+
+// wellFormedID reports whether id is 1 to 160 characters of
+// A-Z a-z 0-9 . _ : -, the platform's identifier alphabet.
+func wellFormedID(id string) bool {
+	if id == "" || len(id) > 160 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		ch := id[i]
+		switch {
+		case ch >= 'a' && ch <= 'z', ch >= 'A' && ch <= 'Z', ch >= '0' && ch <= '9':
+		case ch == '.', ch == '_', ch == ':', ch == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// MintAccountToken issues an account token and returns its secret, which
+// is never stored and cannot be shown again. Its record and its token key
+// expire with it, and it stays out of the credential index (List): an
+// authorization server issues one every few minutes per client.
+func (s *Store) MintAccountToken(ctx context.Context, req AccountTokenRequest) (string, Credential, error) {
+	if err := req.Validate(); err != nil {
+		return "", Credential{}, fmt.Errorf("issuing account token: %w", err)
+	}
+	prefix := "pc_oat_sbx_"
+	if req.Environment == Live {
+		prefix = "pc_oat_live_"
+	}
+	token := NewToken(prefix)
+	now := s.now().UTC().Truncate(time.Millisecond)
+	cred := Credential{
+		PublicID:    "oat_" + strings.TrimPrefix(newPublicID(), "cred_"),
+		Tenant:      req.Tenant,
+		Environment: req.Environment,
+		AccountID:   req.AccountID,
+		ClientID:    req.ClientID,
+		Scopes:      slices.Clone(req.Scopes),
+		Audience:    req.Audience,
+		CaseID:      req.CaseID,
+		CreatedAt:   now,
+		ExpiresAt:   now.Add(req.Lifetime),
+	}
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, credentialKey(cred.PublicID), toRecord(cred))
+		p.PExpireAt(ctx, credentialKey(cred.PublicID), cred.ExpiresAt)
+		return nil
+	})
+	if err != nil {
+		return "", Credential{}, fmt.Errorf("storing account token: %w", err)
+	}
+	// The record first, as Mint does: a crash in between leaves an
+	// unusable record that expires, never a token pointing at nothing.
+	if err := s.rdb.Set(ctx, tokenKey(HashToken(token)), cred.PublicID, req.Lifetime).Err(); err != nil {
+		return "", Credential{}, fmt.Errorf("storing account token hash: %w", err)
+	}
+	return token, cred, nil
+}
+
+// ForAccount reports whether the credential is an account token.
+func (c Credential) ForAccount() bool { return c.AccountID != "" }
+
+// HasScope reports whether an account token carries scope s. A partner
+// credential carries no scopes: its powers are its role's and its grants'.
+func (c Credential) HasScope(s Scope) bool { return slices.Contains(c.Scopes, s) }
+
+// MayTouch reports whether the credential may touch resource
+// ("case:<id>", "draft:<id>") at all: an account token bound to a case
+// touches that case alone. It says nothing about the side or the act.
+func (c Credential) MayTouch(resource string) bool {
+	return c.CaseID == "" || resource == "case:"+c.CaseID
+}
+
+// AccountSubject names an account as a membership subject. Only a token of
+// that account satisfies it (Subject.Admits).
+func AccountSubject(accountID string) Subject { return Subject("account:" + accountID) }
+
+// account returns the account id an account subject names.
+func (s Subject) account() (string, bool) {
+	id, ok := strings.CutPrefix(string(s), "account:")
+	return id, ok && wellFormedID(id)
+}
