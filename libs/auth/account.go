@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -99,23 +100,11 @@ func (r AccountTokenRequest) Validate() error {
 	return nil
 }
 
-// wellFormedID reports whether id is 1 to 160 characters of
-// A-Z a-z 0-9 . _ : -, the platform's identifier alphabet.
-func wellFormedID(id string) bool {
-	if id == "" || len(id) > 160 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		ch := id[i]
-		switch {
-		case ch >= 'a' && ch <= 'z', ch >= 'A' && ch <= 'Z', ch >= '0' && ch <= '9':
-		case ch == '.', ch == '_', ch == ':', ch == '-':
-		default:
-			return false
-		}
-	}
-	return true
-}
+// idPattern is the platform's identifier alphabet and length, as event
+// ids and key ids have it.
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,160}$`)
+
+func wellFormedID(id string) bool { return idPattern.MatchString(id) }
 
 // MintAccountToken issues an account token and returns its secret, which
 // is never stored and cannot be shown again. Its record and its token key
@@ -177,8 +166,9 @@ func (c Credential) MayTouch(resource string) bool {
 // that account satisfies it (Subject.Admits).
 func AccountSubject(accountID string) Subject { return Subject("account:" + accountID) }
 
-// account returns the account id an account subject names.
+// account returns the account id an account subject names; Membership's
+// Validate checks that it is well formed.
 func (s Subject) account() (string, bool) {
 	id, ok := strings.CutPrefix(string(s), "account:")
-	return id, ok && wellFormedID(id)
+	return id, ok && id != ""
 }

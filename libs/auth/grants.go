@@ -100,8 +100,8 @@ func (m Membership) Validate() error {
 }
 
 func isAccount(s Subject) bool {
-	_, ok := s.account()
-	return ok
+	id, ok := s.account()
+	return ok && wellFormedID(id)
 }
 
 func isPrincipal(s Subject) bool {
