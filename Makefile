@@ -247,6 +247,11 @@ tidy: ## go mod tidy in every module.
 .PHONY: FORCE
 FORCE:
 
+.PHONY: screenshots
+screenshots: ## Refresh the pictures in docs/console and docs/respond: the Chromium walks at 1280 and 375 px, light and dark, each page audited.
+	cd services/console && $(SHIPPED) PC_CONSOLE_SCREENSHOTS=1 $(GO) test -count=1 -run Chromium ./internal/console/
+	cd services/cases && $(SHIPPED) PC_RESPOND_SCREENSHOTS=1 $(GO) test -count=1 -run Chromium ./internal/respond/
+
 .PHONY: bench-edge
 bench-edge: ## Measure the edge against direct, nginx and a bare Go proxy: the real processes under a load generator (3–5 minutes on 2 cores).
 	cd tools && GOWORK=off CGO_ENABLED=0 $(GO) run -trimpath ./benchedge

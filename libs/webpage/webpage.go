@@ -2,7 +2,8 @@
 // platform keeps (the respondent page of cases, the partner console): the
 // security headers and content security policy, the body limit, the
 // same-origin check on form posts, the CSRF guard, the single-use link a
-// person confirms and exchanges for a cookie session, and sign-out.
+// person confirms and exchanges for a cookie session, sign-out, and the
+// one stylesheet every page is drawn with (Stylesheet).
 //
 // It decides nothing about what a page shows or whom a link signs in as:
 // each service keeps its own store step (spending the link and creating the

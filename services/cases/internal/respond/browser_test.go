@@ -3,6 +3,8 @@ package respond_test
 import (
 	"context"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,23 @@ import (
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
 )
+
+// look shows the page in every look (browsertest.Looks: 1280 and 375 px
+// wide, light and dark), fails the test where a person would trip (the
+// page wider than the screen, a control without a name, text under 4.5:1
+// of contrast), and saves each look as docs/respond/<name>-<look>.png (the whole page) when
+// PC_RESPOND_SCREENSHOTS=1 (make screenshots).
+func look(t *testing.T, browser context.Context, name string) {
+	t.Helper()
+	browsertest.EachLook(t, browser, "the respondent's "+name+" page", func(l browsertest.Look) {
+		shot, err := chromedp.Run(browser, chromedp.FullScreenshot(100))
+		require.NoError(t, err)
+		require.NotEmpty(t, shot)
+		if os.Getenv("PC_RESPOND_SCREENSHOTS") == "1" {
+			browsertest.SavePNG(t, shot, filepath.Join("..", "..", "..", "..", "docs", "respond", name+"-"+l.Name()+".png"))
+		}
+	})
+}
 
 // A person opens the link filings showed once, in headless Chromium: the
 // page shows which case and respondent the link signs in as and signs in
@@ -40,6 +59,7 @@ func TestARespondentAnswersInChromium(t *testing.T) {
 		browsertest.OpenLink(link),
 		chromedp.WaitVisible(`main[data-page="confirm"]`),
 	))
+	look(t, browser, "sign-in")
 	location, err := chromedp.Run(browser, chromedp.Location())
 	require.NoError(t, err)
 	require.NotContains(t, location, o.login)
@@ -117,6 +137,7 @@ func TestARespondentAnswersInChromium(t *testing.T) {
 		chromedp.WaitVisible(`main[data-refusal="login_used"]`),
 		chromedp.WaitVisible(`#continue`),
 	))
+	look(t, again, "link-used")
 
 	// And in another browser (a new browser context: no cookie): refused,
 	// and nothing of the case shown.
@@ -192,6 +213,7 @@ func TestARespondentTakesPartInTheWholeCaseInChromium(t *testing.T) {
 	browsertest.ClickThrough(t, browser, `#submission button`)
 	require.Contains(t, text(`#messages`), "In your warehouse since 2 November.")
 	require.Contains(t, text(`#submissions [data-side="respondent"]`), "The delivery receipt, signed.")
+	look(t, browser, "case")
 
 	// The claimant files its submission: the record awaits confirmation.
 	s.claimantActs(t, o.id, procedure.Act{Kind: procedure.ActFileSubmission, SubmissionID: "sub_claimant1", Digest: digest("The invoice.")},
@@ -207,6 +229,7 @@ func TestARespondentTakesPartInTheWholeCaseInChromium(t *testing.T) {
 	))
 	require.Equal(t, "claim_upheld", text(`#award-outcome`))
 	require.Equal(t, "awarded", text(`#status`))
+	look(t, browser, "awarded")
 
 	// The award's html artifact opens through the page's session.
 	browsertest.ClickThrough(t, browser, `#award-links a`)

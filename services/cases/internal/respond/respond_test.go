@@ -12,6 +12,7 @@ import (
 
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/redistest"
+	"github.com/pcourt/pcourt/libs/webpage"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 	"github.com/pcourt/pcourt/services/cases/internal/respond"
@@ -509,6 +510,11 @@ func TestTheStaticFilesAreTheEmbeddedOnes(t *testing.T) {
 	css := s.get(t, "/respond/static/respond.css", "")
 	require.Equal(t, http.StatusOK, css.status)
 	require.Equal(t, "text/css; charset=utf-8", css.header.Get("Content-Type"))
+	shared := s.get(t, "/respond/static/"+webpage.StylesheetFile, "")
+	require.Equal(t, http.StatusOK, shared.status)
+	require.Equal(t, "text/css; charset=utf-8", shared.header.Get("Content-Type"))
+	require.Equal(t, string(webpage.Stylesheet), shared.body, "the design system, as libs/webpage embeds it")
+	requirePolicyHeaders(t, shared)
 	require.Equal(t, http.StatusNotFound, s.get(t, "/respond/static/secret.txt", "").status)
 }
 

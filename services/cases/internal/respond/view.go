@@ -185,6 +185,9 @@ func serveStatic(c *gin.Context) {
 	name := c.Param("file")
 	types := map[string]string{".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
 	b, err := staticFiles.ReadFile("static/" + name)
+	if name == webpage.StylesheetFile {
+		b, err = webpage.Stylesheet, nil
+	}
 	ct, known := types[path.Ext(name)]
 	if err != nil || !known {
 		c.Data(http.StatusNotFound, "text/plain; charset=utf-8", []byte("Not found.\n"))

@@ -1,13 +1,8 @@
 package console_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"image"
-	"image/color/palette"
-	"image/draw"
-	"image/png"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -25,33 +20,26 @@ import (
 	"github.com/pcourt/pcourt/services/console/internal/console"
 )
 
-// screenshot saves the viewport as docs/console/<name>.png when
-// PC_CONSOLE_SCREENSHOTS=1 (how the pictures of docs/console.md are made),
-// and otherwise only takes it, so the step is exercised either way.
+// screenshot shows the page in every look (browsertest.Looks: 1280 and
+// 375 px wide, light and dark), fails the test where a person would trip
+// (the page wider than the screen, a control without a name, text under
+// 4.5:1 of contrast), and saves each look as
+// docs/console/<name>-<look>.png when PC_CONSOLE_SCREENSHOTS=1 (how the
+// pictures of docs/console.md are made; make screenshots), and otherwise
+// only takes it, so the step is exercised either way.
 func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.scrollTo(0, 0); true`))
-	require.NoError(t, err)
-	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-	require.NoError(t, err)
-	require.NotEmpty(t, shot)
-	if os.Getenv("PC_CONSOLE_SCREENSHOTS") == "1" {
-		require.NoError(t, os.WriteFile(filepath.Join("..", "..", "..", "..", "docs", "console", name+".png"), smallPNG(t, shot), 0o644))
-	}
-}
-
-// smallPNG re-encodes a screenshot with the web-safe palette and the best
-// compression: a page of text and flat colours loses little, and the file
-// a third of its size.
-func smallPNG(t *testing.T, b []byte) []byte {
-	t.Helper()
-	img, err := png.Decode(bytes.NewReader(b))
-	require.NoError(t, err)
-	pal := image.NewPaletted(img.Bounds(), palette.WebSafe)
-	draw.Draw(pal, img.Bounds(), img, img.Bounds().Min, draw.Src)
-	var out bytes.Buffer
-	require.NoError(t, (&png.Encoder{CompressionLevel: png.BestCompression}).Encode(&out, pal))
-	return out.Bytes()
+	browsertest.EachLook(t, ctx, "the "+name+" page", func(l browsertest.Look) {
+		_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.scrollTo(0, 0); true`))
+		require.NoError(t, err)
+		shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		require.NoError(t, err)
+		require.NotEmpty(t, shot)
+		if os.Getenv("PC_CONSOLE_SCREENSHOTS") == "1" {
+			file := filepath.Join("..", "..", "..", "..", "docs", "console", name+"-"+l.Name()+".png")
+			browsertest.SavePNG(t, shot, file)
+		}
+	})
 }
 
 // unlabelled lists the page's visible form controls without a label.

@@ -183,6 +183,9 @@ func refusalNoSession() refusal {
 func serveStatic(c *gin.Context) {
 	name := path.Base(c.Param("file"))
 	b, err := staticFS.ReadFile("static/" + name)
+	if name == webpage.StylesheetFile {
+		b, err = webpage.Stylesheet, nil
+	}
 	if err != nil {
 		c.Data(http.StatusNotFound, "text/plain; charset=utf-8", []byte("not found"))
 		return
