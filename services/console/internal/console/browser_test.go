@@ -3,9 +3,11 @@ package console_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -184,7 +186,41 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	require.Contains(t, health, "0.0 % of 4 attempts succeeded")
 	require.Contains(t, health, "4 consecutive failures")
 	require.Regexp(t, `Disabled on \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ if failures go on`, health)
+	// The chart draws the API's hours: each bar's figures are the API's
+	// for the same window, over 24 hours and over 7 days.
+	chartMatchesTheAPI := func(window string, hours int) {
+		t.Helper()
+		var want, drawn []string
+		// A clock hour may turn between the page and the API's answer:
+		// then both are asked again.
+		for try := 0; try < 3 && (want == nil || !slices.Equal(want, drawn)); try++ {
+			if try > 0 {
+				require.NoError(t, chromedp.Do(browser, chromedp.Reload(), chromedp.WaitReady(`main`)))
+			}
+			status, answer := s.hookAPI(t, "GET", "/api/webhooks/endpoints/"+ep+"/health?window="+window, acme, nil)
+			require.Equal(t, http.StatusOK, status)
+			want = nil
+			for _, raw := range answer["data"].(map[string]any)["hours"].([]any) {
+				h := raw.(map[string]any)
+				want = append(want, fmt.Sprintf("%s %v %v %v %v", h["start"], h["attempts"], h["successes"], h["latencyP50Ms"], h["latencyP95Ms"]))
+			}
+			var err error
+			drawn, err = chromedp.Run(browser, chromedp.Evaluate[[]string](`[...document.querySelectorAll('tr[data-endpoint="`+ep+`"] svg.hours g[data-hour]')]
+			  .map(g => [g.dataset.hour, g.dataset.attempts, g.dataset.successes, g.dataset.p50, g.dataset.p95].join(' '))`))
+			require.NoError(t, err)
+		}
+		require.Len(t, want, hours)
+		require.Equal(t, want, drawn, "the %s chart draws the API's figures", window)
+		heights, err := chromedp.Run(browser, chromedp.Evaluate[float64](`[...document.querySelectorAll('tr[data-endpoint="`+ep+`"] svg.hours rect.fail')]
+		  .reduce((sum, r) => sum + Number(r.getAttribute('height')), 0)`))
+		require.NoError(t, err)
+		require.Positive(t, heights, "the failed attempts are drawn")
+	}
+	chartMatchesTheAPI("24h", 24)
 	screenshot(t, browser, "endpoints")
+	browsertest.ClickThrough(t, browser, `nav.window a[href$="?window=7d"]`)
+	chartMatchesTheAPI("7d", 168)
+	screenshot(t, browser, "endpoints-7d")
 
 	// The edit form, with the keyboard: the picker shows the current types.
 	require.NoError(t, chromedp.Do(browser,

@@ -160,17 +160,27 @@ type (
 		NextAttemptAt   *time.Time        `json:"nextAttemptAt"`
 	}
 	endpointHealth struct {
-		Status              string     `json:"status"`
-		Since               time.Time  `json:"since"`
-		Attempts            int64      `json:"attempts"`
-		Successes           int64      `json:"successes"`
-		SuccessRate         *float64   `json:"successRate"`
-		LatencyAvgMs        int64      `json:"latencyAvgMs"`
-		LatencyP95Ms        int64      `json:"latencyP95Ms"`
-		FailingSince        *time.Time `json:"failingSince"`
-		ConsecutiveFailures int        `json:"consecutiveFailures"`
-		DisableAt           *time.Time `json:"disableAt"`
-		DisableMinFailures  int        `json:"disableMinFailures"`
+		Status              string        `json:"status"`
+		Since               time.Time     `json:"since"`
+		Attempts            int64         `json:"attempts"`
+		Successes           int64         `json:"successes"`
+		SuccessRate         *float64      `json:"successRate"`
+		LatencyAvgMs        int64         `json:"latencyAvgMs"`
+		LatencyP95Ms        int64         `json:"latencyP95Ms"`
+		FailingSince        *time.Time    `json:"failingSince"`
+		ConsecutiveFailures int           `json:"consecutiveFailures"`
+		DisableAt           *time.Time    `json:"disableAt"`
+		DisableMinFailures  int           `json:"disableMinFailures"`
+		Window              string        `json:"window"`
+		Hours               []hourFigures `json:"hours"`
+	}
+	hourFigures struct {
+		Start        time.Time `json:"start"`
+		Attempts     int64     `json:"attempts"`
+		Successes    int64     `json:"successes"`
+		SuccessRate  *float64  `json:"successRate"`
+		LatencyP50Ms int64     `json:"latencyP50Ms"`
+		LatencyP95Ms int64     `json:"latencyP95Ms"`
 	}
 	recovery struct {
 		ID    string `json:"id"`

@@ -20,11 +20,15 @@ type endpointRow struct {
 	// RecoverSince is the start of the failed window the one-step
 	// recovery offers: the failing streak's first failure.
 	RecoverSince string
+	// Chart draws the health's hours over the page's window.
+	Chart *hourChart
 }
 
 type endpointsView struct {
 	Endpoints  []endpointRow
 	EventTypes []string
+	// Window is the charts' span, the API's: "24h" (the default) or "7d".
+	Window string
 }
 
 // endpoints lists the endpoints with their health and recent failed
@@ -38,17 +42,24 @@ func (cs *Console) endpoints(c *gin.Context, s *session) {
 		cs.apiRefusal(c, s, err, cs.path("/endpoints"))
 		return
 	}
-	v := endpointsView{EventTypes: eventTypes}
+	// Another window than 7d is the default one: the page asks the API
+	// for no span it does not offer.
+	v := endpointsView{EventTypes: eventTypes, Window: "24h"}
+	if c.Query("window") == "7d" {
+		v.Window = "7d"
+	}
 	for _, e := range eps.Data {
 		row := endpointRow{endpoint: e}
 		var health struct {
 			Data endpointHealth `json:"data"`
 		}
-		if err := cs.client.call(ctx, s.bearer, http.MethodGet, webhooksAPI+"/endpoints/"+e.ID+"/health", nil, nil, "", &health); err != nil {
+		window := url.Values{"window": {v.Window}}
+		if err := cs.client.call(ctx, s.bearer, http.MethodGet, webhooksAPI+"/endpoints/"+e.ID+"/health", window, nil, "", &health); err != nil {
 			cs.apiRefusal(c, s, err, cs.path("/endpoints"))
 			return
 		}
 		row.Health = health.Data
+		row.Chart = newHourChart(e.ID, v.Window, health.Data.Hours)
 		var failed struct {
 			Data []delivery `json:"data"`
 		}

@@ -149,6 +149,40 @@ func TestTestEventsAreSignedDeliveriesCountedInTheHealth(t *testing.T) {
 	assert.EqualValues(t, 1, h["consecutiveFailures"], "one success does not end a streak; three in a row do")
 	assert.Positive(t, h["latencyP95Ms"])
 
+	// Hour by hour: 24 clock hours by default, 168 with window=7d, oldest
+	// first, the hour of "until" last; the two attempts are in them, an
+	// hour without any is listed with zeros.
+	assert.Equal(t, "24h", h["window"])
+	for window, n := range map[string]int{"24h": 24, "7d": 168} {
+		r = s.do(t, "GET", "/api/webhooks/endpoints/"+ep+"/health?window="+window, s.partner, nil)
+		require.Equal(t, http.StatusOK, r.status, string(r.raw))
+		until, err := time.Parse(time.RFC3339Nano, r.data()["until"].(string))
+		require.NoError(t, err)
+		hours := r.data()["hours"].([]any)
+		require.Len(t, hours, n, window)
+		var attempts, successes float64
+		for i, raw := range hours {
+			hr := raw.(map[string]any)
+			start, err := time.Parse(time.RFC3339Nano, hr["start"].(string))
+			require.NoError(t, err)
+			assert.Equal(t, until.Truncate(time.Hour).Add(-time.Duration(n-1-i)*time.Hour), start, window)
+			attempts += hr["attempts"].(float64)
+			successes += hr["successes"].(float64)
+			if hr["attempts"].(float64) == 0 {
+				assert.Nil(t, hr["successRate"], window)
+				assert.EqualValues(t, 0, hr["latencyP50Ms"], window)
+			} else {
+				assert.Positive(t, hr["latencyP50Ms"], window)
+				assert.GreaterOrEqual(t, hr["latencyP95Ms"], hr["latencyP50Ms"], window)
+			}
+		}
+		assert.EqualValues(t, 2, attempts, window)
+		assert.EqualValues(t, 1, successes, window)
+	}
+	r = s.do(t, "GET", "/api/webhooks/endpoints/"+ep+"/health?window=30d", s.partner, nil)
+	assert.Equal(t, http.StatusBadRequest, r.status)
+	assert.Equal(t, "invalid_query", r.body["code"])
+
 	// A replay of a test event is a test event too, and signed as one.
 	r = s.do(t, "POST", "/api/webhooks/deliveries/"+d["id"].(string)+"/replay", s.partner, nil, idem()...)
 	require.Equal(t, http.StatusAccepted, r.status, string(r.raw))

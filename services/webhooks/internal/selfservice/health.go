@@ -15,6 +15,9 @@ type Health struct {
 	At       time.Time
 	// Figures are the endpoint's attempts over the last 24 clock hours.
 	Figures store.EndpointFigures
+	// Hours are its attempts hour by hour over the window asked for (24
+	// or 168 clock hours, the current one last).
+	Hours []store.HourFigures
 	// Policy is the senders' disable policy.
 	Policy delivery.HealthPolicy
 	// DisableAt is when the failing streak disables the endpoint if
@@ -25,7 +28,9 @@ type Health struct {
 // EndpointHealth returns the endpoint's attempts over the last 24 clock
 // hours (success rate, latency) and its failing streak with the time the
 // senders will disable it if it keeps failing.
-func (s *Service) EndpointHealth(ctx context.Context, scope endpoints.Scope, id string) (Health, error) {
+//
+// hours is the window of Hours: 24 (a day) or store.HistoryHours (7 days).
+func (s *Service) EndpointHealth(ctx context.Context, scope endpoints.Scope, id string, hours int) (Health, error) {
 	ep, err := s.Endpoints.Get(ctx, scope, id)
 	if err != nil {
 		return Health{}, err
@@ -35,7 +40,11 @@ func (s *Service) EndpointHealth(ctx context.Context, scope endpoints.Scope, id 
 	if err != nil {
 		return Health{}, err
 	}
-	h := Health{Endpoint: ep, At: now, Figures: f, Policy: s.Health}
+	byHour, err := s.Deliveries.EndpointHours(ctx, scope, ep.ID, now, hours)
+	if err != nil {
+		return Health{}, err
+	}
+	h := Health{Endpoint: ep, At: now, Figures: f, Hours: byHour, Policy: s.Health}
 	if ep.Health.Failing() && ep.Status == endpoints.Enabled {
 		// The streak disables at its first failure once it is
 		// DisableAfter old and holds MinFailures failures.
