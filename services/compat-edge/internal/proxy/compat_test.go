@@ -535,6 +535,11 @@ func TestLegacyUseReachesTheLedgerAndA410DoesNot(t *testing.T) {
 	uses, err := st.Uses(ctx, cred.PublicID)
 	require.NoError(t, err)
 	at := moments["inside the window"].Truncate(time.Millisecond)
+	require.Len(t, uses, 1)
+	for _, d := range uses[0].Days {
+		require.Zero(t, d.Calls, "nothing in the last 30 days")
+	}
+	uses[0].Days = nil
 	require.Equal(t, []store.Use{{Subject: cred.PublicID, Route: "/api/v2/cases/{caseId}", First: at, Last: at, Count: 1, Sample: sample}}, uses,
 		"the call's request id is the sample; it was not in the last 24 hours or 30 days")
 	anon, err := st.Uses(ctx, store.Anonymous)

@@ -31,6 +31,15 @@ type Use struct {
 	// before it.
 	Last24h int64
 	Last30d int64
+	// Days are read back too: the calls of each of those 30 UTC days,
+	// oldest first, a day without calls included.
+	Days []DayCalls
+}
+
+// DayCalls are the calls of one UTC day.
+type DayCalls struct {
+	Day   time.Time // its start
+	Calls int64
 }
 
 // Anonymous is the subject of requests without a bearer credential
@@ -147,6 +156,15 @@ func (s *Store) UsesAt(ctx context.Context, subject string, at time.Time) ([]Use
 		return out
 	}
 	last24h, last30d := recent(hours), recent(days)
+	firstDay := hour/24 - 29
+	daily := func(route string) []DayCalls {
+		out := make([]DayCalls, len(days))
+		for i, c := range days {
+			n, _ := strconv.ParseInt(c.Val()[route], 10, 64)
+			out[i] = DayCalls{Day: time.Unix((firstDay+int64(i))*86400, 0).UTC(), Calls: n}
+		}
+		return out
+	}
 	byRoute := map[string]*Use{}
 	for field, v := range record.Val() {
 		kind, route, ok := strings.Cut(field, "|")
@@ -155,7 +173,7 @@ func (s *Store) UsesAt(ctx context.Context, subject string, at time.Time) ([]Use
 		}
 		u := byRoute[route]
 		if u == nil {
-			u = &Use{Subject: subject, Route: route, Last24h: last24h[route], Last30d: last30d[route]}
+			u = &Use{Subject: subject, Route: route, Last24h: last24h[route], Last30d: last30d[route], Days: daily(route)}
 			byRoute[route] = u
 		}
 		if kind == "sample" {

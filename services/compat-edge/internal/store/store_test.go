@@ -121,6 +121,10 @@ func TestLedgerMergesBatchesInAnyOrder(t *testing.T) {
 
 	uses, err := s.Uses(ctx, "cred_a")
 	require.NoError(t, err)
+	for i := range uses {
+		require.Len(t, uses[i].Days, 30, "the last 30 days, read back")
+		uses[i].Days = nil
+	}
 	require.Equal(t, []store.Use{
 		{Subject: "cred_a", Route: read, First: t0.Add(3 * time.Hour), Last: t0.Add(3 * time.Hour), Count: 1},
 		{Subject: "cred_a", Route: answer, First: t0, Last: t0.Add(2 * time.Hour), Count: 5},
@@ -162,6 +166,17 @@ func TestLedgerCountsRecentCallsAndKeepsASample(t *testing.T) {
 	require.Equal(t, int64(4), uses[0].Last24h)
 	require.Equal(t, int64(11), uses[0].Last30d)
 	require.Equal(t, "req_latest", uses[0].Sample, "the older batch, written later, does not replace the latest call's id")
+	days := uses[0].Days
+	require.Len(t, days, 30)
+	require.Equal(t, now.Truncate(24*time.Hour), days[29].Day, "today last")
+	require.Equal(t, now.Truncate(24*time.Hour).Add(-29*24*time.Hour), days[0].Day)
+	want := map[time.Time]int64{}
+	for ago, n := range map[time.Duration]int64{0: 3, time.Hour: 1, 26 * time.Hour: 2, 72 * time.Hour: 5} {
+		want[now.Add(-ago).Truncate(time.Hour).Truncate(24*time.Hour)] += n
+	}
+	for _, d := range days {
+		require.Equal(t, want[d.Day], d.Calls, "the calls of %s", d.Day)
+	}
 
 	later, err := s.UsesAt(ctx, "cred_a", now.Add(40*24*time.Hour))
 	require.NoError(t, err)

@@ -110,14 +110,17 @@ type FamilyNow struct {
 
 // RouteUse is one deprecated route the partner's credentials called.
 type RouteUse struct {
-	Route           string       `json:"route"`
-	Family          string       `json:"family,omitempty"`
-	Successor       string       `json:"successor,omitempty"`
-	FirstCallAt     time.Time    `json:"firstCallAt"`
-	LastCallAt      time.Time    `json:"lastCallAt"`
-	Calls           int64        `json:"calls"`
-	CallsLast24h    int64        `json:"callsLast24h"`
-	CallsLast30d    int64        `json:"callsLast30d"`
+	Route        string    `json:"route"`
+	Family       string    `json:"family,omitempty"`
+	Successor    string    `json:"successor,omitempty"`
+	FirstCallAt  time.Time `json:"firstCallAt"`
+	LastCallAt   time.Time `json:"lastCallAt"`
+	Calls        int64     `json:"calls"`
+	CallsLast24h int64     `json:"callsLast24h"`
+	CallsLast30d int64     `json:"callsLast30d"`
+	// CallsByDay are the calls of each of the 30 UTC days of CallsLast30d,
+	// oldest first.
+	CallsByDay      []DayCalls   `json:"callsByDay"`
 	SampleRequestID string       `json:"sampleRequestId,omitempty"`
 	Credentials     []Credential `json:"credentials"`
 	// Sunset is set when a retirement date is announced for the route.
@@ -128,6 +131,12 @@ type RouteUse struct {
 	Brownouts []Span     `json:"brownouts"`
 
 	sampleAt time.Time
+}
+
+// DayCalls are a route's calls on one UTC day.
+type DayCalls struct {
+	Day   string `json:"day"` // YYYY-MM-DD
+	Calls int64  `json:"calls"`
 }
 
 // Credential names one of the partner's credentials that called a route.
@@ -210,6 +219,15 @@ func (rd *Reader) read(ctx context.Context, caller auth.Credential) (Usage, erro
 			r.Calls += u.Count
 			r.CallsLast24h += u.Last24h
 			r.CallsLast30d += u.Last30d
+			if r.CallsByDay == nil {
+				r.CallsByDay = make([]DayCalls, len(u.Days))
+				for i, d := range u.Days {
+					r.CallsByDay[i].Day = d.Day.Format(time.DateOnly)
+				}
+			}
+			for i, d := range u.Days {
+				r.CallsByDay[i].Calls += d.Calls
+			}
 			r.Credentials = append(r.Credentials, Credential{ID: cr.PublicID, Label: cr.Label})
 		}
 	}

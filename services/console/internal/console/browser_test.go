@@ -409,6 +409,51 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, got, cell)
 	}
+	// The chart draws the edge's calls per day for the route, the same 30
+	// days, and says the Sunset (a line on its day once it falls within
+	// them).
+	var wantDays, drawnDays []string
+	// A UTC day may turn between the page and the usage read: then both
+	// are asked again.
+	for try := 0; try < 3 && (wantDays == nil || !slices.Equal(wantDays, drawnDays)); try++ {
+		if try > 0 {
+			require.NoError(t, chromedp.Do(browser, chromedp.Reload(), chromedp.WaitReady(`main`)))
+		}
+		usageReq, err := http.NewRequest(http.MethodGet, s.url+"/api/compatibility/usage", nil)
+		require.NoError(t, err)
+		usageReq.Header.Set("Authorization", "Bearer "+acme)
+		usageResp, err := http.DefaultClient.Do(usageReq)
+		require.NoError(t, err)
+		var usage struct {
+			Data struct {
+				Routes []struct {
+					Route      string `json:"route"`
+					CallsByDay []struct {
+						Day   string `json:"day"`
+						Calls int64  `json:"calls"`
+					} `json:"callsByDay"`
+				} `json:"routes"`
+			} `json:"data"`
+		}
+		require.NoError(t, json.NewDecoder(usageResp.Body).Decode(&usage))
+		usageResp.Body.Close()
+		wantDays = nil
+		for _, r := range usage.Data.Routes {
+			if r.Route == "/api/v2/webhooks/deliveries" {
+				for _, d := range r.CallsByDay {
+					wantDays = append(wantDays, fmt.Sprintf("%s %d", d.Day, d.Calls))
+				}
+			}
+		}
+		drawnDays, err = chromedp.Run(browser, chromedp.Evaluate[[]string](`[...document.querySelectorAll('figure[data-route="/api/v2/webhooks/deliveries"] svg.days g[data-day]')]
+		  .map(g => g.dataset.day + ' ' + g.dataset.calls)`))
+		require.NoError(t, err)
+	}
+	require.Len(t, wantDays, 30)
+	require.Equal(t, wantDays, drawnDays, "the chart draws the edge's calls per day")
+	caption, err := chromedp.Run(browser, chromedp.Text(`figure[data-route="/api/v2/webhooks/deliveries"] figcaption small`))
+	require.NoError(t, err)
+	require.Contains(t, caption, "Sunset: "+sunset)
 	screenshot(t, browser, "compatibility")
 
 	require.NoError(t, chromedp.Do(browser, chromedp.Click(`nav a[href$="/audit"]`), chromedp.WaitVisible(`#audit`)))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // An endpoint's hours drawn as SVG on the server: no script is needed to
@@ -108,4 +109,67 @@ func describeHour(h hourFigures) string {
 		return at + ": no attempts"
 	}
 	return fmt.Sprintf("%s: %d attempts, %d succeeded; latency p50 ≤ %d ms, p95 ≤ %d ms", at, h.Attempts, h.Successes, h.LatencyP50Ms, h.LatencyP95Ms)
+}
+
+// dayCalls are a deprecated route's calls on one UTC day, as the edge's
+// usage read answers them (callsByDay).
+type dayCalls struct {
+	Day   string `json:"day"` // YYYY-MM-DD
+	Calls int64  `json:"calls"`
+}
+
+// dayChart is a deprecated route's last 30 days: a bar per day, and its
+// Sunset as a line on the day it falls, when it falls within them, or
+// said beside the chart when it is still to come.
+type dayChart struct {
+	Route     string
+	Width     float64
+	Height    float64
+	Bars      []dayBar
+	MaxCalls  int64
+	SunsetX   float64 // the Sunset's line; meaningful when SunsetIn
+	SunsetIn  bool
+	SunsetDay string // YYYY-MM-DD; "" when none is announced
+	Summary   string
+}
+
+// dayBar is one day's bar.
+type dayBar struct {
+	dayCalls
+	X, W, Y, H float64
+	Describing string
+}
+
+// newDayChart lays the days out; nil without days.
+func newDayChart(route string, days []dayCalls, sunset time.Time) *dayChart {
+	if len(days) == 0 {
+		return nil
+	}
+	c := &dayChart{Route: route, Width: chartWidth, Height: attemptsHeight}
+	var total int64
+	for _, d := range days {
+		c.MaxCalls = max(c.MaxCalls, d.Calls)
+		total += d.Calls
+	}
+	w := chartWidth / float64(len(days))
+	for i, d := range days {
+		b := dayBar{dayCalls: d, X: float64(i) * w, W: w, Y: attemptsHeight}
+		if c.MaxCalls > 0 {
+			b.H = (attemptsHeight - chartAxisMargin) * float64(d.Calls) / float64(c.MaxCalls)
+			b.Y = attemptsHeight - b.H
+		}
+		b.Describing = fmt.Sprintf("%s: %d calls", d.Day, d.Calls)
+		c.Bars = append(c.Bars, b)
+	}
+	c.Summary = fmt.Sprintf("Calls per day over the last 30 days: %d in all, the busiest day %d.", total, c.MaxCalls)
+	if !sunset.IsZero() {
+		c.SunsetDay = sunset.UTC().Format(time.DateOnly)
+		for i, d := range days {
+			if d.Day == c.SunsetDay {
+				c.SunsetIn, c.SunsetX = true, float64(i)*w
+			}
+		}
+		c.Summary += " Sunset: " + c.SunsetDay + "."
+	}
+	return c
 }

@@ -24,6 +24,8 @@ type compatRow struct {
 	Brownouts        []span
 	Stage            string // warn, brownout or retired
 	Status           string
+	// Chart draws the calls of the last 30 days, the Sunset marked.
+	Chart *dayChart
 }
 
 type span struct{ Start, End time.Time }
@@ -49,6 +51,7 @@ type compatibilityUsage struct {
 			Calls           int64      `json:"calls"`
 			CallsLast24h    int64      `json:"callsLast24h"`
 			CallsLast30d    int64      `json:"callsLast30d"`
+			CallsByDay      []dayCalls `json:"callsByDay"`
 			SampleRequestID string     `json:"sampleRequestId"`
 			Sunset          *time.Time `json:"sunset"`
 			Extension       *time.Time `json:"extension"`
@@ -95,6 +98,7 @@ func (cs *Console) compatibility(c *gin.Context, s *session) {
 			}
 			v.Announced = true
 		}
+		row.Chart = newDayChart(r.Route, r.CallsByDay, row.Sunset)
 		v.Rows = append(v.Rows, row)
 	}
 	cs.render(c, http.StatusOK, "compatibility", cs.frame(c, s, "compatibility", v))
