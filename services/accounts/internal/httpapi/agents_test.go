@@ -1,0 +1,399 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/pcourt/pcourt/libs/auth"
+	"github.com/pcourt/pcourt/libs/auth/authtest"
+	"github.com/pcourt/pcourt/libs/httpserver"
+	"github.com/pcourt/pcourt/libs/idempotency"
+	"github.com/pcourt/pcourt/libs/redistest"
+	"github.com/pcourt/pcourt/services/accounts/internal/agents"
+	"github.com/pcourt/pcourt/services/accounts/internal/httpapi"
+	"github.com/pcourt/pcourt/services/accounts/internal/oauth"
+	"github.com/pcourt/pcourt/services/accounts/internal/store"
+)
+
+const audience = "https://api.pcourt.test"
+
+type stack struct {
+	url      string
+	rdb      redis.UniversalClient
+	creds    *auth.Store
+	operator string // orchestrator of partner-test, sandbox
+	other    string // orchestrator of another partner
+	live     string // partner-test, live
+	agent    string // a claimant agent credential of partner-test
+}
+
+func newStack(t *testing.T) *stack {
+	t.Helper()
+	rdb := redistest.NewClient(t)
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	s := &stack{rdb: rdb, creds: auth.NewStore(rdb, auth.DefaultStoreConfig())}
+	s.operator, _ = authtest.Mint(t, s.creds, auth.RolePlatformOrchestrator)
+	s.other, _ = authtest.Mint(t, s.creds, auth.RolePlatformOrchestrator, authtest.WithPartner("partner-other"))
+	s.live, _ = authtest.Mint(t, s.creds, auth.RolePlatformOrchestrator, func(r *auth.MintRequest) { r.Environment = auth.Live })
+	s.agent, _ = authtest.Mint(t, s.creds, auth.RoleClaimantAgent)
+	journal, err := idempotency.NewJournal(rdb, idempotency.DefaultConfig("pc:acct"), logger)
+	require.NoError(t, err)
+	uc := agents.New(store.New(rdb), s.creds, logger, nil)
+	srv := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "accounts", Logger: logger, Mapper: httpapi.Problem})
+	httpapi.Register(srv.Router(), httpapi.Deps{
+		Credentials: s.creds, Agents: uc, Journal: journal,
+		OAuth: oauth.New(oauth.Config{Issuer: audience, APIAudience: audience}, uc, logger),
+	})
+	ts := httptest.NewServer(srv.Router())
+	t.Cleanup(ts.Close)
+	s.url = ts.URL
+	return s
+}
+
+// call sends a JSON request with a bearer and an Idempotency-Key, and
+// decodes the answer into out (the data member of a success, the problem
+// otherwise).
+func (s *stack) call(t *testing.T, method, path, bearer string, body any) (int, map[string]any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		require.NoError(t, err)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, s.url+path, rd)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+bearer)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", rand.Text())
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	if len(raw) == 0 {
+		return resp.StatusCode, nil
+	}
+	var out map[string]any
+	require.NoError(t, json.Unmarshal(raw, &out), string(raw))
+	if d, ok := out["data"].(map[string]any); ok {
+		return resp.StatusCode, d
+	}
+	return resp.StatusCode, out
+}
+
+// registerAgent registers an agent account of the operator and adds a
+// client with scopes; it returns the account id and the client's
+// credentials.
+func (s *stack) registerAgent(t *testing.T, scopes ...string) (string, clientcredentials.Config) {
+	t.Helper()
+	status, a := s.call(t, http.MethodPost, "/api/accounts", s.operator, map[string]any{"kind": "autonomous_agent", "displayName": "Claims bot " + t.Name()})
+	require.Equal(t, http.StatusCreated, status, a)
+	require.Equal(t, "unverified", a["status"])
+	id := a["id"].(string)
+	status, c := s.call(t, http.MethodPost, "/api/accounts/"+id+"/clients", s.operator, map[string]any{"scopes": scopes})
+	require.Equal(t, http.StatusCreated, status, c)
+	require.True(t, strings.HasPrefix(c["clientSecret"].(string), "pc_ocs_"))
+	return id, clientcredentials.Config{
+		ClientID: c["clientId"].(string), ClientSecret: c["clientSecret"].(string), TokenURL: s.url + oauth.TokenPath,
+		AuthStyle: oauth2.AuthStyleInHeader,
+	}
+}
+
+func (s *stack) attest(t *testing.T, id string) {
+	t.Helper()
+	status, a := s.call(t, http.MethodPost, "/api/accounts/"+id+"/attestation", s.operator, map[string]any{
+		"model": "claims-model-7", "provider": "Acme Labs", "contact": "ops@acme.test", "acceptsResponsibility": true,
+	})
+	require.Equal(t, http.StatusOK, status, a)
+	require.Equal(t, "verified", a["status"])
+}
+
+// oauthError is the RFC 6749 error an x/oauth2 client got.
+func oauthError(t *testing.T, err error) (int, string) {
+	t.Helper()
+	var re *oauth2.RetrieveError
+	require.ErrorAs(t, err, &re)
+	return re.Response.StatusCode, re.ErrorCode
+}
+
+func TestAVerifiedAgentGetsATokenByClientCredentialsThatEveryServiceAuthenticates(t *testing.T) {
+	s := newStack(t)
+	id, cc := s.registerAgent(t, "cases:read", "cases:act")
+
+	_, err := cc.Token(context.Background())
+	status, code := oauthError(t, err)
+	require.Equal(t, http.StatusBadRequest, status)
+	require.Equal(t, "unauthorized_client", code, "an unverified agent gets no token")
+
+	s.attest(t, id)
+	tok, err := cc.Token(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, "Bearer", tok.TokenType)
+	require.True(t, strings.HasPrefix(tok.AccessToken, "pc_oat_sbx_"))
+	require.Equal(t, "cases:read cases:act", tok.Extra("scope"))
+
+	cred, err := s.creds.Authenticate(context.Background(), tok.AccessToken)
+	require.NoError(t, err)
+	require.Equal(t, id, cred.AccountID)
+	require.Equal(t, cc.ClientID, cred.ClientID)
+	require.Equal(t, audience, cred.Audience)
+	require.Empty(t, cred.PartnerID, "an account token is no partner's")
+	require.Empty(t, cred.Role, "an account token has no role")
+	require.Equal(t, []auth.Scope{auth.ScopeCasesRead, auth.ScopeCasesAct}, cred.Scopes)
+	require.Equal(t, auth.Sandbox, cred.Environment)
+}
+
+func TestATokenCarriesOnlyScopesItsClientWasRegisteredWith(t *testing.T) {
+	s := newStack(t)
+	id, cc := s.registerAgent(t, "cases:read")
+	s.attest(t, id)
+
+	cc.Scopes = []string{"cases:read", "executions:report"}
+	_, err := cc.Token(context.Background())
+	status, code := oauthError(t, err)
+	require.Equal(t, http.StatusBadRequest, status)
+	require.Equal(t, "invalid_scope", code, "OAuth never widens a client's scopes")
+
+	cc.Scopes = []string{"administrator"}
+	_, err = cc.Token(context.Background())
+	_, code = oauthError(t, err)
+	require.Equal(t, "invalid_scope", code, "no scope names administrator powers")
+
+	cc.Scopes = []string{"cases:read"}
+	tok, err := cc.Token(context.Background())
+	require.NoError(t, err)
+	cred, err := s.creds.Authenticate(context.Background(), tok.AccessToken)
+	require.NoError(t, err)
+	require.False(t, cred.HasScope(auth.ScopeExecutionsReport))
+}
+
+func TestATokenIsForTheAPIOnly(t *testing.T) {
+	s := newStack(t)
+	id, cc := s.registerAgent(t, "cases:read")
+	s.attest(t, id)
+	cc.EndpointParams = url.Values{"resource": {"https://elsewhere.test"}}
+	_, err := cc.Token(context.Background())
+	_, code := oauthError(t, err)
+	require.Equal(t, "invalid_target", code)
+
+	cc.EndpointParams = url.Values{"resource": {audience}}
+	_, err = cc.Token(context.Background())
+	require.NoError(t, err)
+}
+
+func TestAWrongSecretOrAnUnknownClientIsUnauthenticated(t *testing.T) {
+	s := newStack(t)
+	id, cc := s.registerAgent(t, "cases:read")
+	s.attest(t, id)
+	for name, mutate := range map[string]func(*clientcredentials.Config){
+		"wrong secret":   func(c *clientcredentials.Config) { c.ClientSecret += "x" },
+		"unknown client": func(c *clientcredentials.Config) { c.ClientID = "ocl_NOSUCHCLIENT" },
+		"no secret":      func(c *clientcredentials.Config) { c.ClientSecret = ""; c.AuthStyle = oauth2.AuthStyleInParams },
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := cc
+			mutate(&c)
+			_, err := c.Token(context.Background())
+			status, code := oauthError(t, err)
+			require.Equal(t, http.StatusUnauthorized, status)
+			require.Equal(t, "invalid_client", code)
+		})
+	}
+}
+
+func TestAnotherPartnerNeitherSeesNorManagesTheAccount(t *testing.T) {
+	s := newStack(t)
+	id, cc := s.registerAgent(t, "cases:read")
+	for _, bearer := range []string{s.other, s.live} {
+		status, p := s.call(t, http.MethodGet, "/api/accounts/"+id, bearer, nil)
+		require.Equal(t, http.StatusNotFound, status)
+		require.Equal(t, "account_not_found", p["code"])
+		status, p = s.call(t, http.MethodPost, "/api/accounts/"+id+"/attestation", bearer, map[string]any{
+			"model": "m", "provider": "p", "contact": "c", "acceptsResponsibility": true,
+		})
+		require.Equal(t, http.StatusNotFound, status, p)
+		status, _ = s.call(t, http.MethodDelete, "/api/accounts/"+id+"/clients/"+cc.ClientID, bearer, nil)
+		require.Equal(t, http.StatusNotFound, status)
+		status, list := s.call(t, http.MethodGet, "/api/accounts", bearer, nil)
+		require.Equal(t, http.StatusOK, status)
+		require.NotContains(t, jsonString(t, list), id)
+	}
+	status, p := s.call(t, http.MethodGet, "/api/accounts/"+id, s.agent, nil)
+	require.Equal(t, http.StatusForbidden, status, "an agent credential does not operate accounts")
+	require.Equal(t, "forbidden", p["code"])
+
+	status, a := s.call(t, http.MethodGet, "/api/accounts/"+id, s.operator, nil)
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, "unverified", a["status"], "nothing the others sent changed it")
+}
+
+func jsonString(t *testing.T, v any) string {
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func TestBadRegistrationsAndAttestationsAreProblemsThatChangeNothing(t *testing.T) {
+	s := newStack(t)
+	for _, tc := range []struct {
+		body   map[string]any
+		status int
+		code   string
+	}{
+		{map[string]any{"kind": "autonomous_agent", "displayName": ""}, 400, "invalid_account"},
+		{map[string]any{"kind": "robot", "displayName": "x"}, 400, "invalid_account"},
+		{map[string]any{"kind": "individual", "displayName": "x"}, 422, "account_kind_not_registrable"},
+		{map[string]any{"kind": "autonomous_agent", "displayName": "x", "extra": 1}, 400, "unknown_field"},
+	} {
+		status, p := s.call(t, http.MethodPost, "/api/accounts", s.operator, tc.body)
+		require.Equal(t, tc.status, status, p)
+		require.Equal(t, tc.code, p["code"])
+	}
+	status, list := s.call(t, http.MethodGet, "/api/accounts", s.operator, nil)
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, "[]", jsonString(t, list["data"]))
+
+	id, _ := s.registerAgent(t, "cases:read")
+	status, p := s.call(t, http.MethodPost, "/api/accounts/"+id+"/attestation", s.operator, map[string]any{
+		"model": "m", "provider": "p", "contact": "c", "acceptsResponsibility": false,
+	})
+	require.Equal(t, http.StatusBadRequest, status)
+	require.Equal(t, "invalid_account", p["code"])
+	s.attest(t, id)
+	status, p = s.call(t, http.MethodPost, "/api/accounts/"+id+"/attestation", s.operator, map[string]any{
+		"model": "m2", "provider": "p", "contact": "c", "acceptsResponsibility": true,
+	})
+	require.Equal(t, http.StatusConflict, status)
+	require.Equal(t, "account_already_verified", p["code"])
+	_, a := s.call(t, http.MethodGet, "/api/accounts/"+id, s.operator, nil)
+	require.Equal(t, "claims-model-7", a["attestation"].(map[string]any)["model"], "the first attestation stands")
+
+	status, p = s.call(t, http.MethodPost, "/api/accounts/"+id+"/clients", s.operator, map[string]any{"scopes": []string{"cases:read", "cases:read"}})
+	require.Equal(t, http.StatusBadRequest, status)
+	require.Equal(t, "invalid_scope", p["code"])
+}
+
+func TestRevokingAClientRevokesTheTokensItHolds(t *testing.T) {
+	s := newStack(t)
+	id, cc := s.registerAgent(t, "cases:read")
+	s.attest(t, id)
+	tok, err := cc.Token(context.Background())
+	require.NoError(t, err)
+
+	status, _ := s.call(t, http.MethodDelete, "/api/accounts/"+id+"/clients/"+cc.ClientID, s.operator, nil)
+	require.Equal(t, http.StatusNoContent, status)
+	fresh := auth.NewStore(s.rdb, auth.DefaultStoreConfig())
+	_, err = fresh.Authenticate(context.Background(), tok.AccessToken)
+	require.ErrorIs(t, err, auth.ErrInvalidCredential, "the client's live token is revoked with it")
+
+	_, err = cc.Token(context.Background())
+	status, code := oauthError(t, err)
+	require.Equal(t, http.StatusUnauthorized, status)
+	require.Equal(t, "invalid_client", code)
+}
+
+func TestRevocationAndIntrospectionAnswerForTheClientsOwnTokens(t *testing.T) {
+	s := newStack(t)
+	id, cc := s.registerAgent(t, "cases:read")
+	s.attest(t, id)
+	_, other := s.registerAgent(t, "cases:read")
+	tok, err := cc.Token(context.Background())
+	require.NoError(t, err)
+
+	introspect := func(c clientcredentials.Config, token string) map[string]any {
+		form := url.Values{"token": {token}}
+		req, _ := http.NewRequest(http.MethodPost, s.url+oauth.IntrospectionPath, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.SetBasicAuth(c.ClientID, c.ClientSecret)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		require.Equal(t, "no-store", resp.Header.Get("Cache-Control"))
+		var out map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+		return out
+	}
+	revoke := func(c clientcredentials.Config, token string) (int, map[string]any) {
+		form := url.Values{"token": {token}}
+		req, _ := http.NewRequest(http.MethodPost, s.url+oauth.RevocationPath, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.SetBasicAuth(c.ClientID, c.ClientSecret)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+
+	got := introspect(cc, tok.AccessToken)
+	require.Equal(t, true, got["active"])
+	require.Equal(t, id, got["sub"])
+	require.Equal(t, "cases:read", got["scope"])
+	require.Equal(t, audience, got["aud"])
+	require.Equal(t, false, introspect(other, tok.AccessToken)["active"], "another client learns nothing of the token")
+
+	status, body := revoke(other, tok.AccessToken)
+	require.Equal(t, http.StatusBadRequest, status)
+	require.Equal(t, "unauthorized_client", body["error"])
+	_, err = s.creds.Authenticate(context.Background(), tok.AccessToken)
+	require.NoError(t, err, "another client's revocation changed nothing")
+
+	status, _ = revoke(cc, tok.AccessToken)
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, false, introspect(cc, tok.AccessToken)["active"])
+	status, _ = revoke(cc, tok.AccessToken)
+	require.Equal(t, http.StatusOK, status, "revoking a revoked token is answered 200 (RFC 7009)")
+}
+
+func TestTheMetadataDescribesTheServer(t *testing.T) {
+	s := newStack(t)
+	resp, err := http.Get(s.url + oauth.MetadataPath)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var md map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&md))
+	require.Equal(t, audience, md["issuer"])
+	require.Equal(t, audience+oauth.TokenPath, md["token_endpoint"])
+	require.Equal(t, []any{"client_credentials"}, md["grant_types_supported"])
+	require.Equal(t, []any{"cases:read", "cases:act", "evidence:file", "readiness:buy", "executions:report"}, md["scopes_supported"])
+	require.Equal(t, []any{}, md["response_types_supported"])
+}
+
+func TestGrantsThatAreNotBuiltAreRefusedAsUnsupported(t *testing.T) {
+	s := newStack(t)
+	id, cc := s.registerAgent(t, "cases:read")
+	s.attest(t, id)
+	for _, grant := range []string{"authorization_code", "refresh_token", "password"} {
+		form := url.Values{"grant_type": {grant}, "code": {"x"}, "redirect_uri": {"https://x.test"}, "refresh_token": {"x"}}
+		req, _ := http.NewRequest(http.MethodPost, s.url+oauth.TokenPath, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.SetBasicAuth(cc.ClientID, cc.ClientSecret)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		var out map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+		resp.Body.Close()
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode, grant)
+		require.Contains(t, []any{"unsupported_grant_type", "unauthorized_client"}, out["error"], grant)
+	}
+}

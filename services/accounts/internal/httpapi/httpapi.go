@@ -1,0 +1,293 @@
+// Package httpapi is the accounts service's HTTP surface: the operator's
+// routes for its autonomous-agent accounts (register, attest, clients)
+// under /api/accounts, and the OAuth endpoints and metadata, which the
+// authorization server (internal/oauth) answers.
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/pcourt/pcourt/libs/auth"
+	"github.com/pcourt/pcourt/libs/httpserver"
+	"github.com/pcourt/pcourt/libs/idempotency"
+	"github.com/pcourt/pcourt/libs/problem"
+	"github.com/pcourt/pcourt/libs/requestid"
+	"github.com/pcourt/pcourt/services/accounts/internal/account"
+	"github.com/pcourt/pcourt/services/accounts/internal/agents"
+	"github.com/pcourt/pcourt/services/accounts/internal/oauth"
+	"github.com/pcourt/pcourt/services/accounts/internal/store"
+)
+
+// The service's problem codes; docs/problems.md lists them.
+var (
+	InvalidAccount     = problem.Code{Name: "invalid_account", Status: http.StatusBadRequest, Title: "Invalid account"}
+	AccountNotFound    = problem.Code{Name: "account_not_found", Status: http.StatusNotFound, Title: "Account not found"}
+	ClientNotFound     = problem.Code{Name: "client_not_found", Status: http.StatusNotFound, Title: "OAuth client not found"}
+	AlreadyVerified    = problem.Code{Name: "account_already_verified", Status: http.StatusConflict, Title: "Account already verified"}
+	InvalidScope       = problem.Code{Name: "invalid_scope", Status: http.StatusBadRequest, Title: "Invalid scope"}
+	TooManyClients     = problem.Code{Name: "too_many_clients", Status: http.StatusConflict, Title: "Too many OAuth clients"}
+	AccountBusy        = problem.Code{Name: "account_busy", Status: http.StatusServiceUnavailable, Title: "Account busy"}
+	NoPartner          = problem.Code{Name: "partner_required", Status: http.StatusForbidden, Title: "Partner credential required"}
+	KindNotRegistrable = problem.Code{Name: "account_kind_not_registrable", Status: http.StatusUnprocessableEntity, Title: "Account kind not registrable here"}
+)
+
+// Codes returns the service's problem codes, the rows of owner accounts in
+// docs/problems.md.
+func Codes() []problem.Code {
+	return []problem.Code{InvalidAccount, AccountNotFound, ClientNotFound, AlreadyVerified, InvalidScope, TooManyClients, AccountBusy, NoPartner, KindNotRegistrable}
+}
+
+// Problem maps the service's errors to problems; it is the server's
+// problem.Mapper.
+func Problem(err error) *problem.Error {
+	var refused *account.RefusalError
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return problem.New(AccountNotFound, "No account with this id is operated by this credential's partner in this tenant and environment.").Wrap(err)
+	case errors.Is(err, store.ErrConflict):
+		return problem.New(AccountBusy, "The account changed concurrently too often; retry.").WithHeader("Retry-After", "1").Wrap(err)
+	case errors.As(err, &refused):
+		code := map[account.RefusalCode]problem.Code{
+			account.CodeInvalidAccount:  InvalidAccount,
+			account.CodeNotOperator:     AccountNotFound, // another operator's account is not found for this one
+			account.CodeAlreadyVerified: AlreadyVerified,
+			account.CodeInvalidScope:    InvalidScope,
+			account.CodeTooManyClients:  TooManyClients,
+			account.CodeClientNotFound:  ClientNotFound,
+		}[refused.Code]
+		if code.Name == "" {
+			return nil
+		}
+		return problem.New(code, refused.Detail+".").Wrap(err)
+	}
+	return nil
+}
+
+// Deps are what Register wires.
+type Deps struct {
+	Credentials *auth.Store
+	Agents      *agents.Service
+	OAuth       *oauth.Server
+	Journal     *idempotency.Journal
+}
+
+// The idempotency operations.
+const (
+	opRegister  = "registerAccount"
+	opAddClient = "addAccountClient"
+)
+
+// Register adds the service's routes.
+func Register(r *gin.Engine, d Deps) {
+	h := &handlers{agents: d.Agents}
+	// An account's operator is a partner's orchestrator credential; every
+	// account is scoped by its tenant, environment and partner (operator).
+	g := r.Group("/api/accounts", auth.Middleware(d.Credentials), auth.RequireRole(auth.RolePlatformOrchestrator), requirePartner)
+	g.GET("", private, h.list)
+	g.POST("", noStore, d.Journal.Middleware(opRegister), h.register)
+	g.GET("/:id", private, h.get)
+	g.POST("/:id/attestation", noStore, h.attest)
+	g.POST("/:id/clients", noStore, d.Journal.Middleware(opAddClient), h.addClient)
+	g.DELETE("/:id/clients/:clientId", noStore, h.revokeClient)
+
+	endpoints, metadata := d.OAuth.Handlers()
+	for _, path := range []string{oauth.TokenPath, oauth.RevocationPath, oauth.IntrospectionPath} {
+		// POST only, as RFC 6749, 7009 and 7662 have them: a secret in a
+		// query string ends up in logs.
+		r.POST(path, gin.WrapH(endpoints))
+	}
+	r.GET(oauth.MetadataPath, gin.WrapH(metadata))
+}
+
+func private(c *gin.Context) { c.Header("Cache-Control", "private, no-store"); c.Next() }
+func noStore(c *gin.Context) { c.Header("Cache-Control", "no-store"); c.Next() }
+
+func requirePartner(c *gin.Context) {
+	cred, ok := auth.CredentialFrom(c.Request.Context())
+	if !ok || cred.PartnerID == "" {
+		_ = c.Error(problem.New(NoPartner, "An agent account is operated by a partner; use a credential bound to one."))
+		c.Abort()
+		return
+	}
+	c.Next()
+}
+
+type handlers struct {
+	agents *agents.Service
+}
+
+func operatorOf(c *gin.Context) agents.Operator {
+	cred, _ := auth.CredentialFrom(c.Request.Context())
+	return agents.Operator{Tenant: cred.Tenant, Environment: string(cred.Environment), PartnerID: cred.PartnerID, CredentialID: cred.PublicID}
+}
+
+func data(c *gin.Context, status int, v any) {
+	c.JSON(status, gin.H{"data": v, "requestId": requestid.Get(c)})
+}
+
+type registerBody struct {
+	Kind        string `json:"kind"`
+	DisplayName string `json:"displayName"`
+}
+
+func (h *handlers) register(c *gin.Context) {
+	var b registerBody
+	if err := httpserver.DecodeJSON(c, &b); err != nil {
+		_ = c.Error(err)
+		return
+	}
+	switch account.Kind(b.Kind) {
+	case account.KindAutonomousAgent:
+	case account.KindIndividual, account.KindOrganization:
+		_ = c.Error(problem.Newf(KindNotRegistrable, "An operator registers autonomous_agent accounts; %s accounts are created by the person signing up (passkey sign-in, not built yet: docs/not-built.md).", b.Kind))
+		return
+	default:
+		_ = c.Error(problem.New(InvalidAccount, "kind must be autonomous_agent (individual and organization accounts are created by signing up)."))
+		return
+	}
+	a, err := h.agents.Register(c.Request.Context(), operatorOf(c), account.Registration{DisplayName: b.DisplayName})
+	if err != nil {
+		_ = c.Error(err)
+		return
+	}
+	data(c, http.StatusCreated, toView(a))
+}
+
+func (h *handlers) list(c *gin.Context) {
+	as, err := h.agents.List(c.Request.Context(), operatorOf(c))
+	if err != nil {
+		_ = c.Error(err)
+		return
+	}
+	out := make([]accountView, len(as))
+	for i, a := range as {
+		out[i] = toView(a)
+	}
+	data(c, http.StatusOK, out)
+}
+
+func (h *handlers) get(c *gin.Context) {
+	a, err := h.agents.Get(c.Request.Context(), operatorOf(c), c.Param("id"))
+	if err != nil {
+		_ = c.Error(err)
+		return
+	}
+	data(c, http.StatusOK, toView(a))
+}
+
+type attestationBody struct {
+	Model                 string `json:"model"`
+	Provider              string `json:"provider"`
+	Contact               string `json:"contact"`
+	AcceptsResponsibility bool   `json:"acceptsResponsibility"`
+}
+
+func (h *handlers) attest(c *gin.Context) {
+	var b attestationBody
+	if err := httpserver.DecodeJSON(c, &b); err != nil {
+		_ = c.Error(err)
+		return
+	}
+	a, err := h.agents.Attest(c.Request.Context(), operatorOf(c), c.Param("id"), account.Attestation{
+		Model: b.Model, Provider: b.Provider, Contact: b.Contact, AcceptsResponsibility: b.AcceptsResponsibility,
+	})
+	if err != nil {
+		_ = c.Error(err)
+		return
+	}
+	data(c, http.StatusOK, toView(a))
+}
+
+type clientBody struct {
+	Scopes []string `json:"scopes"`
+}
+
+// newClientView is a registered client with its secret, shown once.
+type newClientView struct {
+	clientView
+	ClientSecret  string `json:"clientSecret"`
+	TokenEndpoint string `json:"tokenEndpoint"`
+}
+
+func (h *handlers) addClient(c *gin.Context) {
+	var b clientBody
+	if err := httpserver.DecodeJSON(c, &b); err != nil {
+		_ = c.Error(err)
+		return
+	}
+	scopes := make([]account.Scope, len(b.Scopes))
+	for i, s := range b.Scopes {
+		scopes[i] = account.Scope(s)
+	}
+	nc, err := h.agents.AddClient(c.Request.Context(), operatorOf(c), c.Param("id"), scopes)
+	if err != nil {
+		_ = c.Error(err)
+		return
+	}
+	data(c, http.StatusCreated, newClientView{clientView: toClientView(nc.Client), ClientSecret: nc.Secret, TokenEndpoint: oauth.TokenPath})
+}
+
+func (h *handlers) revokeClient(c *gin.Context) {
+	if _, err := h.agents.RevokeClient(c.Request.Context(), operatorOf(c), c.Param("id"), c.Param("clientId")); err != nil {
+		_ = c.Error(err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+type accountView struct {
+	ID          string           `json:"id"`
+	Kind        string           `json:"kind"`
+	DisplayName string           `json:"displayName"`
+	Status      string           `json:"status"`
+	Environment string           `json:"environment"`
+	Attestation *attestationView `json:"attestation"`
+	Clients     []clientView     `json:"clients"`
+	CreatedAt   time.Time        `json:"createdAt"`
+}
+
+type attestationView struct {
+	Model                 string    `json:"model"`
+	Provider              string    `json:"provider"`
+	Contact               string    `json:"contact"`
+	AcceptsResponsibility bool      `json:"acceptsResponsibility"`
+	AttestedBy            string    `json:"attestedBy"`
+	AttestedAt            time.Time `json:"attestedAt"`
+}
+
+type clientView struct {
+	ClientID  string     `json:"clientId"`
+	Scopes    []string   `json:"scopes"`
+	CreatedAt time.Time  `json:"createdAt"`
+	RevokedAt *time.Time `json:"revokedAt"`
+}
+
+func toView(a account.Account) accountView {
+	v := accountView{ID: a.ID, Kind: string(a.Kind), DisplayName: a.DisplayName, Status: string(a.Status),
+		Environment: a.Environment, Clients: make([]clientView, 0, len(a.Clients)), CreatedAt: a.CreatedAt.UTC()}
+	if a.Status == account.StatusVerified {
+		att := a.Attestation
+		v.Attestation = &attestationView{Model: att.Model, Provider: att.Provider, Contact: att.Contact,
+			AcceptsResponsibility: att.AcceptsResponsibility, AttestedBy: att.AttestedBy, AttestedAt: att.AttestedAt.UTC()}
+	}
+	for _, cl := range a.Clients {
+		v.Clients = append(v.Clients, toClientView(cl))
+	}
+	return v
+}
+
+func toClientView(c account.Client) clientView {
+	v := clientView{ClientID: c.ID, Scopes: make([]string, len(c.Scopes)), CreatedAt: c.CreatedAt.UTC()}
+	for i, s := range c.Scopes {
+		v.Scopes[i] = string(s)
+	}
+	if !c.Active() {
+		at := c.RevokedAt.UTC()
+		v.RevokedAt = &at
+	}
+	return v
+}
