@@ -109,6 +109,9 @@ func TestARouteTakesAccountTokensOnlyWhereItSaysSo(t *testing.T) {
 	s.Router().GET("/partners-only", auth.Middleware(store), ok)
 	s.Router().GET("/orchestrate", auth.Middleware(store, auth.AcceptAccountTokens(apiAudience)), auth.RequireRole(auth.RolePlatformOrchestrator), ok)
 	s.Router().POST("/executions", auth.Middleware(store, auth.AcceptAccountTokens(apiAudience)), auth.RequireScope(auth.ScopeExecutionsReport), ok)
+	s.Router().POST("/drafts", auth.Middleware(store, auth.AcceptAccountTokens(apiAudience)),
+		auth.RequireRoleOrScope(auth.ScopeCasesRead, auth.RolePlatformOrchestrator), ok)
+	respondentAgent, _ := authtest.Mint(t, store, auth.RoleRespondentAgent)
 	ts := httptest.NewServer(s.Router())
 	t.Cleanup(ts.Close)
 
@@ -124,6 +127,10 @@ func TestARouteTakesAccountTokensOnlyWhereItSaysSo(t *testing.T) {
 		{"an account token without executions:report", "POST", "/executions", reader, 403, `error="insufficient_scope", scope="executions:report"`},
 		{"an account token for another audience", "POST", "/executions", forMCP, 401, `error="invalid_token"`},
 		{"a partner credential where accounts are accepted too", "POST", "/executions", orchestrator, 204, ""},
+		{"a role or a scope: the partner's role", "POST", "/drafts", orchestrator, 204, ""},
+		{"a role or a scope: another role", "POST", "/drafts", respondentAgent, 403, ""},
+		{"a role or a scope: the account's scope", "POST", "/drafts", reader, 204, ""},
+		{"a role or a scope: an account without it", "POST", "/drafts", reporter, 403, `error="insufficient_scope", scope="cases:read"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req, _ := http.NewRequest(tc.method, ts.URL+tc.path, nil)

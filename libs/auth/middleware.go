@@ -132,12 +132,33 @@ func RequireScope(scope Scope) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		cred, ok := CredentialFrom(c.Request.Context())
 		if !ok || (cred.ForAccount() && !cred.HasScope(scope)) {
-			problem.Write(c, problem.Newf(problem.Forbidden, "This operation needs the %s scope, which the token does not carry.", scope).
-				WithHeader("WWW-Authenticate", `Bearer realm="pcourt", error="insufficient_scope", scope="`+string(scope)+`"`))
+			writeInsufficientScope(c, scope)
 			return
 		}
 		c.Next()
 	}
+}
+
+// RequireRoleOrScope is RequireRole for partner credentials and
+// RequireScope for account tokens, on a route both may use: a partner
+// credential needs one of roles, an account token scope.
+func RequireRoleOrScope(scope Scope, roles ...Role) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		cred, ok := CredentialFrom(c.Request.Context())
+		switch {
+		case ok && cred.ForAccount() && !cred.HasScope(scope):
+			writeInsufficientScope(c, scope)
+		case !ok || (!cred.ForAccount() && !slices.Contains(roles, cred.Role)):
+			problem.Write(c, problem.New(problem.Forbidden, "This credential's role may not use this operation."))
+		default:
+			c.Next()
+		}
+	}
+}
+
+func writeInsufficientScope(c *gin.Context, scope Scope) {
+	problem.Write(c, problem.Newf(problem.Forbidden, "This operation needs the %s scope, which the token does not carry.", scope).
+		WithHeader("WWW-Authenticate", `Bearer realm="pcourt", error="insufficient_scope", scope="`+string(scope)+`"`))
 }
 
 // RequireRole refuses credentials whose role is not listed, with 403.

@@ -4,6 +4,7 @@ package authtest
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/pcourt/pcourt/libs/auth"
 )
@@ -47,4 +48,22 @@ func WithPartner(partnerID string) func(*auth.MintRequest) {
 // WithEnvironment mints the credential for another environment.
 func WithEnvironment(env auth.Environment) func(*auth.MintRequest) {
 	return func(r *auth.MintRequest) { r.Environment = env }
+}
+
+// MintAccountToken issues an account token of accountID for audience with
+// scopes, in tenant "tenant-test" and the sandbox, as services/accounts
+// would issue it to client "ocl_test"; opts change the request (a case
+// binding, another tenant).
+func MintAccountToken(tb testing.TB, store *auth.Store, accountID, audience string, scopes []auth.Scope, opts ...func(*auth.AccountTokenRequest)) (string, auth.Credential) {
+	tb.Helper()
+	req := auth.AccountTokenRequest{Tenant: "tenant-test", Environment: auth.Sandbox, AccountID: accountID, ClientID: "ocl_test",
+		Scopes: scopes, Audience: audience, Lifetime: 10 * time.Minute}
+	for _, o := range opts {
+		o(&req)
+	}
+	token, cred, err := store.MintAccountToken(context.Background(), req)
+	if err != nil {
+		tb.Fatalf("minting account token of %s: %v", accountID, err)
+	}
+	return token, cred
 }

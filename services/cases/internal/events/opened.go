@@ -92,6 +92,9 @@ type openedParticipant struct {
 	PartnerID     string `json:"partnerId"`
 	PrincipalID   string `json:"principalId"`
 	AgentID       string `json:"agentId"`
+	// AccountID is the account that takes part as the participant; its
+	// partnerId is then empty.
+	AccountID string `json:"accountId"`
 	// Joined says the participant takes part from the opening: every
 	// claimant, and a respondent whose confirmation the draft holds.
 	Joined bool `json:"joined"`
@@ -167,7 +170,7 @@ func (e CaseOpened) Opening() (procedure.Opening, error) {
 	}
 	for _, p := range e.Participants {
 		side := procedure.Side(p.Side)
-		part := procedure.Participant{ID: p.ParticipantID, Side: side, PartnerID: p.PartnerID, PrincipalID: p.PrincipalID, AgentID: p.AgentID}
+		part := procedure.Participant{ID: p.ParticipantID, Side: side, PartnerID: p.PartnerID, PrincipalID: p.PrincipalID, AgentID: p.AgentID, AccountID: p.AccountID}
 		if p.Hosted && side == procedure.Respondent && !p.Joined && p.AgentID == "" {
 			part.PartnerID = "" // nobody acts for it until its join binds it
 		}

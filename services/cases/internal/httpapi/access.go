@@ -98,6 +98,18 @@ func (h *handlers) visible(ctx context.Context, cred auth.Credential, cs procedu
 		_, assigned := cs.Tribunal.Member(cred.PublicID)
 		return assigned || cs.AfterAward.HearsAppeal(cred.PublicID), nil
 	}
+	if cred.ForAccount() {
+		// An account token sees the case its account takes part in, and
+		// a token bound to another case sees none.
+		if !cred.MayTouch(resource(cs.ID)) {
+			return false, nil
+		}
+		st, err := h.standing(ctx, cred, cs, "")
+		if err != nil {
+			return false, err
+		}
+		return st.actsForSide(cs, procedure.Claimant) || st.actsForSide(cs, procedure.Respondent), nil
+	}
 	if cred.Role == auth.RolePlatformOrchestrator {
 		if cs.PartnerID == cred.PartnerID {
 			return true, nil
@@ -175,7 +187,7 @@ func (h *handlers) standing(ctx context.Context, cred auth.Credential, cs proced
 		}
 	}
 	for _, p := range cs.Participants {
-		if p.Side == procedure.Claimant && p.PartnerID == cred.PartnerID {
+		if p.Side == procedure.Claimant && cred.PartnerID != "" && p.PartnerID == cred.PartnerID {
 			st.claimantPartner = true
 		}
 	}
@@ -201,7 +213,11 @@ func (h *handlers) standing(ctx context.Context, cred auth.Credential, cs proced
 //     partner acts for no claimant participant: the claimant's partner
 //     delivers the invitation and can never use it. Its join binds the
 //     participant to the agent's partner;
-//   - a tribunal member (adjudicator, reviewer) acts for no participant.
+//   - a tribunal member (adjudicator, reviewer) acts for no participant;
+//   - a participant an account takes part as is acted for by that
+//     account's own token alone, through the membership of its side
+//     that names the account; an account token acts for no other
+//     participant, and no capability stands in for it.
 func (st standing) actsFor(p procedure.Participant) (authority, bool) {
 	cred := st.cred
 	capability := authority{capability: st.capability, capabilityHash: st.capabilityHash}
@@ -210,6 +226,10 @@ func (st standing) actsFor(p procedure.Participant) (authority, bool) {
 		// A tribunal member is never a party, even of a case whose
 		// draft bound a participant to its partner id (a draft names
 		// partner ids freely) or where a membership names it.
+		return authority{}, false
+	case cred.ForAccount():
+		return authority{}, p.AccountID != "" && p.AccountID == cred.AccountID && st.members[p.Side]
+	case p.AccountID != "":
 		return authority{}, false
 	case p.Hosted:
 		return authority{}, false
@@ -256,6 +276,14 @@ const anySide procedure.Side = ""
 // an agent's role says it; an orchestrator's partner must act for
 // participants of one side only, or the body must name the participant.
 func sideOf(cred auth.Credential, cs procedure.Case) (procedure.Side, error) {
+	if cred.ForAccount() {
+		for _, p := range cs.Participants {
+			if p.AccountID == cred.AccountID {
+				return p.Side, nil
+			}
+		}
+		return "", forbidden("Account %s takes part in case %s as no participant.", cred.AccountID, cs.ID)
+	}
 	if cred.Role != auth.RolePlatformOrchestrator {
 		return procedure.Side(roleSide(cred.Role)), nil
 	}

@@ -268,13 +268,14 @@ func caseOpened(id, inviteToken string, openedAt time.Time, edits ...func(payloa
 
 // addRecipients names each side's partners as filings does: every
 // participant's partnerId (for a hosted respondent, the partner that
-// delivers its invitation), each once.
+// delivers its invitation), each once; an account's participant names
+// none.
 func addRecipients(payload map[string]any) {
 	recipients := map[string][]map[string]any{"claimant": {}, "respondent": {}}
 	seen := map[string]bool{}
 	for _, p := range payload["participants"].([]map[string]any) {
 		side, partner := p["side"].(string), p["partnerId"].(string)
-		if seen[side+"/"+partner] {
+		if partner == "" || seen[side+"/"+partner] {
 			continue
 		}
 		seen[side+"/"+partner] = true

@@ -65,7 +65,13 @@ type handlers struct {
 // website envelope, and the idempotency journal of a command.
 type routeKit struct {
 	authenticated gin.HandlerFunc
-	website       gin.HandlerFunc
+	// withAccounts authenticates partner credentials and also account
+	// tokens for the API (docs/accounts.md), on the routes an account acts
+	// on; each such route names the scope it needs (reads, acts,
+	// reportsExecutions), which a partner credential passes.
+	withAccounts                   gin.HandlerFunc
+	reads, acts, reportsExecutions gin.HandlerFunc
+	website                        gin.HandlerFunc
 	// command journals an act under op; a replay is answered only to a
 	// caller that still has authority over side.
 	command func(op string, side procedure.Side) gin.HandlerFunc
@@ -82,8 +88,12 @@ func Register(r *gin.Engine, d Deps) {
 	h := &handlers{credentials: d.Credentials, cases: d.Cases, flow: d.Flow, tribunal: d.Tribunal, evidence: d.Evidence, afterAward: d.AfterAward, publicBase: d.PublicBase, settlement: d.Settlement, signer: d.Signer, keys: d.AwardKeys, logger: d.Logger}
 
 	k := routeKit{
-		authenticated: auth.Middleware(d.Credentials),
-		website:       websiteEnvelope(),
+		authenticated:     auth.Middleware(d.Credentials),
+		withAccounts:      auth.Middleware(d.Credentials, auth.AcceptAccountTokens(d.PublicBase.String())),
+		reads:             auth.RequireScope(auth.ScopeCasesRead),
+		acts:              auth.RequireScope(auth.ScopeCasesAct),
+		reportsExecutions: auth.RequireScope(auth.ScopeExecutionsReport),
+		website:           websiteEnvelope(),
 		command: func(op string, side procedure.Side) gin.HandlerFunc {
 			recheck := idempotency.RecheckBeforeReplay(h.recheck(side))
 			return func(c *gin.Context) {

@@ -34,8 +34,8 @@ func (h *handlers) registerAfterAward(r gin.IRouter, k routeKit) {
 	r.GET("/api/cases/:id/post-award-requests", k.authenticated, h.getPostAward)
 	r.POST("/api/cases/:id/post-award-requests", k.authenticated, side(opPostAwardRequest), file)
 	r.PATCH("/api/cases/:id/post-award-requests", k.authenticated, member(opDecideRequest), h.decideRequest)
-	r.GET("/api/cases/:id/executions", k.authenticated, h.listExecutions)
-	r.POST("/api/cases/:id/executions", k.authenticated, side(opExecute), execute)
+	r.GET("/api/cases/:id/executions", k.withAccounts, k.reads, h.listExecutions)
+	r.POST("/api/cases/:id/executions", k.withAccounts, k.reportsExecutions, side(opExecute), execute)
 	r.GET("/api/executions/:executionId", k.authenticated, h.getExecution)
 	for _, path := range []string{"/api/cases/:id/settlement-executions", "/api/v2/cases/:caseId/settlement-executions"} {
 		r.GET(path, k.authenticated, h.listSettlementExecutions)

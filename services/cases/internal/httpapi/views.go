@@ -61,6 +61,7 @@ type participantView struct {
 	Hosted      bool    `json:"hosted,omitempty"`
 	PrincipalID string  `json:"principalId"`
 	AgentID     string  `json:"agentId,omitempty"`
+	AccountID   string  `json:"accountId,omitempty"`
 	Joined      bool    `json:"joined"`
 	JoinedAt    string  `json:"joinedAt,omitempty"`
 }
@@ -103,7 +104,7 @@ func toParticipantViews(cs procedure.Case) []participantView {
 	for _, p := range cs.Participants {
 		v := participantView{
 			ParticipantID: p.ID, Side: string(p.Side), Hosted: p.Hosted, PrincipalID: p.PrincipalID, AgentID: p.AgentID,
-			Joined: p.Joined(), JoinedAt: ts(p.JoinedAt),
+			AccountID: p.AccountID, Joined: p.Joined(), JoinedAt: ts(p.JoinedAt),
 		}
 		if p.PartnerID != "" {
 			v.PartnerID = &p.PartnerID

@@ -178,6 +178,10 @@ type Participant struct {
 	Hosted      bool
 	PrincipalID string
 	AgentID     string // immutable agent id, if any
+	// AccountID is the platform account that takes part as the
+	// participant, if one does; PartnerID is then empty, and only that
+	// account's own tokens act for it.
+	AccountID string
 	// JoinedAt is when the participant took part: the opening instant for
 	// one that confirmed the draft, the join act's instant for an invited
 	// respondent; zero while it has not joined.
@@ -189,7 +193,7 @@ func (p Participant) Joined() bool { return !p.JoinedAt.IsZero() }
 
 // Unbound reports whether nobody acts for the participant yet: a hosted
 // respondent that has not joined. Its join binds it.
-func (p Participant) Unbound() bool { return p.PartnerID == "" && !p.Hosted }
+func (p Participant) Unbound() bool { return p.PartnerID == "" && p.AccountID == "" && !p.Hosted }
 
 // Stage is where the procedure stands while the case is open.
 type Stage struct {
@@ -455,8 +459,10 @@ func (c Case) Validate() error {
 		}
 		seen[p.ID] = true
 		switch {
-		case p.PartnerID == "" && p.Side != Respondent:
-			return bad("participant %q names no partner: only a hosted respondent may", p.ID)
+		case p.AccountID != "" && (p.PartnerID != "" || p.Hosted):
+			return bad("participant %q is an account's and names a partner or is hosted", p.ID)
+		case p.PartnerID == "" && p.AccountID == "" && p.Side != Respondent:
+			return bad("participant %q names no partner and no account: only a hosted respondent may", p.ID)
 		case p.Hosted && (p.PartnerID != "" || !p.Joined()):
 			return bad("participant %q is hosted but names a partner or has not joined", p.ID)
 		case p.Unbound() && p.Joined():

@@ -160,6 +160,7 @@ type participantRecord struct {
 	AgentID     string `json:"agentId,omitempty"`
 	JoinedAt    string `json:"joinedAt,omitempty"`
 	Hosted      bool   `json:"hosted,omitempty"`
+	AccountID   string `json:"accountId,omitempty"`
 }
 
 type partner struct {
@@ -223,7 +224,7 @@ func encodeRecord(c procedure.Case) ([]byte, error) {
 		RecordDeemed: c.RecordDeemed,
 	}
 	for _, p := range c.Participants {
-		r.Participants = append(r.Participants, participantRecord{p.ID, string(p.Side), p.PartnerID, p.PrincipalID, p.AgentID, ts(p.JoinedAt), p.Hosted})
+		r.Participants = append(r.Participants, participantRecord{p.ID, string(p.Side), p.PartnerID, p.PrincipalID, p.AgentID, ts(p.JoinedAt), p.Hosted, p.AccountID})
 	}
 	for side, ps := range c.Recipients {
 		list := []partner{}
@@ -324,7 +325,7 @@ func decodeRecord(b []byte) (procedure.Case, error) {
 	}
 	for _, pr := range r.Participants {
 		c.Participants = append(c.Participants, procedure.Participant{ID: pr.ID, Side: procedure.Side(pr.Side), PartnerID: pr.PartnerID,
-			Hosted: pr.Hosted, PrincipalID: pr.PrincipalID, AgentID: pr.AgentID, JoinedAt: p.parse(pr.JoinedAt)})
+			Hosted: pr.Hosted, PrincipalID: pr.PrincipalID, AgentID: pr.AgentID, AccountID: pr.AccountID, JoinedAt: p.parse(pr.JoinedAt)})
 	}
 	for side, ps := range r.Recipients {
 		list := []procedure.Partner{}

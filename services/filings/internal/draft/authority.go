@@ -55,6 +55,17 @@ func (d Draft) ActsFor(partnerID string, side Side) bool {
 	return false
 }
 
+// AccountOf returns the participant of d that account accountID takes
+// part as, if any (an account is at most one participant).
+func (d Draft) AccountOf(accountID string) (Participant, bool) {
+	for _, p := range d.participants {
+		if accountID != "" && p.AccountID == accountID {
+			return p, true
+		}
+	}
+	return Participant{}, false
+}
+
 // AgentOf returns the participant of d whose immutable agent id is
 // agentID, if any.
 func (d Draft) AgentOf(agentID string) (Participant, bool) {
@@ -79,7 +90,7 @@ func (d Draft) EffectivePartner(p Participant) string { return d.effectivePartne
 // signs in on the hosted page. The claimant's partner receives its
 // invitation to deliver, by design, and can never act for it.
 func (d Draft) Hosted(p Participant) bool {
-	return p.Side == SideRespondent && p.PartnerID == "" && p.AgentID == "" && !d.Confirmed(p.ID)
+	return p.Side == SideRespondent && p.PartnerID == "" && p.AgentID == "" && p.AccountID == "" && !d.Confirmed(p.ID)
 }
 
 // Confirmed reports whether the draft holds participant id's confirmation.

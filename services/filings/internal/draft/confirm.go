@@ -78,7 +78,10 @@ type Actor struct {
 	Environment  string
 	PartnerID    string
 	AgentID      string // the credential's immutable agent id, if any
-	Route        Route
+	// AccountID is the account an account token acts for; Role,
+	// PartnerID and AgentID are then empty.
+	AccountID string
+	Route     Route
 }
 
 // Outcome is the result of an accepted act.
@@ -244,6 +247,9 @@ func (d Draft) acceptsConfirmation(c Confirmation, now time.Time) error {
 // authorize checks that actor may confirm for p: partner, role and agent
 // binding, then the declared actorId.
 func (d Draft) authorize(p Participant, actor Actor, actorID string) error {
+	if actor.AccountID != "" || p.AccountID != "" {
+		return authorizeAccount(p, actor, actorID)
+	}
 	if partner := d.effectivePartner(p); actor.PartnerID != partner {
 		return refuse(CodeForbidden, "participant %s acts through partner %s; this credential belongs to another partner", p.ID, partner)
 	}
@@ -266,6 +272,22 @@ func (d Draft) authorize(p Participant, actor Actor, actorID string) error {
 			return refuse(CodeActorMismatch, "actorId must be the immutable agent id of participant %s", p.ID)
 		}
 		return refuse(CodeActorMismatch, "actorId must be the public id of the authenticated credential")
+	}
+	return nil
+}
+
+// authorizeAccount is the rule for accounts: a participant naming an
+// account is confirmed by that account's own token alone, with the
+// account id as actorId; an account token confirms for no other
+// participant. No partner credential, orchestrator or agent, stands in.
+func authorizeAccount(p Participant, actor Actor, actorID string) error {
+	switch {
+	case actor.AccountID == "":
+		return refuse(CodeForbidden, "participant %s takes part as account %s; only that account's own token confirms for it", p.ID, p.AccountID)
+	case actor.AccountID != p.AccountID:
+		return refuse(CodeForbidden, "this token acts for account %s, which is not participant %s", actor.AccountID, p.ID)
+	case actorID != p.AccountID:
+		return refuse(CodeActorMismatch, "actorId must be the account id of participant %s", p.ID)
 	}
 	return nil
 }

@@ -173,6 +173,9 @@ func (d Draft) participantIndex(id string) int {
 
 // effectivePartner is the partner a participant acts through.
 func (d Draft) effectivePartner(p Participant) string {
+	if p.AccountID != "" {
+		return "" // an account acts through no partner
+	}
 	if p.PartnerID != "" {
 		return p.PartnerID
 	}

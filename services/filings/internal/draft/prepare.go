@@ -3,6 +3,7 @@ package draft
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"time"
 )
@@ -20,7 +21,12 @@ type Participant struct {
 	PrincipalKind PrincipalKind
 	// AgentID is the participant's immutable agent id, if it acts as one
 	// registered agent.
-	AgentID           string
+	AgentID string
+	// AccountID is the platform account (acct_…) that takes part as this
+	// participant, if one does: a verified autonomous-agent account,
+	// acting with its own OAuth tokens and through no partner. Only that
+	// account's tokens confirm for it; no partner credential does.
+	AccountID         string
 	AuthorizationMode AuthorizationMode
 	// Initiator marks the claimant who filed the draft; exactly one.
 	Initiator bool
@@ -90,8 +96,9 @@ type PrepareInput struct {
 	// resolution request); nil on the filing routes.
 	Origin *Origin
 
-	// From the credential.
-	TenantID, Environment, PartnerID, CreatedBy string
+	// From the credential: a partner credential gives PartnerID, an
+	// account token AccountID (the preparing account); exactly one is set.
+	TenantID, Environment, PartnerID, AccountID, CreatedBy string
 }
 
 // The limits of a preparation request.
@@ -226,8 +233,12 @@ func checkContext(in PrepareInput, rules Rules, ids IDs) (Route, error) {
 		return bad("tenant id missing or malformed")
 	case !contains(in.Environment, environments):
 		return bad("environment must be sandbox or live")
-	case visible("partnerId", in.PartnerID, 200) != nil:
-		return bad("partner id missing or malformed")
+	case (in.PartnerID == "") == (in.AccountID == ""):
+		return bad("exactly one of partner id and account id is the preparer")
+	case in.PartnerID != "" && visible("partnerId", in.PartnerID, 200) != nil:
+		return bad("partner id malformed")
+	case in.AccountID != "" && token("accountId", in.AccountID, 160) != nil:
+		return bad("account id malformed")
 	case visible("createdBy", in.CreatedBy, 200) != nil:
 		return bad("createdBy missing or malformed")
 	case ids == nil:
@@ -328,7 +339,7 @@ func validateParticipants(in PrepareInput) error {
 	if len(ps) < MinParticipants || len(ps) > MaxParticipants {
 		return invalid("participants", "must have "+strconv.Itoa(MinParticipants)+" to "+strconv.Itoa(MaxParticipants)+" items")
 	}
-	ids, principals, agents := map[string]int{}, map[string]int{}, map[string]int{}
+	ids, principals, agents, accounts := map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
 	initiator := -1
 	var claimants, respondents, bundled, agentPrincipals int
 	for i, p := range ps {
@@ -370,10 +381,13 @@ func validateParticipants(in PrepareInput) error {
 		if err := enum(at("authorizationMode"), p.AuthorizationMode, authorizationModes); err != nil {
 			return err
 		}
+		if err := validateAccountParticipant(in, p, at, accounts, i); err != nil {
+			return err
+		}
 		switch {
-		case p.AuthorizationMode == AuthAgentCredential && p.AgentID == "":
+		case p.AuthorizationMode == AuthAgentCredential && p.AgentID == "" && p.AccountID == "":
 			return invalid(at("agentId"), "is required when authorizationMode is agent_credential")
-		case p.PrincipalKind == PrincipalAutonomousAgent && p.AgentID == "":
+		case p.PrincipalKind == PrincipalAutonomousAgent && p.AgentID == "" && p.AccountID == "":
 			return invalid(at("agentId"), "is required when principalKind is autonomous_agent")
 		case p.AuthorizationMode == AuthBundledAuthorization && in.ConfirmationMode != ConfirmBundledAuthorizations:
 			return invalid(at("authorizationMode"), "may be bundled_authorization only when confirmationPolicy.mode is bundled_authorizations")
@@ -384,6 +398,10 @@ func validateParticipants(in PrepareInput) error {
 				return invalid(at("initiator"), fmt.Sprintf("must be false: participants[%d] is the initiator", initiator))
 			case p.Side != SideClaimant:
 				return invalid(at("initiator"), "must be false for a respondent: the initiator is a claimant")
+			case p.AccountID != in.AccountID && in.AccountID != "":
+				return invalid(at("accountId"), "must be the preparing account for the initiator: an account files for itself")
+			case p.AccountID != in.AccountID:
+				return invalid(at("accountId"), "must be omitted for the initiator of a draft a partner prepares: the initiator is the preparing partner's participant")
 			case p.PartnerID != "" && p.PartnerID != in.PartnerID:
 				return invalid(at("partnerId"), "must be the preparing partner for the initiator")
 			}
@@ -425,6 +443,46 @@ func validateParticipants(in PrepareInput) error {
 	}
 	return nil
 }
+
+// validateAccountParticipant checks a participant's accountId, and that
+// every participant of a draft an account prepares has someone to act
+// for it. accounts maps the accounts seen so far to their index.
+//
+// An account participant acts with its own tokens and through no partner,
+// as a registered agent identity: it is an autonomous_agent confirming by
+// agent_credential, naming no agentId and no partnerId. An account
+// prepares through no partner, so on its draft each other participant
+// names the partner it acts through, or its own account.
+func validateAccountParticipant(in PrepareInput, p Participant, at func(string) string, accounts map[string]int, i int) error {
+	if p.AccountID == "" {
+		if in.AccountID != "" && p.PartnerID == "" {
+			return invalid(at("partnerId"), "is required on a draft an account prepares, unless accountId names the participant's account: an account acts through no partner, so no one would act for this participant")
+		}
+		return nil
+	}
+	if !accountIDPattern.MatchString(p.AccountID) {
+		return invalid(at("accountId"), "must be a platform account id: acct_ and 1 to 155 characters of A-Z a-z 0-9 . _ : -")
+	}
+	if j, dup := accounts[p.AccountID]; dup {
+		return invalid(at("accountId"), fmt.Sprintf("repeats participants[%d].accountId; an account takes part once", j))
+	}
+	accounts[p.AccountID] = i
+	switch {
+	case p.PrincipalKind != PrincipalAutonomousAgent:
+		return invalid(at("principalKind"), "must be autonomous_agent when accountId is given: only autonomous-agent accounts take part through their account")
+	case p.AgentID != "":
+		return invalid(at("agentId"), "must be omitted when accountId is given: the account is the participant's agent identity")
+	case p.PartnerID != "":
+		return invalid(at("partnerId"), "must be omitted when accountId is given: an account acts through no partner")
+	case p.AuthorizationMode != AuthAgentCredential:
+		return invalid(at("authorizationMode"), "must be agent_credential when accountId is given: the account confirms with its own token")
+	}
+	return nil
+}
+
+// accountIDPattern is an account's public id (services/accounts: acct_
+// and random characters), within the platform's identifier alphabet.
+var accountIDPattern = regexp.MustCompile(`^acct_[A-Za-z0-9._:-]{1,155}$`)
 
 func validateClaim(in PrepareInput) error {
 	c := in.Claim

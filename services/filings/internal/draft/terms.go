@@ -67,6 +67,7 @@ type participantJSON struct {
 	PrincipalID       string            `json:"principalId"`
 	PrincipalKind     PrincipalKind     `json:"principalKind"`
 	AgentID           string            `json:"agentId,omitempty"`
+	AccountID         string            `json:"accountId,omitempty"`
 	AuthorizationMode AuthorizationMode `json:"authorizationMode"`
 	Initiator         bool              `json:"initiator"`
 }
@@ -149,6 +150,7 @@ func toParticipantJSON(p Participant) participantJSON {
 		PrincipalID:       p.PrincipalID,
 		PrincipalKind:     p.PrincipalKind,
 		AgentID:           p.AgentID,
+		AccountID:         p.AccountID,
 		AuthorizationMode: p.AuthorizationMode,
 		Initiator:         p.Initiator,
 	}
@@ -162,6 +164,7 @@ func (j participantJSON) toParticipant() Participant {
 		PrincipalID:       j.PrincipalID,
 		PrincipalKind:     j.PrincipalKind,
 		AgentID:           j.AgentID,
+		AccountID:         j.AccountID,
 		AuthorizationMode: j.AuthorizationMode,
 		Initiator:         j.Initiator,
 	}

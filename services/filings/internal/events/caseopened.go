@@ -144,11 +144,16 @@ type Plan struct {
 type Participant struct {
 	ParticipantID string `json:"participantId"`
 	Side          string `json:"side"`
-	// PartnerID is the partner the participant acts through, always set.
-	PartnerID         string `json:"partnerId"`
-	PrincipalID       string `json:"principalId"`
-	PrincipalKind     string `json:"principalKind"`
-	AgentID           string `json:"agentId,omitempty"`
+	// PartnerID is the partner the participant acts through, set for
+	// every participant but an account's.
+	PartnerID     string `json:"partnerId"`
+	PrincipalID   string `json:"principalId"`
+	PrincipalKind string `json:"principalKind"`
+	AgentID       string `json:"agentId,omitempty"`
+	// AccountID is the platform account that takes part as the
+	// participant; PartnerID is then empty: an account acts through no
+	// partner, and no partner is notified for it.
+	AccountID         string `json:"accountId,omitempty"`
 	AuthorizationMode string `json:"authorizationMode"`
 	Initiator         bool   `json:"initiator"`
 	// Joined says the participant takes part from the opening: every
@@ -253,10 +258,10 @@ func NewCaseOpened(d draft.Draft, c draft.ConfirmedCase, capabilityHashes map[st
 		partner := d.EffectivePartner(p)
 		e.Participants = append(e.Participants, Participant{
 			ParticipantID: p.ID, Side: string(p.Side), PartnerID: partner, PrincipalID: p.PrincipalID,
-			PrincipalKind: string(p.PrincipalKind), AgentID: p.AgentID, AuthorizationMode: string(p.AuthorizationMode),
+			PrincipalKind: string(p.PrincipalKind), AgentID: p.AgentID, AccountID: p.AccountID, AuthorizationMode: string(p.AuthorizationMode),
 			Initiator: p.Initiator, Joined: p.Side == draft.SideClaimant || confirmed[p.ID], Hosted: d.Hosted(p),
 		})
-		if seen[string(p.Side)+"/"+partner] {
+		if partner == "" || seen[string(p.Side)+"/"+partner] {
 			continue
 		}
 		seen[string(p.Side)+"/"+partner] = true

@@ -18,6 +18,11 @@ import (
 // the side of its role and which holds a membership (or the capability) of
 // that side.
 func (h *handlers) authorizeReader(c *gin.Context, cred auth.Credential, d draft.Draft) error {
+	if cred.ForAccount() {
+		// An account reads the draft it takes part in, for its side.
+		p, _ := d.AccountOf(cred.AccountID)
+		return h.authorizeSide(c, cred, d, auth.Side(p.Side))
+	}
 	if cred.Role == auth.RolePlatformOrchestrator {
 		return nil
 	}
@@ -52,7 +57,16 @@ func (h *handlers) authorizePayer(c *gin.Context, cred auth.Credential, d draft.
 // d, and the credential may act for side (auth.AuthorizeSide: any
 // orchestrator; an agent of the side's role with a membership that binds
 // this credential or its agent identity, or the capability).
+//
+// An account token acts for side when its account is a participant of
+// that side, and through the membership naming its account.
 func (h *handlers) authorizeSide(c *gin.Context, cred auth.Credential, d draft.Draft, side auth.Side) error {
+	if cred.ForAccount() {
+		if p, ok := d.AccountOf(cred.AccountID); !ok || p.Side != draft.Side(side) {
+			return &draft.RefusalError{Code: draft.CodeForbidden, Detail: "account " + cred.AccountID + " takes part in draft " + d.ID() + " for no " + string(side) + " participant"}
+		}
+		return h.credentials.AuthorizeSide(c.Request.Context(), cred, resource(d.ID()), side, "")
+	}
 	if !d.ActsFor(cred.PartnerID, draft.Side(side)) {
 		return &draft.RefusalError{Code: draft.CodeForbidden, Detail: "partner " + cred.PartnerID + " acts for no " + string(side) + " participant of draft " + d.ID()}
 	}

@@ -38,7 +38,7 @@ func (h *handlers) prepare(route draft.Route) gin.HandlerFunc {
 // answers 201 with it in route's view. The filing routes and the
 // resolution requests share it.
 func (h *handlers) create(c *gin.Context, cred auth.Credential, in draft.PrepareInput, route draft.Route) {
-	in.TenantID, in.Environment, in.PartnerID, in.CreatedBy = cred.Tenant, string(cred.Environment), cred.PartnerID, cred.PublicID
+	in.TenantID, in.Environment, in.PartnerID, in.AccountID, in.CreatedBy = cred.Tenant, string(cred.Environment), cred.PartnerID, cred.AccountID, cred.PublicID
 	d, err := draft.Prepare(in, h.rules, h.now(), randomIDs{})
 	var invalid *draft.ValidationError
 	if errors.As(err, &invalid) && invalid.Field == "expiresIn" {
@@ -56,6 +56,17 @@ func (h *handlers) create(c *gin.Context, cred auth.Credential, in draft.Prepare
 	if cred.Role == auth.RoleClaimantAgent {
 		// The agent that prepared the draft acts for its claimant side.
 		if err := h.credentials.Grant(ctx, auth.Membership{Resource: resource(d.ID()), Side: auth.Claimant, Subject: auth.CredentialSubject(cred.PublicID), ExpiresAt: membershipExpiry(d)}); err != nil {
+			_ = c.Error(err)
+			return
+		}
+	}
+	// Each account taking part acts for its participant's side through a
+	// membership naming it, which the opening carries to the case.
+	for _, p := range d.Participants() {
+		if p.AccountID == "" {
+			continue
+		}
+		if err := h.credentials.Grant(ctx, auth.Membership{Resource: resource(d.ID()), Side: auth.Side(p.Side), Subject: auth.AccountSubject(p.AccountID), ExpiresAt: membershipExpiry(d)}); err != nil {
 			_ = c.Error(err)
 			return
 		}
@@ -125,7 +136,7 @@ func toPrepareInput(canonical, legacy bool, externalID, caseMode, intake string,
 		}
 		in.Participants = append(in.Participants, draft.Participant{
 			ID: p.ParticipantID, Side: draft.Side(p.Side), PartnerID: p.PartnerID, PrincipalID: p.PrincipalID,
-			PrincipalKind: kind, AgentID: p.AgentID, AuthorizationMode: draft.AuthorizationMode(p.AuthorizationMode), Initiator: p.Initiator,
+			PrincipalKind: kind, AgentID: p.AgentID, AccountID: p.AccountID, AuthorizationMode: draft.AuthorizationMode(p.AuthorizationMode), Initiator: p.Initiator,
 		})
 	}
 	if eval != nil {
@@ -194,11 +205,21 @@ func (h *handlers) load(ctx context.Context, id string, cred auth.Credential) (d
 }
 
 // access refuses cred any draft outside its tenant and environment, and
-// any draft in which its partner acts for no participant, as if it did
-// not exist.
+// any draft in which its partner acts for no participant (an account
+// token: in which its account is no participant, or any draft when the
+// token is bound to a case), as if it did not exist.
 func (h *handlers) access(cred auth.Credential) func(draft.Draft) error {
 	return func(d draft.Draft) error {
-		if d.TenantID() != cred.Tenant || d.Environment() != string(cred.Environment) || !d.Involves(cred.PartnerID) {
+		if d.TenantID() != cred.Tenant || d.Environment() != string(cred.Environment) {
+			return draft.ErrDraftNotFound
+		}
+		if cred.ForAccount() {
+			if _, ok := d.AccountOf(cred.AccountID); !ok || !cred.MayTouch(resource(d.ID())) {
+				return draft.ErrDraftNotFound
+			}
+			return nil
+		}
+		if !d.Involves(cred.PartnerID) {
 			return draft.ErrDraftNotFound
 		}
 		return nil
@@ -227,7 +248,7 @@ func (h *handlers) recheckConfirmation(c *gin.Context) error {
 func actorOf(cred auth.Credential, route draft.Route) draft.Actor {
 	return draft.Actor{
 		CredentialID: cred.PublicID, Role: draft.Role(cred.Role), TenantID: cred.Tenant,
-		Environment: string(cred.Environment), PartnerID: cred.PartnerID, AgentID: cred.AgentID, Route: route,
+		Environment: string(cred.Environment), PartnerID: cred.PartnerID, AgentID: cred.AgentID, AccountID: cred.AccountID, Route: route,
 	}
 }
 

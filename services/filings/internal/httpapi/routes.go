@@ -73,13 +73,21 @@ func Register(r *gin.Engine, d Deps) {
 
 	r.GET("/api/v2/integration", authenticated, getIntegration)
 
-	r.POST("/api/v2/case-drafts", authenticated, preparer, d.Journal.Middleware(opPrepare, view(draft.RouteV2)), h.prepare(draft.RouteV2))
-	r.GET("/api/v2/case-drafts/:id", authenticated, h.read(draft.RouteV2))
-	r.POST("/api/v2/case-drafts/:id/confirmations", authenticated, d.Journal.Middleware(opConfirm, recheck, view(draft.RouteV2)), h.confirm(draft.RouteV2))
-
-	r.POST("/api/filings", authenticated, preparer, d.Journal.Middleware(opPrepare, view(draft.RouteCanonical)), h.prepare(draft.RouteCanonical))
-	r.GET("/api/filings/:id", authenticated, h.read(draft.RouteCanonical))
-	r.POST("/api/filings/:id/confirmations", authenticated, d.Journal.Middleware(opConfirm, recheck, view(draft.RouteCanonical)), h.confirm(draft.RouteCanonical))
+	// The draft routes also take account tokens for the API
+	// (docs/accounts.md): a verified agent's account prepares a draft for
+	// itself with cases:act, reads the drafts it takes part in with
+	// cases:read and confirms its own participant with cases:act.
+	withAccounts := auth.Middleware(d.Credentials, auth.AcceptAccountTokens(d.PublicBase.String()))
+	accountPreparer := auth.RequireRoleOrScope(auth.ScopeCasesAct, auth.RolePlatformOrchestrator, auth.RoleClaimantAgent)
+	reads, acts := auth.RequireScope(auth.ScopeCasesRead), auth.RequireScope(auth.ScopeCasesAct)
+	for _, family := range []struct {
+		prefix string
+		route  draft.Route
+	}{{"/api/v2/case-drafts", draft.RouteV2}, {"/api/filings", draft.RouteCanonical}} {
+		r.POST(family.prefix, withAccounts, accountPreparer, d.Journal.Middleware(opPrepare, view(family.route)), h.prepare(family.route))
+		r.GET(family.prefix+"/:id", withAccounts, reads, h.read(family.route))
+		r.POST(family.prefix+"/:id/confirmations", withAccounts, acts, d.Journal.Middleware(opConfirm, recheck, view(family.route)), h.confirm(family.route))
+	}
 
 	orchestrator := auth.RequireRole(auth.RolePlatformOrchestrator)
 	for _, prefix := range []string{"/api/v2/authorizations", "/api/authorizations"} {

@@ -22,6 +22,7 @@ type participantBody struct {
 	PrincipalID       string `json:"principalId"`
 	PrincipalKind     string `json:"principalKind"`
 	AgentID           string `json:"agentId,omitempty"`
+	AccountID         string `json:"accountId,omitempty"`
 	AuthorizationMode string `json:"authorizationMode"`
 	Initiator         bool   `json:"initiator,omitempty"`
 }

@@ -72,6 +72,7 @@ type participantView struct {
 	PrincipalID       string `json:"principalId"`
 	PrincipalKind     string `json:"principalKind,omitempty"`
 	AgentID           string `json:"agentId,omitempty"`
+	AccountID         string `json:"accountId,omitempty"`
 	AuthorizationMode string `json:"authorizationMode"`
 }
 
@@ -162,7 +163,7 @@ func toParticipantViews(ps []draft.Participant, canonical bool) []participantVie
 	for _, p := range ps {
 		v := participantView{
 			ParticipantID: p.ID, Side: string(p.Side), PartnerID: p.PartnerID, PrincipalID: p.PrincipalID,
-			AgentID: p.AgentID, AuthorizationMode: string(p.AuthorizationMode),
+			AgentID: p.AgentID, AccountID: p.AccountID, AuthorizationMode: string(p.AuthorizationMode),
 		}
 		if canonical {
 			v.PrincipalKind = string(p.PrincipalKind)

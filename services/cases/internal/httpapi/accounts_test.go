@@ -1,0 +1,140 @@
+package httpapi_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pcourt/pcourt/libs/auth"
+	"github.com/pcourt/pcourt/libs/auth/authtest"
+)
+
+// Cases with account tokens (docs/accounts.md): a participant an
+// autonomous-agent account takes part as is acted for by that account's
+// own tokens alone, through the membership of its side that names the
+// account (filings grants it on the draft and the opening carries it to
+// the case), within the token's scopes and, for a token bound to a case,
+// that case alone.
+
+const agentAccount = "acct_RESPONDAGENT01"
+
+// accountRespondent makes the respondent the agent's account, which
+// confirmed the draft and so takes part from the opening.
+func accountRespondent(payload map[string]any) {
+	participants := payload["participants"].([]map[string]any)
+	participants[1] = map[string]any{"participantId": "p-agent", "side": "respondent", "partnerId": "", "accountId": agentAccount,
+		"principalId": "agent:respond", "principalKind": "autonomous_agent", "authorizationMode": "agent_credential", "initiator": false, "joined": true}
+	confirmations := payload["confirmations"].([]map[string]any)
+	confirmations[1] = map[string]any{"participantId": "p-agent", "side": "respondent", "required": true, "status": "confirmed", "confirmedAt": payload["openedAt"]}
+	delete(payload["capabilityHashes"].(map[string]any), "respondent_invite")
+	delete(payload["capabilityHashes"].(map[string]any), "respondent_login")
+}
+
+// openForAccount opens a case whose respondent is the agent's account and
+// grants the account's membership as the opening carries it.
+func (s *stack) openForAccount(t *testing.T) opened {
+	t.Helper()
+	c := s.open(t, accountRespondent)
+	require.NoError(t, s.credentials.Grant(context.Background(), auth.Membership{
+		Resource: "case:" + c.id, Side: auth.Respondent, Subject: auth.AccountSubject(agentAccount), ExpiresAt: time.Now().Add(time.Hour),
+	}))
+	return c
+}
+
+func (s *stack) accountToken(t *testing.T, scopes []auth.Scope, opts ...func(*auth.AccountTokenRequest)) string {
+	t.Helper()
+	token, _ := authtest.MintAccountToken(t, s.credentials, agentAccount, publicBase(t).String(), scopes, opts...)
+	return token
+}
+
+func TestAnAgentsAccountReadsAndActsOnItsCase(t *testing.T) {
+	s := newStack(t)
+	c := s.openForAccount(t)
+	token := s.accountToken(t, []auth.Scope{auth.ScopeCasesRead, auth.ScopeCasesAct})
+
+	rep := s.do(t, http.MethodGet, "/api/v2/cases/"+c.id, token, "", nil)
+	require.Equal(t, http.StatusOK, rep.status, string(rep.body))
+	require.Contains(t, string(rep.body), `"accountId":"`+agentAccount+`"`)
+	require.Equal(t, http.StatusOK, s.do(t, http.MethodGet, "/api/cases/"+c.id+"/participants", token, "", nil).status)
+
+	// A token bound to this case works on it.
+	bound := s.accountToken(t, []auth.Scope{auth.ScopeCasesRead}, func(r *auth.AccountTokenRequest) { r.CaseID = c.id })
+	require.Equal(t, http.StatusOK, s.do(t, http.MethodGet, "/api/v2/cases/"+c.id, bound, "", nil).status)
+
+	rep = s.do(t, http.MethodPost, "/api/v2/cases/"+c.id+"/answer", token, newKey(), map[string]any{"text": "Denied: the service was rendered."})
+	require.Equal(t, http.StatusCreated, rep.status, string(rep.body))
+}
+
+// Every refusal is a problem and changes nothing.
+func TestAccountTokensAreRefusedOnCasesTheyHaveNoAuthorityOver(t *testing.T) {
+	s := newStack(t)
+	c := s.openForAccount(t)
+	other := s.openForAccount(t)
+	readOnly := s.accountToken(t, []auth.Scope{auth.ScopeCasesRead})
+	actOnly := s.accountToken(t, []auth.Scope{auth.ScopeCasesAct})
+	boundElsewhere := s.accountToken(t, []auth.Scope{auth.ScopeCasesRead, auth.ScopeCasesAct}, func(r *auth.AccountTokenRequest) { r.CaseID = other.id })
+	otherAudience := s.accountToken(t, []auth.Scope{auth.ScopeCasesRead}, func(r *auth.AccountTokenRequest) { r.Audience = "https://mcp.pcourt.test" })
+	otherTenant := s.accountToken(t, []auth.Scope{auth.ScopeCasesRead}, func(r *auth.AccountTokenRequest) { r.Tenant = "tenant-other" })
+	stranger, _ := authtest.MintAccountToken(t, s.credentials, "acct_STRANGER03", publicBase(t).String(), []auth.Scope{auth.ScopeCasesRead, auth.ScopeCasesAct})
+	answer := map[string]any{"text": "Denied."}
+	casePath := "/api/v2/cases/" + c.id
+
+	for _, tt := range []struct {
+		name, method, path, token string
+		body                      any
+		status                    int
+		code                      string
+	}{
+		{"reading without cases:read", http.MethodGet, casePath, actOnly, nil, http.StatusForbidden, "forbidden"},
+		{"answering without cases:act", http.MethodPost, casePath + "/answer", readOnly, answer, http.StatusForbidden, "forbidden"},
+		{"another account", http.MethodGet, casePath, stranger, nil, http.StatusNotFound, "case_not_found_or_opening"},
+		{"another account answering", http.MethodPost, casePath + "/answer", stranger, answer, http.StatusNotFound, "case_not_found_or_opening"},
+		{"a token bound to another case", http.MethodGet, casePath, boundElsewhere, nil, http.StatusNotFound, "case_not_found_or_opening"},
+		{"a token for another resource", http.MethodGet, casePath, otherAudience, nil, http.StatusUnauthorized, "invalid_credential"},
+		{"the same account id in another tenant", http.MethodGet, casePath, otherTenant, nil, http.StatusNotFound, "case_not_found_or_opening"},
+		{"the claimant's partner answering for the account", http.MethodPost, casePath + "/answer", s.claimant, answer, http.StatusForbidden, "forbidden"},
+		{"a route that takes no account tokens", http.MethodPost, "/api/cases/" + c.id + "/invitations", readOnly, nil, http.StatusForbidden, "forbidden"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s.unchanged(t, func() {
+				rep := s.do(t, tt.method, tt.path, tt.token, newKey(), tt.body)
+				require.Equal(t, tt.status, rep.status, string(rep.body))
+				require.Equal(t, tt.code, rep.code, string(rep.body))
+			})
+		})
+	}
+
+	// Without its membership the account no longer sees the case.
+	require.NoError(t, s.credentials.RevokeMembership(context.Background(), "case:"+c.id, auth.AccountSubject(agentAccount)))
+	rep := s.do(t, http.MethodGet, casePath, readOnly, "", nil)
+	require.Equal(t, http.StatusNotFound, rep.status, string(rep.body))
+}
+
+// Reporting an execution needs the executions:report scope, which no
+// other scope implies: without it the route refuses the token before
+// anything is read; with it the act reaches the after-award rules (this
+// case has no award yet).
+func TestReportingAnExecutionNeedsTheExecutionsReportScope(t *testing.T) {
+	s := newStack(t)
+	c := s.openForAccount(t)
+	report := map[string]any{"mode": "party_reported", "action": "report", "awardHash": strings.Repeat("a", 64), "remedyIndex": 0, "reference": "wire 1"}
+	path := "/api/cases/" + c.id + "/executions"
+
+	without := s.accountToken(t, []auth.Scope{auth.ScopeCasesRead, auth.ScopeCasesAct, auth.ScopeEvidenceFile, auth.ScopeReadinessBuy})
+	s.unchanged(t, func() {
+		rep := s.do(t, http.MethodPost, path, without, newKey(), report)
+		require.Equal(t, http.StatusForbidden, rep.status, string(rep.body))
+		require.Equal(t, `Bearer realm="pcourt", error="insufficient_scope", scope="executions:report"`, rep.header.Get("WWW-Authenticate"))
+	})
+
+	with := s.accountToken(t, []auth.Scope{auth.ScopeExecutionsReport})
+	s.unchanged(t, func() {
+		rep := s.do(t, http.MethodPost, path, with, newKey(), report)
+		require.Equal(t, http.StatusNotFound, rep.status, string(rep.body))
+		require.Equal(t, "award_not_issued", rep.code)
+	})
+}
