@@ -41,10 +41,10 @@ func TestMain(m *testing.M) {
 // stackPorts reserves the stack's block of public ports and their admin
 // ports (+1000), and returns its first: the edge, four services, the
 // facilitator, the reference adjudicator, the compat-controller, the
-// console.
+// console, accounts.
 func stackPorts(t *testing.T) int {
 	t.Helper()
-	return freeBlock(t, 9, 1000)
+	return freeBlock(t, 10, 1000)
 }
 
 // freeBlock finds n consecutive free loopback ports, and the same n ports
@@ -151,7 +151,7 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 		}
 		_, _ = io.Copy(io.Discard, out)
 	}()
-	require.Len(t, commands, 3)
+	require.Len(t, commands, 4)
 	for _, c := range commands {
 		got, err := exec.Command("bash", "-c", c).CombinedOutput()
 		require.NoError(t, err, "%s\n%s", c, got)
@@ -161,6 +161,18 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 	got, err := exec.Command("bash", "-c", commands[2]).CombinedOutput()
 	require.NoError(t, err)
 	require.Contains(t, string(got), `"role":"claimant_agent"`)
+	// The fourth reads the authorization server's metadata through the
+	// edge, from the accounts service: its issuer is the edge's URL.
+	got, err = exec.Command("bash", "-c", commands[3]).Output()
+	require.NoError(t, err)
+	var metadata struct {
+		Issuer        string `json:"issuer"`
+		TokenEndpoint string `json:"token_endpoint"`
+	}
+	require.NoError(t, json.Unmarshal(got, &metadata), "%s", got)
+	edgeURL := "http://127.0.0.1:" + strconv.Itoa(base)
+	require.Equal(t, edgeURL, metadata.Issuer)
+	require.Equal(t, edgeURL+"/oauth/token", metadata.TokenEndpoint)
 
 	// The printed payment pays for a report with the public development key.
 	require.NotEmpty(t, pay)

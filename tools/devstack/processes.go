@@ -114,6 +114,14 @@ func stackServices(cfg config, redis *devRedis, brokers []string, facilitatorURL
 		fmt.Sprintf("CONSOLE_API_URL=http://127.0.0.1:%d", cfg.EdgePort), fmt.Sprintf("PUBLIC_BASE_URL=http://127.0.0.1:%d", cfg.EdgePort))
 	out = append(out, &service{name: "console", port: consolePort, env: consoleEnv})
 	edgeEnv = append(edgeEnv, fmt.Sprintf("UPSTREAM_CONSOLE_URL=http://127.0.0.1:%d", consolePort))
+	// The accounts service: agent accounts and the OAuth authorization
+	// server, whose issuer (and its tokens' audience) is the edge's
+	// public URL, where clients reach it.
+	accountsPort := cfg.accountsPort()
+	accountsEnv := append(append([]string(nil), common...), fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", accountsPort), "HTTP_TRUSTED_PROXIES=127.0.0.1",
+		fmt.Sprintf("PUBLIC_BASE_URL=http://127.0.0.1:%d", cfg.EdgePort))
+	out = append(out, &service{name: "accounts", port: accountsPort, env: accountsEnv})
+	edgeEnv = append(edgeEnv, fmt.Sprintf("UPSTREAM_ACCOUNTS_URL=http://127.0.0.1:%d", accountsPort))
 	edgeEnv = append(edgeEnv, fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", cfg.EdgePort))
 	edgeEnv = append(edgeEnv, cfg.Compat...)
 	return append(out, &service{name: "compat-edge", port: cfg.EdgePort, env: edgeEnv})
@@ -155,6 +163,7 @@ var serviceCommands = []struct {
 	{"services/webhooks", []string{"./cmd/webhooks"}},
 	{"services/compat-edge", []string{"./cmd/compat-edge", "./cmd/compat-controller"}},
 	{"services/console", []string{"./cmd/console"}},
+	{"services/accounts", []string{"./cmd/accounts"}},
 }
 
 // buildServices compiles every service into the bin directory as make test

@@ -143,6 +143,9 @@ func printWelcome(w io.Writer, cfg config, creds devCredentials, receiverURL, ad
 	fmt.Fprintf(w, "  curl -fsS %s/readyz\n", base)
 	fmt.Fprintf(w, "  curl -fsS -o /dev/null -w '%%{http_code} %%{content_type}\\n' %s/openapi.json\n", base)
 	fmt.Fprintf(w, "  curl -fsS -H 'Authorization: Bearer %s' %s/api/v2/integration\n", creds.claimant.token, base)
+	// The accounts service's OAuth 2.1 authorization server (docs/accounts.md),
+	// its issuer the edge's URL.
+	fmt.Fprintf(w, "  curl -fsS %s/.well-known/oauth-authorization-server\n", base)
 	payer := localfacilitator.DevAccounts()[0]
 	fmt.Fprintf(w, "\nPay USD 0.010000 for a dispute-readiness report over x402 (Anvil account 0, a PUBLIC test key,\nfunded with 1000 test USDC by the local facilitator; payments go to %s):\n", devPayTo().Hex())
 	fmt.Fprintf(w, "  go run ./tools/x402pay -key %s -d @docs/examples/readiness-request.json %s/api/x402/dispute-readiness\n",

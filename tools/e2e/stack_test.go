@@ -53,7 +53,7 @@ var statelessServices = []struct {
 	name string
 	port int
 }{
-	{"readiness", 8081}, {"filings", 8082}, {"cases", 8083}, {"webhooks", 8084}, {"console", 8088},
+	{"readiness", 8081}, {"filings", 8082}, {"cases", 8083}, {"webhooks", 8084}, {"console", 8088}, {"accounts", 8089},
 }
 
 const (
@@ -195,6 +195,11 @@ func startStack(t *testing.T) *stack {
 		// it calls the public API back through the edge.
 		"console": {
 			"CONSOLE_API_URL": fmt.Sprintf("http://edge:%d", edgePort),
+			"PUBLIC_BASE_URL": s.ingress,
+		},
+		// The OAuth issuer, and its tokens' audience, is the ingress's
+		// origin, where clients reach the authorization server.
+		"accounts": {
 			"PUBLIC_BASE_URL": s.ingress,
 		},
 	}

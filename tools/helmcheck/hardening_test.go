@@ -89,6 +89,7 @@ func TestNetworkPolicies(t *testing.T) {
 			"cases":       {"http": {edgePods}, "admin": admin},
 			"webhooks":    {"http": {edgePods}, "admin": admin},
 			"console":     {"http": {edgePods}, "admin": admin},
+			"accounts":    {"http": {edgePods}, "admin": admin},
 			// Its HTTP port serves the kubelet's probes alone.
 			"compat-controller": {"admin": admin},
 		}, got, values)
@@ -251,6 +252,7 @@ var stopAfterDrain = map[string]time.Duration{
 	// the legacy-use recorder's last flush (5 s)
 	"compat-edge": 5 * time.Second,
 	"console":     0,
+	"accounts":    0,
 	// controller-runtime's manager lets its reconcilers finish (30 s)
 	"compat-controller": 30 * time.Second,
 }

@@ -24,7 +24,7 @@ const repo = "../.."
 var (
 	chart      = filepath.Join(repo, "deploy", "helm", "pcourt")
 	production = filepath.Join(chart, "values-production.yaml")
-	services   = []string{"readiness", "filings", "cases", "webhooks", "compat-edge", "compat-controller", "console"}
+	services   = []string{"readiness", "filings", "cases", "webhooks", "compat-edge", "compat-controller", "console", "accounts"}
 	// controller is the one workload not autoscaled: one leader works.
 	controller = "compat-controller"
 )
@@ -69,7 +69,7 @@ func TestDefaultValues(t *testing.T) {
 	// Per service: ServiceAccount, Deployment, Service, HPA, PDB and
 	// NetworkPolicy (the controller: no HPA); then the two Ingresses (the
 	// uploads have their own) and the controller's Role and RoleBinding.
-	assert.Equal(t, 7*6-1+4, m.Count())
+	assert.Equal(t, len(services)*6-1+4, m.Count())
 	names := func(n int, name func(i int) string) []string {
 		var out []string
 		for i := range n {
@@ -109,6 +109,10 @@ func TestDefaultValues(t *testing.T) {
 		}
 		if d.Name == "pcourt-compat-edge" {
 			assert.Equal(t, "http://pcourt-console:8088", e["UPSTREAM_CONSOLE_URL"], "the edge routes /console/ to the console")
+			assert.Equal(t, "http://pcourt-accounts:8089", e["UPSTREAM_ACCOUNTS_URL"], "the edge routes /api/accounts, /oauth/ and the OAuth metadata to accounts")
+		}
+		if d.Name == "pcourt-accounts" {
+			assert.Equal(t, "http://pcourt.localhost", e["PUBLIC_BASE_URL"], "the OAuth issuer, and its tokens' audience, is the public URL")
 		}
 		if d.Name == "pcourt-console" {
 			assert.Equal(t, "http://pcourt-compat-edge:8080", e["CONSOLE_API_URL"], "the console calls the public API through the edge")
@@ -159,7 +163,7 @@ func TestDefaultValues(t *testing.T) {
 
 func TestProductionValues(t *testing.T) {
 	m := render(t, helm(t), "-f", production)
-	assert.Len(t, m.ServiceMonitors, 7)
+	assert.Len(t, m.ServiceMonitors, len(services), "one per service")
 	for _, h := range m.HPAs {
 		assert.Equal(t, int32(3), *h.Spec.MinReplicas, h.Name)
 	}

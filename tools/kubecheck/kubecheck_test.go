@@ -118,7 +118,7 @@ func TestChartAppliesToAnAPIServer(t *testing.T) {
 					policies++
 				}
 			}
-			require.Equal(t, 7, policies, "a NetworkPolicy per service")
+			require.Equal(t, 8, policies, "a NetworkPolicy per service: readiness, filings, cases, webhooks, console, accounts, compat-edge, compat-controller")
 			t.Logf("%d manifests accepted by kube-apiserver %s with server-side apply, dry run", applied, helmcheck.KubeVersion)
 		})
 	}

@@ -19,6 +19,12 @@ func TestLoadConfig(t *testing.T) {
 		require.NotNil(t, cfg.Upstreams[owner], "every owner has an upstream by default: %s", owner)
 	}
 	require.Equal(t, "http://127.0.0.1:8083", cfg.Upstreams[routing.Cases].String())
+	require.Equal(t, "http://127.0.0.1:8089", cfg.Upstreams[routing.Accounts].String(), "accounts' own default port")
+	accounts, err := loadConfig(func(k string) string {
+		return map[string]string{"UPSTREAM_ACCOUNTS_URL": "http://pcourt-accounts:8089"}[k]
+	})
+	require.NoError(t, err)
+	require.Equal(t, "http://pcourt-accounts:8089", accounts.Upstreams[routing.Accounts].String(), "UPSTREAM_ACCOUNTS_URL names it")
 	require.False(t, cfg.Forwarding.TLSTerminated)
 	require.Empty(t, cfg.PublicURL, "the served document keeps its relative server")
 	require.Equal(t, 10*time.Second, cfg.Compat.RefreshInterval)

@@ -187,3 +187,34 @@ func TestARequestWithoutAContentTypeReachesTheOwnerWithoutOne(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, resp.StatusCode)
 	require.Empty(t, <-got)
 }
+
+// The authorization server's token request is a form POST without an
+// Idempotency-Key (RFC 6749 section 4.4), and its refusals are RFC 6749
+// errors, not problems: the edge passes both as they are, the form body
+// and its media type to the owner, the owner's JSON error and its
+// no-store to the client.
+func TestAnOAuthTokenRequestCrossesTheEdgeAsIs(t *testing.T) {
+	type request struct {
+		contentType, body, key string
+	}
+	got := make(chan request, 1)
+	e := edgeWithOwner(t, routing.Accounts, func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got <- request{r.Header.Get("Content-Type"), string(body), r.Header.Get("Idempotency-Key")}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"error":"unsupported_grant_type"}`)
+	})
+	form := "grant_type=password&username=a&password=b"
+	resp, err := http.Post(e.url+"/oauth/token", "application/x-www-form-urlencoded", strings.NewReader(form))
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, request{"application/x-www-form-urlencoded", form, ""}, <-got)
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+	require.Equal(t, "no-store", resp.Header.Get("Cache-Control"))
+	require.JSONEq(t, `{"error":"unsupported_grant_type"}`, string(body), "the owner's RFC 6749 error, not a problem of the edge")
+}

@@ -102,6 +102,11 @@ func TestRoutesEachFamilyToItsOwner(t *testing.T) {
 		"/api/disputes/d_1/answer":                routing.Cases,
 		"/api/cases/cs_1/events":                  routing.Cases,
 		"/api/v2/webhooks/deliveries/dl_1/replay": routing.Webhooks,
+		"/api/console/links":                      routing.Console,
+		"/console/deliveries":                     routing.Console,
+		"/api/accounts/acct_1/clients":            routing.Accounts,
+		"/oauth/token":                            routing.Accounts,
+		"/.well-known/oauth-authorization-server": routing.Accounts,
 	} {
 		req, _ := http.NewRequest(http.MethodPost, e.url+path+"?page=2", nil)
 		req.Header.Set("X-Request-Id", "partner-req-1")
@@ -146,7 +151,7 @@ func problemOf(t *testing.T, resp *http.Response) problem.Body {
 
 func TestUnknownPathIsA404Problem(t *testing.T) {
 	e := newEdge(t, allUpstreams(t))
-	for _, path := range []string{"/api/v3/cases", "/api/filingsx", "/nowhere"} {
+	for _, path := range []string{"/api/v3/cases", "/api/filingsx", "/nowhere", "/oauthx", "/.well-known/oauth-protected-resource"} {
 		resp, err := http.Get(e.url + path)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusNotFound, resp.StatusCode)

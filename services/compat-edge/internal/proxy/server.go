@@ -33,10 +33,11 @@ import (
 // instead of allocating them per request, with the platform's checks of
 // libs/httpserver (its Platform: request id, client address, header,
 // in-flight and address limits, the RED histogram, the access log, the
-// server span, problems) applied on the proxy path itself: /api, /respond
-// and /console, the paths the owners answer. Everything else (the API
-// document, the migration guide, the compatibility usage read, the probes,
-// 404s) goes to the edge's gin engine, which applies the same checks with
+// server span, problems) applied on the proxy path itself: /api and every
+// other path a family of the routing table owns (/respond, /console,
+// /oauth, the authorization server's metadata), the paths the owners
+// answer. Everything else (the API document, the migration guide, the
+// compatibility usage read, the probes, 404s) goes to the edge's gin engine, which applies the same checks with
 // its middleware (docs/compatibility.md, "Performance (measured)").
 //
 // HTTP/1.1 only, as behind an ingress: a request line fasthttp cannot
@@ -181,7 +182,7 @@ func (s *Server) serve(fc *fasthttp.RequestCtx) {
 	}
 	rawPath, query := splitTarget(fc.Request.Header.RequestURI())
 	normal, pathErr := routing.Normalize(rawPath)
-	if pathErr == nil && (!proxied(normal) || s.ownPaths[normal]) {
+	if pathErr == nil && (!s.proxied(normal) || s.ownPaths[normal]) {
 		s.serveOwn(fc)
 		return
 	}
@@ -387,7 +388,7 @@ func (s *Server) expect(fc *fasthttp.RequestCtx) int {
 		return fasthttp.StatusContinue // refused as the request it is
 	}
 	limit := s.platform.Config().MaxBodyBytes
-	if proxied(normal) && !s.ownPaths[normal] {
+	if s.proxied(normal) && !s.ownPaths[normal] {
 		limit = s.routes.bodyLimit(string(fc.Method()), normal)
 	}
 	if int64(fc.Request.Header.ContentLength()) <= limit {
@@ -433,9 +434,17 @@ func (s *Server) requestAttributes(x *exchange) []attribute.KeyValue {
 	return attrs
 }
 
-// proxied says whether the owners answer path: the edge forwards it.
-func proxied(path string) bool {
-	return strings.HasPrefix(path, "/api/") || strings.HasPrefix(path, "/respond/") || strings.HasPrefix(path, "/console/")
+// proxied says whether the owners answer path, so that the edge forwards
+// it: every path under /api/ (one that no family owns is the proxy's 404),
+// and any other path a family of the routing table owns (/respond/…,
+// /console/…, /oauth/…, /.well-known/oauth-authorization-server). Which
+// paths leave the edge is the table's to say, not a list of its own here.
+func (s *Server) proxied(path string) bool {
+	if strings.HasPrefix(path, "/api/") {
+		return true
+	}
+	_, owned := s.proxy.table.Owner(path)
+	return owned
 }
 
 // splitTarget splits a request target into its path, as sent, and its

@@ -18,10 +18,11 @@ const (
 	Cases     Owner = "cases"
 	Webhooks  Owner = "webhooks"
 	Console   Owner = "console"
+	Accounts  Owner = "accounts"
 )
 
 // Owners lists every owner, for configuration checks.
-var Owners = []Owner{Readiness, Filings, Cases, Webhooks, Console}
+var Owners = []Owner{Readiness, Filings, Cases, Webhooks, Console, Accounts}
 
 // Family is one row of the table: every path at or below Prefix belongs to Owner.
 type Family struct {
@@ -31,8 +32,12 @@ type Family struct {
 
 // Families is the routing table for every path family of the spec: the
 // canonical routes, the partner /api/v2 routes and the website /api/disputes
-// routes; and the hosted pages: the respondent's (/respond) and the
-// partner console's (/console, with its links API).
+// routes; the hosted pages: the respondent's (/respond) and the partner
+// console's (/console, with its links API); and the accounts service's
+// (docs/accounts.md), which are the platform's, not the spec's: the
+// agent accounts API (/api/accounts) and the OAuth 2.1 authorization
+// server (/oauth/ and its RFC 8414 metadata, which lives at the root's
+// /.well-known/ because the issuer is the public URL itself).
 var Families = []Family{
 	{"/api/x402", Readiness},
 
@@ -69,6 +74,10 @@ var Families = []Family{
 
 	{"/api/console", Console},
 	{"/console", Console},
+
+	{"/api/accounts", Accounts},
+	{"/oauth", Accounts},
+	{"/.well-known/oauth-authorization-server", Accounts},
 }
 
 // Table resolves paths to owners.

@@ -8,8 +8,10 @@ import (
 	"github.com/pcourt/pcourt/services/compat-edge/internal/routing"
 )
 
-// Every route the spec names, earlier and canonical, reaches the service
-// that owns its resource.
+// Every route the spec names, earlier and canonical, and the platform's
+// own beside them (the console's pages and links, the accounts service's
+// API and authorization server), reaches the service that owns its
+// resource.
 func TestEverySpecRouteHasItsOwner(t *testing.T) {
 	table := routing.NewTable(routing.Families)
 	tests := map[string]routing.Owner{
@@ -88,6 +90,13 @@ func TestEverySpecRouteHasItsOwner(t *testing.T) {
 		"/console/":                                           routing.Console,
 		"/console/deliveries/dl_1/replay":                     routing.Console,
 		"/console/static/console.js":                          routing.Console,
+		"/api/accounts":                                       routing.Accounts,
+		"/api/accounts/acct_1/attestation":                    routing.Accounts,
+		"/api/accounts/acct_1/clients/ocl_1":                  routing.Accounts,
+		"/oauth/token":                                        routing.Accounts,
+		"/oauth/revoke":                                       routing.Accounts,
+		"/oauth/introspect":                                   routing.Accounts,
+		"/.well-known/oauth-authorization-server":             routing.Accounts,
 	}
 	for path, want := range tests {
 		got, ok := table.Owner(path)
@@ -98,7 +107,7 @@ func TestEverySpecRouteHasItsOwner(t *testing.T) {
 
 func TestUnknownPathsHaveNoOwner(t *testing.T) {
 	table := routing.NewTable(routing.Families)
-	for _, path := range []string{"/", "/api", "/api/filingsx", "/api/v2", "/api/v3/cases/1", "/apix/cases", "/api/awardsx/keys", "/api/x402x/dispute-readiness", "/consolex", "/api/consolex/links"} {
+	for _, path := range []string{"/", "/api", "/api/filingsx", "/api/v2", "/api/v3/cases/1", "/apix/cases", "/api/awardsx/keys", "/api/x402x/dispute-readiness", "/consolex", "/api/consolex/links", "/api/accountsx", "/oauthx/token", "/.well-known/oauth-authorization-serverx", "/.well-known/oauth-protected-resource", "/.well-known"} {
 		_, ok := table.Owner(path)
 		require.False(t, ok, path)
 	}

@@ -168,7 +168,8 @@ func newStack(t testing.TB, opts ...stackOption) *stack {
 		// again at once by the replica that saves them (the only one here).
 		"EDGE_LEGACY_USE_FLUSH_INTERVAL=50ms",
 		"UPSTREAM_WEBHOOKS_URL="+s.hookURL, "UPSTREAM_CONSOLE_URL="+consoleServer.URL,
-		"UPSTREAM_READINESS_URL="+others.URL, "UPSTREAM_FILINGS_URL="+others.URL, "UPSTREAM_CASES_URL="+others.URL)
+		"UPSTREAM_READINESS_URL="+others.URL, "UPSTREAM_FILINGS_URL="+others.URL, "UPSTREAM_CASES_URL="+others.URL,
+		"UPSTREAM_ACCOUNTS_URL="+others.URL)
 	s.edge = &process{name: "compat-edge", bin: filepath.Join(bins, "compat-edge"), port: edgePort, env: append(edgeEnv, set.compat...)}
 	s.edge.start(t)
 	return s
