@@ -459,7 +459,8 @@ func (s *stack) nginxErrors(ctx context.Context) string {
 	}
 	var lines []string
 	for _, l := range log {
-		if strings.Contains(l, "[warn]") || strings.Contains(l, "[error]") || strings.Contains(l, "[crit]") {
+		if strings.Contains(l, "[warn]") || strings.Contains(l, "[error]") || strings.Contains(l, "[crit]") ||
+			strings.Contains(l, "[alert]") || strings.Contains(l, "[emerg]") {
 			lines = append(lines, l)
 		}
 	}
