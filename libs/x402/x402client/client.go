@@ -71,6 +71,12 @@ var (
 	// ErrAlreadyPaying: Pay was given a request that already carries a
 	// PAYMENT-SIGNATURE header.
 	ErrAlreadyPaying = errors.New("request already carries a PAYMENT-SIGNATURE header")
+	// ErrAnswerCut: the answer's status and headers arrived, its body did
+	// not (the connection closed or failed mid-body). Pay asks for a cut
+	// price answer once more (and for one a gateway answered 502, 503 or
+	// 504); a cut answer to the paid request comes back with the
+	// Result's Payment, for Retry.
+	ErrAnswerCut = errors.New("answer cut short")
 )
 
 // RejectedError reports a paid request answered with 402 Payment Required:
@@ -247,6 +253,17 @@ func (c *Client) Pay(ctx context.Context, req *http.Request, body []byte) (*Resu
 		return nil, ErrAlreadyPaying
 	}
 	first, err := c.send(ctx, req, body, "")
+	if priceAnswerLost(first, err) {
+		// The unpaid request only asks the price, so it is asked again,
+		// once, when its answer was lost on the way: cut short (an
+		// ingress reloading under load closed the connection mid-answer)
+		// or replaced by a gateway's 502, 503 or 504 (a proxy whose
+		// connection to a draining replica closed as it wrote the
+		// request, which it may not resend for a POST). A paid request
+		// is never resent here; Retry does that with the same payment,
+		// when the caller says so.
+		first, err = c.send(ctx, req, body, "")
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -293,6 +310,19 @@ func (c *Client) Retry(ctx context.Context, req *http.Request, body []byte, paym
 	res, err := c.sendPayment(ctx, req, body, payment)
 	res.PaymentIdentifier = paymentIdentifier(payment.Extensions)
 	return res, err
+}
+
+// priceAnswerLost says whether the answer to the unpaid request was lost
+// on the way rather than given: cut short, or a gateway's error.
+func priceAnswerLost(res *Result, err error) bool {
+	if err != nil {
+		return errors.Is(err, ErrAnswerCut)
+	}
+	switch res.Response.StatusCode {
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
 }
 
 // sendPayment sends the paid request and reads the x402 headers of its
@@ -368,7 +398,7 @@ func (c *Client) send(ctx context.Context, req *http.Request, body []byte, payme
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxBodyBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("reading %s answer: %w", resp.Status, err)
+		return nil, fmt.Errorf("reading %s answer: %w: %w", resp.Status, ErrAnswerCut, err)
 	}
 	if len(b) > MaxBodyBytes {
 		return nil, fmt.Errorf("reading %s answer: body larger than %d bytes", resp.Status, MaxBodyBytes)

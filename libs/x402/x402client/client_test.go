@@ -375,6 +375,66 @@ func TestPaidRequestIsResentWhenAKeptAliveConnectionClosesUnanswered(t *testing.
 	require.Empty(t, e.idempotencyKeys(), "the mark that lets net/http resend is not sent")
 }
 
+// The price answer cut short on the way (an ingress reloading under load
+// closes a connection mid-answer): Pay asks again, once, on a new
+// connection, and pays once.
+func TestPayAsksThePriceAgainWhenItsAnswerIsCutShort(t *testing.T) {
+	e := &paidEndpoint{offers: []x402.PaymentRequirements{usdcOffer(t, "eip155:84532", "10000")}, cutFirstChallenge: true}
+	url := e.start(t)
+	c := newClient(t, x402client.Config{})
+
+	res, err := c.Pay(context.Background(), newRequest(t, http.MethodPost, url+"/paid"), []byte(testBody))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, res.Response.StatusCode)
+	requests, signatures, _, _ := e.stats()
+	require.Equal(t, 3, requests, "the cut challenge, the challenge again, the paid request")
+	require.Len(t, signatures, 1, "one payment")
+}
+
+// A gateway's 502, 503 or 504 to the price query is asked again, once; a
+// second one is the answer.
+func TestPayAsksThePriceAgainAfterAGatewayError(t *testing.T) {
+	for _, status := range []int{http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout} {
+		e := &paidEndpoint{offers: []x402.PaymentRequirements{usdcOffer(t, "eip155:84532", "10000")}, gatewayFirst: status}
+		url := e.start(t)
+		res, err := newClient(t, x402client.Config{}).Pay(context.Background(), newRequest(t, http.MethodPost, url+"/paid"), []byte(testBody))
+		require.NoError(t, err, status)
+		require.Equal(t, http.StatusOK, res.Response.StatusCode)
+		requests, signatures, _, _ := e.stats()
+		require.Equal(t, 3, requests, "%d, the challenge, the paid request", status)
+		require.Len(t, signatures, 1)
+	}
+	// Any other answer is the server's, and is returned as it is.
+	e := &paidEndpoint{offers: []x402.PaymentRequirements{usdcOffer(t, "eip155:84532", "10000")}, gatewayFirst: http.StatusInternalServerError}
+	url := e.start(t)
+	res, err := newClient(t, x402client.Config{}).Pay(context.Background(), newRequest(t, http.MethodPost, url+"/paid"), []byte(testBody))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusInternalServerError, res.Response.StatusCode)
+	requests, _, _, _ := e.stats()
+	require.Equal(t, 1, requests)
+}
+
+// A cut answer to the paid request is not resent by Pay: the caller gets
+// ErrAnswerCut with the payment, and Retry sends the very same payment,
+// which the server answers from its stored answer.
+func TestACutPaidAnswerIsTheCallersToRetry(t *testing.T) {
+	e := &paidEndpoint{offers: []x402.PaymentRequirements{usdcOffer(t, "eip155:84532", "10000")}, cutFirstPaidAnswer: true}
+	url := e.start(t)
+	c := newClient(t, x402client.Config{})
+	req := newRequest(t, http.MethodPost, url+"/paid")
+	res, err := c.Pay(context.Background(), req, []byte(testBody))
+	require.ErrorIs(t, err, x402client.ErrAnswerCut)
+	require.True(t, res.Paid)
+	_, signatures, _, _ := e.stats()
+	require.Len(t, signatures, 1, "Pay sent the paid request once")
+
+	again, err := c.Retry(context.Background(), req, []byte(testBody), res.Payment)
+	require.NoError(t, err)
+	require.Contains(t, string(again.Body), `"replayed":true`)
+	_, signatures, _, _ = e.stats()
+	require.Equal(t, []string{signatures[0], signatures[0]}, signatures, "the retry is the same payment")
+}
+
 // paymentIdentifierDeclaration is the server's advertisement, verbatim from
 // specs/extensions/payment_identifier.md (PaymentRequired section), with
 // required set as given.

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -53,6 +54,9 @@ type paidEndpoint struct {
 	responseHeader      string // PAYMENT-RESPONSE value instead of the real one
 	refusePayments      bool   // answer every paid request 402
 	dropFirstAnswer     bool   // settle the first payment, then drop the connection
+	cutFirstChallenge   bool   // send the first challenge's headers and half its body, then close
+	cutFirstPaidAnswer  bool   // settle the first payment, send half its answer, then close
+	gatewayFirst        int    // answer the first request with this status, as a gateway would
 
 	mu         sync.Mutex
 	requests   int
@@ -63,6 +67,30 @@ type paidEndpoint struct {
 	bodies     [][]byte
 	settled    map[string]storedAnswer // by authorization nonce
 	dropped    bool
+	cut        bool
+	paidCut    bool
+}
+
+// writeCutChallenge answers with a challenge whose body stops halfway.
+func (e *paidEndpoint) writeCutChallenge(w http.ResponseWriter, r *http.Request) {
+	body, err := json.Marshal(e.challenge(r, "PAYMENT-SIGNATURE header is required"))
+	if err != nil {
+		panic(err)
+	}
+	writeCut(w, "402 Payment Required", body)
+}
+
+// writeCut sends the status line, headers with the whole body's
+// Content-Length, half of the body, and closes the connection.
+func writeCut(w http.ResponseWriter, status string, body []byte) {
+	conn, buf, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		panic(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(buf, "HTTP/1.1 %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", status, len(body))
+	_, _ = buf.Write(body[:len(body)/2])
+	_ = buf.Flush()
 }
 
 type storedAnswer struct {
@@ -144,6 +172,15 @@ func (e *paidEndpoint) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		e.keys = append(e.keys, v...)
 	}
 	sig := r.Header.Get(x402.HeaderPaymentSignature)
+	if e.gatewayFirst != 0 && e.requests == 1 {
+		http.Error(w, "upstream unavailable", e.gatewayFirst)
+		return
+	}
+	if sig == "" && e.cutFirstChallenge && !e.cut {
+		e.cut = true
+		e.writeCutChallenge(w, r)
+		return
+	}
 	if sig == "" {
 		e.writeChallenge(w, r, "PAYMENT-SIGNATURE header is required", nil)
 		return
@@ -217,6 +254,11 @@ func (e *paidEndpoint) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	})
 	if err != nil {
 		panic(err)
+	}
+	if e.cutFirstPaidAnswer && !e.paidCut {
+		e.paidCut = true
+		writeCut(w, "200 OK", answer)
+		return
 	}
 	w.Header().Set(x402.HeaderPaymentResponse, header)
 	w.Header().Set("Content-Type", "application/json")
