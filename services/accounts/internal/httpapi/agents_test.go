@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -395,5 +396,28 @@ func TestGrantsThatAreNotBuiltAreRefusedAsUnsupported(t *testing.T) {
 		resp.Body.Close()
 		require.Equal(t, http.StatusBadRequest, resp.StatusCode, grant)
 		require.Contains(t, []any{"unsupported_grant_type", "unauthorized_client"}, out["error"], grant)
+	}
+}
+
+// Every instant of the views is spelled as everywhere in the API: UTC,
+// milliseconds, Z.
+func TestTheViewsSpellInstantsInUTCWithMilliseconds(t *testing.T) {
+	s := newStack(t)
+	id, cc := s.registerAgent(t, "cases:read")
+	s.attest(t, id)
+	status, _ := s.call(t, http.MethodDelete, "/api/accounts/"+id+"/clients/"+cc.ClientID, s.operator, nil)
+	require.Equal(t, http.StatusNoContent, status)
+
+	status, a := s.call(t, http.MethodGet, "/api/accounts/"+id, s.operator, nil)
+	require.Equal(t, http.StatusOK, status)
+	client := a["clients"].([]any)[0].(map[string]any)
+	instant := regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$`)
+	for name, v := range map[string]any{
+		"createdAt":              a["createdAt"],
+		"attestation.attestedAt": a["attestation"].(map[string]any)["attestedAt"],
+		"clients[0].createdAt":   client["createdAt"],
+		"clients[0].revokedAt":   client["revokedAt"],
+	} {
+		require.Regexp(t, instant, v, name)
 	}
 }
