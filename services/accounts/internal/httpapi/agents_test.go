@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -18,6 +19,7 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 
+	"github.com/pcourt/pcourt/api/apitest"
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/auth/authtest"
 	"github.com/pcourt/pcourt/libs/httpserver"
@@ -64,9 +66,9 @@ func newStack(t *testing.T) *stack {
 	return s
 }
 
-// call sends a JSON request with a bearer and an Idempotency-Key, and
-// decodes the answer into out (the data member of a success, the problem
-// otherwise).
+// call sends a JSON request with a bearer and an Idempotency-Key,
+// validates the exchange against the OpenAPI document, and decodes the
+// answer into out (the data member of a success, the problem otherwise).
 func (s *stack) call(t *testing.T, method, path, bearer string, body any) (int, map[string]any) {
 	t.Helper()
 	var rd io.Reader
@@ -82,11 +84,7 @@ func (s *stack) call(t *testing.T, method, path, bearer string, body any) (int, 
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Idempotency-Key", rand.Text())
 	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
+	resp, raw := apitest.Do(t, http.DefaultClient, req)
 	if len(raw) == 0 {
 		return resp.StatusCode, nil
 	}
@@ -125,6 +123,34 @@ func (s *stack) attest(t *testing.T, id string) {
 	require.Equal(t, "verified", a["status"])
 }
 
+// validated returns a context whose x/oauth2 client validates every
+// exchange against the OpenAPI document, as call does.
+func validated(tb testing.TB) context.Context {
+	client := &http.Client{Transport: validating{tb: tb, next: http.DefaultTransport}}
+	return context.WithValue(context.Background(), oauth2.HTTPClient, client)
+}
+
+// validating checks each exchange it carries with apitest.Response and
+// hands the response on with its body restored.
+type validating struct {
+	tb   testing.TB
+	next http.RoundTripper
+}
+
+func (v validating) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := v.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	apitest.Response(v.tb, req, resp, body) // puts the body back on resp
+	return resp, nil
+}
+
 // oauthError is the RFC 6749 error an x/oauth2 client got.
 func oauthError(t *testing.T, err error) (int, string) {
 	t.Helper()
@@ -137,13 +163,13 @@ func TestAVerifiedAgentGetsATokenByClientCredentialsThatEveryServiceAuthenticate
 	s := newStack(t)
 	id, cc := s.registerAgent(t, "cases:read", "cases:act")
 
-	_, err := cc.Token(context.Background())
+	_, err := cc.Token(validated(t))
 	status, code := oauthError(t, err)
 	require.Equal(t, http.StatusBadRequest, status)
 	require.Equal(t, "unauthorized_client", code, "an unverified agent gets no token")
 
 	s.attest(t, id)
-	tok, err := cc.Token(context.Background())
+	tok, err := cc.Token(validated(t))
 	require.NoError(t, err)
 	require.Equal(t, "Bearer", tok.TokenType)
 	require.True(t, strings.HasPrefix(tok.AccessToken, "pc_oat_sbx_"))
@@ -166,18 +192,18 @@ func TestATokenCarriesOnlyScopesItsClientWasRegisteredWith(t *testing.T) {
 	s.attest(t, id)
 
 	cc.Scopes = []string{"cases:read", "executions:report"}
-	_, err := cc.Token(context.Background())
+	_, err := cc.Token(validated(t))
 	status, code := oauthError(t, err)
 	require.Equal(t, http.StatusBadRequest, status)
 	require.Equal(t, "invalid_scope", code, "OAuth never widens a client's scopes")
 
 	cc.Scopes = []string{"administrator"}
-	_, err = cc.Token(context.Background())
+	_, err = cc.Token(validated(t))
 	_, code = oauthError(t, err)
 	require.Equal(t, "invalid_scope", code, "no scope names administrator powers")
 
 	cc.Scopes = []string{"cases:read"}
-	tok, err := cc.Token(context.Background())
+	tok, err := cc.Token(validated(t))
 	require.NoError(t, err)
 	cred, err := s.creds.Authenticate(context.Background(), tok.AccessToken)
 	require.NoError(t, err)
@@ -189,12 +215,12 @@ func TestATokenIsForTheAPIOnly(t *testing.T) {
 	id, cc := s.registerAgent(t, "cases:read")
 	s.attest(t, id)
 	cc.EndpointParams = url.Values{"resource": {"https://elsewhere.test"}}
-	_, err := cc.Token(context.Background())
+	_, err := cc.Token(validated(t))
 	_, code := oauthError(t, err)
 	require.Equal(t, "invalid_target", code)
 
 	cc.EndpointParams = url.Values{"resource": {audience}}
-	_, err = cc.Token(context.Background())
+	_, err = cc.Token(validated(t))
 	require.NoError(t, err)
 }
 
@@ -210,7 +236,7 @@ func TestAWrongSecretOrAnUnknownClientIsUnauthenticated(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := cc
 			mutate(&c)
-			_, err := c.Token(context.Background())
+			_, err := c.Token(validated(t))
 			status, code := oauthError(t, err)
 			require.Equal(t, http.StatusUnauthorized, status)
 			require.Equal(t, "invalid_client", code)
@@ -294,7 +320,7 @@ func TestRevokingAClientRevokesTheTokensItHolds(t *testing.T) {
 	s := newStack(t)
 	id, cc := s.registerAgent(t, "cases:read")
 	s.attest(t, id)
-	tok, err := cc.Token(context.Background())
+	tok, err := cc.Token(validated(t))
 	require.NoError(t, err)
 
 	status, _ := s.call(t, http.MethodDelete, "/api/accounts/"+id+"/clients/"+cc.ClientID, s.operator, nil)
@@ -303,7 +329,7 @@ func TestRevokingAClientRevokesTheTokensItHolds(t *testing.T) {
 	_, err = fresh.Authenticate(context.Background(), tok.AccessToken)
 	require.ErrorIs(t, err, auth.ErrInvalidCredential, "the client's live token is revoked with it")
 
-	_, err = cc.Token(context.Background())
+	_, err = cc.Token(validated(t))
 	status, code := oauthError(t, err)
 	require.Equal(t, http.StatusUnauthorized, status)
 	require.Equal(t, "invalid_client", code)
@@ -314,7 +340,7 @@ func TestRevocationAndIntrospectionAnswerForTheClientsOwnTokens(t *testing.T) {
 	id, cc := s.registerAgent(t, "cases:read")
 	s.attest(t, id)
 	_, other := s.registerAgent(t, "cases:read")
-	tok, err := cc.Token(context.Background())
+	tok, err := cc.Token(validated(t))
 	require.NoError(t, err)
 
 	introspect := func(c clientcredentials.Config, token string) map[string]any {
@@ -322,13 +348,11 @@ func TestRevocationAndIntrospectionAnswerForTheClientsOwnTokens(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodPost, s.url+oauth.IntrospectionPath, strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.SetBasicAuth(c.ClientID, c.ClientSecret)
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
+		resp, raw := apitest.Do(t, http.DefaultClient, req)
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 		require.Equal(t, "no-store", resp.Header.Get("Cache-Control"))
 		var out map[string]any
-		require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+		require.NoError(t, json.Unmarshal(raw, &out))
 		return out
 	}
 	revoke := func(c clientcredentials.Config, token string) (int, map[string]any) {
@@ -336,11 +360,9 @@ func TestRevocationAndIntrospectionAnswerForTheClientsOwnTokens(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodPost, s.url+oauth.RevocationPath, strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.SetBasicAuth(c.ClientID, c.ClientSecret)
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
+		resp, raw := apitest.Do(t, http.DefaultClient, req)
 		var out map[string]any
-		_ = json.NewDecoder(resp.Body).Decode(&out)
+		require.NoError(t, json.Unmarshal(raw, &out))
 		return resp.StatusCode, out
 	}
 
@@ -366,12 +388,13 @@ func TestRevocationAndIntrospectionAnswerForTheClientsOwnTokens(t *testing.T) {
 
 func TestTheMetadataDescribesTheServer(t *testing.T) {
 	s := newStack(t)
-	resp, err := http.Get(s.url + oauth.MetadataPath)
+	req, err := http.NewRequest(http.MethodGet, s.url+oauth.MetadataPath, nil)
 	require.NoError(t, err)
-	defer resp.Body.Close()
+	resp, raw := apitest.Do(t, http.DefaultClient, req)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "public, max-age=300", resp.Header.Get("Cache-Control"))
 	var md map[string]any
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&md))
+	require.NoError(t, json.Unmarshal(raw, &md))
 	require.Equal(t, audience, md["issuer"])
 	require.Equal(t, audience+oauth.TokenPath, md["token_endpoint"])
 	require.Equal(t, []any{"client_credentials"}, md["grant_types_supported"])
@@ -388,12 +411,101 @@ func TestGrantsThatAreNotBuiltAreRefusedAsUnsupported(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodPost, s.url+oauth.TokenPath, strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.SetBasicAuth(cc.ClientID, cc.ClientSecret)
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
+		resp, raw := apitest.Do(t, http.DefaultClient, req)
 		var out map[string]any
-		require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
-		resp.Body.Close()
+		require.NoError(t, json.Unmarshal(raw, &out))
 		require.Equal(t, http.StatusBadRequest, resp.StatusCode, grant)
 		require.Contains(t, []any{"unsupported_grant_type", "unauthorized_client"}, out["error"], grant)
 	}
+}
+
+// Every instant of the views is spelled as everywhere in the API: UTC,
+// milliseconds, Z.
+func TestTheViewsSpellInstantsInUTCWithMilliseconds(t *testing.T) {
+	s := newStack(t)
+	id, cc := s.registerAgent(t, "cases:read")
+	s.attest(t, id)
+	status, _ := s.call(t, http.MethodDelete, "/api/accounts/"+id+"/clients/"+cc.ClientID, s.operator, nil)
+	require.Equal(t, http.StatusNoContent, status)
+
+	status, a := s.call(t, http.MethodGet, "/api/accounts/"+id, s.operator, nil)
+	require.Equal(t, http.StatusOK, status)
+	client := a["clients"].([]any)[0].(map[string]any)
+	instant := regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$`)
+	for name, v := range map[string]any{
+		"createdAt":              a["createdAt"],
+		"attestation.attestedAt": a["attestation"].(map[string]any)["attestedAt"],
+		"clients[0].createdAt":   client["createdAt"],
+		"clients[0].revokedAt":   client["revokedAt"],
+	} {
+		require.Regexp(t, instant, v, name)
+	}
+}
+
+// The OAuth endpoints refuse a malformed request in RFC 6749's format,
+// with the statuses zitadel/oidc gives them (the document lists them), and
+// take the client's secret in the form as well as in HTTP Basic.
+func TestTheOAuthEndpointsAnswerMalformedRequestsInOAuthsFormat(t *testing.T) {
+	s := newStack(t)
+	id, cc := s.registerAgent(t, "cases:read")
+	s.attest(t, id)
+	tok, err := cc.Token(validated(t))
+	require.NoError(t, err)
+
+	post := cc
+	post.AuthStyle = oauth2.AuthStyleInParams
+	_, err = post.Token(validated(t))
+	require.NoError(t, err, "client_secret_post")
+
+	secretInForm := url.Values{"client_id": {cc.ClientID}, "client_secret": {cc.ClientSecret}}
+	for _, tc := range []struct {
+		name, path, contentType string
+		basic                   bool
+		form                    url.Values
+		status                  int
+		code                    string
+	}{
+		{"no grant type", oauth.TokenPath, "application/x-www-form-urlencoded", true, url.Values{}, 400, "invalid_request"},
+		{"a JSON body is no form", oauth.TokenPath, "application/json", true, nil, 400, "invalid_request"},
+		{"an oversize form", oauth.TokenPath, "application/x-www-form-urlencoded", true, url.Values{"grant_type": {"client_credentials"}, "pad": {strings.Repeat("a", 1<<20)}}, 400, "invalid_request"},
+		{"two authentication methods", oauth.TokenPath, "application/x-www-form-urlencoded", true, with(secretInForm, "grant_type", "client_credentials"), 400, "invalid_request"},
+		{"a grant that is not built", oauth.TokenPath, "application/x-www-form-urlencoded", true, url.Values{"grant_type": {"password"}}, 400, "unsupported_grant_type"},
+		{"two resources", oauth.TokenPath, "application/x-www-form-urlencoded", true, url.Values{"grant_type": {"client_credentials"}, "resource": {audience, audience + "/mcp"}}, 400, "invalid_target"},
+		{"introspection without a secret", oauth.IntrospectionPath, "application/x-www-form-urlencoded", false, url.Values{"client_id": {cc.ClientID}, "token": {tok.AccessToken}}, 400, "invalid_client"},
+		{"introspection without a token", oauth.IntrospectionPath, "application/x-www-form-urlencoded", false, secretInForm, 400, "invalid_request"},
+		{"revocation of a refresh token", oauth.RevocationPath, "application/x-www-form-urlencoded", true, url.Values{"token": {tok.AccessToken}, "token_type_hint": {"refresh_token"}}, 400, "unsupported_token_type"},
+		{"revocation without a token", oauth.RevocationPath, "application/x-www-form-urlencoded", true, url.Values{}, 400, "invalid_request"},
+		{"revocation with a wrong secret", oauth.RevocationPath, "application/x-www-form-urlencoded", false, url.Values{"client_id": {cc.ClientID}, "client_secret": {"x"}, "token": {tok.AccessToken}}, 401, "invalid_client"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := tc.form.Encode()
+			if tc.form == nil {
+				body = `{"grant_type":"client_credentials"}`
+			}
+			req, err := http.NewRequest(http.MethodPost, s.url+tc.path, strings.NewReader(body))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", tc.contentType)
+			if tc.basic {
+				req.SetBasicAuth(cc.ClientID, cc.ClientSecret)
+			}
+			resp, raw := apitest.Do(t, http.DefaultClient, req)
+			require.Equal(t, tc.status, resp.StatusCode, string(raw))
+			var e struct{ Error string }
+			require.NoError(t, json.Unmarshal(raw, &e))
+			require.Equal(t, tc.code, e.Error)
+		})
+	}
+	_, err = s.creds.Authenticate(context.Background(), tok.AccessToken)
+	require.NoError(t, err, "no refused request revoked the token")
+}
+
+func with(v url.Values, kv ...string) url.Values {
+	out := url.Values{}
+	for k, vs := range v {
+		out[k] = vs
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out.Add(kv[i], kv[i+1])
+	}
+	return out
 }

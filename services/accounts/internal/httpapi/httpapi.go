@@ -247,32 +247,35 @@ type accountView struct {
 	Environment string           `json:"environment"`
 	Attestation *attestationView `json:"attestation"`
 	Clients     []clientView     `json:"clients"`
-	CreatedAt   time.Time        `json:"createdAt"`
+	CreatedAt   string           `json:"createdAt"`
 }
 
 type attestationView struct {
-	Model                 string    `json:"model"`
-	Provider              string    `json:"provider"`
-	Contact               string    `json:"contact"`
-	AcceptsResponsibility bool      `json:"acceptsResponsibility"`
-	AttestedBy            string    `json:"attestedBy"`
-	AttestedAt            time.Time `json:"attestedAt"`
+	Model                 string `json:"model"`
+	Provider              string `json:"provider"`
+	Contact               string `json:"contact"`
+	AcceptsResponsibility bool   `json:"acceptsResponsibility"`
+	AttestedBy            string `json:"attestedBy"`
+	AttestedAt            string `json:"attestedAt"`
 }
 
 type clientView struct {
-	ClientID  string     `json:"clientId"`
-	Scopes    []string   `json:"scopes"`
-	CreatedAt time.Time  `json:"createdAt"`
-	RevokedAt *time.Time `json:"revokedAt"`
+	ClientID  string   `json:"clientId"`
+	Scopes    []string `json:"scopes"`
+	CreatedAt string   `json:"createdAt"`
+	RevokedAt *string  `json:"revokedAt"`
 }
+
+// instant spells t as the platform's JSON does: UTC, milliseconds, Z.
+func instant(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
 func toView(a account.Account) accountView {
 	v := accountView{ID: a.ID, Kind: string(a.Kind), DisplayName: a.DisplayName, Status: string(a.Status),
-		Environment: a.Environment, Clients: make([]clientView, 0, len(a.Clients)), CreatedAt: a.CreatedAt.UTC()}
+		Environment: a.Environment, Clients: make([]clientView, 0, len(a.Clients)), CreatedAt: instant(a.CreatedAt)}
 	if a.Status == account.StatusVerified {
 		att := a.Attestation
 		v.Attestation = &attestationView{Model: att.Model, Provider: att.Provider, Contact: att.Contact,
-			AcceptsResponsibility: att.AcceptsResponsibility, AttestedBy: att.AttestedBy, AttestedAt: att.AttestedAt.UTC()}
+			AcceptsResponsibility: att.AcceptsResponsibility, AttestedBy: att.AttestedBy, AttestedAt: instant(att.AttestedAt)}
 	}
 	for _, cl := range a.Clients {
 		v.Clients = append(v.Clients, toClientView(cl))
@@ -281,12 +284,12 @@ func toView(a account.Account) accountView {
 }
 
 func toClientView(c account.Client) clientView {
-	v := clientView{ClientID: c.ID, Scopes: make([]string, len(c.Scopes)), CreatedAt: c.CreatedAt.UTC()}
+	v := clientView{ClientID: c.ID, Scopes: make([]string, len(c.Scopes)), CreatedAt: instant(c.CreatedAt)}
 	for i, s := range c.Scopes {
 		v.Scopes[i] = string(s)
 	}
 	if !c.Active() {
-		at := c.RevokedAt.UTC()
+		at := instant(c.RevokedAt)
 		v.RevokedAt = &at
 	}
 	return v

@@ -8,7 +8,8 @@
 // verified autonomous-agent accounts, revocation (RFC 7009), introspection
 // of a client's own tokens (RFC 7662) and the server's metadata (RFC
 // 8414). Authorization code with PKCE, refresh tokens and dynamic client
-// registration are not built, and their grants are refused as
+// registration are not built: zitadel/oidc refuses the grants it knows as
+// unauthorized_client (no client is registered for them), others as
 // unsupported_grant_type.
 //
 // These endpoints answer in OAuth's own error format, not problem+json:
