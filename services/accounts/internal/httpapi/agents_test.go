@@ -509,3 +509,42 @@ func with(v url.Values, kv ...string) url.Values {
 	}
 	return out
 }
+
+// A client's secret is shown in the answer that registers it, and only
+// there: an exact retry replays the client without it, and no key in
+// Redis holds it.
+func TestAClientSecretIsShownOnceAndNeverStored(t *testing.T) {
+	s := newStack(t)
+	status, a := s.call(t, http.MethodPost, "/api/accounts", s.operator, map[string]any{"kind": "autonomous_agent", "displayName": "Claims bot"})
+	require.Equal(t, http.StatusCreated, status, a)
+	add := func() (*http.Response, map[string]any) {
+		req, err := http.NewRequest(http.MethodPost, s.url+"/api/accounts/"+a["id"].(string)+"/clients", strings.NewReader(`{"scopes":["cases:read"]}`))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+s.operator)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", "add-client-once")
+		resp, raw := apitest.Do(t, http.DefaultClient, req)
+		var out struct{ Data map[string]any }
+		require.NoError(t, json.Unmarshal(raw, &out), string(raw))
+		return resp, out.Data
+	}
+	first, shown := add()
+	require.Equal(t, http.StatusCreated, first.StatusCode)
+	secret, _ := shown["clientSecret"].(string)
+	require.True(t, strings.HasPrefix(secret, "pc_ocs_"))
+
+	replay, again := add()
+	require.Equal(t, http.StatusCreated, replay.StatusCode)
+	require.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
+	require.Equal(t, shown["clientId"], again["clientId"])
+	require.NotContains(t, again, "clientSecret", "a replay never shows the secret again")
+
+	ctx := context.Background()
+	keys, err := s.rdb.Keys(ctx, "*").Result()
+	require.NoError(t, err)
+	for _, k := range keys {
+		dump, err := s.rdb.Dump(ctx, k).Result()
+		require.NoError(t, err)
+		require.NotContains(t, dump, secret, "key %s holds the client's secret", k)
+	}
+}

@@ -5,6 +5,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"time"
@@ -209,7 +210,7 @@ type clientBody struct {
 // newClientView is a registered client with its secret, shown once.
 type newClientView struct {
 	clientView
-	ClientSecret  string `json:"clientSecret"`
+	ClientSecret  string `json:"clientSecret,omitempty"`
 	TokenEndpoint string `json:"tokenEndpoint"`
 }
 
@@ -228,7 +229,19 @@ func (h *handlers) addClient(c *gin.Context) {
 		_ = c.Error(err)
 		return
 	}
-	data(c, http.StatusCreated, newClientView{clientView: toClientView(nc.Client), ClientSecret: nc.Secret, TokenEndpoint: oauth.TokenPath})
+	shown := newClientView{clientView: toClientView(nc.Client), ClientSecret: nc.Secret, TokenEndpoint: oauth.TokenPath}
+	// The secret is shown in this answer alone: the journal keeps the
+	// answer without it, so an exact retry replays the client, not the
+	// secret, which the account keeps only as its SHA-256.
+	kept := shown
+	kept.ClientSecret = ""
+	journal, err := json.Marshal(gin.H{"data": kept, "requestId": requestid.Get(c)})
+	if err != nil {
+		_ = c.Error(err)
+		return
+	}
+	idempotency.JournalBody(c, journal)
+	data(c, http.StatusCreated, shown)
 }
 
 func (h *handlers) revokeClient(c *gin.Context) {
