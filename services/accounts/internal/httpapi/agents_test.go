@@ -465,6 +465,8 @@ func TestTheOAuthEndpointsAnswerMalformedRequestsInOAuthsFormat(t *testing.T) {
 		status                  int
 		code                    string
 	}{
+		{"credentials in the query string", oauth.TokenPath + "?" + with(secretInForm, "grant_type", "client_credentials").Encode(), "application/x-www-form-urlencoded", false, url.Values{}, 400, "invalid_request"},
+		{"a token in the query string", oauth.IntrospectionPath + "?token=" + tok.AccessToken, "application/x-www-form-urlencoded", true, url.Values{}, 400, "invalid_request"},
 		{"no grant type", oauth.TokenPath, "application/x-www-form-urlencoded", true, url.Values{}, 400, "invalid_request"},
 		{"a JSON body is no form", oauth.TokenPath, "application/json", true, nil, 400, "invalid_request"},
 		{"an oversize form", oauth.TokenPath, "application/x-www-form-urlencoded", true, url.Values{"grant_type": {"client_credentials"}, "pad": {strings.Repeat("a", 1<<20)}}, 400, "invalid_request"},
@@ -490,6 +492,7 @@ func TestTheOAuthEndpointsAnswerMalformedRequestsInOAuthsFormat(t *testing.T) {
 			}
 			resp, raw := apitest.Do(t, http.DefaultClient, req)
 			require.Equal(t, tc.status, resp.StatusCode, string(raw))
+			require.Equal(t, "no-store", resp.Header.Get("Cache-Control"), "no cache keeps an OAuth answer")
 			var e struct{ Error string }
 			require.NoError(t, json.Unmarshal(raw, &e))
 			require.Equal(t, tc.code, e.Error)

@@ -97,11 +97,30 @@ func Register(r *gin.Engine, d Deps) {
 
 	endpoints, metadata := d.OAuth.Handlers()
 	for _, path := range []string{oauth.TokenPath, oauth.RevocationPath, oauth.IntrospectionPath} {
-		// POST only, as RFC 6749, 7009 and 7662 have them: a secret in a
-		// query string ends up in logs.
-		r.POST(path, gin.WrapH(endpoints))
+		// POST only, as RFC 6749, 7009 and 7662 have them, with the
+		// parameters in the form body (oauthExchange).
+		r.POST(path, oauthExchange, gin.WrapH(endpoints))
 	}
 	r.GET(oauth.MetadataPath, gin.WrapH(metadata))
+}
+
+// oauthExchange is what every OAuth endpoint's answer shares: no cache
+// keeps it, whatever it is (a token, an introspection, an error), and a
+// request with a query string is refused before the library sees it. The
+// library reads parameters from the query as well as the form, and a
+// client secret or a token in a URL ends up in access logs: RFC 6749
+// section 2.3.1 and RFC 6750 section 2.3 keep them out of it.
+func oauthExchange(c *gin.Context) {
+	c.Header("Cache-Control", "no-store")
+	c.Header("Pragma", "no-cache")
+	if c.Request.URL.RawQuery != "" {
+		c.AbortWithStatusJSON(http.StatusBadRequest, gin.H{
+			"error":             "invalid_request",
+			"error_description": "send the parameters in the form body: a query string ends up in logs",
+		})
+		return
+	}
+	c.Next()
 }
 
 func private(c *gin.Context) { c.Header("Cache-Control", "private, no-store"); c.Next() }
