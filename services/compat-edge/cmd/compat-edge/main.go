@@ -111,6 +111,9 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	srv.Router().Use(proxy.NormalizePath)
 	srv.Router().Use((&usage.Reader{Credentials: creds, Uses: st.Uses, Policy: current.Policy}).Serve)
 	proxy.Register(srv.Router(), forward, openAPI)
+	if err := proxy.RegisterResourceMetadata(srv.Router(), cfg.PublicURL); err != nil {
+		return err
+	}
 	// The proxy path, on the edge's own public server, which hands the
 	// rest to gin.
 	srv.SetPublic(proxy.NewServer(proxy.ServerDeps{

@@ -1,0 +1,61 @@
+package proxy
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/pcourt/pcourt/libs/auth"
+)
+
+// ProtectedResourcePath is where the edge publishes the API's OAuth 2.0
+// protected resource metadata (RFC 9728): the resource identifier that
+// account tokens name as their audience, the authorization server that
+// issues them (the accounts service, behind the same public address) and
+// the scopes the API takes. An MCP client or an agent's OAuth library
+// finds the authorization server from here.
+const ProtectedResourcePath = "/.well-known/oauth-protected-resource"
+
+// resourceMetadata is RFC 9728's document, the members the API states.
+type resourceMetadata struct {
+	Resource               string   `json:"resource"`
+	AuthorizationServers   []string `json:"authorization_servers"`
+	ScopesSupported        []string `json:"scopes_supported"`
+	BearerMethodsSupported []string `json:"bearer_methods_supported"`
+	ResourceName           string   `json:"resource_name"`
+	ResourceDocumentation  string   `json:"resource_documentation"`
+}
+
+// RegisterResourceMetadata serves the metadata for the API at publicURL,
+// the edge's public address (EDGE_PUBLIC_URL). That address is the
+// resource identifier, the audience of the account tokens the API takes
+// and the accounts service's issuer: the chart gives the edge and every
+// service's PUBLIC_BASE_URL the one public URL. Without a public URL
+// there is no absolute resource identifier to state, and the path stays
+// an unknown one (404).
+func RegisterResourceMetadata(r *gin.Engine, publicURL string) error {
+	if publicURL == "" {
+		return nil
+	}
+	scopes := make([]string, len(auth.Scopes))
+	for i, s := range auth.Scopes {
+		scopes[i] = string(s)
+	}
+	body, err := json.Marshal(resourceMetadata{
+		Resource:               publicURL,
+		AuthorizationServers:   []string{publicURL},
+		ScopesSupported:        scopes,
+		BearerMethodsSupported: []string{"header"},
+		ResourceName:           "pcourt API",
+		ResourceDocumentation:  publicURL + "/openapi.json",
+	})
+	if err != nil {
+		return err
+	}
+	r.GET(ProtectedResourcePath, func(c *gin.Context) {
+		c.Header("Cache-Control", "public, max-age=300")
+		c.Data(http.StatusOK, "application/json", body)
+	})
+	return nil
+}
