@@ -138,3 +138,24 @@ func TestReportingAnExecutionNeedsTheExecutionsReportScope(t *testing.T) {
 		require.Equal(t, "award_not_issued", rep.code)
 	})
 }
+
+// A case an account filed for itself: no filing partner, the claimant the
+// account's; the account reads it, the respondent's partner too, the
+// partner that filed nothing does not.
+func TestACaseAnAccountFiledIsItsAndTheRespondents(t *testing.T) {
+	s := newStack(t)
+	c := s.open(t, func(payload map[string]any) {
+		payload["partnerId"] = ""
+		participants := payload["participants"].([]map[string]any)
+		participants[0] = map[string]any{"participantId": "p-agent", "side": "claimant", "partnerId": "", "accountId": agentAccount,
+			"principalId": "agent:claims", "principalKind": "autonomous_agent", "authorizationMode": "agent_credential", "initiator": true, "joined": true}
+		payload["confirmations"].([]map[string]any)[0]["participantId"] = "p-agent"
+	})
+	require.NoError(t, s.credentials.Grant(context.Background(), auth.Membership{
+		Resource: "case:" + c.id, Side: auth.Claimant, Subject: auth.AccountSubject(agentAccount), ExpiresAt: time.Now().Add(time.Hour),
+	}))
+	rep := s.do(t, http.MethodGet, "/api/v2/cases/"+c.id, s.accountToken(t, []auth.Scope{auth.ScopeCasesRead}), "", nil)
+	require.Equal(t, http.StatusOK, rep.status, string(rep.body))
+	require.Equal(t, http.StatusOK, s.do(t, http.MethodGet, "/api/v2/cases/"+c.id, s.respondent, "", nil).status)
+	require.Equal(t, http.StatusNotFound, s.do(t, http.MethodGet, "/api/v2/cases/"+c.id, s.claimant, "", nil).status)
+}

@@ -59,6 +59,12 @@ type Opening struct {
 	Origin *Origin
 }
 
+// filedByAccount reports whether an account takes part as a claimant: a
+// case filed by an account has no filing partner.
+func filedByAccount(ps []Participant) bool {
+	return slices.ContainsFunc(ps, func(p Participant) bool { return p.Side == Claimant && p.AccountID != "" })
+}
+
 // Open opens a case at in.OpenedAt: the case awaits its respondent, or,
 // when a respondent confirmed the draft, starts the first stage after
 // joining. It emits opened and the first stage's entry event.
@@ -70,8 +76,13 @@ func Open(in Opening) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, fmt.Errorf("%w %s: %w", ErrInvalidOpening, in.CaseID, err)
 	}
-	if in.OpenedAt.IsZero() || in.Tenant == "" || in.Environment == "" || in.PartnerID == "" || !validToken(in.EventID, 160) {
-		return bad("event id, tenant, environment, partner and opening time are required")
+	if in.OpenedAt.IsZero() || in.Tenant == "" || in.Environment == "" || !validToken(in.EventID, 160) {
+		return bad("event id, tenant, environment and opening time are required")
+	}
+	if in.PartnerID == "" && !filedByAccount(in.Participants) {
+		// Only an account files through no partner: it is then a
+		// claimant of the case.
+		return bad("the filing partner is required unless an account filed the case")
 	}
 	now := in.OpenedAt.UTC().Truncate(time.Millisecond)
 	c := Case{
@@ -94,10 +105,11 @@ func Open(in Opening) (Outcome, error) {
 		c.Evaluation = &def
 	}
 	for i, p := range c.Participants {
-		if p.PartnerID == "" && p.Side == Claimant {
+		if p.PartnerID == "" && p.AccountID == "" && p.Side == Claimant {
 			// A claimant acts through a partner: the filing partner
 			// when it names none. A respondent that names none is
-			// hosted: nobody acts for it until it joins.
+			// hosted: nobody acts for it until it joins. An account's
+			// participant acts through no partner.
 			c.Participants[i].PartnerID = in.PartnerID
 		}
 		if p.Joined() {

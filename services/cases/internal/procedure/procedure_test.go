@@ -85,6 +85,22 @@ func TestOpenAwaitsTheRespondent(t *testing.T) {
 	require.Equal(t, "partner-c", c.Participants[0].PartnerID)
 }
 
+// An account files through no partner: its participant keeps no partner,
+// no partner is told about its side, and only an account may file so.
+func TestAnAccountFilesACaseThroughNoPartner(t *testing.T) {
+	in := opening(standardPlan(), false)
+	in.PartnerID = ""
+	in.Participants[0].AccountID = "acct_CLAIMS01"
+	out, err := procedure.Open(in)
+	require.NoError(t, err)
+	require.Empty(t, out.Case.Participants[0].PartnerID, "an account acts through no partner")
+	require.Equal(t, []procedure.Partner{respondentPartner}, out.Events[0].Recipients)
+
+	in.Participants[0].AccountID = ""
+	_, err = procedure.Open(in)
+	require.ErrorIs(t, err, procedure.ErrInvalidOpening, "without a filing partner, only an account files")
+}
+
 func TestOpenWithAJoinedRespondentStartsTheAnswer(t *testing.T) {
 	out, err := procedure.Open(opening(standardPlan(), true))
 	require.NoError(t, err)
