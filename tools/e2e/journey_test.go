@@ -23,8 +23,9 @@ import (
 // nginx, over two edges and two replicas of every service, all in
 // containers: a readiness report paid with a really signed x402 payment,
 // a draft confirmed and opened, the case on the three route families, the
-// respondent invited, joining and answering, and the signed callbacks
-// verified by the receiver container. Every answer is checked against the
+// respondent invited, joining and answering, the signed callbacks
+// verified by the receiver container, and an autonomous agent's account
+// opening a case with its own token. Every answer is checked against the
 // OpenAPI document.
 func TestPartnerJourneyThroughTheIngress(t *testing.T) {
 	skipUnlessE2E(t)
@@ -137,4 +138,8 @@ func TestPartnerJourneyThroughTheIngress(t *testing.T) {
 	}, 15*time.Second, 200*time.Millisecond)
 	r := orch.do(t, "GET", "/api/v2/webhooks/deliveries?eventId="+openedEvent, "", nil)
 	require.Equal(t, http.StatusOK, r.status, string(r.body))
+
+	// 8. A verified autonomous agent, with its own OAuth token, opens a
+	// case of its own and reads it (agent_test.go).
+	walkVerifiedAgent(t, s, orch, id)
 }
