@@ -189,3 +189,35 @@ func TestAnAccountActsForItsSideThroughItsOwnMembership(t *testing.T) {
 		})
 	}
 }
+
+// Revoking a token whose record has expired finds nothing and leaves
+// nothing: the mark is one step on an existing record, never a new hash
+// with revoked_at alone and no expiry.
+func TestRevokingAnExpiredTokenLeavesNoRecord(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.NewClient(t)
+	store := auth.NewStore(rdb, auth.DefaultStoreConfig())
+	_, cred := accountToken(t, store, func(r *auth.AccountTokenRequest) { r.Lifetime = 20 * time.Millisecond })
+	require.Eventually(t, func() bool {
+		n, err := rdb.Exists(ctx, "pc:auth:cred:"+cred.PublicID).Result()
+		return err == nil && n == 0
+	}, 2*time.Second, 10*time.Millisecond, "the record expires with the token")
+
+	require.ErrorIs(t, store.Revoke(ctx, cred.PublicID), auth.ErrNotFound)
+	n, err := rdb.Exists(ctx, "pc:auth:cred:"+cred.PublicID).Result()
+	require.NoError(t, err)
+	require.Zero(t, n, "no record without an expiry is left behind")
+
+	// A live one is marked once, at its first revocation.
+	_, live := accountToken(t, store, nil)
+	require.NoError(t, store.Revoke(ctx, live.PublicID))
+	first, err := store.Get(ctx, live.PublicID)
+	require.NoError(t, err)
+	require.NoError(t, store.Revoke(ctx, live.PublicID))
+	again, err := store.Get(ctx, live.PublicID)
+	require.NoError(t, err)
+	require.Equal(t, first.RevokedAt, again.RevokedAt)
+	ttl, err := rdb.PTTL(ctx, "pc:auth:cred:"+live.PublicID).Result()
+	require.NoError(t, err)
+	require.Positive(t, ttl, "a revoked token's record still expires with it")
+}

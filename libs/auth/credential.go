@@ -516,15 +516,26 @@ func (s *Store) Get(ctx context.Context, publicID string) (Credential, error) {
 	return fromRecord(publicID, rec)
 }
 
+// revokeScript marks a credential's record revoked, keeping the first
+// revocation time when revoked twice (HSETNX), and only if the record
+// exists: one step, so a record that expires between a read and the mark
+// (an account token lives minutes) is never recreated as a hash holding
+// revoked_at alone and no expiry. KEYS: the record. ARGV: the time.
+var revokeScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSETNX', KEYS[1], 'revoked_at', ARGV[1])
+return 1
+`)
+
 // Revoke marks the credential revoked. Every replica refuses it within CacheTTL.
 func (s *Store) Revoke(ctx context.Context, publicID string) error {
-	if _, err := s.Get(ctx, publicID); err != nil {
-		return err
-	}
 	at := s.now().UTC().Truncate(time.Millisecond).Format(time.RFC3339Nano)
-	// HSETNX keeps the first revocation time when revoked twice.
-	if err := s.rdb.HSetNX(ctx, credentialKey(publicID), "revoked_at", at).Err(); err != nil {
+	marked, err := revokeScript.Run(ctx, s.rdb, []string{credentialKey(publicID)}, at).Int()
+	if err != nil {
 		return fmt.Errorf("revoking credential %s: %w", publicID, err)
+	}
+	if marked == 0 {
+		return fmt.Errorf("credential %s: %w", publicID, ErrNotFound)
 	}
 	return nil
 }
