@@ -144,6 +144,46 @@ func TestARouteTakesAccountTokensOnlyWhereItSaysSo(t *testing.T) {
 	}
 }
 
+// A resource that names its protected resource metadata (RFC 9728) names
+// it in every 401 challenge, so an OAuth client refused there finds the
+// authorization server from the refusal; a 403 is no invitation to
+// authorize and names none.
+func TestARefusalNamesTheResourcesMetadata(t *testing.T) {
+	store := auth.NewStore(redistest.NewClient(t), auth.DefaultStoreConfig())
+	const mcp, metadata = "https://pcourt.example/mcp", "https://pcourt.example/.well-known/oauth-protected-resource/mcp"
+	forMCP, _ := accountToken(t, store, func(r *auth.AccountTokenRequest) { r.Audience = mcp })
+	forAPI, _ := accountToken(t, store, nil)
+
+	s := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s.Router().POST("/mcp", auth.Middleware(store, auth.AcceptAccountTokens(mcp), auth.ResourceMetadata(metadata)),
+		func(c *gin.Context) { c.Status(http.StatusNoContent) })
+	ts := httptest.NewServer(s.Router())
+	t.Cleanup(ts.Close)
+
+	for _, tc := range []struct {
+		name, authorization string
+		status              int
+		challenge           string
+	}{
+		{"no credential", "", 401, `Bearer realm="pcourt", resource_metadata="` + metadata + `"`},
+		{"an unknown token", "Bearer pc_oat_sbx_unknown", 401, `Bearer realm="pcourt", error="invalid_token", resource_metadata="` + metadata + `"`},
+		{"a token for the API", "Bearer " + forAPI, 401, `error_description="the token's audience is another resource", resource_metadata="` + metadata + `"`},
+		{"a token for this resource", "Bearer " + forMCP, 204, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", nil)
+			if tc.authorization != "" {
+				req.Header.Set("Authorization", tc.authorization)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			resp.Body.Close()
+			require.Equal(t, tc.status, resp.StatusCode)
+			require.Contains(t, resp.Header.Get("WWW-Authenticate"), tc.challenge)
+		})
+	}
+}
+
 // An account acts for a side only through a membership naming it, on the
 // case its token is bound to; never through a capability, a partner's
 // membership or another account's.

@@ -63,7 +63,7 @@ func Middleware(store *Store, opts ...MiddlewareOption) gin.HandlerFunc {
 		token, ok := bearerToken(c.GetHeader("Authorization"))
 		if !ok {
 			problem.Write(c, problem.New(problem.Unauthenticated, "Send a bearer credential in the Authorization header.").
-				WithHeader("WWW-Authenticate", `Bearer realm="pcourt"`))
+				WithHeader("WWW-Authenticate", o.challenge("")))
 			return
 		}
 		failures := "authfail:" + clientAddr(c)
@@ -80,7 +80,7 @@ func Middleware(store *Store, opts ...MiddlewareOption) gin.HandlerFunc {
 		if errors.Is(err, ErrInvalidCredential) {
 			_, _ = store.limiter.Allow(ctx, failures, store.cfg.FailedAuth)
 			problem.Write(c, problem.New(problem.InvalidCredential, "The bearer credential is unknown or revoked.").
-				WithHeader("WWW-Authenticate", `Bearer realm="pcourt", error="invalid_token"`))
+				WithHeader("WWW-Authenticate", o.challenge(`error="invalid_token"`)))
 			return
 		}
 		if err != nil {
@@ -95,7 +95,7 @@ func Middleware(store *Store, opts ...MiddlewareOption) gin.HandlerFunc {
 			}
 			if cred.Audience != o.audience {
 				problem.Write(c, problem.New(problem.InvalidCredential, "The account token was issued for another resource.").
-					WithHeader("WWW-Authenticate", `Bearer realm="pcourt", error="invalid_token", error_description="the token's audience is another resource"`))
+					WithHeader("WWW-Authenticate", o.challenge(`error="invalid_token", error_description="the token's audience is another resource"`)))
 				return
 			}
 		}
@@ -113,6 +113,30 @@ type MiddlewareOption func(*middlewareOptions)
 
 type middlewareOptions struct {
 	audience string // "" refuses every account token
+	// resourceMetadata is the URL of the resource's protected resource
+	// metadata (RFC 9728), named in every challenge; "" names none.
+	resourceMetadata string
+}
+
+// challenge is the Bearer challenge (RFC 6750, section 3) of a 401, with
+// params after the realm and the resource's metadata URL.
+func (o middlewareOptions) challenge(params string) string {
+	v := `Bearer realm="pcourt"`
+	if params != "" {
+		v += ", " + params
+	}
+	if o.resourceMetadata != "" {
+		v += `, resource_metadata="` + o.resourceMetadata + `"`
+	}
+	return v
+}
+
+// ResourceMetadata names the URL of the resource's protected resource
+// metadata (RFC 9728, section 5.1) in every 401 challenge, so that an
+// OAuth client that was refused finds the authorization server from the
+// refusal: MCP clients start their authorization there.
+func ResourceMetadata(url string) MiddlewareOption {
+	return func(o *middlewareOptions) { o.resourceMetadata = url }
 }
 
 // AcceptAccountTokens lets account tokens whose audience is audience (the
