@@ -101,6 +101,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		routing.Webhooks:  "http://127.0.0.1:8084",
 		routing.Console:   "http://127.0.0.1:8088",
 		routing.Accounts:  "http://127.0.0.1:8089",
+		routing.MCP:       "http://127.0.0.1:8090",
 	}
 	cfg.PublicURL = strings.TrimSuffix(r.String("EDGE_PUBLIC_URL", ""), "/")
 	cfg.Compat = defaultCompatConfig()

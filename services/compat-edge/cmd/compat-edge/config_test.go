@@ -25,6 +25,7 @@ func TestLoadConfig(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Equal(t, "http://pcourt-accounts:8089", accounts.Upstreams[routing.Accounts].String(), "UPSTREAM_ACCOUNTS_URL names it")
+	require.Equal(t, "http://127.0.0.1:8090", cfg.Upstreams[routing.MCP].String(), "the MCP server's own default port")
 	require.False(t, cfg.Forwarding.TLSTerminated)
 	require.Empty(t, cfg.PublicURL, "the served document keeps its relative server")
 	require.Equal(t, 10*time.Second, cfg.Compat.RefreshInterval)

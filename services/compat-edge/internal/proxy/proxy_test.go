@@ -107,6 +107,8 @@ func TestRoutesEachFamilyToItsOwner(t *testing.T) {
 		"/api/accounts/acct_1/clients":            routing.Accounts,
 		"/oauth/token":                            routing.Accounts,
 		"/.well-known/oauth-authorization-server": routing.Accounts,
+		"/mcp": routing.MCP,
+		"/.well-known/oauth-protected-resource/mcp": routing.MCP,
 	} {
 		req, _ := http.NewRequest(http.MethodPost, e.url+path+"?page=2", nil)
 		req.Header.Set("X-Request-Id", "partner-req-1")

@@ -19,10 +19,11 @@ const (
 	Webhooks  Owner = "webhooks"
 	Console   Owner = "console"
 	Accounts  Owner = "accounts"
+	MCP       Owner = "mcp"
 )
 
 // Owners lists every owner, for configuration checks.
-var Owners = []Owner{Readiness, Filings, Cases, Webhooks, Console, Accounts}
+var Owners = []Owner{Readiness, Filings, Cases, Webhooks, Console, Accounts, MCP}
 
 // Family is one row of the table: every path at or below Prefix belongs to Owner.
 type Family struct {
@@ -37,7 +38,10 @@ type Family struct {
 // (docs/accounts.md), which are the platform's, not the spec's: the
 // agent accounts API (/api/accounts) and the OAuth 2.1 authorization
 // server (/oauth/ and its RFC 8414 metadata, which lives at the root's
-// /.well-known/ because the issuer is the public URL itself).
+// /.well-known/ because the issuer is the public URL itself); and the MCP
+// server's (docs/mcp.md): its streamable HTTP endpoint /mcp and its
+// protected resource metadata, RFC 9728's well-known path with /mcp
+// appended (the API's own, the bare well-known path, the edge serves).
 var Families = []Family{
 	{"/api/x402", Readiness},
 
@@ -78,6 +82,9 @@ var Families = []Family{
 	{"/api/accounts", Accounts},
 	{"/oauth", Accounts},
 	{"/.well-known/oauth-authorization-server", Accounts},
+
+	{"/mcp", MCP},
+	{"/.well-known/oauth-protected-resource/mcp", MCP},
 }
 
 // Table resolves paths to owners.

@@ -97,6 +97,8 @@ func TestEverySpecRouteHasItsOwner(t *testing.T) {
 		"/oauth/revoke":                                       routing.Accounts,
 		"/oauth/introspect":                                   routing.Accounts,
 		"/.well-known/oauth-authorization-server":             routing.Accounts,
+		"/mcp": routing.MCP,
+		"/.well-known/oauth-protected-resource/mcp": routing.MCP,
 	}
 	for path, want := range tests {
 		got, ok := table.Owner(path)
@@ -107,7 +109,7 @@ func TestEverySpecRouteHasItsOwner(t *testing.T) {
 
 func TestUnknownPathsHaveNoOwner(t *testing.T) {
 	table := routing.NewTable(routing.Families)
-	for _, path := range []string{"/", "/api", "/api/filingsx", "/api/v2", "/api/v3/cases/1", "/apix/cases", "/api/awardsx/keys", "/api/x402x/dispute-readiness", "/consolex", "/api/consolex/links", "/api/accountsx", "/oauthx/token", "/.well-known/oauth-authorization-serverx", "/.well-known/oauth-protected-resource", "/.well-known"} {
+	for _, path := range []string{"/", "/api", "/api/filingsx", "/api/v2", "/api/v3/cases/1", "/apix/cases", "/api/awardsx/keys", "/api/x402x/dispute-readiness", "/consolex", "/api/consolex/links", "/api/accountsx", "/oauthx/token", "/.well-known/oauth-authorization-serverx", "/.well-known/oauth-protected-resource", "/.well-known", "/mcpx", "/.well-known/oauth-protected-resource/mcpx"} {
 		_, ok := table.Owner(path)
 		require.False(t, ok, path)
 	}
