@@ -263,11 +263,25 @@ func (j *Journal) release(ctx context.Context, redisKey, token string) {
 	}
 }
 
-// key scopes the caller's key by tenant, environment and credential; hashing
+// key scopes the caller's key by tenant, environment and actor; hashing
 // keeps arbitrary key bytes out of Redis key names.
 func (j *Journal) key(cred auth.Credential, key string) string {
-	sum := sha256.Sum256([]byte(cred.Tenant + "\x00" + string(cred.Environment) + "\x00" + cred.PublicID + "\x00" + key))
+	sum := sha256.Sum256([]byte(cred.Tenant + "\x00" + string(cred.Environment) + "\x00" + actor(cred) + "\x00" + key))
 	return j.cfg.Prefix + ":idem:" + hex.EncodeToString(sum[:])
+}
+
+// actor is whose keys a credential's are: a partner credential's own (its
+// public id), and an account token's account's. An account's tokens live
+// minutes and its client takes a new one when one lapses (the MCP server
+// exchanges one for each token its caller sends), so the retry of an act
+// under the account's next token is the same act and meets its stored
+// answer, where scoping by the token would run it again. The account's
+// clients share its keys: they all act for it, and a key names one act.
+func actor(cred auth.Credential) string {
+	if cred.ForAccount() {
+		return "account:" + cred.AccountID
+	}
+	return cred.PublicID
 }
 
 // fingerprint identifies the logical request. JSON bodies are compared by
@@ -290,7 +304,7 @@ func resourceOf(c *gin.Context) string {
 
 func fingerprint(method, operation string, cred auth.Credential, resource string, body []byte) string {
 	h := sha256.New()
-	for _, part := range []string{method, operation, cred.Tenant, string(cred.Environment), cred.PublicID, resource} {
+	for _, part := range []string{method, operation, cred.Tenant, string(cred.Environment), actor(cred), resource} {
 		h.Write([]byte(part))
 		h.Write([]byte{0})
 	}

@@ -68,6 +68,7 @@ func newHarnessOn(t *testing.T, cfg idempotency.Config, rdb redis.UniversalClien
 		c.JSON(http.StatusCreated, gin.H{"paymentId": hex.EncodeToString(b[:])})
 	}
 	s.Router().POST("/payments", auth.Middleware(h.store), journal.Middleware("createPayment"), handler)
+	s.Router().POST("/account-payments", auth.Middleware(h.store, auth.AcceptAccountTokens("https://api.test")), journal.Middleware("createPayment"), handler)
 	s.Router().POST("/v2/payments", auth.Middleware(h.store), journal.Middleware("createPayment"), handler)
 	s.Router().POST("/refunds", auth.Middleware(h.store), journal.Middleware("createRefund"), handler)
 	s.Router().POST("/fees/:feeId/checkout", auth.Middleware(h.store), journal.Middleware("checkout"), handler)
@@ -220,6 +221,27 @@ func TestKeysAreScopedByCredential(t *testing.T) {
 	require.Equal(t, 201, b.status)
 	require.False(t, b.replayed)
 	require.NotEqual(t, a.body, b.body)
+	require.EqualValues(t, 2, h.runs.Load())
+}
+
+// An account's keys are the account's, not one token's: its tokens live
+// minutes, and the retry of an act under the account's next token (a
+// client's refreshed token, the MCP server's next exchange) meets the
+// stored answer. Another account's same key is its own act.
+func TestAnAccountsKeysOutliveItsTokens(t *testing.T) {
+	h := newHarness(t, idempotency.DefaultConfig("pc:test"))
+	first, _ := authtest.MintAccountToken(t, h.store, "acct_1", "https://api.test", []auth.Scope{auth.ScopeCasesAct})
+	next, _ := authtest.MintAccountToken(t, h.store, "acct_1", "https://api.test", []auth.Scope{auth.ScopeCasesAct})
+	other, _ := authtest.MintAccountToken(t, h.store, "acct_2", "https://api.test", []auth.Scope{auth.ScopeCasesAct})
+	a := h.post(t, "/account-payments", first, "key-of-one-act", `{}`)
+	b := h.post(t, "/account-payments", next, "key-of-one-act", `{}`)
+	c := h.post(t, "/account-payments", other, "key-of-one-act", `{}`)
+	require.Equal(t, 201, a.status)
+	require.Equal(t, 201, b.status)
+	require.True(t, b.replayed, "the account's next token replays the act")
+	require.Equal(t, a.body, b.body)
+	require.Equal(t, 201, c.status)
+	require.False(t, c.replayed)
 	require.EqualValues(t, 2, h.runs.Load())
 }
 
