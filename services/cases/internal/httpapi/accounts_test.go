@@ -35,10 +35,11 @@ func accountRespondent(payload map[string]any) {
 }
 
 // openForAccount opens a case whose respondent is the agent's account and
-// grants the account's membership as the opening carries it.
-func (s *stack) openForAccount(t *testing.T) opened {
+// grants the account's membership as the opening carries it; edits apply
+// to the payload first.
+func (s *stack) openForAccount(t *testing.T, edits ...func(map[string]any)) opened {
 	t.Helper()
-	c := s.open(t, accountRespondent)
+	c := s.open(t, append(edits, accountRespondent)...)
 	require.NoError(t, s.credentials.Grant(context.Background(), auth.Membership{
 		Resource: "case:" + c.id, Side: auth.Respondent, Subject: auth.AccountSubject(agentAccount), ExpiresAt: time.Now().Add(time.Hour),
 	}))
@@ -158,4 +159,157 @@ func TestACaseAnAccountFiledIsItsAndTheRespondents(t *testing.T) {
 	require.Equal(t, http.StatusOK, rep.status, string(rep.body))
 	require.Equal(t, http.StatusOK, s.do(t, http.MethodGet, "/api/v2/cases/"+c.id, s.respondent, "", nil).status)
 	require.Equal(t, http.StatusNotFound, s.do(t, http.MethodGet, "/api/v2/cases/"+c.id, s.claimant, "", nil).status)
+}
+
+// accountReviewing walks a quick proceeding whose respondent is the
+// agent's account to the reviewer's attested agreement with the
+// adjudicator's proposal, the pre-award review not open yet: the account
+// answers, files and confirms the record for its side with token, and the
+// scheduler assigns the tribunal.
+func (s *stack) accountReviewing(t *testing.T, token string) opened {
+	t.Helper()
+	c := s.openForAccount(t, quickProceeding)
+	base := "/api/cases/" + c.id
+	for _, st := range []struct {
+		path, token string
+		body        any
+	}{
+		{base + "/answer", token, map[string]any{"text": "Denied: the API was provisioned on day one."}},
+		{base + "/submissions", s.claimant, map[string]any{"text": "Invoice 77 and twelve support tickets saying the key never worked."}},
+		{base + "/submissions", token, map[string]any{"text": "Provisioning log: key issued 2026-10-01."}},
+		{base + "/record-summary/confirmations", s.claimant, nil},
+		{base + "/record-summary/confirmations", token, nil},
+	} {
+		rep := s.do(t, http.MethodPost, st.path, st.token, newKey(), st.body)
+		require.Less(t, rep.status, 300, "%s: %s", st.path, rep.body)
+	}
+	_, err := s.scheduler.RunOnce(context.Background())
+	require.NoError(t, err)
+
+	w := "/api/disputes/" + c.id + "/"
+	pkg := data[reviewPackageData](t, s.do(t, http.MethodGet, w+"review-package", s.adjudicator, "", nil))
+	item := pkg.Record.Items[1]
+	proposal := map[string]any{
+		"outcome":   "claim_partially_upheld",
+		"remedies":  []map[string]any{{"kind": "payment", "payer": "respondent", "payee": "claimant", "amountMinor": 30000, "currency": "USD", "dueBy": dueIn(30 * 24 * time.Hour)}},
+		"reasons":   "The key never worked for most of the term.",
+		"citations": []map[string]any{{"itemId": item.ItemID, "digest": item.Digest, "pinpoint": "tickets"}},
+	}
+	for _, st := range []struct {
+		path, token string
+		body        any
+	}{
+		{"synthesize-opinion", s.adjudicator, map[string]any{"runId": pkg.Run.RunID, "inputDigest": pkg.Record.Digest, "proposal": proposal}},
+		{"reviewer-opinion", s.reviewer, map[string]any{"opinion": "agree"}},
+		{"reviewer-attestation", s.reviewer, map[string]any{"reviewedRecord": true, "noConflict": true}},
+	} {
+		rep := s.do(t, http.MethodPost, w+st.path, st.token, newKey(), st.body)
+		require.Less(t, rep.status, 300, "%s: %s", st.path, rep.body)
+	}
+	return c
+}
+
+type preAwardData struct {
+	DispositiveDigest string `json:"dispositiveDigest"`
+	Outcome           string `json:"outcome"`
+	Answers           []struct {
+		Side           string   `json:"side"`
+		ClericalErrors []string `json:"clericalErrors"`
+	} `json:"answers"`
+}
+
+// The pre-award review is the reviewer's to open and the sides' to
+// answer, on one route: an account token reads it with cases:read and
+// answers for its own side with cases:act, and is never the reviewer.
+// What opens the review when the reviewer sends it is, from the account,
+// a side's answer, refused before the review is open; none of its
+// refusals changes anything.
+func TestAnAgentsAccountAnswersThePreAwardReviewAndOpensNothing(t *testing.T) {
+	s := newStack(t)
+	token := s.accountToken(t, []auth.Scope{auth.ScopeCasesRead, auth.ScopeCasesAct})
+	c := s.accountReviewing(t, token)
+	review := "/api/disputes/" + c.id + "/pre-award-review"
+	none := map[string]any{"clericalErrors": []string{}}
+
+	s.unchanged(t, func() {
+		rep := s.do(t, http.MethodPost, review, token, newKey(), nil)
+		require.Equal(t, http.StatusBadRequest, rep.status, string(rep.body))
+		require.Equal(t, "invalid_tribunal_act", rep.code, "the reviewer's opening request, from an account, is an answer without clericalErrors")
+		rep = s.do(t, http.MethodPost, review, token, newKey(), none)
+		require.Equal(t, http.StatusConflict, rep.status, string(rep.body))
+		require.Equal(t, "decision_stage_closed", rep.code, "nothing to answer before the reviewer opens it")
+		rep = s.do(t, http.MethodGet, review, token, "", nil)
+		require.Equal(t, http.StatusConflict, rep.status, string(rep.body))
+		require.Equal(t, "decision_stage_closed", rep.code, "still not open")
+		rep = s.do(t, http.MethodPost, "/api/disputes/"+c.id+"/signoff", token, newKey(), nil)
+		require.Equal(t, http.StatusForbidden, rep.status, string(rep.body))
+		require.Equal(t, "forbidden", rep.code, "sign-off takes no account tokens")
+	})
+
+	// Even a token whose record named a tribunal role (no issuer writes
+	// one) is its account's, not the tribunal's: its request is a side's
+	// answer, not the reviewer's opening.
+	forged, cred := authtest.MintAccountToken(t, s.credentials, agentAccount, publicBase(t).String(), []auth.Scope{auth.ScopeCasesRead, auth.ScopeCasesAct})
+	require.NoError(t, s.rdb.HSet(context.Background(), "pc:auth:cred:"+cred.PublicID, "role", string(auth.RoleReviewer)).Err())
+	s.unchanged(t, func() {
+		rep := s.do(t, http.MethodPost, review, forged, newKey(), nil)
+		require.Equal(t, http.StatusBadRequest, rep.status, string(rep.body))
+		require.Equal(t, "invalid_tribunal_act", rep.code)
+	})
+
+	rep := s.do(t, http.MethodPost, review, s.reviewer, newKey(), nil)
+	require.Equal(t, http.StatusOK, rep.status, string(rep.body))
+
+	rep = s.do(t, http.MethodGet, review, token, "", nil)
+	require.Equal(t, http.StatusOK, rep.status, string(rep.body))
+	shown := data[preAwardData](t, rep)
+	require.Equal(t, "claim_partially_upheld", shown.Outcome, "the account sees the dispositive part")
+	require.NotEmpty(t, shown.DispositiveDigest)
+	require.Empty(t, shown.Answers)
+
+	readOnly := s.accountToken(t, []auth.Scope{auth.ScopeCasesRead})
+	actOnly := s.accountToken(t, []auth.Scope{auth.ScopeCasesAct})
+	other := s.openForAccount(t)
+	boundElsewhere := s.accountToken(t, []auth.Scope{auth.ScopeCasesRead, auth.ScopeCasesAct}, func(r *auth.AccountTokenRequest) { r.CaseID = other.id })
+	otherTenant := s.accountToken(t, []auth.Scope{auth.ScopeCasesRead, auth.ScopeCasesAct}, func(r *auth.AccountTokenRequest) { r.Tenant = "tenant-other" })
+	live := s.accountToken(t, []auth.Scope{auth.ScopeCasesRead, auth.ScopeCasesAct}, func(r *auth.AccountTokenRequest) { r.Environment = auth.Live })
+	stranger, _ := authtest.MintAccountToken(t, s.credentials, "acct_STRANGER03", publicBase(t).String(), []auth.Scope{auth.ScopeCasesRead, auth.ScopeCasesAct})
+	for _, tt := range []struct {
+		name, method, token string
+		body                any
+		status              int
+		code, challenge     string
+	}{
+		{"reading without cases:read", http.MethodGet, actOnly, nil, http.StatusForbidden, "forbidden", "cases:read"},
+		{"answering without cases:act", http.MethodPost, readOnly, none, http.StatusForbidden, "forbidden", "cases:act"},
+		{"another account reading", http.MethodGet, stranger, nil, http.StatusNotFound, "case_not_found_or_opening", ""},
+		{"another account answering", http.MethodPost, stranger, none, http.StatusNotFound, "case_not_found_or_opening", ""},
+		{"a token bound to another case", http.MethodPost, boundElsewhere, none, http.StatusNotFound, "case_not_found_or_opening", ""},
+		{"the same account id in another tenant", http.MethodPost, otherTenant, none, http.StatusNotFound, "case_not_found_or_opening", ""},
+		{"the same account id in the live environment", http.MethodPost, live, none, http.StatusNotFound, "case_not_found_or_opening", ""},
+		{"the claimant's partner answering for the account", http.MethodPost, s.claimant, map[string]any{"participantId": "p-agent", "clericalErrors": []string{}}, http.StatusForbidden, "forbidden", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s.unchanged(t, func() {
+				rep := s.do(t, tt.method, review, tt.token, newKey(), tt.body)
+				require.Equal(t, tt.status, rep.status, string(rep.body))
+				require.Equal(t, tt.code, rep.code, string(rep.body))
+				if tt.challenge != "" {
+					require.Equal(t, `Bearer realm="pcourt", error="insufficient_scope", scope="`+tt.challenge+`"`, rep.header.Get("WWW-Authenticate"))
+				}
+			})
+		})
+	}
+
+	rep = s.do(t, http.MethodPost, review, token, newKey(), map[string]any{"clericalErrors": []string{"the due date is a Sunday"}})
+	require.Equal(t, http.StatusOK, rep.status, string(rep.body))
+	s.unchanged(t, func() {
+		rep := s.do(t, http.MethodPost, review, token, newKey(), none)
+		require.Equal(t, http.StatusConflict, rep.status, string(rep.body))
+		require.Equal(t, "already_answered", rep.code, "its side answered")
+	})
+	shown = data[preAwardData](t, s.do(t, http.MethodGet, review, s.claimant, "", nil))
+	require.Len(t, shown.Answers, 1)
+	require.Equal(t, "respondent", shown.Answers[0].Side, "the account answered for the side its membership names")
+	require.Equal(t, []string{"the due date is a Sunday"}, shown.Answers[0].ClericalErrors)
 }

@@ -56,8 +56,11 @@ func (h *handlers) registerTribunal(r gin.IRouter, k routeKit) {
 	r.POST(w("reviewer-objection"), k.website, k.authenticated, member(opReviewerObjection), h.memberAct(tribunal.ActObject, ok, readInstructions))
 	r.POST(w("override"), k.website, k.authenticated, member(opOverride), h.memberAct(tribunal.ActOverride, ok, readOverride))
 	r.POST(w("reviewer-attestation"), k.website, k.authenticated, member(opAttest), h.memberAct(tribunal.ActAttest, ok, readAttestation))
-	r.GET(w("pre-award-review"), k.website, k.authenticated, h.getPreAwardReview)
-	r.POST(w("pre-award-review"), k.website, k.authenticated, member(opPreAwardReview), h.preAwardReview)
+	// The pre-award review is the tribunal's and the sides': an account
+	// token reads it and answers for its side, and opens nothing
+	// (preAwardReview).
+	r.GET(w("pre-award-review"), k.website, k.withAccounts, k.reads, h.getPreAwardReview)
+	r.POST(w("pre-award-review"), k.website, k.withAccounts, k.acts, member(opPreAwardReview), h.preAwardReview)
 	r.POST(w("signoff"), k.website, k.authenticated, member(opSignOff), h.memberAct(tribunal.ActSignOff, ok, readNothing))
 	r.POST(w("recusal"), k.website, k.authenticated, member(opRecusal), h.memberAct(tribunal.ActRecuse, ok, readReason))
 	r.GET(w("procedural-rulings"), k.website, k.authenticated, h.listRulings)
