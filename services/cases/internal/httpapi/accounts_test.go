@@ -11,6 +11,7 @@ import (
 
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/auth/authtest"
+	"github.com/pcourt/pcourt/libs/award"
 )
 
 // Cases with account tokens (docs/accounts.md): a participant an
@@ -161,6 +162,43 @@ func TestACaseAnAccountFiledIsItsAndTheRespondents(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, s.do(t, http.MethodGet, "/api/v2/cases/"+c.id, s.claimant, "", nil).status)
 }
 
+// refusedScope requires token, an account token of the case's account
+// without scope, to be refused with RFC 6750's challenge naming it, and
+// the refusal to change nothing.
+func (s *stack) refusedScope(t *testing.T, method, path, token string, body any, scope auth.Scope) {
+	t.Helper()
+	s.unchanged(t, func() {
+		rep := s.do(t, method, path, token, newKey(), body)
+		require.Equal(t, http.StatusForbidden, rep.status, "%s %s: %s", method, path, rep.body)
+		require.Equal(t, "forbidden", rep.code)
+		require.Equal(t, `Bearer realm="pcourt", error="insufficient_scope", scope="`+string(scope)+`"`, rep.header.Get("WWW-Authenticate"))
+	})
+}
+
+// invisible requires the case path names to be, to every account token
+// that may not see it though it carries every scope, the 404 of a case
+// that does not exist, and the answer to change nothing: another account,
+// the agent's own token bound to another of its cases, the agent's
+// account id in another tenant and in the live environment.
+func (s *stack) invisible(t *testing.T, method, path string, body any) {
+	t.Helper()
+	all := []auth.Scope{auth.ScopeCasesRead, auth.ScopeCasesAct, auth.ScopeEvidenceFile, auth.ScopeReadinessBuy, auth.ScopeExecutionsReport}
+	other := s.openForAccount(t)
+	stranger, _ := authtest.MintAccountToken(t, s.credentials, "acct_STRANGER03", publicBase(t).String(), all)
+	for name, token := range map[string]string{
+		"another account":          stranger,
+		"a token bound to another": s.accountToken(t, all, func(r *auth.AccountTokenRequest) { r.CaseID = other.id }),
+		"another tenant":           s.accountToken(t, all, func(r *auth.AccountTokenRequest) { r.Tenant = "tenant-other" }),
+		"the live environment":     s.accountToken(t, all, func(r *auth.AccountTokenRequest) { r.Environment = auth.Live }),
+	} {
+		s.unchanged(t, func() {
+			rep := s.do(t, method, path, token, newKey(), body)
+			require.Equal(t, http.StatusNotFound, rep.status, "%s, %s %s: %s", name, method, path, rep.body)
+			require.Equal(t, "case_not_found_or_opening", rep.code, name)
+		})
+	}
+}
+
 // accountReviewing walks a quick proceeding whose respondent is the
 // agent's account to the reviewer's attested agreement with the
 // adjudicator's proposal, the pre-award review not open yet: the account
@@ -269,37 +307,15 @@ func TestAnAgentsAccountAnswersThePreAwardReviewAndOpensNothing(t *testing.T) {
 
 	readOnly := s.accountToken(t, []auth.Scope{auth.ScopeCasesRead})
 	actOnly := s.accountToken(t, []auth.Scope{auth.ScopeCasesAct})
-	other := s.openForAccount(t)
-	boundElsewhere := s.accountToken(t, []auth.Scope{auth.ScopeCasesRead, auth.ScopeCasesAct}, func(r *auth.AccountTokenRequest) { r.CaseID = other.id })
-	otherTenant := s.accountToken(t, []auth.Scope{auth.ScopeCasesRead, auth.ScopeCasesAct}, func(r *auth.AccountTokenRequest) { r.Tenant = "tenant-other" })
-	live := s.accountToken(t, []auth.Scope{auth.ScopeCasesRead, auth.ScopeCasesAct}, func(r *auth.AccountTokenRequest) { r.Environment = auth.Live })
-	stranger, _ := authtest.MintAccountToken(t, s.credentials, "acct_STRANGER03", publicBase(t).String(), []auth.Scope{auth.ScopeCasesRead, auth.ScopeCasesAct})
-	for _, tt := range []struct {
-		name, method, token string
-		body                any
-		status              int
-		code, challenge     string
-	}{
-		{"reading without cases:read", http.MethodGet, actOnly, nil, http.StatusForbidden, "forbidden", "cases:read"},
-		{"answering without cases:act", http.MethodPost, readOnly, none, http.StatusForbidden, "forbidden", "cases:act"},
-		{"another account reading", http.MethodGet, stranger, nil, http.StatusNotFound, "case_not_found_or_opening", ""},
-		{"another account answering", http.MethodPost, stranger, none, http.StatusNotFound, "case_not_found_or_opening", ""},
-		{"a token bound to another case", http.MethodPost, boundElsewhere, none, http.StatusNotFound, "case_not_found_or_opening", ""},
-		{"the same account id in another tenant", http.MethodPost, otherTenant, none, http.StatusNotFound, "case_not_found_or_opening", ""},
-		{"the same account id in the live environment", http.MethodPost, live, none, http.StatusNotFound, "case_not_found_or_opening", ""},
-		{"the claimant's partner answering for the account", http.MethodPost, s.claimant, map[string]any{"participantId": "p-agent", "clericalErrors": []string{}}, http.StatusForbidden, "forbidden", ""},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			s.unchanged(t, func() {
-				rep := s.do(t, tt.method, review, tt.token, newKey(), tt.body)
-				require.Equal(t, tt.status, rep.status, string(rep.body))
-				require.Equal(t, tt.code, rep.code, string(rep.body))
-				if tt.challenge != "" {
-					require.Equal(t, `Bearer realm="pcourt", error="insufficient_scope", scope="`+tt.challenge+`"`, rep.header.Get("WWW-Authenticate"))
-				}
-			})
-		})
-	}
+	s.refusedScope(t, http.MethodGet, review, actOnly, nil, auth.ScopeCasesRead)
+	s.refusedScope(t, http.MethodPost, review, readOnly, none, auth.ScopeCasesAct)
+	s.invisible(t, http.MethodGet, review, nil)
+	s.invisible(t, http.MethodPost, review, none)
+	s.unchanged(t, func() {
+		rep := s.do(t, http.MethodPost, review, s.claimant, newKey(), map[string]any{"participantId": "p-agent", "clericalErrors": []string{}})
+		require.Equal(t, http.StatusForbidden, rep.status, string(rep.body))
+		require.Equal(t, "forbidden", rep.code, "the claimant's partner answers for no account")
+	})
 
 	rep = s.do(t, http.MethodPost, review, token, newKey(), map[string]any{"clericalErrors": []string{"the due date is a Sunday"}})
 	require.Equal(t, http.StatusOK, rep.status, string(rep.body))
@@ -312,4 +328,100 @@ func TestAnAgentsAccountAnswersThePreAwardReviewAndOpensNothing(t *testing.T) {
 	require.Len(t, shown.Answers, 1)
 	require.Equal(t, "respondent", shown.Answers[0].Side, "the account answered for the side its membership names")
 	require.Equal(t, []string{"the due date is a Sunday"}, shown.Answers[0].ClericalErrors)
+}
+
+// accountSigned takes accountReviewing's case c to its award: the
+// reviewer opens the pre-award review, both sides answer it (the account
+// with token), the reviewer signs. It returns the award's hash.
+func (s *stack) accountSigned(t *testing.T, c opened, token string) string {
+	t.Helper()
+	w := "/api/disputes/" + c.id + "/"
+	for _, st := range []struct {
+		path, token string
+		body        any
+	}{
+		{"pre-award-review", s.reviewer, nil},
+		{"pre-award-review", s.claimant, map[string]any{"clericalErrors": []string{}}},
+		{"pre-award-review", token, map[string]any{"clericalErrors": []string{}}},
+		{"signoff", s.reviewer, nil},
+	} {
+		rep := s.do(t, http.MethodPost, w+st.path, st.token, newKey(), st.body)
+		require.Equal(t, http.StatusOK, rep.status, "%s: %s", st.path, rep.body)
+	}
+	st := data[decisionData](t, s.do(t, http.MethodGet, "/api/v2/cases/"+c.id+"/decision-status", s.claimant, "", nil))
+	require.NotEmpty(t, st.AwardHash)
+	return st.AwardHash
+}
+
+// The account follows its decision with cases:read: where it stands, and
+// once the reviewer signs, the award, each of its artifacts on both route
+// families, byte for byte what the claimant's partner reads, and the
+// attestation, which verifies against the award keys alone.
+func TestAnAgentsAccountReadsItsDecisionAndItsAward(t *testing.T) {
+	s := newStack(t)
+	token := s.accountToken(t, []auth.Scope{auth.ScopeCasesRead, auth.ScopeCasesAct})
+	c := s.accountReviewing(t, token)
+
+	rep := s.do(t, http.MethodGet, "/api/v2/cases/"+c.id+"/decision-status", token, "", nil)
+	require.Equal(t, http.StatusOK, rep.status, string(rep.body))
+	st := data[decisionData](t, rep)
+	require.Equal(t, "review", st.Stage)
+	require.Equal(t, s.reviewerID, st.Tribunal.Reviewer.MemberID, "the account sees who decides")
+	rep = s.do(t, http.MethodGet, "/api/cases/"+c.id+"/award", token, "", nil)
+	require.Equal(t, http.StatusNotFound, rep.status, string(rep.body))
+	require.Equal(t, "award_not_issued", rep.code)
+	rep = s.do(t, http.MethodGet, "/api/cases/"+c.id+"/evaluation", token, "", nil)
+	require.Equal(t, http.StatusConflict, rep.status, string(rep.body))
+	require.Equal(t, "not_an_evaluation", rep.code, "the account sees the case, which is a proceeding")
+
+	hash := s.accountSigned(t, c, token)
+	st = data[decisionData](t, s.do(t, http.MethodGet, "/api/v2/cases/"+c.id+"/decision-status", token, "", nil))
+	require.Equal(t, "awarded", st.Decision)
+	require.Equal(t, hash, st.AwardHash)
+	w := "/api/disputes/" + c.id + "/"
+	type awardData struct {
+		AwardHash string `json:"awardHash"`
+		Outcome   string `json:"outcome"`
+	}
+	for _, path := range []string{"/api/cases/" + c.id + "/award", "/api/v2/cases/" + c.id + "/award", w + "decision"} {
+		rep := s.do(t, http.MethodGet, path, token, "", nil)
+		require.Equal(t, http.StatusOK, rep.status, "%s: %s", path, rep.body)
+		a := data[awardData](t, rep)
+		require.Equal(t, st.AwardHash, a.AwardHash, path)
+		require.Equal(t, "claim_partially_upheld", a.Outcome, path)
+	}
+	keys := s.raw(t, "/api/awards/keys", "")
+	for _, base := range []string{"/api/cases/" + c.id, "/api/v2/cases/" + c.id} {
+		for _, kind := range []string{"json", "html", "pdf"} {
+			path := base + "/award/artifacts/" + kind
+			rep := s.do(t, http.MethodGet, path, token, "", nil)
+			require.Equal(t, http.StatusOK, rep.status, "%s: %s", path, rep.body)
+			require.Equal(t, s.raw(t, path, s.claimant), rep.body, "%s: the claimant's partner's bytes", path)
+		}
+		raw := s.do(t, http.MethodGet, base+"/award/artifacts/json", token, "", nil).body
+		require.Equal(t, st.AwardHash, award.Hash(raw))
+		rep := s.do(t, http.MethodGet, base+"/award/artifacts/json/attestation", token, "", nil)
+		require.Equal(t, http.StatusOK, rep.status, string(rep.body))
+		verified, err := award.Verify(raw, string(rep.body), keys)
+		require.NoError(t, err)
+		require.Equal(t, st.AwardHash, verified.AwardHash)
+	}
+
+	reads := []string{
+		"/api/v2/cases/" + c.id + "/decision-status",
+		"/api/cases/" + c.id + "/evaluation",
+		"/api/v2/cases/" + c.id + "/evaluation",
+		"/api/cases/" + c.id + "/award",
+		"/api/v2/cases/" + c.id + "/award",
+		"/api/cases/" + c.id + "/award/artifacts/json",
+		"/api/v2/cases/" + c.id + "/award/artifacts/pdf",
+		"/api/cases/" + c.id + "/award/artifacts/json/attestation",
+		"/api/v2/cases/" + c.id + "/award/artifacts/json/attestation",
+		w + "decision",
+	}
+	actOnly := s.accountToken(t, []auth.Scope{auth.ScopeCasesAct, auth.ScopeEvidenceFile, auth.ScopeReadinessBuy, auth.ScopeExecutionsReport})
+	for _, path := range reads {
+		s.refusedScope(t, http.MethodGet, path, actOnly, nil, auth.ScopeCasesRead)
+		s.invisible(t, http.MethodGet, path, nil)
+	}
 }

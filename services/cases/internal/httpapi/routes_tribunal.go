@@ -80,14 +80,15 @@ func (h *handlers) registerTribunal(r gin.IRouter, k routeKit) {
 		r.PATCH(route.path, append(pre, member(opResolveChallenge), h.memberAct(tribunal.ActResolveChallenge, ok, readResolution))...)
 	}
 
-	// Evaluation, the award and its artifacts.
+	// Evaluation, the award and its artifacts: an account reads its
+	// case's with cases:read.
 	for _, base := range []string{"/api/cases/:id", "/api/v2/cases/:caseId"} {
-		r.GET(base+"/evaluation", k.authenticated, h.getEvaluation)
+		r.GET(base+"/evaluation", k.withAccounts, k.reads, h.getEvaluation)
 		r.POST(base+"/evaluation/accept", k.authenticated, side(opAcceptEvaluation), h.acceptEvaluation)
-		r.GET(base+"/award", k.authenticated, h.getAward)
-		r.GET(base+"/award/artifacts/json/attestation", k.authenticated, h.getAttestation)
-		r.GET(base+"/award/artifacts/:kind", k.authenticated, h.getArtifact)
+		r.GET(base+"/award", k.withAccounts, k.reads, h.getAward)
+		r.GET(base+"/award/artifacts/json/attestation", k.withAccounts, k.reads, h.getAttestation)
+		r.GET(base+"/award/artifacts/:kind", k.withAccounts, k.reads, h.getArtifact)
 	}
-	r.GET("/api/disputes/:id/decision", k.website, k.authenticated, h.getAward)
+	r.GET("/api/disputes/:id/decision", k.website, k.withAccounts, k.reads, h.getAward)
 
 }
