@@ -199,14 +199,18 @@ func (s *stack) invisible(t *testing.T, method, path string, body any) {
 	}
 }
 
-// accountReviewing walks a quick proceeding whose respondent is the
-// agent's account to the reviewer's attested agreement with the
-// adjudicator's proposal, the pre-award review not open yet: the account
-// answers, files and confirms the record for its side with token, and the
-// scheduler assigns the tribunal.
-func (s *stack) accountReviewing(t *testing.T, token string) opened {
+// accountReviewing walks a quick case (quickProceeding, or
+// evaluationCase) whose respondent is the agent's account to the
+// reviewer's attested agreement with the adjudicator's proposal, the
+// pre-award review not open yet: the account answers, files and confirms
+// the record for its side with token, and the scheduler assigns the
+// tribunal. The adjudicator partly upholds a proceeding's claim (300.00
+// USD from the respondent) and finds an evaluation's key not provisioned.
+func (s *stack) accountReviewing(t *testing.T, token string, kind func(map[string]any)) opened {
 	t.Helper()
-	c := s.openForAccount(t, quickProceeding)
+	c := s.openForAccount(t, kind)
+	_, err := s.scheduler.RunOnce(context.Background())
+	require.NoError(t, err)
 	base := "/api/cases/" + c.id
 	for _, st := range []struct {
 		path, token string
@@ -221,17 +225,23 @@ func (s *stack) accountReviewing(t *testing.T, token string) opened {
 		rep := s.do(t, http.MethodPost, st.path, st.token, newKey(), st.body)
 		require.Less(t, rep.status, 300, "%s: %s", st.path, rep.body)
 	}
-	_, err := s.scheduler.RunOnce(context.Background())
+	_, err = s.scheduler.RunOnce(context.Background())
 	require.NoError(t, err)
 
 	w := "/api/disputes/" + c.id + "/"
-	pkg := data[reviewPackageData](t, s.do(t, http.MethodGet, w+"review-package", s.adjudicator, "", nil))
+	pkg := data[struct {
+		reviewPackageData
+		CaseMode string `json:"caseMode"`
+	}](t, s.do(t, http.MethodGet, w+"review-package", s.adjudicator, "", nil))
 	item := pkg.Record.Items[1]
 	proposal := map[string]any{
 		"outcome":   "claim_partially_upheld",
 		"remedies":  []map[string]any{{"kind": "payment", "payer": "respondent", "payee": "claimant", "amountMinor": 30000, "currency": "USD", "dueBy": dueIn(30 * 24 * time.Hour)}},
 		"reasons":   "The key never worked for most of the term.",
 		"citations": []map[string]any{{"itemId": item.ItemID, "digest": item.Digest, "pinpoint": "tickets"}},
+	}
+	if pkg.CaseMode == "evaluation" {
+		proposal["outcome"], proposal["remedies"] = "not_provisioned", []any{}
 	}
 	for _, st := range []struct {
 		path, token string
@@ -265,7 +275,7 @@ type preAwardData struct {
 func TestAnAgentsAccountAnswersThePreAwardReviewAndOpensNothing(t *testing.T) {
 	s := newStack(t)
 	token := s.accountToken(t, []auth.Scope{auth.ScopeCasesRead, auth.ScopeCasesAct})
-	c := s.accountReviewing(t, token)
+	c := s.accountReviewing(t, token, quickProceeding)
 	review := "/api/disputes/" + c.id + "/pre-award-review"
 	none := map[string]any{"clericalErrors": []string{}}
 
@@ -330,9 +340,10 @@ func TestAnAgentsAccountAnswersThePreAwardReviewAndOpensNothing(t *testing.T) {
 	require.Equal(t, []string{"the due date is a Sunday"}, shown.Answers[0].ClericalErrors)
 }
 
-// accountSigned takes accountReviewing's case c to its award: the
+// accountSigned takes accountReviewing's case c to its sign-off: the
 // reviewer opens the pre-award review, both sides answer it (the account
-// with token), the reviewer signs. It returns the award's hash.
+// with token), the reviewer signs. It returns the award's hash, "" for an
+// evaluation, which the sign-off issues for the sides' acceptance.
 func (s *stack) accountSigned(t *testing.T, c opened, token string) string {
 	t.Helper()
 	w := "/api/disputes/" + c.id + "/"
@@ -348,9 +359,7 @@ func (s *stack) accountSigned(t *testing.T, c opened, token string) string {
 		rep := s.do(t, http.MethodPost, w+st.path, st.token, newKey(), st.body)
 		require.Equal(t, http.StatusOK, rep.status, "%s: %s", st.path, rep.body)
 	}
-	st := data[decisionData](t, s.do(t, http.MethodGet, "/api/v2/cases/"+c.id+"/decision-status", s.claimant, "", nil))
-	require.NotEmpty(t, st.AwardHash)
-	return st.AwardHash
+	return data[decisionData](t, s.do(t, http.MethodGet, "/api/v2/cases/"+c.id+"/decision-status", s.claimant, "", nil)).AwardHash
 }
 
 // The account follows its decision with cases:read: where it stands, and
@@ -360,7 +369,7 @@ func (s *stack) accountSigned(t *testing.T, c opened, token string) string {
 func TestAnAgentsAccountReadsItsDecisionAndItsAward(t *testing.T) {
 	s := newStack(t)
 	token := s.accountToken(t, []auth.Scope{auth.ScopeCasesRead, auth.ScopeCasesAct})
-	c := s.accountReviewing(t, token)
+	c := s.accountReviewing(t, token, quickProceeding)
 
 	rep := s.do(t, http.MethodGet, "/api/v2/cases/"+c.id+"/decision-status", token, "", nil)
 	require.Equal(t, http.StatusOK, rep.status, string(rep.body))
@@ -375,6 +384,7 @@ func TestAnAgentsAccountReadsItsDecisionAndItsAward(t *testing.T) {
 	require.Equal(t, "not_an_evaluation", rep.code, "the account sees the case, which is a proceeding")
 
 	hash := s.accountSigned(t, c, token)
+	require.NotEmpty(t, hash)
 	st = data[decisionData](t, s.do(t, http.MethodGet, "/api/v2/cases/"+c.id+"/decision-status", token, "", nil))
 	require.Equal(t, "awarded", st.Decision)
 	require.Equal(t, hash, st.AwardHash)
@@ -423,5 +433,147 @@ func TestAnAgentsAccountReadsItsDecisionAndItsAward(t *testing.T) {
 	for _, path := range reads {
 		s.refusedScope(t, http.MethodGet, path, actOnly, nil, auth.ScopeCasesRead)
 		s.invisible(t, http.MethodGet, path, nil)
+	}
+}
+
+// Past the award: the account waives its side's recourse with cases:act
+// (the website's consent), the claimant's partner waives its own, and the
+// award is final; the account then reports that its side paid, with
+// executions:report. Nobody else consents for the account.
+func TestAnAgentsAccountConsentsToItsAwardAndReportsItsPayment(t *testing.T) {
+	s := newStack(t)
+	token := s.accountToken(t, []auth.Scope{auth.ScopeCasesRead, auth.ScopeCasesAct})
+	c := s.accountReviewing(t, token, quickProceeding)
+	hash := s.accountSigned(t, c, token)
+	consent := "/api/disputes/" + c.id + "/consent"
+
+	s.refusedScope(t, http.MethodPost, consent, s.accountToken(t, []auth.Scope{auth.ScopeCasesRead, auth.ScopeExecutionsReport}), nil, auth.ScopeCasesAct)
+	s.invisible(t, http.MethodPost, consent, nil)
+	s.unchanged(t, func() {
+		rep := s.do(t, http.MethodPost, consent, s.claimant, newKey(), map[string]any{"participantId": "p-agent"})
+		require.Equal(t, http.StatusForbidden, rep.status, string(rep.body))
+		require.Equal(t, "forbidden", rep.code, "the claimant's partner consents for no account")
+	})
+
+	rep := s.do(t, http.MethodPost, consent, token, newKey(), nil)
+	require.Equal(t, http.StatusOK, rep.status, string(rep.body))
+	v := data[struct {
+		postAwardData
+		Waivers []struct {
+			Side string `json:"side"`
+		} `json:"waivers"`
+	}](t, rep)
+	require.False(t, v.Final, "the claimant has not waived yet")
+	require.Len(t, v.Waivers, 1)
+	require.Equal(t, "respondent", v.Waivers[0].Side, "the account waived for the side its membership names")
+	s.unchanged(t, func() {
+		rep := s.do(t, http.MethodPost, consent, token, newKey(), nil)
+		require.Equal(t, http.StatusConflict, rep.status, string(rep.body))
+		require.Equal(t, "recourse_waived", rep.code)
+	})
+	rep = s.do(t, http.MethodPost, consent, s.claimant, newKey(), nil)
+	require.Equal(t, http.StatusOK, rep.status, string(rep.body))
+	st := data[finalityData](t, s.do(t, http.MethodGet, "/api/v2/cases/"+c.id+"/decision-status", token, "", nil))
+	require.True(t, st.Final, "both sides waived")
+	require.Equal(t, hash, st.AwardHash)
+
+	reporter := s.accountToken(t, []auth.Scope{auth.ScopeExecutionsReport})
+	rep = s.do(t, http.MethodPost, "/api/cases/"+c.id+"/executions", reporter, newKey(),
+		map[string]any{"mode": "party_reported", "action": "report", "awardHash": hash, "remedyIndex": 0, "reference": "wire 2026-12-04/0007"})
+	require.Equal(t, http.StatusCreated, rep.status, string(rep.body))
+	require.Equal(t, "completed", data[executionData](t, rep).Status)
+}
+
+// An evaluation the reviewer signed is the award once both sides accept
+// it: the account reads it and accepts for its side with cases:act, on
+// either family.
+func TestAnAgentsAccountAcceptsItsEvaluation(t *testing.T) {
+	s := newStack(t)
+	token := s.accountToken(t, []auth.Scope{auth.ScopeCasesRead, auth.ScopeCasesAct})
+	c := s.accountReviewing(t, token, evaluationCase)
+	require.Empty(t, s.accountSigned(t, c, token), "an evaluation is issued for acceptance, not awarded")
+
+	type evaluationData struct {
+		Status      string `json:"status"`
+		Outcome     string `json:"outcome"`
+		AwardHash   string `json:"awardHash"`
+		Acceptances []struct {
+			Side string `json:"side"`
+		} `json:"acceptances"`
+	}
+	ev := data[evaluationData](t, s.do(t, http.MethodGet, "/api/v2/cases/"+c.id+"/evaluation", token, "", nil))
+	require.Equal(t, "issued", ev.Status)
+	require.Equal(t, "not_provisioned", ev.Outcome)
+
+	for _, accept := range []string{"/api/cases/" + c.id + "/evaluation/accept", "/api/v2/cases/" + c.id + "/evaluation/accept"} {
+		s.refusedScope(t, http.MethodPost, accept, s.accountToken(t, []auth.Scope{auth.ScopeCasesRead}), nil, auth.ScopeCasesAct)
+		s.invisible(t, http.MethodPost, accept, nil)
+	}
+	s.unchanged(t, func() {
+		rep := s.do(t, http.MethodPost, "/api/cases/"+c.id+"/evaluation/accept", s.claimant, newKey(), map[string]any{"participantId": "p-agent"})
+		require.Equal(t, http.StatusForbidden, rep.status, string(rep.body))
+		require.Equal(t, "forbidden", rep.code, "the claimant's partner accepts for no account")
+	})
+
+	rep := s.do(t, http.MethodPost, "/api/v2/cases/"+c.id+"/evaluation/accept", token, newKey(), nil)
+	require.Equal(t, http.StatusOK, rep.status, string(rep.body))
+	ev = data[evaluationData](t, s.do(t, http.MethodGet, "/api/cases/"+c.id+"/evaluation", token, "", nil))
+	require.Len(t, ev.Acceptances, 1)
+	require.Equal(t, "respondent", ev.Acceptances[0].Side)
+	s.unchanged(t, func() {
+		rep := s.do(t, http.MethodPost, "/api/cases/"+c.id+"/evaluation/accept", token, newKey(), nil)
+		require.Equal(t, http.StatusConflict, rep.status, string(rep.body))
+		require.Equal(t, "already_answered", rep.code)
+	})
+	require.Equal(t, http.StatusOK, s.do(t, http.MethodPost, "/api/cases/"+c.id+"/evaluation/accept", s.claimant, newKey(), nil).status)
+
+	rep = s.do(t, http.MethodGet, "/api/v2/cases/"+c.id+"/award", token, "", nil)
+	require.Equal(t, http.StatusOK, rep.status, string(rep.body))
+	require.Equal(t, "evaluation", data[struct {
+		CaseMode string `json:"caseMode"`
+	}](t, rep).CaseMode)
+}
+
+// What an account token does not do: the tribunal's acts and views, and
+// after the award anything but consenting and reporting its payment
+// (post-award requests, appeals, settlements). A token carrying every
+// scope, of the case's own account, is refused 403 before anything is
+// read, and nothing changes.
+func TestTheTribunalsRoutesAndTheOtherAfterAwardActsRefuseAccountTokens(t *testing.T) {
+	s := newStack(t)
+	token := s.accountToken(t, []auth.Scope{auth.ScopeCasesRead, auth.ScopeCasesAct})
+	c := s.accountReviewing(t, token, quickProceeding)
+	require.NotEmpty(t, s.accountSigned(t, c, token))
+	every := s.accountToken(t, []auth.Scope{auth.ScopeCasesRead, auth.ScopeCasesAct, auth.ScopeEvidenceFile, auth.ScopeReadinessBuy, auth.ScopeExecutionsReport})
+	base, w := "/api/cases/"+c.id, "/api/disputes/"+c.id+"/"
+	request := map[string]any{"kind": "correction", "text": "The amount should read 250.00."}
+
+	for _, tt := range []struct {
+		method, path string
+		body         any
+	}{
+		{http.MethodGet, w + "review-package", nil},
+		{http.MethodPost, w + "adjudicate", nil},
+		{http.MethodPost, w + "reviewer-opinion", map[string]any{"opinion": "agree"}},
+		{http.MethodPost, w + "override", nil},
+		{http.MethodPost, w + "signoff", nil},
+		{http.MethodPost, w + "recusal", map[string]any{"reason": "none"}},
+		{http.MethodPost, w + "procedural-rulings", map[string]any{"text": "The account rules."}},
+		{http.MethodPatch, base + "/ai-configuration-challenges", map[string]any{"challengeId": "ch-1", "decision": "upheld", "reasons": "r"}},
+		{http.MethodPost, base + "/post-award-requests", request},
+		{http.MethodPatch, base + "/post-award-requests", map[string]any{"requestId": "par-1", "decision": "grant", "reasons": "r"}},
+		{http.MethodPost, w + "correct", map[string]any{"text": "x"}},
+		{http.MethodPost, base + "/appeals", map[string]any{"grounds": "The tickets were misread."}},
+		{http.MethodPost, w + "appeal", map[string]any{"grounds": "The tickets were misread."}},
+		{http.MethodPost, base + "/settlement-binding", map[string]any{"action": "propose"}},
+	} {
+		t.Run(tt.method+" "+strings.TrimPrefix(tt.path, "/api/"), func(t *testing.T) {
+			s.unchanged(t, func() {
+				rep := s.do(t, tt.method, tt.path, every, newKey(), tt.body)
+				require.Equal(t, http.StatusForbidden, rep.status, string(rep.body))
+				require.Equal(t, "forbidden", rep.code, string(rep.body))
+				require.Empty(t, rep.header.Get("WWW-Authenticate"), "no scope would help")
+			})
+		})
 	}
 }

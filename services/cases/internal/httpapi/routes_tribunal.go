@@ -81,10 +81,11 @@ func (h *handlers) registerTribunal(r gin.IRouter, k routeKit) {
 	}
 
 	// Evaluation, the award and its artifacts: an account reads its
-	// case's with cases:read.
+	// case's with cases:read and accepts an evaluation for its side with
+	// cases:act.
 	for _, base := range []string{"/api/cases/:id", "/api/v2/cases/:caseId"} {
 		r.GET(base+"/evaluation", k.withAccounts, k.reads, h.getEvaluation)
-		r.POST(base+"/evaluation/accept", k.authenticated, side(opAcceptEvaluation), h.acceptEvaluation)
+		r.POST(base+"/evaluation/accept", k.withAccounts, k.acts, side(opAcceptEvaluation), h.acceptEvaluation)
 		r.GET(base+"/award", k.withAccounts, k.reads, h.getAward)
 		r.GET(base+"/award/artifacts/json/attestation", k.withAccounts, k.reads, h.getAttestation)
 		r.GET(base+"/award/artifacts/:kind", k.withAccounts, k.reads, h.getArtifact)
