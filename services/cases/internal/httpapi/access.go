@@ -91,7 +91,7 @@ func (h *handlers) visible(ctx context.Context, cred auth.Credential, cs procedu
 	if cred.Tenant != cs.Tenant || string(cred.Environment) != cs.Environment {
 		return false, nil
 	}
-	if cred.Role.Tribunal() {
+	if tribunalCredential(cred) {
 		// A tribunal member sees the cases it is assigned to (an
 		// appellate reviewer the case of its appeal), and no other; it
 		// never acts for a side (standing.actsFor).
@@ -126,6 +126,17 @@ func (h *handlers) visible(ctx context.Context, cred auth.Credential, cs procedu
 		return false, err
 	}
 	return st.actsForSide(cs, procedure.Side(roleSide(cred.Role))), nil
+}
+
+// tribunalCredential reports whether cred is a tribunal member's
+// credential (adjudicator, reviewer), the one test of it in the service.
+// An account token never is, whatever role its record might name: OAuth
+// never grants tribunal powers (docs/accounts.md), and the tokens
+// libs/auth issues carry no role, so this keeps an account out of every
+// tribunal act and every tribunal view twice over, on the routes that
+// take account tokens beside the tribunal's (the pre-award review).
+func tribunalCredential(cred auth.Credential) bool {
+	return cred.Role.Tribunal() && !cred.ForAccount()
 }
 
 // roleSide is the side an agent role acts for.
@@ -222,7 +233,7 @@ func (st standing) actsFor(p procedure.Participant) (authority, bool) {
 	cred := st.cred
 	capability := authority{capability: st.capability, capabilityHash: st.capabilityHash}
 	switch {
-	case cred.Role.Tribunal():
+	case tribunalCredential(cred):
 		// A tribunal member is never a party, even of a case whose
 		// draft bound a participant to its partner id (a draft names
 		// partner ids freely) or where a membership names it.

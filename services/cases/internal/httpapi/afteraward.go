@@ -192,7 +192,7 @@ func (h *handlers) decideRequest(c *gin.Context) {
 		_ = c.Error(err)
 		return
 	}
-	if !cred.Role.Tribunal() {
+	if !tribunalCredential(cred) {
 		_ = c.Error(h.tribunalOnly(l.Case))
 		return
 	}

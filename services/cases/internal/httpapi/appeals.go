@@ -216,7 +216,7 @@ func (h *handlers) appellateAct(c *gin.Context, a afteraward.Act) {
 		_ = c.Error(err)
 		return
 	}
-	if !cred.Role.Tribunal() {
+	if !tribunalCredential(cred) {
 		_ = c.Error(h.tribunalOnly(l.Case))
 		return
 	}

@@ -295,7 +295,7 @@ func (h *handlers) loadForTribunal(c *gin.Context) (procedure.Case, bool) {
 		_ = c.Error(err)
 		return procedure.Case{}, false
 	}
-	if !cred.Role.Tribunal() {
+	if !tribunalCredential(cred) {
 		_ = c.Error(h.tribunalOnly(l.Case))
 		return procedure.Case{}, false
 	}
@@ -313,7 +313,7 @@ func (h *handlers) runs(c *gin.Context) {
 	}
 	out := []runView{}
 	for _, r := range l.Case.Tribunal.Runs {
-		out = append(out, toRunView(r, cred.Role.Tribunal()))
+		out = append(out, toRunView(r, tribunalCredential(cred)))
 	}
 	private(c, gin.H{"caseId": l.Case.ID, "runs": out})
 }

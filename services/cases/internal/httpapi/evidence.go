@@ -415,7 +415,7 @@ func (h *handlers) exhibitMemberAct(kind evidence.ActKind, read func(c *gin.Cont
 			_ = c.Error(err)
 			return
 		}
-		if !cred.Role.Tribunal() {
+		if !tribunalCredential(cred) {
 			_ = c.Error(h.tribunalOnly(l.Case))
 			return
 		}

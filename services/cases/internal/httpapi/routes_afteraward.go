@@ -61,7 +61,10 @@ func (h *handlers) registerAfterAward(r gin.IRouter, k routeKit) {
 	r.POST(w("post-award-request"), k.website, k.authenticated, side(opPostAwardRequest), file)
 	r.POST(w("correct"), k.website, k.authenticated, side(opPostAwardRequest+"Correction"), h.afterAwardSideAct(created, readRequestOfKind(afteraward.Correction)))
 	r.POST(w("additional-award"), k.website, k.authenticated, side(opPostAwardRequest+"AdditionalAward"), h.afterAwardSideAct(created, readRequestOfKind(afteraward.AdditionalAward)))
-	r.POST(w("consent"), k.website, k.authenticated, side(opWaive), h.afterAwardSideAct(ok, readWaiver))
+	// An account consents for its side (cases:act); its other acts after
+	// the award are requests, appeals and settlements, which it does not
+	// take yet.
+	r.POST(w("consent"), k.website, k.withAccounts, k.acts, side(opWaive), h.afterAwardSideAct(ok, readWaiver))
 	r.GET(w("settlement-executions"), k.website, k.authenticated, h.listSettlementExecutions)
 	r.POST(w("settlement-executions"), k.website, k.authenticated, side(opExecute), settlement)
 }

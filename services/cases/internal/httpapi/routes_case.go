@@ -104,7 +104,7 @@ func (h *handlers) registerCase(r gin.IRouter, k routeKit) {
 	r.POST("/api/v2/cases/:caseId/record-confirmations", k.withAccounts, k.acts, confirmRecord, h.confirmRecord)
 	r.GET("/api/v2/cases/:caseId/restatement", k.authenticated, h.recordSummary)
 	r.POST("/api/v2/cases/:caseId/restatement", k.authenticated, partnerRestatement, h.correctRecord)
-	r.GET("/api/v2/cases/:caseId/decision-status", k.authenticated, h.decisionStatus)
+	r.GET("/api/v2/cases/:caseId/decision-status", k.withAccounts, k.reads, h.decisionStatus)
 	r.POST("/api/v2/cases/:caseId/termination-requests", k.authenticated, requestTermination, h.requestTermination)
 	r.POST("/api/v2/cases/:caseId/termination-requests/:requestId/confirmations", k.authenticated, confirmTermination, h.confirmTermination)
 

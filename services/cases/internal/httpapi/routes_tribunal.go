@@ -56,8 +56,11 @@ func (h *handlers) registerTribunal(r gin.IRouter, k routeKit) {
 	r.POST(w("reviewer-objection"), k.website, k.authenticated, member(opReviewerObjection), h.memberAct(tribunal.ActObject, ok, readInstructions))
 	r.POST(w("override"), k.website, k.authenticated, member(opOverride), h.memberAct(tribunal.ActOverride, ok, readOverride))
 	r.POST(w("reviewer-attestation"), k.website, k.authenticated, member(opAttest), h.memberAct(tribunal.ActAttest, ok, readAttestation))
-	r.GET(w("pre-award-review"), k.website, k.authenticated, h.getPreAwardReview)
-	r.POST(w("pre-award-review"), k.website, k.authenticated, member(opPreAwardReview), h.preAwardReview)
+	// The pre-award review is the tribunal's and the sides': an account
+	// token reads it and answers for its side, and opens nothing
+	// (preAwardReview).
+	r.GET(w("pre-award-review"), k.website, k.withAccounts, k.reads, h.getPreAwardReview)
+	r.POST(w("pre-award-review"), k.website, k.withAccounts, k.acts, member(opPreAwardReview), h.preAwardReview)
 	r.POST(w("signoff"), k.website, k.authenticated, member(opSignOff), h.memberAct(tribunal.ActSignOff, ok, readNothing))
 	r.POST(w("recusal"), k.website, k.authenticated, member(opRecusal), h.memberAct(tribunal.ActRecuse, ok, readReason))
 	r.GET(w("procedural-rulings"), k.website, k.authenticated, h.listRulings)
@@ -77,14 +80,16 @@ func (h *handlers) registerTribunal(r gin.IRouter, k routeKit) {
 		r.PATCH(route.path, append(pre, member(opResolveChallenge), h.memberAct(tribunal.ActResolveChallenge, ok, readResolution))...)
 	}
 
-	// Evaluation, the award and its artifacts.
+	// Evaluation, the award and its artifacts: an account reads its
+	// case's with cases:read and accepts an evaluation for its side with
+	// cases:act.
 	for _, base := range []string{"/api/cases/:id", "/api/v2/cases/:caseId"} {
-		r.GET(base+"/evaluation", k.authenticated, h.getEvaluation)
-		r.POST(base+"/evaluation/accept", k.authenticated, side(opAcceptEvaluation), h.acceptEvaluation)
-		r.GET(base+"/award", k.authenticated, h.getAward)
-		r.GET(base+"/award/artifacts/json/attestation", k.authenticated, h.getAttestation)
-		r.GET(base+"/award/artifacts/:kind", k.authenticated, h.getArtifact)
+		r.GET(base+"/evaluation", k.withAccounts, k.reads, h.getEvaluation)
+		r.POST(base+"/evaluation/accept", k.withAccounts, k.acts, side(opAcceptEvaluation), h.acceptEvaluation)
+		r.GET(base+"/award", k.withAccounts, k.reads, h.getAward)
+		r.GET(base+"/award/artifacts/json/attestation", k.withAccounts, k.reads, h.getAttestation)
+		r.GET(base+"/award/artifacts/:kind", k.withAccounts, k.reads, h.getArtifact)
 	}
-	r.GET("/api/disputes/:id/decision", k.website, k.authenticated, h.getAward)
+	r.GET("/api/disputes/:id/decision", k.website, k.withAccounts, k.reads, h.getAward)
 
 }

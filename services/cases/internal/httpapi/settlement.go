@@ -70,7 +70,7 @@ func toSettlementView(cs procedure.Case, cred auth.Credential, lastSequence int6
 	v := settlementView{CaseID: cs.ID, CaseStatus: string(cs.Status()), Stage: string(s.Stage()), Proposals: []proposalView{},
 		AgreedAt: ts(s.AgreedAt), RecordedAt: ts(s.RecordedAt), AwardHash: s.AwardHash, LastSeq: lastSequence}
 	for _, p := range s.Proposals {
-		if cred.Role.Tribunal() && p.Status != settlement.ProposalAccepted {
+		if tribunalCredential(cred) && p.Status != settlement.ProposalAccepted {
 			continue
 		}
 		terms := p.Terms
@@ -113,12 +113,12 @@ func (h *handlers) settlementAct(c *gin.Context) {
 		return
 	}
 	switch {
-	case a.Kind == settlement.ActRecord && !cred.Role.Tribunal():
+	case a.Kind == settlement.ActRecord && !tribunalCredential(cred):
 		_ = c.Error(settlementRefusal(settlement.CodeNotTribunal, "the record is the reviewer's: only the reviewer assigned to case "+l.Case.ID+" records its settlement"))
 		return
 	case a.Kind == settlement.ActRecord:
 		a.MemberID = cred.PublicID
-	case cred.Role.Tribunal():
+	case tribunalCredential(cred):
 		_ = c.Error(forbidden("A tribunal member acts for no side: the sides of case %s propose, accept and withdraw terms; the reviewer records them (action record).", l.Case.ID))
 		return
 	default:

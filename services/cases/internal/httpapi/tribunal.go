@@ -85,7 +85,7 @@ func (h *handlers) memberAct(kind tribunal.ActKind, status int, read func(c *gin
 			_ = c.Error(err)
 			return
 		}
-		if !cred.Role.Tribunal() {
+		if !tribunalCredential(cred) {
 			_ = c.Error(h.tribunalOnly(l.Case))
 			return
 		}
@@ -292,10 +292,12 @@ func readAccept(c *gin.Context, _ *tribunal.Act) (string, error) {
 
 // preAwardReview is POST pre-award-review: the reviewer opens it, a side
 // answers it. The route is one in the inventory; the caller's role says
-// which act it is.
+// which act it is. An account token has no role and is never the
+// tribunal (tribunalCredential): its request is always its side's answer,
+// so the most it can do is answer for the side its membership names.
 func (h *handlers) preAwardReview(c *gin.Context) {
 	cred, ok := auth.CredentialFrom(c.Request.Context())
-	if ok && cred.Role.Tribunal() {
+	if ok && tribunalCredential(cred) {
 		h.memberAct(tribunal.ActOpenPreAward, http.StatusOK, readNothing)(c)
 		return
 	}
