@@ -4,8 +4,8 @@
 
 SHELL   := /bin/bash
 GO      ?= go
-MODULES := api libs tools services/accounts services/readiness services/filings services/cases services/webhooks services/compat-edge services/console
-SERVICES := readiness filings cases webhooks compat-edge console accounts
+MODULES := api libs tools services/accounts services/mcp services/readiness services/filings services/cases services/webhooks services/compat-edge services/console
+SERVICES := readiness filings cases webhooks compat-edge console accounts mcp
 # Further commands of a service module, built and imaged like the services:
 # compat-controller is compat-edge's second binary.
 COMMANDS := compat-controller
