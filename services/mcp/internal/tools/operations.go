@@ -73,10 +73,10 @@ type parameter struct {
 }
 
 type rawOperation struct {
-	OperationID string              `json:"operationId"`
-	Summary     string              `json:"summary"`
-	Description string              `json:"description"`
-	Parameters  []parameter         `json:"parameters"`
+	OperationID string                `json:"operationId"`
+	Summary     string                `json:"summary"`
+	Description string                `json:"description"`
+	Parameters  []parameter           `json:"parameters"`
 	Security    []map[string][]string `json:"security"`
 	RequestBody *struct {
 		Required bool `json:"required"`
