@@ -69,6 +69,11 @@ type AccountTokenRequest struct {
 	// case); "" for a token not bound to one.
 	CaseID   string
 	Lifetime time.Duration
+	// NotAfter, when set, caps the token's expiry: it expires at the
+	// earlier of its issue plus Lifetime and NotAfter. A token exchanged
+	// for another (RFC 8693) outlives not the one it was exchanged for,
+	// whatever the time between the exchange's decision and the issue.
+	NotAfter time.Time
 }
 
 // Validate reports the first missing or unusable field.
@@ -120,6 +125,13 @@ func (s *Store) MintAccountToken(ctx context.Context, req AccountTokenRequest) (
 	}
 	token := NewToken(prefix)
 	now := s.now().UTC().Truncate(time.Millisecond)
+	expiresAt := now.Add(req.Lifetime)
+	if notAfter := req.NotAfter.UTC().Truncate(time.Millisecond); !req.NotAfter.IsZero() && notAfter.Before(expiresAt) {
+		expiresAt = notAfter
+	}
+	if !expiresAt.After(now) {
+		return "", Credential{}, fmt.Errorf("issuing account token: its expiry %s is not after its issue", expiresAt.Format(time.RFC3339Nano))
+	}
 	cred := Credential{
 		PublicID:    "oat_" + strings.TrimPrefix(newPublicID(), "cred_"),
 		Tenant:      req.Tenant,
@@ -130,7 +142,7 @@ func (s *Store) MintAccountToken(ctx context.Context, req AccountTokenRequest) (
 		Audience:    req.Audience,
 		CaseID:      req.CaseID,
 		CreatedAt:   now,
-		ExpiresAt:   now.Add(req.Lifetime),
+		ExpiresAt:   expiresAt,
 	}
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.HSet(ctx, credentialKey(cred.PublicID), toRecord(cred))
@@ -142,7 +154,7 @@ func (s *Store) MintAccountToken(ctx context.Context, req AccountTokenRequest) (
 	}
 	// The record first, as Mint does: a crash in between leaves an
 	// unusable record that expires, never a token pointing at nothing.
-	if err := s.rdb.Set(ctx, tokenKey(HashToken(token)), cred.PublicID, req.Lifetime).Err(); err != nil {
+	if err := s.rdb.Set(ctx, tokenKey(HashToken(token)), cred.PublicID, expiresAt.Sub(now)).Err(); err != nil {
 		return "", Credential{}, fmt.Errorf("storing account token hash: %w", err)
 	}
 	return token, cred, nil

@@ -68,6 +68,31 @@ func TestAnAccountTokenIsAShortLivedCredentialOfItsAccount(t *testing.T) {
 	require.ErrorIs(t, err, auth.ErrInvalidCredential)
 }
 
+// A token given NotAfter expires then when that comes before its
+// lifetime ends, record and token key alike, and is not issued at all when
+// NotAfter has passed; a later NotAfter changes nothing.
+func TestAnAccountTokenExpiresNoLaterThanItsNotAfter(t *testing.T) {
+	rdb := redistest.NewClient(t)
+	ctx := context.Background()
+	store := auth.NewStore(rdb, auth.DefaultStoreConfig())
+	notAfter := time.Now().Add(90 * time.Second).Truncate(time.Millisecond)
+	token, cred := accountToken(t, store, func(r *auth.AccountTokenRequest) { r.NotAfter = notAfter })
+	require.True(t, cred.ExpiresAt.Equal(notAfter), "expires at %s, not at NotAfter %s", cred.ExpiresAt, notAfter)
+	got, err := store.Authenticate(ctx, token)
+	require.NoError(t, err)
+	require.True(t, got.ExpiresAt.Equal(notAfter), "as stored")
+	ttl, err := rdb.PTTL(ctx, "pc:auth:token:"+auth.HashToken(token)).Result()
+	require.NoError(t, err)
+	require.InDelta(t, 90, ttl.Seconds(), 5, "the token key expires with it")
+
+	_, later := accountToken(t, store, func(r *auth.AccountTokenRequest) { r.NotAfter = time.Now().Add(time.Hour) })
+	require.Equal(t, 10*time.Minute, later.ExpiresAt.Sub(later.CreatedAt), "a NotAfter past the lifetime changes nothing")
+
+	_, _, err = store.MintAccountToken(ctx, auth.AccountTokenRequest{Tenant: "t", Environment: auth.Sandbox, AccountID: "acct_1", ClientID: "client_1",
+		Audience: apiAudience, Lifetime: time.Minute, NotAfter: time.Now().Add(-time.Second)})
+	require.ErrorContains(t, err, "not after its issue", "a NotAfter already past issues nothing")
+}
+
 func TestAnAccountTokenRequestIsRefusedUnlessWhole(t *testing.T) {
 	store := auth.NewStore(redistest.NewClient(t), auth.DefaultStoreConfig())
 	for name, edit := range map[string]func(*auth.AccountTokenRequest){

@@ -53,6 +53,9 @@ type config struct {
 	// SERVICE_API_CANONICAL_ROUTES=true SERVICE_API_V2_CASES_GA=2026-01-15
 	// make run shows the compatibility headers on /api/v2/cases/….
 	Compat []string
+	// MCP is the MCP server's platform client, made at start (mcp.go):
+	// accounts checks it, and the mcp service's environment carries it.
+	MCP mcpClient
 }
 
 func parseFlags(args []string) (config, error) {
@@ -60,7 +63,7 @@ func parseFlags(args []string) (config, error) {
 	if err != nil {
 		return config{}, err
 	}
-	cfg := config{Root: root, Compat: compatEnv(os.Environ())}
+	cfg := config{Root: root, Compat: compatEnv(os.Environ()), MCP: newMCPClient()}
 	fs := flag.NewFlagSet("devstack", flag.ContinueOnError)
 	fs.StringVar(&cfg.Dir, "dir", filepath.Join(root, ".devstack"), "state directory")
 	fs.StringVar(&cfg.BinDir, "bin", "", "where the services are built (default <dir>/bin)")

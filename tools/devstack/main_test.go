@@ -166,13 +166,16 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 	got, err = exec.Command("bash", "-c", commands[3]).Output()
 	require.NoError(t, err)
 	var metadata struct {
-		Issuer        string `json:"issuer"`
-		TokenEndpoint string `json:"token_endpoint"`
+		Issuer        string   `json:"issuer"`
+		TokenEndpoint string   `json:"token_endpoint"`
+		GrantTypes    []string `json:"grant_types_supported"`
 	}
 	require.NoError(t, json.Unmarshal(got, &metadata), "%s", got)
 	edgeURL := "http://127.0.0.1:" + strconv.Itoa(base)
 	require.Equal(t, edgeURL, metadata.Issuer)
 	require.Equal(t, edgeURL+"/oauth/token", metadata.TokenEndpoint)
+	require.Contains(t, metadata.GrantTypes, "urn:ietf:params:oauth:grant-type:token-exchange",
+		"accounts knows the MCP server's platform client of this start")
 
 	// The printed payment pays for a report with the public development key.
 	require.NotEmpty(t, pay)

@@ -92,6 +92,11 @@ func stackServices(cfg config, redis *devRedis, brokers []string, facilitatorURL
 			// Appeal fees are paid to the payee filing fees go to.
 			"FEES_PAY_TO=" + devPayTo().Hex(),
 		},
+		// The MCP server's platform client, with which the mcp service
+		// exchanges the tokens it receives for the API's at accounts
+		// (mcpClient). The stack does not run the mcp service yet; its
+		// wiring takes these, with cfg.mcpResourceURL().
+		"mcp": cfg.MCP.env(),
 	}
 	for i, name := range names {
 		port := cfg.EdgePort + 1 + i
@@ -116,10 +121,13 @@ func stackServices(cfg config, redis *devRedis, brokers []string, facilitatorURL
 	edgeEnv = append(edgeEnv, fmt.Sprintf("UPSTREAM_CONSOLE_URL=http://127.0.0.1:%d", consolePort))
 	// The accounts service: agent accounts and the OAuth authorization
 	// server, whose issuer (and its tokens' audience) is the edge's
-	// public URL, where clients reach it.
+	// public URL, where clients reach it. It knows the MCP server: its
+	// resource under the edge's URL, and the platform client the mcp
+	// service exchanges tokens with.
 	accountsPort := cfg.accountsPort()
 	accountsEnv := append(append([]string(nil), common...), fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", accountsPort), "HTTP_TRUSTED_PROXIES=127.0.0.1",
-		fmt.Sprintf("PUBLIC_BASE_URL=http://127.0.0.1:%d", cfg.EdgePort))
+		fmt.Sprintf("PUBLIC_BASE_URL=http://127.0.0.1:%d", cfg.EdgePort), "MCP_RESOURCE_URL="+cfg.mcpResourceURL())
+	accountsEnv = append(accountsEnv, own["mcp"]...)
 	out = append(out, &service{name: "accounts", port: accountsPort, env: accountsEnv})
 	edgeEnv = append(edgeEnv, fmt.Sprintf("UPSTREAM_ACCOUNTS_URL=http://127.0.0.1:%d", accountsPort))
 	edgeEnv = append(edgeEnv, fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", cfg.EdgePort))

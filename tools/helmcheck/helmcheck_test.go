@@ -426,6 +426,43 @@ func TestRefundRail(t *testing.T) {
 	assert.Equal(t, "0x00000000000000000000000000000000000000aa", env(fees)["FEES_PAY_TO"])
 }
 
+// The MCP server is deployed in accounts' view by naming the Secret of its
+// platform client: accounts then accepts <publicURL>/mcp as a resource and
+// reads the client's id and secret from that Secret, never from a value.
+// Without one, accounts knows no MCP server.
+func TestAccountsKnowsTheMCPServerByItsClientsSecret(t *testing.T) {
+	h := helm(t)
+	accounts := func(m *helmcheck.Manifests) corev1.Container {
+		t.Helper()
+		for _, d := range m.Deployments {
+			if d.Name == "pcourt-accounts" {
+				return d.Spec.Template.Spec.Containers[0]
+			}
+		}
+		t.Fatal("no accounts Deployment")
+		return corev1.Container{}
+	}
+	for _, values := range [][]string{nil, {"-f", production}} {
+		for _, ev := range accounts(render(t, h, values...)).Env {
+			assert.False(t, strings.HasPrefix(ev.Name, "MCP_"), "%s without an MCP client Secret", ev.Name)
+		}
+	}
+
+	c := accounts(render(t, h, "--set", "publicURL=https://api.pcourt.example/", "--set", "services.accounts.mcpClientSecret.name=pcourt-mcp-client"))
+	assert.Equal(t, "https://api.pcourt.example/mcp", env(c)["MCP_RESOURCE_URL"], "the MCP server's resource is under the public URL")
+	refs := map[string]corev1.SecretKeySelector{}
+	for _, ev := range c.Env {
+		if ev.ValueFrom != nil && ev.ValueFrom.SecretKeyRef != nil {
+			refs[ev.Name] = *ev.ValueFrom.SecretKeyRef
+		}
+	}
+	assert.Equal(t, "pcourt-mcp-client", refs["MCP_CLIENT_ID"].Name)
+	assert.Equal(t, "clientId", refs["MCP_CLIENT_ID"].Key)
+	assert.Equal(t, "pcourt-mcp-client", refs["MCP_CLIENT_SECRET"].Name)
+	assert.Equal(t, "clientSecret", refs["MCP_CLIENT_SECRET"].Key)
+	assert.NotContains(t, env(c), "MCP_CLIENT_SECRET", "never a literal secret")
+}
+
 // Values that must not render: each is a mistake an operator can make.
 func TestRefusedValues(t *testing.T) {
 	h := helm(t)

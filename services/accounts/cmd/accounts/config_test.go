@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -19,4 +21,52 @@ func TestThePublicBaseURLIsTheIssuerAndTheAudience(t *testing.T) {
 func TestAnUnusablePublicBaseURLStopsTheService(t *testing.T) {
 	_, err := loadConfig(env(map[string]string{"PUBLIC_BASE_URL": "ftp://x", "POD_NAME": "p"}))
 	require.ErrorContains(t, err, "PUBLIC_BASE_URL")
+}
+
+func TestAnMCPServerIsConfiguredWholeOrNotAtAll(t *testing.T) {
+	base := map[string]string{"PUBLIC_BASE_URL": "https://api.pcourt.test", "POD_NAME": "p"}
+	with := func(kv ...string) map[string]string {
+		out := map[string]string{}
+		for k, v := range base {
+			out[k] = v
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			out[kv[i]] = kv[i+1]
+		}
+		return out
+	}
+	secret := "pc_ocs_" + strings.Repeat("s", 40)
+
+	cfg, err := loadConfig(env(base))
+	require.NoError(t, err)
+	require.Empty(t, cfg.OAuth.MCP.Resource, "no MCP server deployed")
+
+	cfg, err = loadConfig(env(with("MCP_RESOURCE_URL", "https://api.pcourt.test/mcp", "MCP_CLIENT_ID", "ocl_mcp", "MCP_CLIENT_SECRET", secret)))
+	require.NoError(t, err)
+	require.Equal(t, "https://api.pcourt.test/mcp", cfg.OAuth.MCP.Resource)
+	require.Equal(t, "ocl_mcp", cfg.OAuth.MCP.ClientID)
+	require.Equal(t, secret, cfg.OAuth.MCP.ClientSecret.Reveal())
+	logged, err := json.Marshal(cfg)
+	require.NoError(t, err)
+	require.NotContains(t, string(logged), secret, "the configuration logged at start never shows the secret")
+
+	for name, tc := range map[string]struct {
+		env  map[string]string
+		want string
+	}{
+		"a resource alone":            {with("MCP_RESOURCE_URL", "https://api.pcourt.test/mcp"), "set together"},
+		"no secret":                   {with("MCP_RESOURCE_URL", "https://api.pcourt.test/mcp", "MCP_CLIENT_ID", "ocl_mcp"), "set together"},
+		"a client without a resource": {with("MCP_CLIENT_ID", "ocl_mcp", "MCP_CLIENT_SECRET", secret), "set together"},
+		"a relative resource":         {with("MCP_RESOURCE_URL", "/mcp", "MCP_CLIENT_ID", "ocl_mcp", "MCP_CLIENT_SECRET", secret), "MCP_RESOURCE_URL"},
+		"a resource with a query":     {with("MCP_RESOURCE_URL", "https://api.pcourt.test/mcp?x=1", "MCP_CLIENT_ID", "ocl_mcp", "MCP_CLIENT_SECRET", secret), "MCP_RESOURCE_URL"},
+		"the API's own audience":      {with("MCP_RESOURCE_URL", "https://api.pcourt.test", "MCP_CLIENT_ID", "ocl_mcp", "MCP_CLIENT_SECRET", secret), "the API's audience"},
+		"an agent client's id":        {with("MCP_RESOURCE_URL", "https://api.pcourt.test/mcp", "MCP_CLIENT_ID", "ocl_ABCDEFGHIJKLMNOPQRSTUVWXYZ", "MCP_CLIENT_SECRET", secret), "MCP_CLIENT_ID"},
+		"an id with a slash":          {with("MCP_RESOURCE_URL", "https://api.pcourt.test/mcp", "MCP_CLIENT_ID", "mcp/1", "MCP_CLIENT_SECRET", secret), "MCP_CLIENT_ID"},
+		"a short secret":              {with("MCP_RESOURCE_URL", "https://api.pcourt.test/mcp", "MCP_CLIENT_ID", "ocl_mcp", "MCP_CLIENT_SECRET", "short"), "MCP_CLIENT_SECRET"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := loadConfig(env(tc.env))
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
 }

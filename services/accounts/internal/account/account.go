@@ -1,6 +1,7 @@
 // Package account is the pure domain of accounts: the autonomous-agent
-// accounts an operator registers, the attestation that verifies one, and
-// the OAuth clients through which a verified agent gets its own tokens.
+// accounts an operator registers, the attestation that verifies one, the
+// OAuth clients through which a verified agent gets its own tokens, and
+// what a token exchanged for one of them may carry (exchange.go).
 //
 // The package does no I/O. Each act takes the current state and the
 // instant and returns the next state or a refusal, checked in the order

@@ -3,8 +3,10 @@
 // and the domain:
 //
 //	operator registers an agent → adds clients → files the attestation
-//	(verified) → the agent's client gets tokens by client credentials →
-//	the operator revokes a client, and with it the tokens it holds.
+//	(verified) → the agent's client gets tokens by client credentials,
+//	for the API or the MCP server → the MCP server exchanges those it
+//	receives for the API's (exchange.go) → the operator revokes a client,
+//	and with it the tokens it holds, exchanged ones included.
 //
 // Every act names the operator (tenant, environment, partner) it is done
 // for; an account of another operator is not found, whatever its id.

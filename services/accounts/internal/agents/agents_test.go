@@ -18,7 +18,10 @@ import (
 	"github.com/pcourt/pcourt/services/accounts/internal/store"
 )
 
-const audience = "https://api.pcourt.test"
+const (
+	audience = "https://api.pcourt.test"
+	mcp      = audience + "/mcp"
+)
 
 var operator = agents.Operator{Tenant: "tenant-test", Environment: "sandbox", PartnerID: "partner-test", CredentialID: "cred_operator"}
 
@@ -132,4 +135,48 @@ func TestNoIssueRacingARevocationAnswersALiveToken(t *testing.T) {
 		f.requireHeldTokensRevoked(t, a.ID, c.Client.ID)
 	}
 	t.Logf("%d of 30 issues answered before the revocation, every one revoked after it", answered)
+}
+
+// The operator revokes the subject's client after the exchange decided but
+// before it recorded the new token under that client: the revocation's
+// list of tokens to revoke misses it. The exchange reads the client again
+// after recording it, finds it revoked, revokes the new token and answers
+// invalid_grant.
+func TestAClientRevokedDuringAnExchangeLeavesNoLiveToken(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	a, c := f.verifiedAgent(t)
+	subject, err := f.svc.IssueClientCredentialsToken(ctx, c.Client.ID, nil, mcp)
+	require.NoError(t, err)
+
+	// The exchange reads the clock three times: the subject's liveness,
+	// the decision, and the instant HoldToken drops expired tokens at,
+	// just before it records the new one. The revocation runs at the third.
+	readings := 0
+	var revokedDuring func()
+	revokedDuring = func() {
+		if readings++; readings < 3 {
+			f.during.Store(&revokedDuring)
+			return
+		}
+		_, err := f.svc.RevokeClient(ctx, operator, a.ID, c.Client.ID)
+		require.NoError(t, err)
+	}
+	f.during.Store(&revokedDuring)
+	_, err = f.svc.ExchangeToken(ctx, agents.ExchangeRequest{SubjectToken: subject.Secret, From: mcp, Audience: audience})
+	require.ErrorIs(t, err, &account.RefusalError{Code: account.CodeInvalidGrant})
+	require.Equal(t, 3, readings, "the revocation ran during the exchange")
+
+	held, err := f.accounts.HeldTokens(ctx, a.ID, c.Client.ID, time.Now())
+	require.NoError(t, err)
+	require.Len(t, held, 2, "the subject and the exchanged token were both recorded")
+	f.requireHeldTokensRevoked(t, a.ID, c.Client.ID)
+}
+
+func TestTheMCPClientIsAuthenticatedByItsSecretsHashAlone(t *testing.T) {
+	c := agents.PlatformClient{ID: "ocl_mcp", SecretHash: auth.HashToken("the-secret")}
+	require.NoError(t, c.Authenticate("ocl_mcp", "the-secret"))
+	require.ErrorIs(t, c.Authenticate("ocl_mcp", "the-secreT"), agents.ErrClientAuthentication)
+	require.ErrorIs(t, c.Authenticate("ocl_other", "the-secret"), agents.ErrClientAuthentication)
+	require.ErrorIs(t, agents.PlatformClient{}.Authenticate("", auth.HashToken("")), agents.ErrClientAuthentication, "no platform client configured")
 }

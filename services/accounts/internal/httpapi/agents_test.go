@@ -43,7 +43,13 @@ type stack struct {
 	agent    string // a claimant agent credential of partner-test
 }
 
+// newStack is the service with no MCP server deployed.
 func newStack(t *testing.T) *stack {
+	t.Helper()
+	return newStackWith(t, oauth.Config{Issuer: audience, APIAudience: audience})
+}
+
+func newStackWith(t *testing.T, cfg oauth.Config) *stack {
 	t.Helper()
 	rdb := redistest.NewClient(t)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -58,7 +64,7 @@ func newStack(t *testing.T) *stack {
 	srv := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "accounts", Logger: logger, Mapper: httpapi.Problem})
 	httpapi.Register(srv.Router(), httpapi.Deps{
 		Credentials: s.creds, Agents: uc, Journal: journal,
-		OAuth: oauth.New(oauth.Config{Issuer: audience, APIAudience: audience}, uc, logger),
+		OAuth: oauth.New(cfg, uc, logger),
 	})
 	ts := httptest.NewServer(srv.Router())
 	t.Cleanup(ts.Close)
@@ -214,13 +220,15 @@ func TestATokenIsForTheAPIOnly(t *testing.T) {
 	s := newStack(t)
 	id, cc := s.registerAgent(t, "cases:read")
 	s.attest(t, id)
-	cc.EndpointParams = url.Values{"resource": {"https://elsewhere.test"}}
-	_, err := cc.Token(validated(t))
-	_, code := oauthError(t, err)
-	require.Equal(t, "invalid_target", code)
+	for _, resource := range []string{"https://elsewhere.test", audience + "/mcp"} {
+		cc.EndpointParams = url.Values{"resource": {resource}}
+		_, err := cc.Token(validated(t))
+		_, code := oauthError(t, err)
+		require.Equal(t, "invalid_target", code, "%s: no MCP server is deployed", resource)
+	}
 
 	cc.EndpointParams = url.Values{"resource": {audience}}
-	_, err = cc.Token(validated(t))
+	_, err := cc.Token(validated(t))
 	require.NoError(t, err)
 }
 

@@ -5,12 +5,13 @@
 // the agents use cases'.
 //
 // Built so far (docs/accounts.md): the client credentials grant for
-// verified autonomous-agent accounts, revocation (RFC 7009), introspection
-// of a client's own tokens (RFC 7662) and the server's metadata (RFC
-// 8414). Authorization code with PKCE, refresh tokens and dynamic client
-// registration are not built: zitadel/oidc refuses the grants it knows as
-// unauthorized_client (no client is registered for them), others as
-// unsupported_grant_type.
+// verified autonomous-agent accounts, for the API or the MCP server, the
+// MCP server's token exchange (RFC 8693) of its tokens for the API's,
+// revocation (RFC 7009), introspection of a client's own tokens (RFC 7662)
+// and the server's metadata (RFC 8414). Authorization code with PKCE,
+// refresh tokens and dynamic client registration are not built:
+// zitadel/oidc refuses the grants it knows as unauthorized_client (no
+// client is registered for them), others as unsupported_grant_type.
 //
 // These endpoints answer in OAuth's own error format, not problem+json:
 // RFC 6749 fixes it, and every OAuth client library parses it.
@@ -19,15 +20,20 @@ package oauth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
 	"github.com/pcourt/pcourt/libs/auth"
+	"github.com/pcourt/pcourt/libs/envconf"
 	"github.com/pcourt/pcourt/services/accounts/internal/account"
 	"github.com/pcourt/pcourt/services/accounts/internal/agents"
 	"github.com/pcourt/pcourt/services/accounts/internal/store"
@@ -50,6 +56,66 @@ type Config struct {
 	// client names none: the public API, whose services accept tokens of
 	// that audience only.
 	APIAudience string
+	// MCP is the MCP server, when one is deployed (its Resource set).
+	MCP MCP
+}
+
+// MCP is the MCP server as this server knows it: a resource of its own,
+// whose tokens client credentials issue when it is named, and a platform
+// client that exchanges them for tokens of the API (RFC 8693) and does
+// nothing else.
+type MCP struct {
+	// Resource is the MCP server's resource identifier (RFC 8707,
+	// MCP_RESOURCE_URL), the audience of the tokens it accepts; "" when no
+	// MCP server is deployed.
+	Resource string
+	// ClientID and ClientSecret authenticate the MCP server
+	// (MCP_CLIENT_ID, MCP_CLIENT_SECRET).
+	ClientID     string
+	ClientSecret envconf.Secret
+}
+
+// MinClientSecretLength is the shortest MCP client secret accepted: a
+// secret is random, not a password.
+const MinClientSecretLength = 32
+
+// agentClientID is the form of an agent's client ids: the MCP client's id
+// may not take it, so that it never shadows an account's client.
+var agentClientID = regexp.MustCompile(`^ocl_[A-Z2-7]{26}$`)
+
+// platformClientID is the alphabet and length of the MCP client's id.
+var platformClientID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,160}$`)
+
+// Validate reports what is unusable: an MCP server is configured whole
+// (its resource, its client's id and secret) or not at all, its resource
+// is an absolute http or https URL other than the API's, and its client's
+// id is not of an agent's client's form.
+func (c Config) Validate() error {
+	m := c.MCP
+	if m.Resource == "" && m.ClientID == "" && m.ClientSecret == "" {
+		return nil
+	}
+	var errs []error
+	if m.Resource == "" || m.ClientID == "" || m.ClientSecret == "" {
+		errs = append(errs, errors.New("MCP_RESOURCE_URL, MCP_CLIENT_ID and MCP_CLIENT_SECRET are set together or not at all"))
+	}
+	if m.Resource != "" {
+		u, err := url.Parse(m.Resource)
+		switch {
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" ||
+			u.ForceQuery || u.Fragment != "" || u.Opaque != "" || strings.ContainsAny(m.Resource, " \t\r\n"):
+			errs = append(errs, fmt.Errorf("MCP_RESOURCE_URL %q must be an absolute http or https URL with a host and no user, query or fragment", m.Resource))
+		case m.Resource == c.APIAudience:
+			errs = append(errs, fmt.Errorf("MCP_RESOURCE_URL %q is the API's audience: the MCP server is a resource of its own", m.Resource))
+		}
+	}
+	if m.ClientID != "" && (!platformClientID.MatchString(m.ClientID) || agentClientID.MatchString(m.ClientID)) {
+		errs = append(errs, fmt.Errorf("MCP_CLIENT_ID %q must be 1 to 160 characters of A-Z a-z 0-9 . _ : - and not of an agent's client's form (ocl_ and 26 of A-Z 2-7)", m.ClientID))
+	}
+	if m.ClientSecret != "" && len(m.ClientSecret.Reveal()) < MinClientSecretLength {
+		errs = append(errs, fmt.Errorf("MCP_CLIENT_SECRET must be at least %d characters", MinClientSecretLength))
+	}
+	return errors.Join(errs...)
 }
 
 // Server implements op.Server and op.MetadataServer.
@@ -57,13 +123,20 @@ type Server struct {
 	op.UnimplementedServer
 	op.UnimplementedMetadataServer
 	cfg    Config
+	mcp    agents.PlatformClient // zero without an MCP server
 	agents *agents.Service
 	logger *slog.Logger
 }
 
-// New returns the server.
+// New returns the server. It keeps the MCP client's secret only as its
+// SHA-256.
 func New(cfg Config, uc *agents.Service, logger *slog.Logger) *Server {
-	return &Server{cfg: cfg, agents: uc, logger: logger}
+	s := &Server{cfg: cfg, agents: uc, logger: logger}
+	if cfg.MCP.Resource != "" {
+		s.mcp = agents.PlatformClient{ID: cfg.MCP.ClientID, SecretHash: auth.HashToken(cfg.MCP.ClientSecret.Reveal())}
+	}
+	s.cfg.MCP.ClientSecret = ""
+	return s
 }
 
 // Handlers returns the HTTP handlers of the endpoints (mounted at their
@@ -109,8 +182,39 @@ func (client) RestrictAdditionalAccessTokenScopes() func([]string) []string {
 	return func(s []string) []string { return s }
 }
 
-// VerifyClient authenticates the client by its secret; assertions (RFC
-// 7523) are not accepted.
+// mcpClient is the MCP server's platform client, as op.Client: it may use
+// the token exchange grant alone, so zitadel/oidc answers any other grant
+// it asks for with unauthorized_client.
+type mcpClient struct {
+	id string
+}
+
+func (c mcpClient) GetID() string                      { return c.id }
+func (mcpClient) RedirectURIs() []string               { return nil }
+func (mcpClient) PostLogoutRedirectURIs() []string     { return nil }
+func (mcpClient) ApplicationType() op.ApplicationType  { return op.ApplicationTypeWeb }
+func (mcpClient) AuthMethod() oidc.AuthMethod          { return oidc.AuthMethodBasic }
+func (mcpClient) ResponseTypes() []oidc.ResponseType   { return nil }
+func (mcpClient) GrantTypes() []oidc.GrantType         { return []oidc.GrantType{oidc.GrantTypeTokenExchange} }
+func (mcpClient) LoginURL(string) string               { return "" }
+func (mcpClient) AccessTokenType() op.AccessTokenType  { return op.AccessTokenTypeBearer }
+func (mcpClient) IDTokenLifetime() time.Duration       { return 0 }
+func (mcpClient) DevMode() bool                        { return false }
+func (mcpClient) IDTokenUserinfoClaimsAssertion() bool { return false }
+func (mcpClient) ClockSkew() time.Duration             { return 0 }
+func (mcpClient) IsScopeAllowed(scope string) bool {
+	return slices.Contains(account.Scopes, account.Scope(scope))
+}
+func (mcpClient) RestrictAdditionalIdTokenScopes() func([]string) []string {
+	return func([]string) []string { return nil }
+}
+func (mcpClient) RestrictAdditionalAccessTokenScopes() func([]string) []string {
+	return func(s []string) []string { return s }
+}
+
+// VerifyClient authenticates the client by its secret: the MCP server's
+// platform client when one is configured and the id is its id, else an
+// agent's client. Assertions (RFC 7523) are not accepted.
 func (s *Server) VerifyClient(ctx context.Context, r *op.Request[op.ClientCredentials]) (op.Client, error) {
 	cc := r.Data
 	if cc.ClientAssertion != "" {
@@ -118,6 +222,12 @@ func (s *Server) VerifyClient(ctx context.Context, r *op.Request[op.ClientCreden
 	}
 	if cc.ClientSecret == "" {
 		return nil, unauthenticated("the client secret is missing; every client of this server is confidential")
+	}
+	if s.mcp.ID != "" && cc.ClientID == s.mcp.ID {
+		if err := s.mcp.Authenticate(cc.ClientID, cc.ClientSecret); err != nil {
+			return nil, s.failure(ctx, err)
+		}
+		return mcpClient{id: s.mcp.ID}, nil
 	}
 	_, c, err := s.agents.AuthenticateClient(ctx, cc.ClientID, cc.ClientSecret)
 	if err != nil {
@@ -145,29 +255,105 @@ func (s *Server) ClientCredentialsExchange(ctx context.Context, r *op.ClientRequ
 	for i, sc := range tok.Credential.Scopes {
 		scopes[i] = string(sc)
 	}
-	resp := op.NewResponse(oidc.AccessTokenResponse{
+	return tokenResponse(oidc.AccessTokenResponse{
 		AccessToken: tok.Secret, TokenType: oidc.BearerToken,
 		ExpiresIn: uint64(agents.TokenLifetime / time.Second), Scope: scopes,
-	})
-	// RFC 6749 5.1: a token response is never stored.
-	resp.Header.Set("Cache-Control", "no-store")
-	resp.Header.Set("Pragma", "no-cache")
-	return resp, nil
+	}), nil
 }
 
-// audience is the one resource a token is asked for: the API when none is
-// named. This server issues tokens for the API only; the MCP server's
-// resource is not built.
+// tokenResponse is a token endpoint's answer, which is never stored (RFC
+// 6749 section 5.1).
+func tokenResponse(body any) *op.Response {
+	resp := op.NewResponse(body)
+	resp.Header.Set("Cache-Control", "no-store")
+	resp.Header.Set("Pragma", "no-cache")
+	return resp
+}
+
+// audience is the one resource a token is asked for by client
+// credentials: the API when none is named, else the API or, when an MCP
+// server is deployed, the MCP server.
 func (s *Server) audience(resources []string) (string, error) {
 	switch {
 	case len(resources) == 0:
 		return s.cfg.APIAudience, nil
 	case len(resources) > 1:
 		return "", oidc.ErrInvalidTarget().WithDescription("name one resource: a token is for one audience")
-	case resources[0] != s.cfg.APIAudience:
-		return "", oidc.ErrInvalidTarget().WithDescription("this server issues tokens for %s only", s.cfg.APIAudience)
+	case resources[0] == s.cfg.APIAudience, s.cfg.MCP.Resource != "" && resources[0] == s.cfg.MCP.Resource:
+		return resources[0], nil
+	case s.cfg.MCP.Resource != "":
+		return "", oidc.ErrInvalidTarget().WithDescription("this server issues tokens for %s and %s only", s.cfg.APIAudience, s.cfg.MCP.Resource)
 	}
-	return resources[0], nil
+	return "", oidc.ErrInvalidTarget().WithDescription("this server issues tokens for %s only", s.cfg.APIAudience)
+}
+
+// exchangeTarget is the one resource an exchanged token is for: the API,
+// whether named by resource (RFC 8707) or by RFC 8693's audience, or
+// neither.
+func (s *Server) exchangeTarget(resources, audiences []string) error {
+	for _, target := range slices.Concat(resources, audiences) {
+		if target != s.cfg.APIAudience {
+			return oidc.ErrInvalidTarget().WithDescription("tokens are exchanged for %s only", s.cfg.APIAudience)
+		}
+	}
+	return nil
+}
+
+// exchangeResponse is RFC 8693's answer (section 2.2.1), expires_in
+// always present: an exchanged token may live less than TokenLifetime.
+type exchangeResponse struct {
+	AccessToken     string         `json:"access_token"`
+	IssuedTokenType oidc.TokenType `json:"issued_token_type"`
+	TokenType       string         `json:"token_type"`
+	ExpiresIn       int64          `json:"expires_in"`
+	Scope           string         `json:"scope"`
+}
+
+// TokenExchange issues to the MCP server, for an access token of its
+// audience (the subject), an access token for the API with the subject's
+// account, client and case, the asked scopes or all of the subject's,
+// expiring no later than the subject (RFC 8693). The library has
+// authenticated the MCP client (no other may use the grant: GrantTypes),
+// required subject_token and a subject_token_type it knows; this server
+// exchanges access tokens alone, acting for nobody else (no actor token).
+func (s *Server) TokenExchange(ctx context.Context, r *op.ClientRequest[oidc.TokenExchangeRequest]) (*op.Response, error) {
+	if _, ok := r.Client.(mcpClient); !ok || s.cfg.MCP.Resource == "" {
+		return nil, oidc.ErrUnauthorizedClient().WithDescription("only the MCP server exchanges tokens")
+	}
+	req := r.Data
+	switch {
+	case req.SubjectTokenType != oidc.AccessTokenType:
+		return nil, oidc.ErrInvalidRequest().WithDescription("subject_token_type must be %s", oidc.AccessTokenType)
+	case req.ActorToken != "" || req.ActorTokenType != "":
+		return nil, oidc.ErrInvalidRequest().WithDescription("actor tokens are not accepted: an exchanged token acts for its subject's account alone")
+	case req.RequestedTokenType != "" && req.RequestedTokenType != oidc.AccessTokenType:
+		return nil, oidc.ErrInvalidRequest().WithDescription("requested_token_type must be %s: this server issues access tokens only", oidc.AccessTokenType)
+	}
+	if err := s.exchangeTarget(req.Resource, req.Audience); err != nil {
+		return nil, err
+	}
+	requested := make([]account.Scope, len(req.Scopes))
+	for i, sc := range req.Scopes {
+		requested[i] = account.Scope(sc)
+	}
+	tok, err := s.agents.ExchangeToken(ctx, agents.ExchangeRequest{
+		SubjectToken: req.SubjectToken, From: s.cfg.MCP.Resource, Audience: s.cfg.APIAudience, Scopes: requested,
+	})
+	if err != nil {
+		return nil, s.failure(ctx, err)
+	}
+	return tokenResponse(exchangeResponse{
+		AccessToken: tok.Secret, IssuedTokenType: oidc.AccessTokenType, TokenType: oidc.BearerToken,
+		ExpiresIn: int64(tok.Credential.ExpiresAt.Sub(tok.Credential.CreatedAt) / time.Second), Scope: joinScopes(tok.Credential.Scopes),
+	}), nil
+}
+
+func joinScopes(scopes []auth.Scope) string {
+	out := make([]string, len(scopes))
+	for i, sc := range scopes {
+		out[i] = string(sc)
+	}
+	return strings.Join(out, " ")
 }
 
 // Revocation revokes an access token the client holds (RFC 7009): an
@@ -222,15 +408,8 @@ func (s *Server) Introspect(ctx context.Context, r *op.Request[op.IntrospectionR
 	case err != nil:
 		return nil, s.failure(ctx, err)
 	}
-	scopes := ""
-	for i, sc := range cred.Scopes {
-		if i > 0 {
-			scopes += " "
-		}
-		scopes += string(sc)
-	}
 	resp := op.NewResponse(introspection{
-		Active: true, Scope: scopes, ClientID: cred.ClientID, TokenType: oidc.BearerToken,
+		Active: true, Scope: joinScopes(cred.Scopes), ClientID: cred.ClientID, TokenType: oidc.BearerToken,
 		Exp: cred.ExpiresAt.Unix(), Iat: cred.CreatedAt.Unix(), Sub: cred.AccountID, Aud: cred.Audience,
 		Iss: s.cfg.Issuer, Jti: cred.PublicID,
 	})
@@ -266,10 +445,14 @@ func (s *Server) AuthorizationServerMetadata(_ context.Context, r *op.Request[op
 		scopes[i] = string(sc)
 	}
 	methods := []string{string(oidc.AuthMethodBasic), string(oidc.AuthMethodPost)}
+	grants := []string{string(oidc.GrantTypeClientCredentials)}
+	if s.cfg.MCP.Resource != "" {
+		grants = append(grants, string(oidc.GrantTypeTokenExchange))
+	}
 	resp := op.NewResponse(metadata{
 		Issuer: s.cfg.Issuer, TokenEndpoint: s.cfg.Issuer + TokenPath, RevocationEndpoint: s.cfg.Issuer + RevocationPath,
 		IntrospectionEndpoint: s.cfg.Issuer + IntrospectionPath, ScopesSupported: scopes, ResponseTypesSupported: []string{},
-		GrantTypesSupported:               []string{string(oidc.GrantTypeClientCredentials)},
+		GrantTypesSupported:               grants,
 		TokenEndpointAuthMethodsSupported: methods, RevocationEndpointAuthMethodsSupported: methods,
 		IntrospectionEndpointAuthMethodsSupported: methods,
 		ServiceDocumentation:                      "https://pcourt.dev/docs/accounts",
@@ -296,6 +479,8 @@ func (s *Server) failure(ctx context.Context, err error) error {
 		return oidc.ErrInvalidScope().WithDescription("%s", refused.Detail)
 	case errors.As(err, &refused) && refused.Code == account.CodeNotVerified:
 		return oidc.ErrUnauthorizedClient().WithDescription("%s", refused.Detail)
+	case errors.As(err, &refused) && refused.Code == account.CodeInvalidGrant:
+		return oidc.ErrInvalidGrant().WithDescription("%s", refused.Detail)
 	}
 	s.logger.ErrorContext(ctx, "oauth request failed", "err", err)
 	return op.NewStatusError(oidc.ErrServerError().WithDescription("the server could not answer; retry"), http.StatusInternalServerError)
