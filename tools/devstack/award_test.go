@@ -35,7 +35,9 @@ import (
 // attestation are stored, never re-rendered, and the cases service, which
 // made a new ephemeral signing key at its restart, still publishes the one
 // that signed the award. After the demo, every service's admin port
-// exports the metrics docs/observability.md gives it.
+// exports the metrics docs/observability.md gives it, and two agents walk
+// a case of their own to an award through the MCP server
+// (walkAgentsToAnAwardThroughMCP).
 func TestDemoWalksACaseToAnAwardThatOutlivesRestarts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs every service; skipped with -short")
@@ -66,6 +68,10 @@ func TestDemoWalksACaseToAnAwardThatOutlivesRestarts(t *testing.T) {
 	caseID, awardHash := m[1], m[2]
 	// Every metric of docs/observability.md is on the admin ports.
 	requireMetricsAfterTheDemo(t, base)
+
+	// 1b. Two agents take a case of their own to an award through the MCP
+	// server's tools alone (docs/mcp.md); the demo's case stays theirs.
+	walkAgentsToAnAwardThroughMCP(t, ngx.URL, "http://127.0.0.1:"+strconv.Itoa(base), dir, caseID)
 
 	// 2. The artifacts, fetched and verified independently of the demo, by
 	// the claimant's partner.

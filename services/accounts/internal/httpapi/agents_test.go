@@ -408,6 +408,7 @@ func TestTheMetadataDescribesTheServer(t *testing.T) {
 	require.Equal(t, []any{"client_credentials"}, md["grant_types_supported"])
 	require.Equal(t, []any{"cases:read", "cases:act", "evidence:file", "readiness:buy", "executions:report"}, md["scopes_supported"])
 	require.Equal(t, []any{}, md["response_types_supported"])
+	require.Equal(t, []any{"S256"}, md["code_challenge_methods_supported"], "MCP clients refuse a server that does not name PKCE's S256")
 }
 
 func TestGrantsThatAreNotBuiltAreRefusedAsUnsupported(t *testing.T) {

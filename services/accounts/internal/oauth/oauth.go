@@ -431,7 +431,15 @@ type metadata struct {
 	TokenEndpointAuthMethodsSupported         []string `json:"token_endpoint_auth_methods_supported"`
 	RevocationEndpointAuthMethodsSupported    []string `json:"revocation_endpoint_auth_methods_supported"`
 	IntrospectionEndpointAuthMethodsSupported []string `json:"introspection_endpoint_auth_methods_supported"`
-	ServiceDocumentation                      string   `json:"service_documentation"`
+	// CodeChallengeMethodsSupported is S256 alone, the one PKCE method
+	// OAuth 2.1 permits. No grant of this server takes a code challenge
+	// yet (there is no authorization endpoint), but MCP clients read this
+	// member before any grant and refuse a server without it (the MCP
+	// authorization specification; the Go SDK's client-credentials
+	// handler does), and the authorization-code grant, when built, takes
+	// S256 and nothing else.
+	CodeChallengeMethodsSupported []string `json:"code_challenge_methods_supported"`
+	ServiceDocumentation          string   `json:"service_documentation"`
 }
 
 // AuthorizationServerMetadata serves RFC 8414's document for the issuer,
@@ -455,6 +463,7 @@ func (s *Server) AuthorizationServerMetadata(_ context.Context, r *op.Request[op
 		GrantTypesSupported:               grants,
 		TokenEndpointAuthMethodsSupported: methods, RevocationEndpointAuthMethodsSupported: methods,
 		IntrospectionEndpointAuthMethodsSupported: methods,
+		CodeChallengeMethodsSupported:             []string{"S256"},
 		ServiceDocumentation:                      "https://pcourt.dev/docs/accounts",
 	})
 	resp.Header.Set("Cache-Control", "public, max-age=300")
