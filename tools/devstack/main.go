@@ -41,7 +41,7 @@ type config struct {
 	// build relinks nothing already there from the same build, so the
 	// tests, which start the stack many times on fresh state, share one.
 	BinDir    string
-	EdgePort  int // the public port; the services take the next four, the facilitator the fifth, the reference adjudicator the sixth, the compat-controller the seventh, the console the eighth, accounts the ninth
+	EdgePort  int // the public port; the services take the next four, the facilitator the fifth, the reference adjudicator the sixth, the compat-controller the seventh, the console the eighth, accounts the ninth, the MCP server the tenth
 	KafkaPort int
 	RedisPort int
 	// RedisCluster runs a three-primary Redis Cluster on RedisPort and the
@@ -67,7 +67,7 @@ func parseFlags(args []string) (config, error) {
 	fs := flag.NewFlagSet("devstack", flag.ContinueOnError)
 	fs.StringVar(&cfg.Dir, "dir", filepath.Join(root, ".devstack"), "state directory")
 	fs.StringVar(&cfg.BinDir, "bin", "", "where the services are built (default <dir>/bin)")
-	fs.IntVar(&cfg.EdgePort, "port", 8080, "edge port; readiness, filings, cases, webhooks, the local x402 facilitator, the reference adjudicator, the compat-controller, the console and accounts take the next nine")
+	fs.IntVar(&cfg.EdgePort, "port", 8080, "edge port; readiness, filings, cases, webhooks, the local x402 facilitator, the reference adjudicator, the compat-controller, the console, accounts and the MCP server take the next ten")
 	fs.IntVar(&cfg.KafkaPort, "kafka-port", 9092, "first Kafka-protocol test broker (kfake) port; its other two brokers take the next two")
 	fs.IntVar(&cfg.RedisPort, "redis-port", 6390, "Redis port (not 6379, to stay clear of a system Redis)")
 	fs.BoolVar(&cfg.RedisCluster, "redis-cluster", os.Getenv("DEVSTACK_REDIS") == "cluster",
@@ -175,6 +175,9 @@ func (c config) adjudicatorPort() int { return c.EdgePort + 6 }
 // accountsPort is the accounts service's: the last of the block, after
 // the console's (+8).
 func (c config) accountsPort() int { return c.EdgePort + 9 }
+
+// mcpPort is the MCP server's: the block's last.
+func (c config) mcpPort() int { return c.EdgePort + 10 }
 
 // findRoot walks up from the working directory to the one holding go.work.
 func findRoot() (string, error) {

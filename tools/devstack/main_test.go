@@ -41,10 +41,10 @@ func TestMain(m *testing.M) {
 // stackPorts reserves the stack's block of public ports and their admin
 // ports (+1000), and returns its first: the edge, four services, the
 // facilitator, the reference adjudicator, the compat-controller, the
-// console, accounts.
+// console, accounts, the MCP server.
 func stackPorts(t *testing.T) int {
 	t.Helper()
-	return freeBlock(t, 10, 1000)
+	return freeBlock(t, 11, 1000)
 }
 
 // freeBlock finds n consecutive free loopback ports, and the same n ports
@@ -151,7 +151,7 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 		}
 		_, _ = io.Copy(io.Discard, out)
 	}()
-	require.Len(t, commands, 4)
+	require.Len(t, commands, 5)
 	for _, c := range commands {
 		got, err := exec.Command("bash", "-c", c).CombinedOutput()
 		require.NoError(t, err, "%s\n%s", c, got)
@@ -176,6 +176,18 @@ func TestMakeRunBringsTheStackUpAndThePrintedCommandsWork(t *testing.T) {
 	require.Equal(t, edgeURL+"/oauth/token", metadata.TokenEndpoint)
 	require.Contains(t, metadata.GrantTypes, "urn:ietf:params:oauth:grant-type:token-exchange",
 		"accounts knows the MCP server's platform client of this start")
+	// The fifth reads the MCP server's protected resource metadata
+	// through the edge: its resource is the edge's URL and /mcp, its
+	// authorization server the accounts service's issuer.
+	got, err = exec.Command("bash", "-c", commands[4]).Output()
+	require.NoError(t, err)
+	var resource struct {
+		Resource             string   `json:"resource"`
+		AuthorizationServers []string `json:"authorization_servers"`
+	}
+	require.NoError(t, json.Unmarshal(got, &resource), "%s", got)
+	require.Equal(t, edgeURL+"/mcp", resource.Resource)
+	require.Equal(t, []string{metadata.Issuer}, resource.AuthorizationServers)
 
 	// The printed payment pays for a report with the public development key.
 	require.NotEmpty(t, pay)

@@ -9,8 +9,7 @@ import (
 
 // make run gives accounts the MCP server: its resource under the edge's
 // URL and the platform client made at this start, whose secret no other
-// process of the stack gets. The env map keeps the client for the mcp
-// service.
+// process of the stack but the mcp service gets.
 func TestAccountsKnowsTheMCPServersClientOfThisStart(t *testing.T) {
 	first, second := newMCPClient(), newMCPClient()
 	require.Equal(t, "ocl_mcp", first.ID)
@@ -23,10 +22,15 @@ func TestAccountsKnowsTheMCPServersClientOfThisStart(t *testing.T) {
 	require.Equal(t, []string{"MCP_CLIENT_ID=ocl_mcp", "MCP_CLIENT_SECRET=" + first.Secret}, first.env())
 	found := false
 	for _, s := range services {
-		if s.name == "accounts" {
+		switch s.name {
+		case "accounts":
 			found = true
 			require.Contains(t, s.env, "MCP_RESOURCE_URL=http://127.0.0.1:18080/mcp")
 			require.Subset(t, s.env, first.env())
+			continue
+		case "mcp":
+			require.Subset(t, s.env, first.env(), "the mcp service exchanges as the client accounts knows")
+			require.Contains(t, s.env, "PUBLIC_BASE_URL=http://127.0.0.1:18080")
 			continue
 		}
 		for _, kv := range s.env {

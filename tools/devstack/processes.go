@@ -94,8 +94,7 @@ func stackServices(cfg config, redis *devRedis, brokers []string, facilitatorURL
 		},
 		// The MCP server's platform client, with which the mcp service
 		// exchanges the tokens it receives for the API's at accounts
-		// (mcpClient). The stack does not run the mcp service yet; its
-		// wiring takes these, with cfg.mcpResourceURL().
+		// (mcpClient).
 		"mcp": cfg.MCP.env(),
 	}
 	for i, name := range names {
@@ -130,6 +129,14 @@ func stackServices(cfg config, redis *devRedis, brokers []string, facilitatorURL
 	accountsEnv = append(accountsEnv, own["mcp"]...)
 	out = append(out, &service{name: "accounts", port: accountsPort, env: accountsEnv})
 	edgeEnv = append(edgeEnv, fmt.Sprintf("UPSTREAM_ACCOUNTS_URL=http://127.0.0.1:%d", accountsPort))
+	// The MCP server (docs/mcp.md), behind the edge: its resource is the
+	// edge's URL and /mcp, and it calls the API and the token endpoint
+	// back through the edge, exchanging tokens as the platform client.
+	mcpPort := cfg.mcpPort()
+	mcpEnv := append(append([]string(nil), common...), fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", mcpPort), "HTTP_TRUSTED_PROXIES=127.0.0.1",
+		fmt.Sprintf("PUBLIC_BASE_URL=http://127.0.0.1:%d", cfg.EdgePort), fmt.Sprintf("MCP_API_URL=http://127.0.0.1:%d", cfg.EdgePort))
+	out = append(out, &service{name: "mcp", port: mcpPort, env: append(mcpEnv, own["mcp"]...)})
+	edgeEnv = append(edgeEnv, fmt.Sprintf("UPSTREAM_MCP_URL=http://127.0.0.1:%d", mcpPort))
 	edgeEnv = append(edgeEnv, fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", cfg.EdgePort))
 	edgeEnv = append(edgeEnv, cfg.Compat...)
 	return append(out, &service{name: "compat-edge", port: cfg.EdgePort, env: edgeEnv})
@@ -172,6 +179,7 @@ var serviceCommands = []struct {
 	{"services/compat-edge", []string{"./cmd/compat-edge", "./cmd/compat-controller"}},
 	{"services/console", []string{"./cmd/console"}},
 	{"services/accounts", []string{"./cmd/accounts"}},
+	{"services/mcp", []string{"./cmd/mcp"}},
 }
 
 // buildServices compiles every service into the bin directory as make test

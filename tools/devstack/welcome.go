@@ -146,6 +146,9 @@ func printWelcome(w io.Writer, cfg config, creds devCredentials, receiverURL, ad
 	// The accounts service's OAuth 2.1 authorization server (docs/accounts.md),
 	// its issuer the edge's URL.
 	fmt.Fprintf(w, "  curl -fsS %s/.well-known/oauth-authorization-server\n", base)
+	// The MCP server's protected resource metadata (docs/mcp.md): where an
+	// agent's MCP client finds the authorization server.
+	fmt.Fprintf(w, "  curl -fsS %s/.well-known/oauth-protected-resource/mcp\n", base)
 	payer := localfacilitator.DevAccounts()[0]
 	fmt.Fprintf(w, "\nPay USD 0.010000 for a dispute-readiness report over x402 (Anvil account 0, a PUBLIC test key,\nfunded with 1000 test USDC by the local facilitator; payments go to %s):\n", devPayTo().Hex())
 	fmt.Fprintf(w, "  go run ./tools/x402pay -key %s -d @docs/examples/readiness-request.json %s/api/x402/dispute-readiness\n",
