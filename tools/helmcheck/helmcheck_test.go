@@ -24,7 +24,13 @@ const repo = "../.."
 var (
 	chart      = filepath.Join(repo, "deploy", "helm", "pcourt")
 	production = filepath.Join(chart, "values-production.yaml")
-	services   = []string{"readiness", "filings", "cases", "webhooks", "compat-edge", "compat-controller", "console", "accounts"}
+	// services are what the chart deploys with the default values.
+	services = []string{"readiness", "filings", "cases", "webhooks", "compat-edge", "compat-controller", "console", "accounts"}
+	// withMCP adds the MCP server, deployed only where services.mcp.enabled
+	// (as the production values do).
+	withMCP = append(slices.Clone(services), "mcp")
+	// enableMCP turns the MCP server on with the Secret of its client.
+	enableMCP = []string{"--set", "services.mcp.enabled=true", "--set", "services.accounts.mcpClientSecret.name=pcourt-mcp-client"}
 	// controller is the one workload not autoscaled: one leader works.
 	controller = "compat-controller"
 )
@@ -163,7 +169,7 @@ func TestDefaultValues(t *testing.T) {
 
 func TestProductionValues(t *testing.T) {
 	m := render(t, helm(t), "-f", production)
-	assert.Len(t, m.ServiceMonitors, len(services), "one per service")
+	assert.Len(t, m.ServiceMonitors, len(withMCP), "one per service, the MCP server's among them")
 	for _, h := range m.HPAs {
 		assert.Equal(t, int32(3), *h.Spec.MinReplicas, h.Name)
 	}
@@ -442,25 +448,37 @@ func TestAccountsKnowsTheMCPServerByItsClientsSecret(t *testing.T) {
 		t.Fatal("no accounts Deployment")
 		return corev1.Container{}
 	}
-	for _, values := range [][]string{nil, {"-f", production}} {
-		for _, ev := range accounts(render(t, h, values...)).Env {
-			assert.False(t, strings.HasPrefix(ev.Name, "MCP_"), "%s without an MCP client Secret", ev.Name)
-		}
+	for _, ev := range accounts(render(t, h)).Env {
+		assert.False(t, strings.HasPrefix(ev.Name, "MCP_"), "%s without an MCP client Secret", ev.Name)
 	}
 
-	c := accounts(render(t, h, "--set", "publicURL=https://api.pcourt.example/", "--set", "services.accounts.mcpClientSecret.name=pcourt-mcp-client"))
-	assert.Equal(t, "https://api.pcourt.example/mcp", env(c)["MCP_RESOURCE_URL"], "the MCP server's resource is under the public URL")
+	for _, tc := range []struct {
+		values   []string
+		resource string
+	}{
+		{[]string{"--set", "publicURL=https://api.pcourt.example/", "--set", "services.accounts.mcpClientSecret.name=pcourt-mcp-client"}, "https://api.pcourt.example/mcp"},
+		// The production values name the Secret, for the MCP server they deploy.
+		{[]string{"-f", production}, "https://api.pcourt.example/mcp"},
+	} {
+		c := accounts(render(t, h, tc.values...))
+		assert.Equal(t, tc.resource, env(c)["MCP_RESOURCE_URL"], "the MCP server's resource is under the public URL")
+		refs := secretRefs(c)
+		assert.Equal(t, corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "pcourt-mcp-client"}, Key: "clientId"}, refs["MCP_CLIENT_ID"], tc.values)
+		assert.Equal(t, corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "pcourt-mcp-client"}, Key: "clientSecret"}, refs["MCP_CLIENT_SECRET"], tc.values)
+		assert.NotContains(t, env(c), "MCP_CLIENT_SECRET", "never a literal secret")
+	}
+}
+
+// secretRefs returns the variables of a container that come from a key
+// of a Secret.
+func secretRefs(c corev1.Container) map[string]corev1.SecretKeySelector {
 	refs := map[string]corev1.SecretKeySelector{}
 	for _, ev := range c.Env {
 		if ev.ValueFrom != nil && ev.ValueFrom.SecretKeyRef != nil {
 			refs[ev.Name] = *ev.ValueFrom.SecretKeyRef
 		}
 	}
-	assert.Equal(t, "pcourt-mcp-client", refs["MCP_CLIENT_ID"].Name)
-	assert.Equal(t, "clientId", refs["MCP_CLIENT_ID"].Key)
-	assert.Equal(t, "pcourt-mcp-client", refs["MCP_CLIENT_SECRET"].Name)
-	assert.Equal(t, "clientSecret", refs["MCP_CLIENT_SECRET"].Key)
-	assert.NotContains(t, env(c), "MCP_CLIENT_SECRET", "never a literal secret")
+	return refs
 }
 
 // Values that must not render: each is a mistake an operator can make.
