@@ -1,6 +1,7 @@
 package helmcheck_test
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -63,6 +64,7 @@ func admitted(p *networkingv1.NetworkPolicy) map[string][]string {
 const (
 	edgePods       = "pods app.kubernetes.io/instance=pcourt,app.kubernetes.io/name=compat-edge"
 	consolePods    = "pods app.kubernetes.io/instance=pcourt,app.kubernetes.io/name=console"
+	mcpPods        = "pods app.kubernetes.io/instance=pcourt,app.kubernetes.io/name=mcp"
 	ingressNginx   = "namespace kubernetes.io/metadata.name=ingress-nginx pods app.kubernetes.io/component=controller,app.kubernetes.io/name=ingress-nginx"
 	monitoringPods = "namespace kubernetes.io/metadata.name=monitoring pods <none>"
 )
@@ -72,27 +74,41 @@ const (
 // monitoring namespace.
 func TestNetworkPolicies(t *testing.T) {
 	h := helm(t)
-	for _, values := range [][]string{nil, {"-f", production}} {
+	admin := []string{monitoringPods}
+	// The console calls the public API through the edge's Service.
+	want := map[string]map[string][]string{
+		"compat-edge": {"http": {ingressNginx, consolePods}, "admin": admin},
+		"readiness":   {"http": {edgePods}, "admin": admin},
+		"filings":     {"http": {edgePods}, "admin": admin},
+		"cases":       {"http": {edgePods}, "admin": admin},
+		"webhooks":    {"http": {edgePods}, "admin": admin},
+		"console":     {"http": {edgePods}, "admin": admin},
+		"accounts":    {"http": {edgePods}, "admin": admin},
+		// Its HTTP port serves the kubelet's probes alone.
+		"compat-controller": {"admin": admin},
+	}
+	// Where the MCP server is deployed it admits the edge alone, and the
+	// edge admits it: its tools call the API through the edge's Service.
+	wantMCP := maps.Clone(want)
+	wantMCP["compat-edge"] = map[string][]string{"http": {ingressNginx, consolePods, mcpPods}, "admin": admin}
+	wantMCP["mcp"] = map[string][]string{"http": {edgePods}, "admin": admin}
+	for _, tc := range []struct {
+		values []string
+		want   map[string]map[string][]string
+	}{
+		{nil, want},
+		{[]string{"-f", production}, wantMCP},
+		{enableMCP, wantMCP},
+	} {
+		values := tc.values
 		m := render(t, h, values...)
-		require.Len(t, m.NetworkPolicies, len(services), "one per service")
+		require.Len(t, m.NetworkPolicies, len(tc.want), "one per service")
 		got := map[string]map[string][]string{}
 		for _, p := range m.NetworkPolicies {
 			assert.Equal(t, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}, p.Spec.PolicyTypes, "%s: egress is left open (docs/operations.md)", p.Name)
 			got[strings.TrimPrefix(p.Name, "pcourt-")] = admitted(p)
 		}
-		admin := []string{monitoringPods}
-		assert.Equal(t, map[string]map[string][]string{
-			// The console calls the public API through the edge's Service.
-			"compat-edge": {"http": {ingressNginx, consolePods}, "admin": admin},
-			"readiness":   {"http": {edgePods}, "admin": admin},
-			"filings":     {"http": {edgePods}, "admin": admin},
-			"cases":       {"http": {edgePods}, "admin": admin},
-			"webhooks":    {"http": {edgePods}, "admin": admin},
-			"console":     {"http": {edgePods}, "admin": admin},
-			"accounts":    {"http": {edgePods}, "admin": admin},
-			// Its HTTP port serves the kubelet's probes alone.
-			"compat-controller": {"admin": admin},
-		}, got, values)
+		assert.Equal(t, tc.want, got, values)
 
 		// The services believe X-Forwarded-For from the pod network, where
 		// the policies leave the edge the only peer that reaches them.
@@ -253,6 +269,7 @@ var stopAfterDrain = map[string]time.Duration{
 	"compat-edge": 5 * time.Second,
 	"console":     0,
 	"accounts":    0,
+	"mcp":         0,
 	// controller-runtime's manager lets its reconcilers finish (30 s)
 	"compat-controller": 30 * time.Second,
 }
@@ -284,11 +301,13 @@ func TestGracePeriodCoversTheOrderedShutdown(t *testing.T) {
 		}
 		return out
 	}
-	base := grace(render(t, h))
+	base := grace(render(t, h, enableMCP...))
 	assert.Equal(t, 30*time.Second, base["readiness"], "5 s preStop + 20 s drain + 5 s closing")
 	assert.Equal(t, 50*time.Second, base["webhooks"])
+	assert.Equal(t, 30*time.Second, base["mcp"], "nothing stops after its server")
 
-	longer := grace(render(t, h, "--set", "defaults.shutdownTimeout=45s", "--set", "services.webhooks.preStopSleepSeconds=10"))
+	longer := grace(render(t, h, append([]string{"--set", "defaults.shutdownTimeout=45s", "--set", "services.webhooks.preStopSleepSeconds=10"}, enableMCP...)...))
+	require.Len(t, longer, len(base))
 	for name, g := range longer {
 		want := base[name] + 25*time.Second
 		if name == "webhooks" {
@@ -432,7 +451,7 @@ func TestSchemaNamesEveryService(t *testing.T) {
 	values := filepath.Join(t.TempDir(), "values.yaml")
 	var b strings.Builder
 	b.WriteString("services:\n")
-	for _, s := range services {
+	for _, s := range withMCP {
 		b.WriteString("  " + s + ":\n    port: " + strconv.Itoa(9000) + "\n")
 	}
 	require.NoError(t, os.WriteFile(values, []byte(b.String()), 0o600))

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/mod/modfile"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -24,7 +25,13 @@ const repo = "../.."
 var (
 	chart      = filepath.Join(repo, "deploy", "helm", "pcourt")
 	production = filepath.Join(chart, "values-production.yaml")
-	services   = []string{"readiness", "filings", "cases", "webhooks", "compat-edge", "compat-controller", "console", "accounts"}
+	// services are what the chart deploys with the default values.
+	services = []string{"readiness", "filings", "cases", "webhooks", "compat-edge", "compat-controller", "console", "accounts"}
+	// withMCP adds the MCP server, deployed only where services.mcp.enabled
+	// (as the production values do).
+	withMCP = append(slices.Clone(services), "mcp")
+	// enableMCP turns the MCP server on with the Secret of its client.
+	enableMCP = []string{"--set", "services.mcp.enabled=true", "--set", "services.accounts.mcpClientSecret.name=pcourt-mcp-client"}
 	// controller is the one workload not autoscaled: one leader works.
 	controller = "compat-controller"
 )
@@ -163,7 +170,7 @@ func TestDefaultValues(t *testing.T) {
 
 func TestProductionValues(t *testing.T) {
 	m := render(t, helm(t), "-f", production)
-	assert.Len(t, m.ServiceMonitors, len(services), "one per service")
+	assert.Len(t, m.ServiceMonitors, len(withMCP), "one per service, the MCP server's among them")
 	for _, h := range m.HPAs {
 		assert.Equal(t, int32(3), *h.Spec.MinReplicas, h.Name)
 	}
@@ -442,25 +449,119 @@ func TestAccountsKnowsTheMCPServerByItsClientsSecret(t *testing.T) {
 		t.Fatal("no accounts Deployment")
 		return corev1.Container{}
 	}
-	for _, values := range [][]string{nil, {"-f", production}} {
-		for _, ev := range accounts(render(t, h, values...)).Env {
-			assert.False(t, strings.HasPrefix(ev.Name, "MCP_"), "%s without an MCP client Secret", ev.Name)
-		}
+	for _, ev := range accounts(render(t, h)).Env {
+		assert.False(t, strings.HasPrefix(ev.Name, "MCP_"), "%s without an MCP client Secret", ev.Name)
 	}
 
-	c := accounts(render(t, h, "--set", "publicURL=https://api.pcourt.example/", "--set", "services.accounts.mcpClientSecret.name=pcourt-mcp-client"))
-	assert.Equal(t, "https://api.pcourt.example/mcp", env(c)["MCP_RESOURCE_URL"], "the MCP server's resource is under the public URL")
+	for _, tc := range []struct {
+		values   []string
+		resource string
+	}{
+		{[]string{"--set", "publicURL=https://api.pcourt.example/", "--set", "services.accounts.mcpClientSecret.name=pcourt-mcp-client"}, "https://api.pcourt.example/mcp"},
+		// The production values name the Secret, for the MCP server they deploy.
+		{[]string{"-f", production}, "https://api.pcourt.example/mcp"},
+	} {
+		c := accounts(render(t, h, tc.values...))
+		assert.Equal(t, tc.resource, env(c)["MCP_RESOURCE_URL"], "the MCP server's resource is under the public URL")
+		refs := secretRefs(c)
+		assert.Equal(t, corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "pcourt-mcp-client"}, Key: "clientId"}, refs["MCP_CLIENT_ID"], tc.values)
+		assert.Equal(t, corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "pcourt-mcp-client"}, Key: "clientSecret"}, refs["MCP_CLIENT_SECRET"], tc.values)
+		assert.NotContains(t, env(c), "MCP_CLIENT_SECRET", "never a literal secret")
+	}
+}
+
+// secretRefs returns the variables of a container that come from a key
+// of a Secret.
+func secretRefs(c corev1.Container) map[string]corev1.SecretKeySelector {
 	refs := map[string]corev1.SecretKeySelector{}
 	for _, ev := range c.Env {
 		if ev.ValueFrom != nil && ev.ValueFrom.SecretKeyRef != nil {
 			refs[ev.Name] = *ev.ValueFrom.SecretKeyRef
 		}
 	}
-	assert.Equal(t, "pcourt-mcp-client", refs["MCP_CLIENT_ID"].Name)
-	assert.Equal(t, "clientId", refs["MCP_CLIENT_ID"].Key)
-	assert.Equal(t, "pcourt-mcp-client", refs["MCP_CLIENT_SECRET"].Name)
-	assert.Equal(t, "clientSecret", refs["MCP_CLIENT_SECRET"].Key)
-	assert.NotContains(t, env(c), "MCP_CLIENT_SECRET", "never a literal secret")
+	return refs
+}
+
+// deployment returns the container of the chart's Deployment of a
+// service, or false when the rendering has none.
+func deployment(m *helmcheck.Manifests, name string) (corev1.Container, bool) {
+	for _, d := range m.Deployments {
+		if d.Name == "pcourt-"+name {
+			return d.Spec.Template.Spec.Containers[0], true
+		}
+	}
+	return corev1.Container{}, false
+}
+
+// The MCP server is off by default: nothing of it renders and the edge
+// is given no upstream for /mcp. Enabled, it exchanges tokens as the
+// client accounts knows, from the very Secret and keys accounts reads,
+// calls the API through the edge's Service as the console does, reads
+// the credential store in Redis like every service, and the edge routes
+// /mcp to its Service. Enabled without that Secret, the chart refuses to
+// render instead of deploying a server that cannot start.
+func TestMCPServerDeploysWithTheAccountsClientSecret(t *testing.T) {
+	h := helm(t)
+	off := render(t, h)
+	_, ok := deployment(off, "mcp")
+	assert.False(t, ok, "no MCP server unless enabled")
+	for _, s := range off.Services {
+		assert.NotEqual(t, "pcourt-mcp", s.Name)
+	}
+	edge, ok := deployment(off, "compat-edge")
+	require.True(t, ok)
+	assert.NotContains(t, env(edge), "UPSTREAM_MCP_URL", "no upstream for a server that is not deployed")
+
+	for _, values := range [][]string{
+		{"-f", production},
+		append(slices.Clone(enableMCP), "--set", "services.accounts.mcpClientSecret.idKey=id", "--set", "services.accounts.mcpClientSecret.secretKey=secret"),
+	} {
+		m := render(t, h, values...)
+		mcp, ok := deployment(m, "mcp")
+		require.True(t, ok, "an MCP server where enabled: %v", values)
+		accounts, ok := deployment(m, "accounts")
+		require.True(t, ok)
+		console, ok := deployment(m, "console")
+		require.True(t, ok)
+		edge, ok := deployment(m, "compat-edge")
+		require.True(t, ok)
+
+		refs, accountsRefs := secretRefs(mcp), secretRefs(accounts)
+		for _, name := range []string{"MCP_CLIENT_ID", "MCP_CLIENT_SECRET"} {
+			require.Contains(t, refs, name, "%s comes from a Secret", name)
+			assert.NotEmpty(t, refs[name].Name, name)
+			assert.Equal(t, accountsRefs[name], refs[name], "%s: the MCP server's client is the one accounts knows, from the same Secret and key", name)
+			assert.NotContains(t, env(mcp), name, "never a literal")
+		}
+		e := env(mcp)
+		assert.Equal(t, env(console)["CONSOLE_API_URL"], e["MCP_API_URL"], "the MCP server calls the API through the edge's Service, as the console does")
+		assert.Equal(t, env(accounts)["PUBLIC_BASE_URL"], e["PUBLIC_BASE_URL"], "its resource is under the public URL, the issuer accounts names")
+		assert.Equal(t, env(accounts)["MCP_RESOURCE_URL"], strings.TrimSuffix(e["PUBLIC_BASE_URL"], "/")+"/mcp", "accounts issues tokens for the resource the server is")
+		assert.NotEmpty(t, e["REDIS_ADDRS"], "it authenticates tokens from the credential store")
+		assert.Equal(t, "mcp", e["OTEL_SERVICE_NAME"])
+		assert.Equal(t, ":8090", e["HTTP_ADDR"])
+		assert.Equal(t, "http://pcourt-mcp:8090", env(edge)["UPSTREAM_MCP_URL"], "the edge routes /mcp and its metadata to the MCP server")
+
+		// Every URL the services are given names a Service of the
+		// rendering, on a port it has.
+		urls := map[string]string{"MCP_API_URL": e["MCP_API_URL"]}
+		for k, v := range env(edge) {
+			if strings.HasPrefix(k, "UPSTREAM_") {
+				urls[k] = v
+			}
+		}
+		for k, raw := range urls {
+			host, port, found := strings.Cut(strings.TrimPrefix(raw, "http://"), ":")
+			require.True(t, found, "%s=%s names a port", k, raw)
+			assert.True(t, slices.ContainsFunc(m.Services, func(s *corev1.Service) bool {
+				return s.Name == host && slices.ContainsFunc(s.Spec.Ports, func(p corev1.ServicePort) bool { return strconv.Itoa(int(p.Port)) == port })
+			}), "%s=%s: a Service of the chart on that port", k, raw)
+		}
+		assert.True(t, slices.ContainsFunc(m.HPAs, func(a *autoscalingv2.HorizontalPodAutoscaler) bool { return a.Name == "pcourt-mcp" }), "stateless: it scales on CPU like the others")
+	}
+
+	// Enabled with no Secret at all is in TestRefusedValues.
+	refuse(t, h, "services.mcp.enabled needs services.accounts.mcpClientSecret.name", "-f", production, "--set", "services.accounts.mcpClientSecret.name=")
 }
 
 // Values that must not render: each is a mistake an operator can make.
@@ -482,6 +583,7 @@ func TestRefusedValues(t *testing.T) {
 		"an evidence bucket without an endpoint":       {[]string{"services.cases.evidenceStore.s3.endpoint="}, "evidenceStore.s3.endpoint"},
 		"a bucket and a dev directory at once":         {[]string{"services.cases.evidenceStore.devEmptyDir=true"}, "both set"},
 		"a refund rail without its operator's Secret":  {[]string{"services.cases.refundRail.enabled=true"}, "refundRail.existingSecret"},
+		"the MCP server without its client's Secret":   {[]string{"services.mcp.enabled=true"}, "services.mcp.enabled needs services.accounts.mcpClientSecret.name"},
 		"a dev evidence directory in two replicas": {[]string{"services.cases.evidenceStore.s3.bucket=", "services.cases.evidenceStore.devEmptyDir=true"},
 			"needs services.cases.replicas: 1"},
 	} {

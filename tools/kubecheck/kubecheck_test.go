@@ -87,21 +87,26 @@ func TestChartAppliesToAnAPIServer(t *testing.T) {
 	// Namespaced objects need their namespace to exist even in a dry run.
 	require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}))
 
-	for _, values := range [][]string{
-		nil,
-		{"-f", filepath.Join(chart, "values-production.yaml")},
+	for _, tc := range []struct {
+		values []string
+		// mcp: the MCP server is enabled (the production values).
+		mcp bool
+	}{
+		{nil, false},
+		{[]string{"-f", filepath.Join(chart, "values-production.yaml")}, true},
 		// The policies' other shapes: address ranges beside the ingress
 		// controller's pods, a monitoring selector by expression.
-		{"--set", "networkPolicy.ingressController.ipBlocks={192.168.10.0/24,fd00::/64}",
+		{[]string{"--set", "networkPolicy.ingressController.ipBlocks={192.168.10.0/24,fd00::/64}",
 			"--set", "networkPolicy.monitoring.podSelector.matchExpressions[0].key=app.kubernetes.io/name",
 			"--set", "networkPolicy.monitoring.podSelector.matchExpressions[0].operator=In",
 			"--set", "networkPolicy.monitoring.podSelector.matchExpressions[0].values={prometheus}",
-			"--set", "defaults.topologySpread.zones=DoNotSchedule"},
+			"--set", "defaults.topologySpread.zones=DoNotSchedule"}, false},
 	} {
+		values := tc.values
 		t.Run("values "+valuesName(values), func(t *testing.T) {
 			objs := manifests(t, h, values...)
 			require.NotEmpty(t, objs)
-			applied, policies := 0, 0
+			applied, policies, mcp := 0, 0, false
 			for _, u := range objs {
 				what := u.GetKind() + " " + u.GetName()
 				// helm install puts namespaced objects into its namespace;
@@ -117,8 +122,18 @@ func TestChartAppliesToAnAPIServer(t *testing.T) {
 				if u.GetKind() == "NetworkPolicy" {
 					policies++
 				}
+				if what == "Deployment pcourt-mcp" {
+					mcp = true
+				}
 			}
-			require.Equal(t, 8, policies, "a NetworkPolicy per service: readiness, filings, cases, webhooks, console, accounts, compat-edge, compat-controller")
+			require.Equal(t, tc.mcp, mcp, "the MCP server is deployed where it is enabled")
+			// readiness, filings, cases, webhooks, console, accounts,
+			// compat-edge, compat-controller, and the MCP server.
+			want := 8
+			if tc.mcp {
+				want++
+			}
+			require.Equal(t, want, policies, "a NetworkPolicy per service deployed")
 			t.Logf("%d manifests accepted by kube-apiserver %s with server-side apply, dry run", applied, helmcheck.KubeVersion)
 		})
 	}

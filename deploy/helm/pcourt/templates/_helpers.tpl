@@ -505,13 +505,13 @@ before has returned, so their bounds add up:
   webhooks: the consumer (10 s), then the sender waits for its sends in
     flight (WEBHOOK_ATTEMPT_TIMEOUT, 10 s);
   compat-edge: the legacy-use recorder's last flush (5 s);
-  console, accounts: nothing after the server;
+  console, accounts, mcp: nothing after the server;
   compat-controller: controller-runtime's manager lets its reconcilers
     finish (its graceful shutdown timeout, 30 s).
 Then every service closes its clients and flushes its traces: 5 s more.
 */}}
 {{- define "pcourt.stopAfterDrainSeconds" -}}
-{{- $after := dict "readiness" 0 "filings" 0 "cases" 10 "webhooks" 20 "compat-edge" 5 "console" 0 "accounts" 0 "compat-controller" 30 -}}
+{{- $after := dict "readiness" 0 "filings" 0 "cases" 10 "webhooks" 20 "compat-edge" 5 "console" 0 "accounts" 0 "mcp" 0 "compat-controller" 30 -}}
 {{- if not (hasKey $after .) -}}
 {{- fail (printf "pcourt.stopAfterDrainSeconds: no shutdown bound for %s" .) -}}
 {{- end -}}
