@@ -17,16 +17,6 @@ import (
 // finds the authorization server from here.
 const ProtectedResourcePath = "/.well-known/oauth-protected-resource"
 
-// resourceMetadata is RFC 9728's document, the members the API states.
-type resourceMetadata struct {
-	Resource               string   `json:"resource"`
-	AuthorizationServers   []string `json:"authorization_servers"`
-	ScopesSupported        []string `json:"scopes_supported"`
-	BearerMethodsSupported []string `json:"bearer_methods_supported"`
-	ResourceName           string   `json:"resource_name"`
-	ResourceDocumentation  string   `json:"resource_documentation"`
-}
-
 // RegisterResourceMetadata serves the metadata for the API at publicURL,
 // the edge's public address (EDGE_PUBLIC_URL). That address is the
 // resource identifier, the audience of the account tokens the API takes
@@ -38,18 +28,9 @@ func RegisterResourceMetadata(r *gin.Engine, publicURL string) error {
 	if publicURL == "" {
 		return nil
 	}
-	scopes := make([]string, len(auth.Scopes))
-	for i, s := range auth.Scopes {
-		scopes[i] = string(s)
-	}
-	body, err := json.Marshal(resourceMetadata{
-		Resource:               publicURL,
-		AuthorizationServers:   []string{publicURL},
-		ScopesSupported:        scopes,
-		BearerMethodsSupported: []string{"header"},
-		ResourceName:           "pcourt API",
-		ResourceDocumentation:  publicURL + "/openapi.json",
-	})
+	meta := auth.NewProtectedResource(publicURL, publicURL, "pcourt API")
+	meta.ResourceDocumentation = publicURL + "/openapi.json"
+	body, err := json.Marshal(meta)
 	if err != nil {
 		return err
 	}

@@ -94,25 +94,6 @@ func accountsOnly(c *gin.Context) {
 	c.Next()
 }
 
-// resourceMetadata is RFC 9728's document, the members the server states.
-type resourceMetadata struct {
-	Resource               string   `json:"resource"`
-	AuthorizationServers   []string `json:"authorization_servers"`
-	ScopesSupported        []string `json:"scopes_supported"`
-	BearerMethodsSupported []string `json:"bearer_methods_supported"`
-	ResourceName           string   `json:"resource_name"`
-}
-
 func metadata(cfg Config) ([]byte, error) {
-	scopes := make([]string, len(auth.Scopes))
-	for i, s := range auth.Scopes {
-		scopes[i] = string(s)
-	}
-	return json.Marshal(resourceMetadata{
-		Resource:               cfg.Resource,
-		AuthorizationServers:   []string{cfg.AuthorizationServer},
-		ScopesSupported:        scopes,
-		BearerMethodsSupported: []string{"header"},
-		ResourceName:           "pcourt MCP server",
-	})
+	return json.Marshal(auth.NewProtectedResource(cfg.Resource, cfg.AuthorizationServer, "pcourt MCP server"))
 }
