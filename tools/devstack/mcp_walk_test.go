@@ -55,16 +55,7 @@ func walkAgentsToAnAwardThroughMCP(t *testing.T, ingress, public, dir, otherCase
 
 	// The draft: both sides are the agents' accounts; each confirms the
 	// exact digest; the last confirmation opens the case.
-	var draft struct {
-		Data struct {
-			DraftID       string `json:"draftId"`
-			DraftDigest   string `json:"draftDigest"`
-			Confirmations []struct {
-				ParticipantID         string `json:"participantId"`
-				ConfirmationStatement string `json:"confirmationStatement"`
-			} `json:"confirmations"`
-		} `json:"data"`
-	}
+	var draft struct{ Data draftView }
 	claimant.call("prepare_draft", map[string]any{"idempotencyKey": newKey(), "body": map[string]any{
 		"externalCaseId":     "mcp-" + newKey()[:8],
 		"caseMode":           "proceeding",
@@ -82,29 +73,13 @@ func walkAgentsToAnAwardThroughMCP(t *testing.T, ingress, public, dir, otherCase
 	require.Equal(t, 1, buyer.handler.authorizations, "the first request was refused and the client authorized once, from the challenge")
 
 	confirm := func(session *agentSession, a agentAccount, participant, principal string) map[string]any {
-		var seen struct {
-			Data struct {
-				DraftDigest   string `json:"draftDigest"`
-				Confirmations []struct {
-					ParticipantID         string `json:"participantId"`
-					ConfirmationStatement string `json:"confirmationStatement"`
-				} `json:"confirmations"`
-			} `json:"data"`
-		}
+		var seen struct{ Data draftView }
 		session.call("get_draft", map[string]any{"draftId": draft.Data.DraftID}, &seen)
 		require.Equal(t, draft.Data.DraftDigest, seen.Data.DraftDigest)
-		statement := ""
-		for _, c := range seen.Data.Confirmations {
-			if c.ParticipantID == participant {
-				statement = c.ConfirmationStatement
-			}
-		}
-		require.NotEmpty(t, statement, "the draft shows %s its statement", participant)
+		body := seen.Data.confirmation(participant, a.accountID, principal)
+		require.NotEmpty(t, body["confirmationStatement"], "the draft shows %s its statement", participant)
 		var out map[string]any
-		session.call("confirm_draft", map[string]any{"draftId": draft.Data.DraftID, "idempotencyKey": newKey(), "body": map[string]any{
-			"participantId": participant, "draftDigest": draft.Data.DraftDigest, "confirmationStatement": statement,
-			"actorId": a.accountID, "principalId": principal, "confirmationMethod": "protocol_act", "confirmationReference": "mcp-" + participant,
-		}}, &out)
+		session.call("confirm_draft", map[string]any{"draftId": draft.Data.DraftID, "idempotencyKey": newKey(), "body": body}, &out)
 		return out
 	}
 	confirm(claimant, buyer, "buyer", "agent:buyer")
