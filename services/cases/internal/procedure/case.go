@@ -270,7 +270,11 @@ type Case struct {
 	Recipients   map[Side][]Partner
 	Capabilities map[string]string // purpose → SHA-256 of the secret
 	Stage        Stage             // meaningful while Closed is empty
-	Closed       Status            // "", StatusRecordConfirmed or StatusTerminated
+	// PastStages are the stages the case has left, in order, each with
+	// the deadline it had and when it closed (timeline.go). A case opened
+	// before they were kept holds only those it left since.
+	PastStages   []PastStage
+	Closed       Status // "", StatusRecordConfirmed or StatusTerminated
 	ClosedAt     time.Time
 	Answer       *Answer
 	AnswerMissed bool
@@ -377,6 +381,7 @@ func (c Case) filed(s Side) int {
 func (c Case) clone() Case {
 	c.Participants = slices.Clone(c.Participants)
 	c.Submissions = slices.Clone(c.Submissions)
+	c.PastStages = slices.Clone(c.PastStages)
 	c.Messages = slices.Clone(c.Messages)
 	c.Corrections = slices.Clone(c.Corrections)
 	read := make(map[Side]int, len(c.MessagesRead))
@@ -445,6 +450,14 @@ func (c Case) Validate() error {
 	case StatusRecordConfirmed, StatusTerminated:
 	default:
 		return bad("unknown closing status %q", c.Closed)
+	}
+	for _, s := range c.PastStages {
+		if _, ok := lookupStage(s.Kind); !ok {
+			return bad("unknown past stage %q", s.Kind)
+		}
+		if s.DeadlineAt.Before(s.OpenedAt) || s.ClosedAt.Before(s.OpenedAt) {
+			return bad("past stage %s %d ends before its opening", s.Kind, s.Round)
+		}
 	}
 	switch {
 	case c.Mode != ModeProceeding && c.Mode != ModeEvaluation:

@@ -130,7 +130,10 @@ func Open(in Opening) (Outcome, error) {
 	}
 	c.enter(StageRespondentJoining, 0, now)
 	if c.RespondentJoined() {
+		// A respondent that confirmed the draft joined at the opening:
+		// its joining stage never ran, and is not one the case left.
 		kind, round, _ := nextStage(c, StageRespondentJoining, 0)
+		c.Stage = Stage{}
 		c.enter(kind, round, now)
 	}
 	if err := c.Validate(); err != nil {
@@ -286,8 +289,10 @@ func (c Case) apply(r Row, actor Side, now time.Time) Outcome {
 			entry = stageSpec(kind).Entry
 		}
 	case RecordClosed:
+		c.leave(now)
 		c.Closed, c.ClosedAt = StatusRecordConfirmed, now
 	case Ended:
+		c.leave(now)
 		c.Closed, c.ClosedAt, c.Termination = StatusTerminated, now, nil
 	}
 	var events []Event

@@ -106,8 +106,9 @@ func roundOf(k StageKind, r int) int {
 	return 0
 }
 
-// enter opens the stage (kind, round) at now.
+// enter opens the stage (kind, round) at now, closing the open one.
 func (c *Case) enter(kind StageKind, round int, now time.Time) {
+	c.leave(now)
 	spec := stageSpec(kind)
 	c.Stage = Stage{Kind: kind, Round: round, OpenedAt: now, DeadlineAt: now.Add(spec.Window(c.Windows))}
 	if c.Windows.Warning*2 > spec.Window(c.Windows) {
@@ -155,4 +156,13 @@ func pendingSides(c Case) []Side {
 		}
 	}
 	return out
+}
+
+// leave records the open stage, if any, as past: closed at now.
+func (c *Case) leave(now time.Time) {
+	if c.Stage.Kind == "" {
+		return
+	}
+	c.PastStages = append(c.PastStages, PastStage{Kind: c.Stage.Kind, Round: c.Stage.Round,
+		OpenedAt: c.Stage.OpenedAt, DeadlineAt: c.Stage.DeadlineAt, ClosedAt: now})
 }

@@ -213,6 +213,7 @@ func TestARespondentTakesPartInTheWholeCaseInChromium(t *testing.T) {
 	browsertest.ClickThrough(t, browser, `#submission button`)
 	require.Contains(t, text(`#messages`), "In your warehouse since 2 November.")
 	require.Contains(t, text(`#submissions [data-side="respondent"]`), "The delivery receipt, signed.")
+	timelineIsTheCases(t, browser, s, o.id, 4)
 	look(t, browser, "case")
 
 	// The claimant files its submission: the record awaits confirmation.
@@ -229,6 +230,7 @@ func TestARespondentTakesPartInTheWholeCaseInChromium(t *testing.T) {
 	))
 	require.Equal(t, "claim_upheld", text(`#award-outcome`))
 	require.Equal(t, "awarded", text(`#status`))
+	timelineIsTheCases(t, browser, s, o.id, 4)
 	look(t, browser, "awarded")
 
 	// The award's html artifact opens through the page's session.
@@ -238,4 +240,30 @@ func TestARespondentTakesPartInTheWholeCaseInChromium(t *testing.T) {
 	require.Equal(t, []string{"opened", "respondent_joined", "stage_opened", "answer_filed", "stage_opened", "message_posted", "message_posted",
 		"submission_filed", "submission_filed", "record_confirmation_requested", "record_confirmation_given", "record_confirmed",
 		"evidence_export_ready", "evidence_export_ready"}, s.docket(t, o.id))
+}
+
+// timelineIsTheCases requires the case page's timeline, as the browser
+// renders it, to draw the stored case's own timeline (n stages) with today
+// inside it, each stage's window and the part that ran no wider than the
+// chart.
+func timelineIsTheCases(t *testing.T, browser context.Context, s *stack, id string, n int) {
+	t.Helper()
+	got, err := chromedp.Run(browser, chromedp.Evaluate[[]string](`[...document.querySelectorAll('svg.timeline g[data-stage]')]
+	  .map(g => [g.dataset.stage, g.dataset.round, g.dataset.state, g.dataset.opened, g.dataset.deadline, g.dataset.closed || ''].join(' '))`))
+	require.NoError(t, err)
+	require.Len(t, got, n)
+	var lanes []lane
+	for _, g := range got {
+		f := strings.Split(g, " ")
+		lanes = append(lanes, lane{f[0], f[1], f[2], f[3], f[4], f[5]})
+	}
+	s.sameAsTheProcedure(t, id, lanes)
+	inside, err := chromedp.Run(browser, chromedp.Evaluate[bool](`(() => {
+	  const svg = document.querySelector('svg.timeline'), w = svg.viewBox.baseVal.width;
+	  const x = Number(svg.querySelector('line.today').getAttribute('x1'));
+	  return x >= 0 && x <= w && [...svg.querySelectorAll('rect')].every(r => Number(r.getAttribute('x')) >= 0 &&
+	    Number(r.getAttribute('x')) + Number(r.getAttribute('width')) <= w + 0.01 && Number(r.getAttribute('width')) >= 0);
+	})()`))
+	require.NoError(t, err)
+	require.True(t, inside, "today and every stage are drawn inside the chart")
 }

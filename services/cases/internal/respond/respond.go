@@ -44,7 +44,8 @@ type Deps struct {
 	Cases  *store.Cases
 	Flow   *caseflow.Service
 	Logger *slog.Logger
-	// Now is the clock of session creation; nil means time.Now.
+	// Now is the clock of session creation and of the timeline's today;
+	// nil means time.Now.
 	Now func() time.Time
 	// Exhibits is where the page's exhibit files go and come from: the
 	// evidence use cases the API's exhibit routes call, acting for the

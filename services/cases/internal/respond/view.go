@@ -32,6 +32,9 @@ var staticFiles embed.FS
 var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"when":     when,
 	"duration": duration,
+	"stamp":    procedure.Timestamp,
+	"add":      func(a, b float64) float64 { return a + b },
+	"sub":      func(a, b float64) float64 { return a - b },
 	"exhibitFile": func(files bool, e exhibitView) exhibitFileView {
 		return exhibitFileView{Files: files, Exhibit: e}
 	},
@@ -208,6 +211,8 @@ type caseView struct {
 	StageDeadline time.Time // zero when the case is closed
 	Participants  []participantView
 	Deadlines     []deadlineView
+	// Timeline draws the case's stages, milestones and today.
+	Timeline *timelineView
 	// Join and Answer list the participants the page can act for in each
 	// form; an empty list hides the form.
 	Join, Answer []string
@@ -280,6 +285,7 @@ func (p *page) caseView(ctx context.Context, l store.Loaded, sess store.RespondS
 		}
 	}
 	v.Deadlines = respondentDeadlines(c)
+	v.Timeline = newTimeline(c, p.now())
 	if c.Answer != nil {
 		text, err := p.text(ctx, c.ID, c.Answer.Digest)
 		if err != nil {

@@ -40,11 +40,16 @@ type caseRecord struct {
 	Recipients     map[string][]partner `json:"recipients"`
 	Capabilities   map[string]string    `json:"capabilities"`
 	Stage          *stageRecord         `json:"stage,omitempty"`
-	Closed         string               `json:"closed,omitempty"`
-	ClosedAt       string               `json:"closedAt,omitempty"`
-	Answer         *answerRecord        `json:"answer,omitempty"`
-	AnswerMissed   bool                 `json:"answerMissed,omitempty"`
-	Submissions    []submissionRecord   `json:"submissions,omitempty"`
+	// PastStages came after record version 1's first cases; a record
+	// without them is of a case that left its earlier stages before they
+	// were kept (its timeline starts at its open stage), so the version
+	// stays.
+	PastStages   []pastStageRecord  `json:"pastStages,omitempty"`
+	Closed       string             `json:"closed,omitempty"`
+	ClosedAt     string             `json:"closedAt,omitempty"`
+	Answer       *answerRecord      `json:"answer,omitempty"`
+	AnswerMissed bool               `json:"answerMissed,omitempty"`
+	Submissions  []submissionRecord `json:"submissions,omitempty"`
 	// Messages replaced a count that no route ever raised, so no stored
 	// record has it: the record version stays.
 	Messages       []messageRecord   `json:"messages,omitempty"`
@@ -177,6 +182,14 @@ type stageRecord struct {
 	Warned     bool   `json:"warned,omitempty"`
 }
 
+type pastStageRecord struct {
+	Kind       string `json:"kind"`
+	Round      int    `json:"round,omitempty"`
+	OpenedAt   string `json:"openedAt"`
+	DeadlineAt string `json:"deadlineAt"`
+	ClosedAt   string `json:"closedAt"`
+}
+
 type answerRecord struct {
 	ParticipantID string `json:"participantId"`
 	Digest        string `json:"digest"`
@@ -235,6 +248,9 @@ func encodeRecord(c procedure.Case) ([]byte, error) {
 	}
 	if c.Closed == "" {
 		r.Stage = &stageRecord{string(c.Stage.Kind), c.Stage.Round, ts(c.Stage.OpenedAt), ts(c.Stage.DeadlineAt), c.Stage.Warned}
+	}
+	for _, ps := range c.PastStages {
+		r.PastStages = append(r.PastStages, pastStageRecord{string(ps.Kind), ps.Round, ts(ps.OpenedAt), ts(ps.DeadlineAt), ts(ps.ClosedAt)})
 	}
 	if a := c.Answer; a != nil {
 		r.Answer = &answerRecord{a.ParticipantID, a.Digest, ts(a.FiledAt)}
@@ -350,6 +366,10 @@ func decodeRecord(b []byte) (procedure.Case, error) {
 	}
 	if s := r.Stage; s != nil {
 		c.Stage = procedure.Stage{Kind: procedure.StageKind(s.Kind), Round: s.Round, OpenedAt: p.parse(s.OpenedAt), DeadlineAt: p.parse(s.DeadlineAt), Warned: s.Warned}
+	}
+	for _, ps := range r.PastStages {
+		c.PastStages = append(c.PastStages, procedure.PastStage{Kind: procedure.StageKind(ps.Kind), Round: ps.Round,
+			OpenedAt: p.parse(ps.OpenedAt), DeadlineAt: p.parse(ps.DeadlineAt), ClosedAt: p.parse(ps.ClosedAt)})
 	}
 	if a := r.Answer; a != nil {
 		c.Answer = &procedure.Answer{ParticipantID: a.ParticipantID, Digest: a.Digest, FiledAt: p.parse(a.FiledAt)}

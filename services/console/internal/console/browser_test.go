@@ -162,6 +162,33 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	s.openCase(t, acmeCred, "case_walk", "opened", "answer_filed")
 	require.NoError(t, chromedp.Do(browser, chromedp.Navigate(s.url+"/console/deliveries?status=failed"), chromedp.WaitReady(`main`)))
 	reloadUntil("two failed deliveries", statuses+`.length === 2`)
+	// The chart of the last 24 hours draws the API's deliveries by
+	// outcome, hour by hour.
+	outcomesMatchTheAPI := func(wantFailed, wantDelivered int) {
+		t.Helper()
+		var want, drawn []string
+		// A clock hour may turn between the page and the API's answer:
+		// then both are asked again.
+		for try := 0; try < 3 && (want == nil || !slices.Equal(want, drawn)); try++ {
+			if try > 0 {
+				require.NoError(t, chromedp.Do(browser, chromedp.Reload(), chromedp.WaitReady(`main`)))
+			}
+			want = s.apiOutcomes(t, acme)
+			var err error
+			drawn, err = chromedp.Run(browser, chromedp.Evaluate[[]string](`[...document.querySelectorAll('svg.outcomes g[data-hour]')]
+			  .map(g => [g.dataset.hour, g.dataset.delivered, g.dataset.failed, g.dataset.cancelled, g.dataset.scheduled].join(' '))`))
+			require.NoError(t, err)
+		}
+		require.Len(t, want, 24)
+		require.Equal(t, want, drawn, "the deliveries chart draws the API's figures")
+		for class, n := range map[string]int{"fail": wantFailed, "ok": wantDelivered} {
+			counted, err := chromedp.Run(browser, chromedp.Evaluate[int](`[...document.querySelectorAll('svg.outcomes rect.`+class+`')]
+			  .filter(r => Number(r.getAttribute('height')) > 0).reduce((sum, r) => sum + Number(r.dataset.count), 0)`))
+			require.NoError(t, err)
+			require.Equal(t, n, counted, "the %s segments drawn", class)
+		}
+	}
+	outcomesMatchTheAPI(2, 0)
 	screenshot(t, browser, "deliveries")
 	require.NoError(t, chromedp.Do(browser,
 		chromedp.Click(`#deliveries tbody tr a`),
@@ -266,6 +293,7 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	}
 	sort.Strings(originals)
 	require.Equal(t, originals, replayed, "each replay links to its original")
+	outcomesMatchTheAPI(2, 2)
 
 	// A test event from the endpoints page reaches the receiver.
 	require.NoError(t, chromedp.Do(browser,

@@ -173,3 +173,110 @@ func newDayChart(route string, days []dayCalls, sunset time.Time) *dayChart {
 	}
 	return c
 }
+
+// outcomeFigures are the partner's deliveries created in one clock hour,
+// by the status each has now, as GET /api/webhooks/deliveries/outcomes
+// answers them.
+type outcomeFigures struct {
+	Start     time.Time `json:"start"`
+	Scheduled int64     `json:"scheduled"`
+	Delivered int64     `json:"delivered"`
+	Failed    int64     `json:"failed"`
+	Cancelled int64     `json:"cancelled"`
+}
+
+// Total is every delivery of the hour.
+func (o outcomeFigures) Total() int64 { return o.Scheduled + o.Delivered + o.Failed + o.Cancelled }
+
+// outcomeStatuses are the outcomes as a bar stacks them, bottom up: each
+// status, its class (a pcourt.css colour) and its name in words.
+var outcomeStatuses = []struct {
+	Status, Class, Name string
+	count               func(outcomeFigures) int64
+}{
+	{"delivered", "ok", "delivered", func(o outcomeFigures) int64 { return o.Delivered }},
+	{"failed", "fail", "failed", func(o outcomeFigures) int64 { return o.Failed }},
+	{"cancelled", "cancelled", "cancelled", func(o outcomeFigures) int64 { return o.Cancelled }},
+	{"scheduled", "scheduled", "pending or retrying", func(o outcomeFigures) int64 { return o.Scheduled }},
+}
+
+// outcomeChart is the partner's deliveries over the last 24 hours: a bar
+// per hour of the deliveries created in it, stacked by where each stands
+// now.
+type outcomeChart struct {
+	Width, Height float64
+	Bars          []outcomeBar
+	MaxTotal      int64
+	Total         outcomeFigures
+	Summary       string
+}
+
+// outcomeBar is one hour's bar: its segments bottom up (none for an
+// empty hour), and the deliveries page filtered to the hour.
+type outcomeBar struct {
+	outcomeFigures
+	X, W       float64
+	Segments   []outcomeSegment
+	Describing string
+	Since      string // the hour, as the deliveries filter spells it
+	Until      string
+}
+
+// outcomeSegment is one status's part of a bar.
+type outcomeSegment struct {
+	Class string
+	Y, H  float64
+	Count int64
+}
+
+// newOutcomeChart lays the hours out; nil without hours.
+func newOutcomeChart(hours []outcomeFigures) *outcomeChart {
+	if len(hours) == 0 {
+		return nil
+	}
+	c := &outcomeChart{Width: chartWidth, Height: attemptsHeight}
+	for _, h := range hours {
+		c.MaxTotal = max(c.MaxTotal, h.Total())
+		c.Total.Scheduled += h.Scheduled
+		c.Total.Delivered += h.Delivered
+		c.Total.Failed += h.Failed
+		c.Total.Cancelled += h.Cancelled
+	}
+	w := chartWidth / float64(len(hours))
+	for i, h := range hours {
+		b := outcomeBar{outcomeFigures: h, X: float64(i) * w, W: w, Describing: describeOutcomes(h),
+			Since: h.Start.UTC().Format(windowLayout), Until: h.Start.Add(time.Hour).UTC().Format(windowLayout)}
+		y := attemptsHeight
+		for _, s := range outcomeStatuses {
+			n := s.count(h)
+			if n == 0 || c.MaxTotal == 0 {
+				continue
+			}
+			height := (attemptsHeight - chartAxisMargin) * float64(n) / float64(c.MaxTotal)
+			y -= height
+			b.Segments = append(b.Segments, outcomeSegment{Class: s.Class, Y: y, H: height, Count: n})
+		}
+		c.Bars = append(c.Bars, b)
+	}
+	c.Summary = fmt.Sprintf("Deliveries created per hour over the last 24 hours, by where each stands now: %d in all, %s; the busiest hour had %d.",
+		c.Total.Total(), outcomeWords(c.Total), c.MaxTotal)
+	return c
+}
+
+// outcomeWords says an hour's (or the window's) deliveries by status.
+func outcomeWords(o outcomeFigures) string {
+	parts := make([]string, 0, len(outcomeStatuses))
+	for _, s := range outcomeStatuses {
+		parts = append(parts, fmt.Sprintf("%d %s", s.count(o), s.Name))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// describeOutcomes is an hour's figures in words, its bar's tooltip.
+func describeOutcomes(o outcomeFigures) string {
+	at := o.Start.UTC().Format("2006-01-02 15:04 UTC")
+	if o.Total() == 0 {
+		return at + ": no deliveries"
+	}
+	return fmt.Sprintf("%s: %d deliveries, %s", at, o.Total(), outcomeWords(o))
+}

@@ -3,10 +3,12 @@ package console_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"html"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -265,6 +267,49 @@ func TestDeliveriesReplayAndRecovery(t *testing.T) {
 	_, page := b.get("/console/deliveries")
 	require.Equal(t, 25, strings.Count(page, `<tr data-status=`))
 	require.Contains(t, page, `id="next-page"`)
+	// The chart of the last 24 hours draws the API's figures, hour by
+	// hour: the 30, 10 failed and 20 delivered.
+	var want, drawn []string
+	for try := 0; try < 3 && (want == nil || !slices.Equal(want, drawn)); try++ {
+		if try > 0 {
+			_, page = b.get("/console/deliveries") // a clock hour turned between the two
+		}
+		want, drawn = s.apiOutcomes(t, bearer), drawnOutcomes(page)
+	}
+	require.Len(t, want, 24)
+	require.Equal(t, want, drawn, "the chart draws the API's figures")
+	var nDelivered, nFailed int
+	for _, m := range outcomeBars.FindAllStringSubmatch(page, -1) {
+		d, _ := strconv.Atoi(m[2])
+		f, _ := strconv.Atoi(m[3])
+		nDelivered, nFailed = nDelivered+d, nFailed+f
+	}
+	require.Equal(t, [2]int{20, 10}, [2]int{nDelivered, nFailed}, "the listing's own outcomes")
+	require.Equal(t, 10, sumCounts(page, "fail"), "each failed segment is drawn with its count")
+	require.Equal(t, 20, sumCounts(page, "ok"))
+	// Each segment's height is its count on the busiest hour's scale.
+	busiest := 0
+	for _, m := range outcomeBars.FindAllStringSubmatch(page, -1) {
+		n := 0
+		for _, f := range m[2:] {
+			c, _ := strconv.Atoi(f)
+			n += c
+		}
+		busiest = max(busiest, n)
+	}
+	segments := regexp.MustCompile(`<rect class="[a-z]+" data-count="(\d+)" x="[^"]+" y="[^"]+" width="[^"]+" height="([^"]+)">`).FindAllStringSubmatch(page, -1)
+	require.NotEmpty(t, segments)
+	for _, m := range segments {
+		n, _ := strconv.Atoi(m[1])
+		h, err := strconv.ParseFloat(m[2], 64)
+		require.NoError(t, err)
+		require.InDelta(t, 59*float64(n)/float64(busiest), h, 0.01, "a segment of %d of the busiest hour's %d", n, busiest)
+	}
+	require.Contains(t, page, "30 in all, 20 delivered, 10 failed, 0 cancelled, 0 pending or retrying", "the text alternative says it")
+	hourLink := regexp.MustCompile(`<td><a href="(/console/deliveries\?since=[^"]+)">`).FindAllStringSubmatch(page, -1)
+	require.NotEmpty(t, hourLink, "an hour with deliveries links to them")
+	_, hourPage := b.get(html.UnescapeString(hourLink[len(hourLink)-1][1]))
+	require.Contains(t, hourPage, `<tr data-status=`, "the hour's deliveries")
 	_, page = b.get("/console/deliveries?status=failed")
 	require.Equal(t, 10, strings.Count(page, `data-status="failed"`))
 	require.NotContains(t, page, `data-status="delivered"`)
@@ -604,4 +649,41 @@ func TestEndpointHealthEditTestEventAndOneStepRecovery(t *testing.T) {
 		"since": {form.Get("since")}, "until": {form.Get("until")}, "enable": {"yes"}}, s.url)
 	require.Equal(t, http.StatusForbidden, resp.StatusCode)
 	require.Contains(t, body, `data-refusal="capability_missing"`)
+}
+
+// apiOutcomes is the webhooks API's deliveries by outcome over the last 24
+// hours, an hour a line: its start and its delivered, failed, cancelled
+// and scheduled deliveries.
+func (s *stack) apiOutcomes(t testing.TB, bearer string) []string {
+	t.Helper()
+	status, out := s.hookAPI(t, http.MethodGet, "/api/webhooks/deliveries/outcomes?window=24h", bearer, nil)
+	require.Equal(t, http.StatusOK, status, out)
+	var hours []string
+	for _, raw := range out["data"].(map[string]any)["hours"].([]any) {
+		h := raw.(map[string]any)
+		hours = append(hours, fmt.Sprintf("%s %v %v %v %v", h["start"], h["delivered"], h["failed"], h["cancelled"], h["scheduled"]))
+	}
+	return hours
+}
+
+var outcomeBars = regexp.MustCompile(`<g data-hour="([^"]+)" data-delivered="(\d+)" data-failed="(\d+)" data-cancelled="(\d+)" data-scheduled="(\d+)">`)
+
+// drawnOutcomes are the deliveries page's chart bars, as apiOutcomes
+// spells the API's hours.
+func drawnOutcomes(page string) []string {
+	var hours []string
+	for _, m := range outcomeBars.FindAllStringSubmatch(page, -1) {
+		hours = append(hours, strings.Join(m[1:], " "))
+	}
+	return hours
+}
+
+// sumCounts adds up the counts the chart's segments of class draw.
+func sumCounts(page, class string) int {
+	n := 0
+	for _, m := range regexp.MustCompile(`<rect class="`+class+`" data-count="(\d+)"`).FindAllStringSubmatch(page, -1) {
+		c, _ := strconv.Atoi(m[1])
+		n += c
+	}
+	return n
 }

@@ -35,6 +35,9 @@ type deliveriesView struct {
 	Items          []delivery
 	Next           string
 	First          bool
+	// Outcomes draws the partner's deliveries of the last 24 hours by
+	// outcome, whatever the filters.
+	Outcomes *outcomeChart
 }
 
 // deliveryFilters are the query parameters the page passes to the list API
@@ -43,7 +46,8 @@ type deliveriesView struct {
 var deliveryFilters = []string{"status", "endpointId", "eventId", "eventType", "caseId", "responseStatus"}
 
 // deliveries lists the partner's deliveries with the API's filters and
-// cursor; every filter and page has its own URL.
+// cursor; every filter and page has its own URL. Above the list, the
+// chart of the last 24 hours' deliveries by outcome.
 func (cs *Console) deliveries(c *gin.Context, s *session) {
 	q := url.Values{}
 	page := url.Values{} // this page's own query, for the next page's link
@@ -92,7 +96,16 @@ func (cs *Console) deliveries(c *gin.Context, s *session) {
 		cs.apiRefusal(c, s, err, cs.path("/deliveries"))
 		return
 	}
-	v.Items, v.Endpoints = list.Data, eps.Data
+	var outcomes struct {
+		Data struct {
+			Hours []outcomeFigures `json:"hours"`
+		} `json:"data"`
+	}
+	if err := cs.client.call(ctx, s.bearer, http.MethodGet, webhooksAPI+"/deliveries/outcomes", url.Values{"window": {"24h"}}, nil, "", &outcomes); err != nil {
+		cs.apiRefusal(c, s, err, cs.path("/deliveries"))
+		return
+	}
+	v.Items, v.Endpoints, v.Outcomes = list.Data, eps.Data, newOutcomeChart(outcomes.Data.Hours)
 	if list.NextCursor != "" {
 		page.Set("cursor", list.NextCursor)
 		v.Next = cs.path("/deliveries") + "?" + page.Encode()

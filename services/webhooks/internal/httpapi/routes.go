@@ -75,6 +75,7 @@ func Register(r *gin.Engine, d Deps) {
 		g.GET("/endpoints/:id/health", private, h.endpointHealth)
 		g.POST("/endpoints/:id/test", noStore, d.Journal.Middleware(opTestEvent), h.sendTestEvent)
 		g.GET("/deliveries", private, h.listDeliveries)
+		g.GET("/deliveries/outcomes", private, h.deliveryOutcomes)
 		g.GET("/deliveries/:id", private, h.getDelivery)
 		g.POST("/deliveries/:id/replay", noStore, d.Journal.Middleware(opReplay), h.replay)
 	}

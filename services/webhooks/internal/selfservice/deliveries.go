@@ -2,6 +2,7 @@ package selfservice
 
 import (
 	"context"
+	"time"
 
 	"github.com/pcourt/pcourt/services/webhooks/internal/endpoints"
 	"github.com/pcourt/pcourt/services/webhooks/internal/store"
@@ -50,4 +51,23 @@ func (s *Service) Replay(ctx context.Context, scope endpoints.Scope, id string) 
 		return store.Delivery{}, err
 	}
 	return d, nil
+}
+
+// Outcomes is a partner's deliveries by outcome over a window of clock
+// hours up to now (the current one last), and the instant it was read.
+type Outcomes struct {
+	At    time.Time
+	Hours []store.OutcomeHour
+}
+
+// DeliveryOutcomes returns the partner's deliveries created in each of the
+// last hours clock hours, by the status each has now: 24 (a day) or
+// store.HistoryHours (7 days).
+func (s *Service) DeliveryOutcomes(ctx context.Context, scope endpoints.Scope, hours int) (Outcomes, error) {
+	now := s.Now()
+	byHour, err := s.Deliveries.Outcomes(ctx, scope, now, hours)
+	if err != nil {
+		return Outcomes{}, err
+	}
+	return Outcomes{At: now, Hours: byHour}, nil
 }

@@ -131,17 +131,23 @@ func deliveryKey(n int, id string) string { return prefix + shardTag(n) + ":dlv:
 func attemptsKey(n int, id string) string { return prefix + shardTag(n) + ":att:" + id }
 func dueKey(n int) string                 { return prefix + shardTag(n) + ":due" }
 
-// createDeliveryScript KEYS: record, due. ARGV: json, due ms, id, retention ms.
+// createDeliveryScript KEYS: record, due, outcomes. ARGV: json, due ms,
+// id, retention ms, status, outcome field prefix, outcomes expiry (ms).
+// The record keeps its status in 'st' too, the one the outcome counts
+// hold it under (outcomes.go).
 var createDeliveryScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'rec', ARGV[1])
+redis.call('HSET', KEYS[1], 'rec', ARGV[1], 'st', ARGV[5])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
+redis.call('HINCRBY', KEYS[3], ARGV[6] .. ARGV[5], 1)
+redis.call('PEXPIREAT', KEYS[3], ARGV[7])
 return 1
 `)
 
 // Create stores a delivery and schedules its first attempt at its
-// NextAttemptAt. It is idempotent by id: a second call changes nothing and
+// NextAttemptAt, and counts it in its partner's outcomes (Outcomes) in the
+// same step. It is idempotent by id: a second call changes nothing and
 // reports created false. The partner index is written too, also
 // idempotently, so a failure between the two is repaired by the retry.
 func (s *Deliveries) Create(ctx context.Context, d Delivery) (created bool, err error) {
@@ -171,8 +177,9 @@ func (s *Deliveries) CreateAll(ctx context.Context, ds []Delivery) ([]bool, erro
 			return nil, fmt.Errorf("encoding delivery %s: %w", d.ID, err)
 		}
 		n := s.shardOf(d.ID)
-		st := step{keys: []string{deliveryKey(n, d.ID), dueKey(n)},
-			args: []any{b, d.NextAttemptAt.UnixMilli(), d.ID, s.cfg.Retention.Milliseconds()}}
+		outcomes, field, expireAt := outcomeSlot(n, d.Scope(), d.CreatedAt)
+		st := step{keys: []string{deliveryKey(n, d.ID), dueKey(n), outcomes},
+			args: []any{b, d.NextAttemptAt.UnixMilli(), d.ID, s.cfg.Retention.Milliseconds(), d.Status, field, expireAt}}
 		st.cmd = createDeliveryScript.EvalSha(ctx, pipe, st.keys, st.args...)
 		steps[i] = st
 		idx := partnerDeliveriesKey(d.Scope())
@@ -287,13 +294,23 @@ func (s *Deliveries) Claim(ctx context.Context, n int, now time.Time, lease time
 	return out, nil
 }
 
-// completeScript KEYS: record, attempts, due. ARGV: token, json, attempt
-// json (” for none), next ms (” when finished), id, retention ms.
+// completeScript KEYS: record, attempts, due, outcomes. ARGV: token,
+// json, attempt json (” for none), next ms (” when finished), id,
+// retention ms, status, outcome field prefix, outcomes expiry (ms). A new
+// status moves the delivery's count from the old one; a record without
+// 'st' (written before the counts existed) was never counted and is not.
 var completeScript = redis.NewScript(`
 if redis.call('HGET', KEYS[1], 'lease') ~= ARGV[1] then return 0 end
+local was = redis.call('HGET', KEYS[1], 'st')
 redis.call('HSET', KEYS[1], 'rec', ARGV[2])
 redis.call('HDEL', KEYS[1], 'lease')
 redis.call('PEXPIRE', KEYS[1], ARGV[6])
+if was and was ~= ARGV[7] then
+  redis.call('HSET', KEYS[1], 'st', ARGV[7])
+  redis.call('HINCRBY', KEYS[4], ARGV[8] .. was, -1)
+  redis.call('HINCRBY', KEYS[4], ARGV[8] .. ARGV[7], 1)
+  redis.call('PEXPIREAT', KEYS[4], ARGV[9])
+end
 if ARGV[3] ~= '' then
   redis.call('RPUSH', KEYS[2], ARGV[3])
   redis.call('PEXPIRE', KEYS[2], ARGV[6])
@@ -310,8 +327,9 @@ return 1
 // the attempt (nil for none, when the delivery ends or waits without
 // sending) and reschedules it at d.NextAttemptAt, or drops it from the
 // schedule when its status is final. ErrLeaseLost means another sender
-// holds it now; nothing changed. A recorded attempt is also counted in its
-// endpoint's hourly health figures (EndpointFigures).
+// holds it now; nothing changed. A new status moves the delivery in its
+// partner's outcome counts (Outcomes) in the same step; a recorded attempt
+// is also counted in its endpoint's hourly health figures (EndpointFigures).
 func (s *Deliveries) Complete(ctx context.Context, token string, d Delivery, a *Attempt) error {
 	return s.CompleteAll(ctx, token, []Completion{{Delivery: d, Attempt: a}})[0]
 }
@@ -413,8 +431,9 @@ func (s *Deliveries) completeStep(token string, c Completion) ([]string, []any, 
 		next = strconv.FormatInt(d.NextAttemptAt.UnixMilli(), 10)
 	}
 	n := s.shardOf(d.ID)
-	return []string{deliveryKey(n, d.ID), attemptsKey(n, d.ID), dueKey(n)},
-		[]any{token, b, string(ab), next, d.ID, s.cfg.Retention.Milliseconds()}, nil
+	outcomes, field, expireAt := outcomeSlot(n, d.Scope(), d.CreatedAt)
+	return []string{deliveryKey(n, d.ID), attemptsKey(n, d.ID), dueKey(n), outcomes},
+		[]any{token, b, string(ab), next, d.ID, s.cfg.Retention.Milliseconds(), d.Status, field, expireAt}, nil
 }
 
 // Filter narrows a listing. Zero fields match everything.

@@ -266,3 +266,115 @@ func TestCreateAllIsIdempotentAndIndexes(t *testing.T) {
 	}
 	assert.Equal(t, 3, due, "each scheduled once")
 }
+
+// A partner's deliveries by outcome, hour by hour, are the deliveries the
+// listing finds for the same hour and status: every creation counts once
+// (a second Create of the same id does not), every change of status moves
+// the count, and a completion whose lease was lost, or that only
+// reschedules, changes nothing. Another partner's deliveries are not in
+// them, and a delivery older than the counts' life starts no stray hash.
+func TestOutcomesAreTheListingsCountsHourByHour(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.NewClient(t)
+	s := store.NewDeliveries(rdb, store.DefaultDeliveriesConfig())
+	now := time.Now().UTC()
+	hour := now.Truncate(time.Hour)
+	// Nine deliveries over the current hour and the two before it, and
+	// one of another partner.
+	var ids []string
+	for i := range 9 {
+		d := newDelivery(fmt.Sprintf("dlv_o%d", i), "we_1", store.StatusScheduled, hour.Add(-time.Duration(i%3)*time.Hour).Add(time.Duration(i)*time.Second))
+		d.NextAttemptAt = now.Add(-time.Minute)
+		created, err := s.Create(ctx, d)
+		require.NoError(t, err)
+		require.True(t, created)
+		ids = append(ids, d.ID)
+	}
+	again := newDelivery("dlv_o0", "we_1", store.StatusScheduled, hour)
+	created, err := s.Create(ctx, again)
+	require.NoError(t, err)
+	require.False(t, created, "the same delivery again counts nothing")
+	theirs := newDelivery("dlv_theirs", "we_9", store.StatusScheduled, hour)
+	theirs.Tenant, theirs.Environment, theirs.PartnerID = other.Tenant, other.Environment, other.PartnerID
+	_, err = s.Create(ctx, theirs)
+	require.NoError(t, err)
+
+	claimed := map[string]store.Delivery{}
+	for n := range s.Shards() {
+		got, err := s.Claim(ctx, n, now, time.Minute, 100, "tok")
+		require.NoError(t, err)
+		for _, d := range got {
+			claimed[d.ID] = d
+		}
+	}
+	require.Len(t, claimed, 10)
+	// Their outcomes: delivered, failed, cancelled, retried (still
+	// scheduled), held back without an attempt (still scheduled).
+	outcome := map[int]string{0: store.StatusDelivered, 1: store.StatusDelivered, 2: store.StatusFailed,
+		3: store.StatusCancelled, 4: store.StatusScheduled, 5: store.StatusDelivered, 6: store.StatusFailed}
+	require.NoError(t, rdb.ScriptFlush(ctx).Err())
+	for i, status := range outcome {
+		d := claimed[ids[i]]
+		d.Status = status
+		var a *store.Attempt
+		if status != store.StatusCancelled {
+			d.Attempts = 1
+			a = &store.Attempt{Number: 1, Outcome: "failure"}
+		}
+		if status == store.StatusScheduled {
+			d.NextAttemptAt = now.Add(time.Hour)
+		}
+		require.NoError(t, s.Complete(ctx, "tok", d, a))
+	}
+	held := claimed[ids[7]]
+	held.NextAttemptAt = now.Add(time.Second)
+	require.NoError(t, s.Complete(ctx, "tok", held, nil))
+	lost := claimed[ids[8]]
+	lost.Status = store.StatusDelivered
+	require.ErrorIs(t, s.Complete(ctx, "not-the-lease", lost, &store.Attempt{Number: 1}), store.ErrLeaseLost)
+	// Completing a delivered one again under a spent lease changes nothing either.
+	done := claimed[ids[0]]
+	done.Status = store.StatusFailed
+	require.ErrorIs(t, s.Complete(ctx, "tok", done, nil), store.ErrLeaseLost)
+
+	hours, err := s.Outcomes(ctx, acme, now, 24)
+	require.NoError(t, err)
+	require.Len(t, hours, 24)
+	assert.Equal(t, hour.Add(-23*time.Hour), hours[0].Start)
+	assert.Equal(t, hour, hours[23].Start, "the current clock hour last")
+	var total int64
+	for _, h := range hours {
+		total += h.Total()
+		for _, status := range []string{store.StatusScheduled, store.StatusDelivered, store.StatusFailed, store.StatusCancelled} {
+			listed, _, err := s.List(ctx, acme, store.Filter{Status: status, Since: h.Start, Until: h.Start.Add(time.Hour)}, nil, 100)
+			require.NoError(t, err)
+			counted := map[string]int64{store.StatusScheduled: h.Scheduled, store.StatusDelivered: h.Delivered,
+				store.StatusFailed: h.Failed, store.StatusCancelled: h.Cancelled}[status]
+			assert.EqualValues(t, len(listed), counted, "%s %s", h.Start, status)
+		}
+	}
+	assert.EqualValues(t, 9, total, "acme's nine, once each")
+	assert.Equal(t, store.OutcomeHour{Start: hour, Delivered: 1, Failed: 1, Cancelled: 1}, hours[23], "0, 3 and 6 were created this hour")
+
+	week, err := s.Outcomes(ctx, acme, now, store.HistoryHours)
+	require.NoError(t, err)
+	require.Len(t, week, store.HistoryHours)
+	assert.Equal(t, hours, week[store.HistoryHours-24:], "the last day of the week is the day")
+	mine, err := s.Outcomes(ctx, other, now, 24)
+	require.NoError(t, err)
+	assert.Equal(t, store.OutcomeHour{Start: hour, Scheduled: 1}, mine[23], "globex's own one")
+	_, err = s.Outcomes(ctx, acme, now, store.HistoryHours+1)
+	assert.Error(t, err)
+
+	// A delivery created nine days ago is past the counts' life: counting
+	// it leaves nothing behind.
+	old := newDelivery("dlv_old", "we_1", store.StatusScheduled, now.Add(-9*24*time.Hour))
+	_, err = s.Create(ctx, old)
+	require.NoError(t, err)
+	keys, err := rdb.Keys(ctx, "pc:wh:*:outcomes:*").Result()
+	require.NoError(t, err)
+	day := now.Add(-9*24*time.Hour).Unix() / 86400
+	for _, k := range keys {
+		assert.NotContains(t, k, fmt.Sprintf(":%d", day), "no hash for a day past its life")
+	}
+}
