@@ -12,6 +12,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +24,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/pcourt/pcourt/libs/x402"
+	"github.com/pcourt/pcourt/libs/x402/localfacilitator"
 )
 
 // walkAgentsToAnAwardThroughMCP is the MCP acceptance walk (docs/mcp.md),
@@ -48,10 +53,18 @@ func walkAgentsToAnAwardThroughMCP(t *testing.T, ingress, public, dir, otherCase
 	api := &apiCaller{t: t, base: ingress, hc: &http.Client{Timeout: 20 * time.Second}}
 	hc := throughIngress(t, public, ingress)
 
-	buyer := registerVerifiedAgent(t, api, orchestrator, "Buyer's claims agent")
-	seller := registerVerifiedAgent(t, api, orchestrator, "Seller's support agent")
+	buyer := registerVerifiedAgent(t, api, orchestrator, "Buyer's claims agent", "cases:read", "cases:act", "readiness:buy")
+	seller := registerVerifiedAgent(t, api, orchestrator, "Seller's support agent", "cases:read", "cases:act")
 	claimant := connectMCP(t, hc, public, buyer)
 	respondent := connectMCP(t, hc, public, seller)
+
+	// Before it files, the buyer's agent buys a readiness report through
+	// the MCP server over x402: the unpaid call's error is the payment
+	// requirements; its wallet (the development payer the local
+	// facilitator funds) signs one, and the paid call returns the report
+	// with the settlement in _meta. The seller's agent, without
+	// readiness:buy, is refused before anything is asked of the API.
+	buyReadinessThroughMCP(t, claimant, respondent)
 
 	// The draft: both sides are the agents' accounts; each confirms the
 	// exact digest; the last confirmation opens the case.
@@ -163,6 +176,44 @@ func walkAgentsToAnAwardThroughMCP(t *testing.T, ingress, public, dir, otherCase
 	require.Contains(t, string(refused), "invalid_credential", "a token for the MCP server is refused by the API")
 }
 
+// buyReadinessThroughMCP buys the example readiness report through the
+// buyer's MCP session, and finds the seller's refused for want of
+// readiness:buy.
+func buyReadinessThroughMCP(t *testing.T, buyer, seller *agentSession) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "examples", "readiness-request.json"))
+	require.NoError(t, err)
+	var request map[string]any
+	require.NoError(t, json.Unmarshal(raw, &request))
+	args := map[string]any{"body": request}
+
+	code, _ := seller.try("buy_readiness_report", args)
+	require.Equal(t, "forbidden", code, "no readiness:buy, no report")
+
+	res, err := buyer.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "buy_readiness_report", Arguments: args})
+	require.NoError(t, err)
+	require.True(t, res.IsError, "the unpaid call is refused with the price")
+	challengeJSON, _ := json.Marshal(res.StructuredContent)
+	var challenge x402.PaymentRequired
+	require.NoError(t, json.Unmarshal(challengeJSON, &challenge), "%s", challengeJSON)
+	require.NotEmpty(t, challenge.Accepts)
+	payment, err := x402.NewExactPayment(localfacilitator.DevAccounts()[0].Key, challenge.Accepts[0], time.Now(), rand.Reader)
+	require.NoError(t, err)
+	payment.Resource = &challenge.Resource
+
+	paid, err := buyer.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "buy_readiness_report", Arguments: args,
+		Meta: mcp.Meta{"x402/payment": payment}})
+	require.NoError(t, err)
+	report, _ := json.Marshal(paid.StructuredContent)
+	require.False(t, paid.IsError, "the paid call: %s", report)
+	require.Contains(t, string(report), `"readyToFile"`)
+	settlement, _ := json.Marshal(paid.Meta["x402/payment-response"])
+	var settled x402.SettleResponse
+	require.NoError(t, json.Unmarshal(settlement, &settled), "%s", settlement)
+	require.True(t, settled.Success, "%s", settlement)
+	require.Equal(t, localfacilitator.DevAccounts()[0].Address.Hex(), settled.Payer)
+}
+
 // agentAccount is a verified agent account with one OAuth client.
 type agentAccount struct {
 	accountID, clientID, clientSecret string
@@ -170,8 +221,8 @@ type agentAccount struct {
 }
 
 // registerVerifiedAgent registers an agent account as its operator, adds
-// its client, and attests it.
-func registerVerifiedAgent(t *testing.T, api *apiCaller, operator, name string) agentAccount {
+// its client with scopes, and attests it.
+func registerVerifiedAgent(t *testing.T, api *apiCaller, operator, name string, scopes ...string) agentAccount {
 	t.Helper()
 	var acct struct {
 		Data struct {
@@ -186,10 +237,10 @@ func registerVerifiedAgent(t *testing.T, api *apiCaller, operator, name string) 
 		} `json:"data"`
 	}
 	api.decode(api.doKey("POST", "/api/accounts/"+acct.Data.ID+"/clients", operator, newKey(),
-		map[string]any{"scopes": []string{"cases:read", "cases:act"}}, 201), &client)
+		map[string]any{"scopes": scopes}, 201), &client)
 	api.do("POST", "/api/accounts/"+acct.Data.ID+"/attestation", operator, map[string]any{
 		"model": "support-model-3", "provider": "Acme Labs", "contact": "ops@acme.example", "acceptsResponsibility": true}, 200)
-	return agentAccount{accountID: acct.Data.ID, clientID: client.Data.ClientID, clientSecret: client.Data.ClientSecret, handler: &agentOAuth{}}
+	return agentAccount{accountID: acct.Data.ID, clientID: client.Data.ClientID, clientSecret: client.Data.ClientSecret, handler: &agentOAuth{scopes: scopes}}
 }
 
 // agentOAuth is the agent's OAuth handler for the SDK's transport: on a
@@ -201,6 +252,7 @@ func registerVerifiedAgent(t *testing.T, api *apiCaller, operator, name string) 
 // so its tokens would be the API's, which the MCP server refuses.)
 type agentOAuth struct {
 	clientID, clientSecret string
+	scopes                 []string // what it asks: all its client holds
 	hc                     *http.Client
 	source                 oauth2.TokenSource
 	authorizations         int
@@ -237,7 +289,7 @@ func (h *agentOAuth) Authorize(ctx context.Context, req *http.Request, resp *htt
 		return errors.New("the authorization server publishes no metadata")
 	}
 	cc := clientcredentials.Config{ClientID: h.clientID, ClientSecret: h.clientSecret, TokenURL: asm.TokenEndpoint,
-		Scopes: []string{"cases:read", "cases:act"}, EndpointParams: url.Values{"resource": {prm.Resource}}, AuthStyle: oauth2.AuthStyleInHeader}
+		Scopes: h.scopes, EndpointParams: url.Values{"resource": {prm.Resource}}, AuthStyle: oauth2.AuthStyleInHeader}
 	h.source = cc.TokenSource(context.WithValue(context.Background(), oauth2.HTTPClient, h.hc))
 	_, err = h.source.Token()
 	return err
