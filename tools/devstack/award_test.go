@@ -66,12 +66,13 @@ func TestDemoWalksACaseToAnAwardThatOutlivesRestarts(t *testing.T) {
 	m := regexp.MustCompile(`^award (cs_[a-z0-9]+) ([0-9a-f]{64})$`).FindStringSubmatch(lines[len(lines)-1])
 	require.NotNil(t, m, "the last line is not award <caseId> <awardHash>:\n%s", out)
 	caseID, awardHash := m[1], m[2]
-	// Every metric of docs/observability.md is on the admin ports.
-	requireMetricsAfterTheDemo(t, base)
 
 	// 1b. Two agents take a case of their own to an award through the MCP
-	// server's tools alone (docs/mcp.md); the demo's case stays theirs.
+	// server's tools alone (docs/mcp.md); the demo's case stays invisible
+	// to them.
 	walkAgentsToAnAwardThroughMCP(t, ngx.URL, "http://127.0.0.1:"+strconv.Itoa(base), dir, caseID)
+	// Every metric of docs/observability.md is on the admin ports.
+	requireMetricsAfterTheDemo(t, base)
 
 	// 2. The artifacts, fetched and verified independently of the demo, by
 	// the claimant's partner.

@@ -45,6 +45,8 @@ var metricsAfterTheDemo = []struct {
 		{"pcourt_webhooks_delivery_attempts_total", true}, {"pcourt_webhooks_delivery_duration_seconds", true},
 		{"pcourt_webhooks_deliveries_total", true}, {"pcourt_webhooks_due_deliveries", false},
 	}},
+	// The MCP walk's agents call it.
+	{"mcp", 10, true, []stackMetric{{"pcourt_mcp_tool_calls_total", true}}},
 }
 
 // requireMetricsAfterTheDemo scrapes each service's admin /metrics (port

@@ -60,6 +60,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		API:         apiclient.New(cfg.APIURL, hc),
 		Exchange:    exchange.New(cfg.Exchange, hc, nil),
 		Credentials: credentials,
+		Meter:       base.Telemetry.Meter,
 		Logger:      base.Logger,
 	})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/auth/authtest"
@@ -49,6 +50,7 @@ func newStack(t *testing.T) stack {
 		API:         apiclient.New(nowhere, http.DefaultClient),
 		Exchange:    exchange.New(exchange.Config{TokenURL: nowhere.String() + "/oauth/token", ClientID: "ocl_mcp", ClientSecret: "s", Resource: public}, http.DefaultClient, nil),
 		Credentials: store,
+		Meter:       metricnoop.NewMeterProvider(),
 		Logger:      logger,
 	})
 	require.NoError(t, err)

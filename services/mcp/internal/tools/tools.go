@@ -21,6 +21,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/pcourt/pcourt/api"
 	"github.com/pcourt/pcourt/libs/auth"
@@ -51,7 +53,9 @@ type Deps struct {
 	// Credentials authenticates the caller's token where a tool checks a
 	// scope itself (the paid report, whose API operation takes no token).
 	Credentials *auth.Store
-	Logger      *slog.Logger
+	// Meter counts the tool calls (pcourt_mcp_tool_calls_total).
+	Meter  metric.MeterProvider
+	Logger *slog.Logger
 }
 
 // NewServer returns the MCP server, every tool of the catalogue added.
@@ -72,15 +76,55 @@ func NewServer(version string, d Deps) (*mcp.Server, error) {
 		Instructions: instructions,
 		Logger:       d.Logger,
 	})
+	calls, err := d.Meter.Meter(instrumentationName).Int64Counter("pcourt.mcp.tool.calls",
+		metric.WithUnit("{call}"),
+		metric.WithDescription("Tool calls by tool and by the problem code of a failed one (ok when it succeeded)."))
+	if err != nil {
+		return nil, err
+	}
 	ts := &toolset{Deps: d}
+	add := func(t *mcp.Tool, h mcp.ToolHandler) { s.AddTool(t, counted(calls, t.Name, h)) }
 	for _, spec := range catalogue {
 		op := ops[spec.Operation]
-		s.AddTool(spec.tool(op), ts.mirror(op))
+		add(spec.tool(op), ts.mirror(op))
 	}
-	s.AddTool(verifyAwardTool, ts.verifyAward)
+	add(verifyAwardTool, ts.verifyAward)
 	paid := ops[readinessOperation]
-	s.AddTool(readinessTool(paid), ts.buyReadiness(paid))
+	add(readinessTool(paid), ts.buyReadiness(paid))
 	return s, nil
+}
+
+const instrumentationName = "github.com/pcourt/pcourt/services/mcp/internal/tools"
+
+// counted counts each call of the tool by its outcome: ok, or the code of
+// the problem its error carries (the API's or the server's; a tool's
+// catalogue and the problem codes are both bounded, so are the series).
+// The paid report's price, a PaymentRequired and not a problem, counts as
+// payment_required.
+func counted(calls metric.Int64Counter, tool string, h mcp.ToolHandler) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		res, err := h(ctx, req)
+		code := "ok"
+		if res != nil && res.IsError {
+			var p struct {
+				Code        string          `json:"code"`
+				X402Version int             `json:"x402Version"`
+				Accepts     json.RawMessage `json:"accepts"`
+			}
+			raw, _ := json.Marshal(res.StructuredContent)
+			_ = json.Unmarshal(raw, &p)
+			switch {
+			case p.Code != "":
+				code = p.Code
+			case p.Accepts != nil:
+				code = "payment_required"
+			default:
+				code = "unknown"
+			}
+		}
+		calls.Add(ctx, 1, metric.WithAttributes(attribute.String("tool", tool), attribute.String("code", code)))
+		return res, err
+	}
 }
 
 // instructions tell the model what the server is for.
