@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
@@ -122,6 +124,57 @@ func walkVerifiedAgent(t *testing.T, s *stack, orch *partner, otherCase string) 
 	require.Equal(t, http.StatusOK, orch.do(t, "GET", "/api/v2/cases/"+id, "", nil).status)
 	elsewhere := agent.do(t, "GET", "/api/v2/cases/"+otherCase, "", nil)
 	require.Equal(t, http.StatusNotFound, elsewhere.status, string(elsewhere.body))
+
+	walkAgentThroughMCP(t, s, cc, id, otherCase)
+}
+
+// walkAgentThroughMCP has the agent read its case through the MCP server
+// (docs/mcp.md), both replicas of which sit behind the edge and nginx: the
+// server's 401 names its metadata, which names the authorization server;
+// a token for resource <ingress>/mcp gets the Go SDK's client in, and its
+// tools, exchanging that token for the API's, read the agent's case and
+// not another.
+func walkAgentThroughMCP(t *testing.T, s *stack, cc clientcredentials.Config, caseID, otherCase string) {
+	t.Helper()
+	ctx := context.Background()
+	hc := &http.Client{Timeout: 15 * time.Second}
+	resp, err := hc.Post(s.ingress+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	require.Contains(t, resp.Header.Get("WWW-Authenticate"), `resource_metadata="`+s.ingress+`/.well-known/oauth-protected-resource/mcp"`)
+	var meta struct {
+		Resource             string   `json:"resource"`
+		AuthorizationServers []string `json:"authorization_servers"`
+	}
+	getPublic(t, s.ingress+"/.well-known/oauth-protected-resource/mcp", &meta)
+	require.Equal(t, s.ingress+"/mcp", meta.Resource)
+	require.Equal(t, []string{s.ingress}, meta.AuthorizationServers)
+
+	cc.EndpointParams = url.Values{"resource": {meta.Resource}}
+	tok, err := cc.Token(context.WithValue(ctx, oauth2.HTTPClient, hc))
+	require.NoError(t, err)
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-agent", Version: "1"}, nil)
+	session, err := client.Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint: meta.Resource, DisableStandaloneSSE: true, MaxRetries: -1,
+		HTTPClient: &http.Client{Timeout: 15 * time.Second, Transport: &oauth2.Transport{Source: oauth2.StaticTokenSource(tok)}},
+	}, nil)
+	require.NoError(t, err)
+	defer session.Close()
+	for _, tc := range []struct {
+		caseID, code string
+	}{{caseID, ""}, {otherCase, "case_not_found_or_opening"}} {
+		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "get_case", Arguments: map[string]any{"caseId": tc.caseID}})
+		require.NoError(t, err)
+		raw, _ := json.Marshal(res.StructuredContent)
+		var p struct{ Code string }
+		require.NoError(t, json.Unmarshal(raw, &p), "%s", raw)
+		require.Equal(t, tc.code != "", res.IsError, "%s", raw)
+		require.Equal(t, tc.code, p.Code, "%s", raw)
+		if tc.code == "" {
+			require.Contains(t, string(raw), caseID)
+		}
+	}
 }
 
 // getPublic reads a public JSON document through the ingress, checked

@@ -54,6 +54,7 @@ var statelessServices = []struct {
 	port int
 }{
 	{"readiness", 8081}, {"filings", 8082}, {"cases", 8083}, {"webhooks", 8084}, {"console", 8088}, {"accounts", 8089},
+	{"mcp", 8090},
 }
 
 const (
@@ -162,6 +163,7 @@ func startStack(t *testing.T) *stack {
 		"HTTP_TRUSTED_PROXIES": s.subnet.String(),
 	}
 	keyFiles := map[string]map[string]string{"webhooks": signingKeyFiles(t), "cases": awardKeyFiles(t)}
+	mcpClient := map[string]string{"MCP_CLIENT_ID": "ocl_mcp", "MCP_CLIENT_SECRET": "pc_ocs_" + randomHex(24)}
 	own := map[string]map[string]string{
 		"readiness": {
 			"FACILITATOR_URL":         fmt.Sprintf("http://facilitator:%d", facilitatorPort),
@@ -198,10 +200,18 @@ func startStack(t *testing.T) *stack {
 			"PUBLIC_BASE_URL": s.ingress,
 		},
 		// The OAuth issuer, and its tokens' audience, is the ingress's
-		// origin, where clients reach the authorization server.
-		"accounts": {
+		// origin, where clients reach the authorization server. It knows
+		// the MCP server's resource and platform client, which the mcp
+		// service exchanges tokens as, calling the API and the token
+		// endpoint back through the edge.
+		"accounts": merge(mcpClient, map[string]string{
+			"PUBLIC_BASE_URL":  s.ingress,
+			"MCP_RESOURCE_URL": s.ingress + "/mcp",
+		}),
+		"mcp": merge(mcpClient, map[string]string{
 			"PUBLIC_BASE_URL": s.ingress,
-		},
+			"MCP_API_URL":     fmt.Sprintf("http://edge:%d", edgePort),
+		}),
 	}
 	for _, svc := range statelessServices {
 		env := merge(common, own[svc.name], map[string]string{

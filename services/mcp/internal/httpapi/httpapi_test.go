@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 
+	"github.com/pcourt/pcourt/api/apitest"
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/auth/authtest"
 	"github.com/pcourt/pcourt/libs/httpserver"
@@ -84,14 +85,17 @@ func connect(t *testing.T, s stack, token string) *mcp.ClientSession {
 	return session
 }
 
+// Every exchange of these tests is validated against openapi.yaml
+// (apitest), the MCP server's operations under the mcp tag.
+
 // The metadata names the server as the resource, the accounts service
 // (the public URL, its issuer) as the authorization server, and the
 // account scopes.
 func TestTheProtectedResourceMetadataNamesTheAuthorizationServer(t *testing.T) {
 	s := newStack(t)
-	resp, err := http.Get(s.url + httpapi.MetadataPath)
+	req, err := http.NewRequest(http.MethodGet, s.url+httpapi.MetadataPath, nil)
 	require.NoError(t, err)
-	defer resp.Body.Close()
+	resp, body := apitest.Do(t, http.DefaultClient, req)
 	require.Equal(t, 200, resp.StatusCode)
 	var meta struct {
 		Resource             string   `json:"resource"`
@@ -99,7 +103,7 @@ func TestTheProtectedResourceMetadataNamesTheAuthorizationServer(t *testing.T) {
 		ScopesSupported      []string `json:"scopes_supported"`
 		BearerMethods        []string `json:"bearer_methods_supported"`
 	}
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&meta))
+	require.NoError(t, json.Unmarshal(body, &meta))
 	require.Equal(t, resource, meta.Resource)
 	require.Equal(t, []string{public}, meta.AuthorizationServers)
 	require.Equal(t, []string{"cases:read", "cases:act", "evidence:file", "readiness:buy", "executions:report"}, meta.ScopesSupported)
@@ -131,12 +135,10 @@ func TestOnlyAnAccountTokenForThisServerGetsIn(t *testing.T) {
 			if tc.token != "" {
 				req.Header.Set("Authorization", "Bearer "+tc.token)
 			}
-			resp, err := http.DefaultClient.Do(req)
-			require.NoError(t, err)
-			defer resp.Body.Close()
+			resp, body := apitest.Do(t, http.DefaultClient, req)
 			require.Equal(t, tc.status, resp.StatusCode)
 			var p struct{ Code string }
-			require.NoError(t, json.NewDecoder(resp.Body).Decode(&p))
+			require.NoError(t, json.Unmarshal(body, &p))
 			require.Equal(t, tc.code, p.Code)
 			if tc.status == 401 {
 				require.Contains(t, resp.Header.Get("WWW-Authenticate"), `resource_metadata="`+public+httpapi.MetadataPath+`"`)
