@@ -1,6 +1,7 @@
 // People's accounts: an individual signs up with a display name, an
 // e-mail address and a first passkey, and signs in with any of its
-// passkeys (or with a code sent to the address, code.go).
+// passkeys (or with a code sent to the address, code.go). Adding and
+// removing passkeys later is not built.
 
 package account
 
@@ -20,10 +21,6 @@ const (
 	// CodeInvalidPasskey: a passkey without a credential id or public
 	// key, or one whose id is longer than WebAuthn allows.
 	CodeInvalidPasskey RefusalCode = "invalid_passkey"
-	// CodeTooManyPasskeys: a person keeps at most MaxPasskeys.
-	CodeTooManyPasskeys RefusalCode = "too_many_passkeys"
-	// CodePasskeyRegistered: the account holds this credential already.
-	CodePasskeyRegistered RefusalCode = "passkey_already_registered"
 	// CodePasskeyUnknown: a sign-in with a credential the account does not
 	// hold, or for an account that is no person's.
 	CodePasskeyUnknown RefusalCode = "passkey_unknown"
@@ -35,9 +32,6 @@ const (
 
 // StatusActive is a person's account: usable from its sign-up.
 const StatusActive Status = "active"
-
-// MaxPasskeys bounds a person's passkeys.
-const MaxPasskeys = 10
 
 // MaxCredentialIDBytes is WebAuthn's bound on a credential id (Level 3,
 // section 5.1.3: at most 1023 bytes).
@@ -153,27 +147,6 @@ func (a Account) Passkey(credentialID []byte) (Passkey, bool) {
 		return Passkey{}, false
 	}
 	return a.Passkeys[i], true
-}
-
-// AddPasskey registers another passkey of a signed-in person. Refusals,
-// in order: passkey_unknown (the account is no person's), invalid_passkey,
-// passkey_already_registered, too_many_passkeys.
-func (a Account) AddPasskey(p Passkey, now time.Time) (Account, error) {
-	if !a.IsPerson() {
-		return a, refusal.New(CodePasskeyUnknown, "account %s signs in with no passkey", a.ID)
-	}
-	if err := checkPasskey(p); err != nil {
-		return a, err
-	}
-	if _, ok := a.Passkey(p.CredentialID); ok {
-		return a, refusal.New(CodePasskeyRegistered, "this passkey is registered to the account already")
-	}
-	if len(a.Passkeys) >= MaxPasskeys {
-		return a, refusal.New(CodeTooManyPasskeys, "an account keeps at most %d passkeys", MaxPasskeys)
-	}
-	p.CreatedAt, p.LastUsedAt = now, time.Time{}
-	a.Passkeys = append(slices.Clone(a.Passkeys), clonePasskey(p))
-	return a, nil
 }
 
 // PasskeyUse is what an assertion the application verified says of the

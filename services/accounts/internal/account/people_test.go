@@ -68,32 +68,6 @@ func TestAnAddressIsOnePlainAddress(t *testing.T) {
 	}
 }
 
-func TestAPersonAddsPasskeysUpToTheBound(t *testing.T) {
-	a := person(t)
-	later := now.Add(time.Hour)
-	b, err := a.AddPasskey(passkey("cred-2"), later)
-	require.NoError(t, err)
-	require.Len(t, b.Passkeys, 2)
-	require.Equal(t, later, b.Passkeys[1].CreatedAt)
-	require.Len(t, a.Passkeys, 1, "the input is unchanged")
-
-	_, err = b.AddPasskey(passkey("cred-1"), later)
-	refusedWith(t, err, account.CodePasskeyRegistered)
-	_, err = b.AddPasskey(account.Passkey{CredentialID: []byte("cred-1")}, later)
-	refusedWith(t, err, account.CodeInvalidPasskey) // before the duplicate
-	_, err = agent(t).AddPasskey(account.Passkey{}, later)
-	refusedWith(t, err, account.CodePasskeyUnknown) // before everything
-
-	for i := 3; i <= account.MaxPasskeys; i++ {
-		b, err = b.AddPasskey(passkey("cred-"+string(rune('a'+i))), later)
-		require.NoError(t, err)
-	}
-	_, err = b.AddPasskey(passkey("cred-1"), later)
-	refusedWith(t, err, account.CodePasskeyRegistered) // before the bound
-	_, err = b.AddPasskey(passkey("cred-z"), later)
-	refusedWith(t, err, account.CodeTooManyPasskeys)
-}
-
 func TestASignInMovesThePasskeysCounterOrIsRefused(t *testing.T) {
 	a := person(t)
 	later := now.Add(time.Minute)
