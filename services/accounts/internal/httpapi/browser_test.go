@@ -34,7 +34,9 @@ func look(t *testing.T, browser context.Context, name string) {
 		require.NoError(t, err)
 		require.NotEmpty(t, shot)
 		if os.Getenv("PC_ACCOUNT_SCREENSHOTS") == "1" {
-			browsertest.SavePNG(t, shot, filepath.Join("..", "..", "..", "..", "docs", "account", name+"-"+l.Name()+".png"))
+			dir := filepath.Join("..", "..", "..", "..", "docs", "account")
+			require.NoError(t, os.MkdirAll(dir, 0o755))
+			browsertest.SavePNG(t, shot, filepath.Join(dir, name+"-"+l.Name()+".png"))
 		}
 	})
 }
