@@ -355,6 +355,10 @@ func (s *Service) FinishSignIn(ctx context.Context, ceremony string, answer []by
 	a, err := s.accounts.Modify(ctx, found.ID, func(a account.Account) (account.Account, error) {
 		return a.SignInWithPasskey(use, s.instant())
 	})
+	if errors.Is(err, &account.RefusalError{Code: account.CodePasskeyCounterRegressed}) {
+		// A copy of the key may be in someone else's hands: worth a look.
+		s.logger.WarnContext(ctx, "passkey sign-in refused: its counter went back", "account_id", found.ID)
+	}
 	if err != nil {
 		return SignedIn{}, err
 	}
