@@ -30,14 +30,25 @@ import (
 const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; " +
 	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
+// ConnectingContentSecurityPolicy is ContentSecurityPolicy for pages
+// whose module exchanges JSON with the site itself (the passkey pages of
+// accounts, whose WebAuthn ceremonies are fetch calls): connect-src
+// 'self', and still nothing foreign.
+const ConnectingContentSecurityPolicy = ContentSecurityPolicy + "; connect-src 'self'"
+
 // Headers sets the policy headers on every response of a page, refusals
 // and redirects included. no-referrer keeps the page's address (and
 // anything in it) out of every request the page makes; private, no-store
 // keeps what the page shows out of every cache.
-func Headers(c *gin.Context) {
+func Headers(c *gin.Context) { setHeaders(c, ContentSecurityPolicy) }
+
+// ConnectingHeaders is Headers with ConnectingContentSecurityPolicy.
+func ConnectingHeaders(c *gin.Context) { setHeaders(c, ConnectingContentSecurityPolicy) }
+
+func setHeaders(c *gin.Context, csp string) {
 	h := c.Writer.Header()
 	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Content-Security-Policy", ContentSecurityPolicy)
+	h.Set("Content-Security-Policy", csp)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "private, no-store")
 	c.Next()

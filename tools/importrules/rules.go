@@ -40,6 +40,7 @@ var PureDomains = []string{
 	"services/webhooks/internal/delivery",
 	"services/compat-edge/internal/inventory",
 	"services/compat-edge/internal/policy",
+	"services/accounts/internal/account",
 }
 
 // AdapterLibraries are the import path prefixes a pure domain never reaches.

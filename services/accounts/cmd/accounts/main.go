@@ -1,9 +1,11 @@
 // Command accounts is the accounts service: the autonomous-agent accounts
-// an operator registers and verifies, their OAuth clients, and the OAuth
-// 2.1 authorization server that issues account tokens (docs/accounts.md).
-// The edge routes /api/accounts, /oauth/ and the authorization server's
-// metadata here; the tokens it issues live in the credential store every
-// service authenticates from, so no service calls this one to check one.
+// an operator registers and verifies, their OAuth clients, the OAuth 2.1
+// authorization server that issues account tokens, and people's accounts
+// with their passkey and e-mail-code sign-in pages (docs/accounts.md).
+// The edge routes /api/accounts, /account, /oauth/ and the authorization
+// server's metadata here; the tokens it issues live in the credential
+// store every service authenticates from, so no service calls this one
+// to check one.
 package main
 
 import (
@@ -13,13 +15,17 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/lifecycle"
+	"github.com/pcourt/pcourt/libs/mail"
 	"github.com/pcourt/pcourt/libs/service"
+	"github.com/pcourt/pcourt/libs/webpage"
 	"github.com/pcourt/pcourt/services/accounts/internal/agents"
 	"github.com/pcourt/pcourt/services/accounts/internal/httpapi"
 	"github.com/pcourt/pcourt/services/accounts/internal/oauth"
+	"github.com/pcourt/pcourt/services/accounts/internal/people"
 	"github.com/pcourt/pcourt/services/accounts/internal/store"
 )
 
@@ -53,7 +59,8 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		return err
 	}
 	credentials := base.Credentials()
-	uc := agents.New(store.New(base.Redis), credentials, base.Logger, nil)
+	accounts := store.New(base.Redis)
+	uc := agents.New(accounts, credentials, base.Logger, nil)
 	srv := base.Server(httpapi.Problem)
 	httpapi.Register(srv.Router(), httpapi.Deps{
 		Credentials: credentials,
@@ -61,6 +68,29 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		OAuth:       oauth.New(cfg.OAuth, uc, base.Logger),
 		Journal:     journal,
 	})
+	components := []lifecycle.Component{{Name: "http", Run: srv.Run}}
 
-	return lifecycle.Run(ctx, base.Logger, lifecycle.Component{Name: "http", Run: srv.Run})
+	if cfg.People.Enabled() {
+		site, _ := webpage.NewSite(cfg.People.PublicBaseURL, cfg.People.SecureCookie) // Validate checked it
+		var mailer people.Mailer
+		if cfg.People.Mail.Enabled() {
+			mailer = mail.New(cfg.People.Mail, time.Now)
+		} else {
+			base.Logger.Warn("sign-in codes off: PEOPLE_SMTP_HOST is not set, people sign in with passkeys only")
+		}
+		ppl, err := people.New(people.Config{
+			Tenant: cfg.People.Tenant, Environment: cfg.People.Environment, Origin: site.Origin, RPName: cfg.People.RPName,
+			SessionTTL: cfg.People.SessionTTL, CodeURL: cfg.People.PublicBaseURL + "/account/signin",
+		}, accounts, mailer, base.Logger, nil)
+		if err != nil {
+			return err
+		}
+		httpapi.RegisterPeople(srv.Router(), httpapi.PeopleDeps{People: ppl, Site: site, Logger: base.Logger})
+		// Stopped after the server has drained, as a relay is.
+		components = append(components, lifecycle.Component{Name: "code-mail", Run: ppl.RunMail})
+	} else {
+		base.Logger.Info("people's pages off: PEOPLE_TENANT is not set, /account answers 404")
+	}
+
+	return lifecycle.Run(ctx, base.Logger, components...)
 }

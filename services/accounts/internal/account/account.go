@@ -1,7 +1,9 @@
 // Package account is the pure domain of accounts: the autonomous-agent
 // accounts an operator registers, the attestation that verifies one, the
 // OAuth clients through which a verified agent gets its own tokens, and
-// what a token exchanged for one of them may carry (exchange.go).
+// what a token exchanged for one of them may carry (exchange.go); and
+// people's individual accounts with their passkeys (people.go) and the
+// one-time codes sent to their addresses (code.go).
 //
 // The package does no I/O. Each act takes the current state and the
 // instant and returns the next state or a refusal, checked in the order
@@ -50,9 +52,8 @@ type RefusalError = refusal.Error[RefusalCode]
 // autonomous_agent).
 type Kind string
 
-// The kinds. Only autonomous-agent accounts can be registered so far:
-// people and organisations sign in with passkeys (docs/accounts.md, not
-// built).
+// The kinds. An operator registers autonomous agents; a person signs up
+// for an individual account (people.go); organisations are not built.
 const (
 	KindIndividual      Kind = "individual"
 	KindOrganization    Kind = "organization"
@@ -64,7 +65,8 @@ type Status string
 
 // The statuses. An agent is unverified from its registration until its
 // operator files the attestation. An operator stops a verified agent by
-// revoking its clients, which revokes their live tokens.
+// revoking its clients, which revokes their live tokens. A person's
+// account is StatusActive (people.go).
 const (
 	StatusUnverified Status = "unverified"
 	StatusVerified   Status = "verified"
@@ -95,7 +97,15 @@ type Account struct {
 	Attestation       Attestation // zero until verified
 	// Clients are the account's OAuth clients, revoked ones included, in
 	// the order they were registered.
-	Clients   []Client
+	Clients []Client
+	// Email is a person's address, normalised (NormalizeEmail): one
+	// account per address in a tenant and environment.
+	Email string
+	// EmailVerifiedAt is when a code sent to Email first signed the person
+	// in; zero until then (a sign-up does not prove the address).
+	EmailVerifiedAt time.Time
+	// Passkeys are a person's credentials, in the order registered.
+	Passkeys  []Passkey
 	CreatedAt time.Time
 }
 

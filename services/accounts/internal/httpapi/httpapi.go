@@ -1,7 +1,10 @@
 // Package httpapi is the accounts service's HTTP surface: the operator's
 // routes for its autonomous-agent accounts (register, attest, clients)
-// under /api/accounts, and the OAuth endpoints and metadata, which the
-// authorization server (internal/oauth) answers.
+// under /api/accounts, the OAuth endpoints and metadata, which the
+// authorization server (internal/oauth) answers, and people's pages under
+// /account (people.go). Problem is the one place the service's errors
+// become HTTP: the JSON routes send its problem, the pages show its
+// title and detail as the form's error.
 package httpapi
 
 import (
@@ -17,9 +20,11 @@ import (
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/libs/requestid"
+	"github.com/pcourt/pcourt/libs/webpage"
 	"github.com/pcourt/pcourt/services/accounts/internal/account"
 	"github.com/pcourt/pcourt/services/accounts/internal/agents"
 	"github.com/pcourt/pcourt/services/accounts/internal/oauth"
+	"github.com/pcourt/pcourt/services/accounts/internal/people"
 	"github.com/pcourt/pcourt/services/accounts/internal/store"
 )
 
@@ -36,17 +41,57 @@ var (
 	KindNotRegistrable = problem.Code{Name: "account_kind_not_registrable", Status: http.StatusUnprocessableEntity, Title: "Account kind not registrable here"}
 )
 
+// The codes of people's pages: the ceremonies' problems, and the forms'
+// errors, which the pages show with the same code and status.
+var (
+	CrossOrigin             = problem.Code{Name: "cross_origin", Status: http.StatusForbidden, Title: "Not sent from the pages' origin"}
+	CSRFMismatch            = problem.Code{Name: "csrf_mismatch", Status: http.StatusForbidden, Title: "Form of another session"}
+	InvalidEmail            = problem.Code{Name: "invalid_email", Status: http.StatusBadRequest, Title: "Invalid e-mail address"}
+	EmailTaken              = problem.Code{Name: "email_taken", Status: http.StatusConflict, Title: "E-mail address in use"}
+	CeremonyExpired         = problem.Code{Name: "ceremony_expired", Status: http.StatusBadRequest, Title: "No passkey ceremony waiting"}
+	PasskeyNotVerified      = problem.Code{Name: "passkey_not_verified", Status: http.StatusBadRequest, Title: "Passkey not verified"}
+	InvalidPasskey          = problem.Code{Name: "invalid_passkey", Status: http.StatusBadRequest, Title: "Unusable passkey"}
+	PasskeyUnknown          = problem.Code{Name: "passkey_unknown", Status: http.StatusForbidden, Title: "Passkey unknown"}
+	PasskeyCounterRegressed = problem.Code{Name: "passkey_counter_regressed", Status: http.StatusForbidden, Title: "Passkey counter went back"}
+	CodesOff                = problem.Code{Name: "sign_in_codes_off", Status: http.StatusNotFound, Title: "No sign-in codes here"}
+	CodeTooSoon             = problem.Code{Name: "code_too_soon", Status: http.StatusTooManyRequests, Title: "A code was sent a moment ago"}
+	TooManyCodes            = problem.Code{Name: "too_many_codes", Status: http.StatusTooManyRequests, Title: "Too many codes this hour"}
+	CodeMalformed           = problem.Code{Name: "code_malformed", Status: http.StatusBadRequest, Title: "Not a code"}
+	CodeExpired             = problem.Code{Name: "code_expired", Status: http.StatusBadRequest, Title: "Code no longer valid"}
+	CodeWrong               = problem.Code{Name: "code_wrong", Status: http.StatusBadRequest, Title: "Wrong code"}
+	CodeAttemptsExhausted   = problem.Code{Name: "code_attempts_exhausted", Status: http.StatusForbidden, Title: "Code typed wrong too often"}
+)
+
 // Codes returns the service's problem codes, the rows of owner accounts in
 // docs/problems.md.
 func Codes() []problem.Code {
-	return []problem.Code{InvalidAccount, AccountNotFound, ClientNotFound, AlreadyVerified, InvalidScope, TooManyClients, AccountBusy, NoPartner, KindNotRegistrable}
+	return []problem.Code{InvalidAccount, AccountNotFound, ClientNotFound, AlreadyVerified, InvalidScope, TooManyClients, AccountBusy, NoPartner, KindNotRegistrable,
+		CrossOrigin, CSRFMismatch, InvalidEmail, EmailTaken, CeremonyExpired, PasskeyNotVerified, InvalidPasskey, PasskeyUnknown, PasskeyCounterRegressed,
+		CodesOff, CodeTooSoon, TooManyCodes, CodeMalformed, CodeExpired, CodeWrong, CodeAttemptsExhausted}
 }
 
 // Problem maps the service's errors to problems; it is the server's
 // problem.Mapper.
 func Problem(err error) *problem.Error {
 	var refused *account.RefusalError
+	var unverified *people.VerificationError
 	switch {
+	case errors.Is(err, webpage.ErrCrossOrigin):
+		return problem.New(CrossOrigin, "Only the account pages themselves may send this; nothing was changed.").Wrap(err)
+	case errors.Is(err, webpage.ErrCSRFMismatch):
+		return problem.New(CSRFMismatch, "The form does not belong to this browser's session; reload the page and try again.").Wrap(err)
+	case errors.Is(err, webpage.ErrFormTooLarge):
+		return problem.Newf(problem.BodyTooLarge, "A form of the account pages holds at most %d KiB.", MaxPeopleBodyBytes>>10).Wrap(err)
+	case errors.Is(err, webpage.ErrBadForm):
+		return problem.New(problem.InvalidRequest, "The form could not be read.").Wrap(err)
+	case errors.Is(err, store.ErrEmailTaken):
+		return problem.New(EmailTaken, "An account uses this address already: sign in with its passkey, or with a code sent to the address.").Wrap(err)
+	case errors.Is(err, people.ErrCeremonyExpired):
+		return problem.Newf(CeremonyExpired, "No passkey request of this browser is waiting for this answer: it lasts %d minutes and is answered once. Start again.", int(people.CeremonyTTL/time.Minute)).Wrap(err)
+	case errors.As(err, &unverified):
+		return problem.Newf(PasskeyNotVerified, "The passkey's answer did not verify (%s). Start again.", problem.Clip(unverified.Detail)).Wrap(err)
+	case errors.Is(err, people.ErrCodesOff):
+		return problem.New(CodesOff, "This deployment sends no sign-in codes: sign in with your passkey.").Wrap(err)
 	case errors.Is(err, store.ErrNotFound):
 		return problem.New(AccountNotFound, "No account with this id is operated by this credential's partner in this tenant and environment.").Wrap(err)
 	case errors.Is(err, store.ErrConflict):
@@ -59,11 +104,26 @@ func Problem(err error) *problem.Error {
 			account.CodeInvalidScope:    InvalidScope,
 			account.CodeTooManyClients:  TooManyClients,
 			account.CodeClientNotFound:  ClientNotFound,
+
+			account.CodeInvalidEmail:            InvalidEmail,
+			account.CodeInvalidPasskey:          InvalidPasskey,
+			account.CodePasskeyUnknown:          PasskeyUnknown,
+			account.CodePasskeyCounterRegressed: PasskeyCounterRegressed,
+			account.CodeCodeTooSoon:             CodeTooSoon,
+			account.CodeTooManyCodes:            TooManyCodes,
+			account.CodeCodeMalformed:           CodeMalformed,
+			account.CodeCodeExpired:             CodeExpired,
+			account.CodeCodeWrong:               CodeWrong,
+			account.CodeCodeAttemptsExhausted:   CodeAttemptsExhausted,
 		}[refused.Code]
 		if code.Name == "" {
 			return nil
 		}
-		return problem.New(code, refused.Detail+".").Wrap(err)
+		p := problem.New(code, refused.Detail+".").Wrap(err)
+		if code == CodeTooSoon {
+			p = p.WithHeader("Retry-After", "60")
+		}
+		return p
 	}
 	return nil
 }

@@ -1,12 +1,15 @@
 // Package store keeps the accounts service's state in Redis: one JSON
-// record per account (its attestation and its OAuth clients inside it),
-// an index from a client id to its account, each operator's list of the
-// accounts it registered, and per client the account tokens it holds, so
-// that revoking the client revokes them.
+// record per account (its attestation and its OAuth clients inside it, or
+// a person's address and passkeys), an index from a client id to its
+// account, each operator's list of the accounts it registered, and per
+// client the account tokens it holds, so that revoking the client revokes
+// them; and for people (people.go) the address index, the codes sent to
+// addresses, the WebAuthn ceremonies in flight and the account sessions.
 //
 // An account's keys share the hash tag {a:<accountId>}; an operator's list
-// has the tag of the operator. Every change of an account is a compare and
-// set on the record's version (one script), retried a few times.
+// has the tag of the operator, an address's keys the tag of the address.
+// Every change of an account is a compare and set on the record's version
+// (one script), retried a few times.
 package store
 
 import (
@@ -53,17 +56,35 @@ func operatorKey(tenant, env, partnerID string) string {
 
 // record is an account as stored.
 type record struct {
-	ID                string         `json:"id"`
-	Tenant            string         `json:"tenant"`
-	Environment       string         `json:"environment"`
-	Kind              string         `json:"kind"`
-	DisplayName       string         `json:"displayName"`
-	OperatorPartnerID string         `json:"operatorPartnerId"`
-	Status            string         `json:"status"`
-	Attestation       *attestation   `json:"attestation,omitempty"`
-	Clients           []clientRecord `json:"clients,omitempty"`
-	CreatedAt         time.Time      `json:"createdAt"`
-	Version           int64          `json:"version"`
+	ID                string          `json:"id"`
+	Tenant            string          `json:"tenant"`
+	Environment       string          `json:"environment"`
+	Kind              string          `json:"kind"`
+	DisplayName       string          `json:"displayName"`
+	OperatorPartnerID string          `json:"operatorPartnerId"`
+	Status            string          `json:"status"`
+	Attestation       *attestation    `json:"attestation,omitempty"`
+	Clients           []clientRecord  `json:"clients,omitempty"`
+	Email             string          `json:"email,omitempty"`
+	EmailVerifiedAt   time.Time       `json:"emailVerifiedAt,omitzero"`
+	Passkeys          []passkeyRecord `json:"passkeys,omitempty"`
+	CreatedAt         time.Time       `json:"createdAt"`
+	Version           int64           `json:"version"`
+}
+
+// passkeyRecord is a person's credential as stored; the byte fields are
+// base64 in the JSON.
+type passkeyRecord struct {
+	CredentialID    []byte    `json:"credentialId"`
+	PublicKey       []byte    `json:"publicKey"`
+	AttestationType string    `json:"attestationType"`
+	AAGUID          []byte    `json:"aaguid,omitempty"`
+	SignCount       uint32    `json:"signCount"`
+	Transports      []string  `json:"transports,omitempty"`
+	BackupEligible  bool      `json:"backupEligible"`
+	BackupState     bool      `json:"backupState"`
+	CreatedAt       time.Time `json:"createdAt"`
+	LastUsedAt      time.Time `json:"lastUsedAt,omitzero"`
 }
 
 type attestation struct {
@@ -91,7 +112,13 @@ type Versioned struct {
 
 func toRecord(a Versioned) record {
 	r := record{ID: a.ID, Tenant: a.Tenant, Environment: a.Environment, Kind: string(a.Kind), DisplayName: a.DisplayName,
-		OperatorPartnerID: a.OperatorPartnerID, Status: string(a.Status), CreatedAt: a.CreatedAt.UTC(), Version: a.Version}
+		OperatorPartnerID: a.OperatorPartnerID, Status: string(a.Status), Email: a.Email, EmailVerifiedAt: a.EmailVerifiedAt.UTC(),
+		CreatedAt: a.CreatedAt.UTC(), Version: a.Version}
+	for _, p := range a.Passkeys {
+		r.Passkeys = append(r.Passkeys, passkeyRecord{CredentialID: p.CredentialID, PublicKey: p.PublicKey, AttestationType: p.AttestationType,
+			AAGUID: p.AAGUID, SignCount: p.SignCount, Transports: p.Transports, BackupEligible: p.BackupEligible, BackupState: p.BackupState,
+			CreatedAt: p.CreatedAt.UTC(), LastUsedAt: p.LastUsedAt.UTC()})
+	}
 	if a.Status == account.StatusVerified {
 		att := a.Attestation
 		r.Attestation = &attestation{Model: att.Model, Provider: att.Provider, Contact: att.Contact,
@@ -110,7 +137,13 @@ func toRecord(a Versioned) record {
 
 func fromRecord(r record) Versioned {
 	a := account.Account{ID: r.ID, Tenant: r.Tenant, Environment: r.Environment, Kind: account.Kind(r.Kind),
-		DisplayName: r.DisplayName, OperatorPartnerID: r.OperatorPartnerID, Status: account.Status(r.Status), CreatedAt: r.CreatedAt}
+		DisplayName: r.DisplayName, OperatorPartnerID: r.OperatorPartnerID, Status: account.Status(r.Status), CreatedAt: r.CreatedAt,
+		Email: r.Email, EmailVerifiedAt: r.EmailVerifiedAt}
+	for _, p := range r.Passkeys {
+		a.Passkeys = append(a.Passkeys, account.Passkey{CredentialID: p.CredentialID, PublicKey: p.PublicKey, AttestationType: p.AttestationType,
+			AAGUID: p.AAGUID, SignCount: p.SignCount, Transports: p.Transports, BackupEligible: p.BackupEligible, BackupState: p.BackupState,
+			CreatedAt: p.CreatedAt, LastUsedAt: p.LastUsedAt})
+	}
 	if att := r.Attestation; att != nil {
 		a.Attestation = account.Attestation{Model: att.Model, Provider: att.Provider, Contact: att.Contact,
 			AcceptsResponsibility: att.AcceptsResponsibility, AttestedBy: att.AttestedBy, AttestedAt: att.AttestedAt}

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/pcourt/pcourt/libs/envconf"
+	"github.com/pcourt/pcourt/libs/mail"
 	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/controller"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/mail"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
 )
 
@@ -51,14 +51,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	cfg.Kubernetes.Mode = controller.Mode(r.String("EDGE_KUBERNETES", string(cfg.Kubernetes.Mode)))
 	cfg.Kubernetes.Namespace = controller.Namespace(r.String("EDGE_KUBERNETES_NAMESPACE", ""), getenv)
 	cfg.Kubernetes.LeaseName = r.String("EDGE_KUBERNETES_LEASE", cfg.Kubernetes.LeaseName)
-	cfg.Mail = mail.DefaultConfig()
-	cfg.Mail.Host = r.String("EDGE_SMTP_HOST", "")
-	cfg.Mail.Port = r.Int("EDGE_SMTP_PORT", cfg.Mail.Port)
-	cfg.Mail.From = r.String("EDGE_SMTP_FROM", cfg.Mail.From)
-	cfg.Mail.Username = r.String("EDGE_SMTP_USERNAME", "")
-	cfg.Mail.Password = r.Secret("EDGE_SMTP_PASSWORD")
-	cfg.Mail.TLS = mail.TLSMode(r.String("EDGE_SMTP_STARTTLS", string(cfg.Mail.TLS)))
-	cfg.Mail.Timeout = r.Duration("EDGE_SMTP_TIMEOUT", cfg.Mail.Timeout)
+	cfg.Mail = mail.FromEnv(r, "EDGE_SMTP_", mail.DefaultConfig())
 	cfg.NoticeInterval = r.Duration("EDGE_NOTICE_INTERVAL", time.Minute)
 	var errs []error
 	if cfg.RefreshInterval <= 0 {

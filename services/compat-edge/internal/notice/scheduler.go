@@ -21,8 +21,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pcourt/pcourt/libs/mail"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/mail"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/store"
 )

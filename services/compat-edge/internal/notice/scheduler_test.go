@@ -13,10 +13,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pcourt/pcourt/libs/mail"
+	"github.com/pcourt/pcourt/libs/mail/mailtest"
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/inventory"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/mail"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/mail/mailtest"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/notice"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/policy"
 	"github.com/pcourt/pcourt/services/compat-edge/internal/store"

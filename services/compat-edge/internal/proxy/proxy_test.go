@@ -105,6 +105,7 @@ func TestRoutesEachFamilyToItsOwner(t *testing.T) {
 		"/api/console/links":                      routing.Console,
 		"/console/deliveries":                     routing.Console,
 		"/api/accounts/acct_1/clients":            routing.Accounts,
+		"/account/signin":                         routing.Accounts,
 		"/oauth/token":                            routing.Accounts,
 		"/.well-known/oauth-authorization-server": routing.Accounts,
 		"/mcp": routing.MCP,

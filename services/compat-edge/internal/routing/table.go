@@ -36,7 +36,8 @@ type Family struct {
 // routes; the hosted pages: the respondent's (/respond) and the partner
 // console's (/console, with its links API); and the accounts service's
 // (docs/accounts.md), which are the platform's, not the spec's: the
-// agent accounts API (/api/accounts) and the OAuth 2.1 authorization
+// agent accounts API (/api/accounts), people's sign-up, sign-in and
+// account pages (/account) and the OAuth 2.1 authorization
 // server (/oauth/ and its RFC 8414 metadata, which lives at the root's
 // /.well-known/ because the issuer is the public URL itself); and the MCP
 // server's (docs/mcp.md): its streamable HTTP endpoint /mcp and its
@@ -80,6 +81,7 @@ var Families = []Family{
 	{"/console", Console},
 
 	{"/api/accounts", Accounts},
+	{"/account", Accounts},
 	{"/oauth", Accounts},
 	{"/.well-known/oauth-authorization-server", Accounts},
 

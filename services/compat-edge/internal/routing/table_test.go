@@ -10,7 +10,7 @@ import (
 
 // Every route the spec names, earlier and canonical, and the platform's
 // own beside them (the console's pages and links, the accounts service's
-// API and authorization server), reaches the service that owns its
+// API, people's account pages and the authorization server), reaches the service that owns its
 // resource.
 func TestEverySpecRouteHasItsOwner(t *testing.T) {
 	table := routing.NewTable(routing.Families)
@@ -93,6 +93,11 @@ func TestEverySpecRouteHasItsOwner(t *testing.T) {
 		"/api/accounts":                                       routing.Accounts,
 		"/api/accounts/acct_1/attestation":                    routing.Accounts,
 		"/api/accounts/acct_1/clients/ocl_1":                  routing.Accounts,
+		"/account":                                            routing.Accounts,
+		"/account/":                                           routing.Accounts,
+		"/account/signup/options":                             routing.Accounts,
+		"/account/signin/code/verify":                         routing.Accounts,
+		"/account/static/account.js":                          routing.Accounts,
 		"/oauth/token":                                        routing.Accounts,
 		"/oauth/revoke":                                       routing.Accounts,
 		"/oauth/introspect":                                   routing.Accounts,
@@ -109,7 +114,7 @@ func TestEverySpecRouteHasItsOwner(t *testing.T) {
 
 func TestUnknownPathsHaveNoOwner(t *testing.T) {
 	table := routing.NewTable(routing.Families)
-	for _, path := range []string{"/", "/api", "/api/filingsx", "/api/v2", "/api/v3/cases/1", "/apix/cases", "/api/awardsx/keys", "/api/x402x/dispute-readiness", "/consolex", "/api/consolex/links", "/api/accountsx", "/oauthx/token", "/.well-known/oauth-authorization-serverx", "/.well-known/oauth-protected-resource", "/.well-known", "/mcpx", "/.well-known/oauth-protected-resource/mcpx"} {
+	for _, path := range []string{"/", "/api", "/api/filingsx", "/api/v2", "/api/v3/cases/1", "/apix/cases", "/api/awardsx/keys", "/api/x402x/dispute-readiness", "/consolex", "/api/consolex/links", "/api/accountsx", "/accounts", "/accountx/signin", "/oauthx/token", "/.well-known/oauth-authorization-serverx", "/.well-known/oauth-protected-resource", "/.well-known", "/mcpx", "/.well-known/oauth-protected-resource/mcpx"} {
 		_, ok := table.Owner(path)
 		require.False(t, ok, path)
 	}

@@ -1,6 +1,9 @@
-// Package mail sends the edge's notices over SMTP with net/smtp: one
-// connection per message (notices are few), STARTTLS when the server
+// Package mail sends the platform's few e-mails over SMTP with net/smtp
+// (the compat-controller's milestone notices, the accounts service's
+// sign-in codes): one connection per message, STARTTLS when the server
 // offers it (or required), and PLAIN authentication when configured.
+// Each service reads the same seven settings under its own prefix
+// (FromEnv: EDGE_SMTP_*, PEOPLE_SMTP_*).
 package mail
 
 import (
@@ -33,8 +36,12 @@ const (
 	TLSOff TLSMode = "off"
 )
 
-// Config is the SMTP server and the sender (EDGE_SMTP_*).
+// Config is the SMTP server and the sender (<prefix>HOST, …).
 type Config struct {
+	// Prefix is the settings' prefix ("EDGE_SMTP_"), which Validate's
+	// errors name.
+	Prefix string
+
 	// Host empty turns mail off.
 	Host     string
 	Port     int
@@ -44,13 +51,31 @@ type Config struct {
 	TLS      TLSMode
 	// Timeout bounds one message: dial, conversation and data.
 	Timeout time.Duration
-	// HelloName is what the edge says in EHLO.
+	// HelloName is what the sender says in EHLO.
 	HelloName string
 }
 
-// DefaultConfig sends nothing until a host is set.
+// DefaultConfig sends nothing until a host is set. The sender's address
+// and EHLO name are the compat-controller's unless the service sets its
+// own.
 func DefaultConfig() Config {
-	return Config{Port: 587, From: "compatibility@pcourt.dev", TLS: TLSAuto, Timeout: 30 * time.Second, HelloName: "compat-edge"}
+	return Config{Prefix: "SMTP_", Port: 587, From: "compatibility@pcourt.dev", TLS: TLSAuto, Timeout: 30 * time.Second, HelloName: "compat-edge"}
+}
+
+// FromEnv reads the settings under prefix over def: HOST (empty: mail
+// off), PORT, FROM, USERNAME, PASSWORD (a secret), STARTTLS (auto, on,
+// off) and TIMEOUT.
+func FromEnv(r *envconf.Reader, prefix string, def Config) Config {
+	c := def
+	c.Prefix = prefix
+	c.Host = r.String(prefix+"HOST", def.Host)
+	c.Port = r.Int(prefix+"PORT", def.Port)
+	c.From = r.String(prefix+"FROM", def.From)
+	c.Username = r.String(prefix+"USERNAME", def.Username)
+	c.Password = r.Secret(prefix + "PASSWORD")
+	c.TLS = TLSMode(r.String(prefix+"STARTTLS", string(def.TLS)))
+	c.Timeout = r.Duration(prefix+"TIMEOUT", def.Timeout)
+	return c
 }
 
 // Enabled reports whether a server is configured.
@@ -60,19 +85,19 @@ func (c Config) Enabled() bool { return c.Host != "" }
 func (c Config) Validate() error {
 	var errs []error
 	if c.Port <= 0 || c.Port > 65535 {
-		errs = append(errs, fmt.Errorf("EDGE_SMTP_PORT=%d is not a port", c.Port))
+		errs = append(errs, fmt.Errorf("%sPORT=%d is not a port", c.Prefix, c.Port))
 	}
 	if c.TLS != TLSAuto && c.TLS != TLSRequired && c.TLS != TLSOff {
-		errs = append(errs, fmt.Errorf("EDGE_SMTP_STARTTLS=%q is not auto, on or off", c.TLS))
+		errs = append(errs, fmt.Errorf("%sSTARTTLS=%q is not auto, on or off", c.Prefix, c.TLS))
 	}
 	if c.Timeout <= 0 {
-		errs = append(errs, errors.New("EDGE_SMTP_TIMEOUT must be positive"))
+		errs = append(errs, fmt.Errorf("%sTIMEOUT must be positive", c.Prefix))
 	}
 	if c.Enabled() && !validAddress(c.From) {
-		errs = append(errs, fmt.Errorf("EDGE_SMTP_FROM=%q is not an address", c.From))
+		errs = append(errs, fmt.Errorf("%sFROM=%q is not an address", c.Prefix, c.From))
 	}
 	if (c.Username == "") != (c.Password == "") {
-		errs = append(errs, errors.New("EDGE_SMTP_USERNAME and EDGE_SMTP_PASSWORD go together"))
+		errs = append(errs, fmt.Errorf("%sUSERNAME and %sPASSWORD go together", c.Prefix, c.Prefix))
 	}
 	return errors.Join(errs...)
 }
@@ -84,7 +109,7 @@ func validAddress(a string) bool {
 	return ok && local != "" && domain != "" && len(a) <= 254 && !strings.ContainsAny(a, " \t\r\n<>,;:\"()[]\\") && !strings.Contains(domain, "@")
 }
 
-// ValidAddress reports whether a is a plain address the edge will mail.
+// ValidAddress reports whether a is a plain address the sender will mail.
 func ValidAddress(a string) bool { return validAddress(a) }
 
 // Message is one plain-text e-mail.
@@ -134,7 +159,7 @@ func (s *Sender) Send(ctx context.Context, m Message) error {
 				return fmt.Errorf("smtp STARTTLS: %w", err)
 			}
 		} else if s.cfg.TLS == TLSRequired {
-			return fmt.Errorf("smtp server %s does not offer STARTTLS (EDGE_SMTP_STARTTLS=on)", addr)
+			return fmt.Errorf("smtp server %s does not offer STARTTLS (%sSTARTTLS=on)", addr, s.cfg.Prefix)
 		}
 	}
 	if s.cfg.Username != "" {

@@ -9,8 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/pcourt/pcourt/services/compat-edge/internal/mail"
-	"github.com/pcourt/pcourt/services/compat-edge/internal/mail/mailtest"
+	"github.com/pcourt/pcourt/libs/envconf"
+	"github.com/pcourt/pcourt/libs/mail"
+	"github.com/pcourt/pcourt/libs/mail/mailtest"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -35,6 +36,28 @@ func TestConfigValidate(t *testing.T) {
 			require.Error(t, c.Validate())
 		})
 	}
+}
+
+// Each service reads the same settings under its own prefix, and an
+// unusable one is named as the service's operator wrote it.
+func TestFromEnvReadsTheServicesOwnPrefix(t *testing.T) {
+	vars := map[string]string{"PEOPLE_SMTP_HOST": "smtp.example", "PEOPLE_SMTP_PORT": "2525", "PEOPLE_SMTP_FROM": "accounts@pcourt.dev",
+		"PEOPLE_SMTP_USERNAME": "u", "PEOPLE_SMTP_PASSWORD": "p", "PEOPLE_SMTP_STARTTLS": "on", "PEOPLE_SMTP_TIMEOUT": "5s",
+		"EDGE_SMTP_HOST": "edge.example"}
+	r := envconf.New(func(k string) string { return vars[k] })
+	c := mail.FromEnv(r, "PEOPLE_SMTP_", mail.DefaultConfig())
+	require.NoError(t, r.Err())
+	require.NoError(t, c.Validate())
+	require.Equal(t, "smtp.example", c.Host)
+	require.Equal(t, 2525, c.Port)
+	require.Equal(t, "accounts@pcourt.dev", c.From)
+	require.Equal(t, "p", c.Password.Reveal())
+	require.Equal(t, mail.TLSRequired, c.TLS)
+	require.Equal(t, 5*time.Second, c.Timeout)
+
+	vars["PEOPLE_SMTP_STARTTLS"] = "maybe"
+	err := mail.FromEnv(envconf.New(func(k string) string { return vars[k] }), "PEOPLE_SMTP_", mail.DefaultConfig()).Validate()
+	require.ErrorContains(t, err, "PEOPLE_SMTP_STARTTLS")
 }
 
 func TestSendOverSMTP(t *testing.T) {

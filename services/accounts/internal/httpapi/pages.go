@@ -1,0 +1,177 @@
+// The pages' views, templates and static files.
+
+package httpapi
+
+import (
+	"bytes"
+	"embed"
+	"encoding/base64"
+	"html/template"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/pcourt/pcourt/libs/problem"
+	"github.com/pcourt/pcourt/libs/webpage"
+	"github.com/pcourt/pcourt/services/accounts/internal/people"
+)
+
+//go:embed templates/*.html
+var templateFiles embed.FS
+
+//go:embed static
+var staticFiles embed.FS
+
+var templates = template.Must(template.New("").Funcs(template.FuncMap{"when": when}).ParseFS(templateFiles, "templates/*.html"))
+
+// when spells an instant for a person: UTC, to the minute.
+func when(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return t.UTC().Format("2 January 2006, 15:04 UTC")
+}
+
+// frame is what every page's layout needs: its name, and the paths as
+// the browser addresses them.
+type frame struct {
+	Page   string
+	Title  string
+	Static string
+	Home   string
+	SignIn string
+	SignUp string
+	// The ceremonies' endpoints, which the module reads from the page.
+	SignUpOptions, SignUpFinish, SignInOptions, SignInFinish string
+	// The forms' actions.
+	CodeRequest, CodeVerify, SignOut string
+}
+
+var titles = map[string]string{"signup": "Create your account", "signin": "Sign in", "code": "Type the code",
+	"account": "Your account", "signedout": "Signed out", "refusal": "Not done"}
+
+func (p *pages) frame(page string) frame {
+	return frame{Page: page, Title: titles[page], Static: p.path("/account/static/"), Home: p.path("/account/"), SignIn: p.path("/account/signin"),
+		SignUp: p.path("/account/signup"), SignUpOptions: p.path("/account/signup/options"), SignUpFinish: p.path("/account/signup"),
+		SignInOptions: p.path("/account/signin/options"), SignInFinish: p.path("/account/signin"),
+		CodeRequest: p.path("/account/signin/code"), CodeVerify: p.path("/account/signin/code/verify"), SignOut: p.path("/account/signout")}
+}
+
+// formError is a refusal shown beside the form it refused.
+type formError struct {
+	Code   string
+	Title  string
+	Detail string
+}
+
+func toFormError(p *problem.Error) *formError {
+	if p == nil {
+		return nil
+	}
+	return &formError{Code: p.Code.Name, Title: p.Code.Title, Detail: p.Detail}
+}
+
+// signInView is the sign-in page: the passkey's button, and the code's
+// form where the deployment sends codes.
+type signInView struct {
+	frame
+	Codes     bool
+	Email     string
+	CodeError *problem.Error
+}
+
+// Error is the code form's refusal, if any.
+func (v signInView) Error() *formError { return toFormError(v.CodeError) }
+
+// codeView is the page where the code is typed: it says the same whether
+// an account uses the address or not.
+type codeView struct {
+	frame
+	Email string
+	Err   *formError
+}
+
+func (p *pages) codeView(email string, refused *problem.Error) codeView {
+	return codeView{frame: p.frame("code"), Email: strings.TrimSpace(email), Err: toFormError(refused)}
+}
+
+// accountPage is the signed-in account.
+type accountPage struct {
+	frame
+	CSRF            string
+	ID              string
+	DisplayName     string
+	Email           string
+	EmailVerifiedAt time.Time
+	Environment     string
+	CreatedAt       time.Time
+	Method          string
+	Since           time.Time
+	Until           time.Time
+	Passkeys        []passkeyView
+}
+
+type passkeyView struct {
+	ID         string // the credential id's first characters, in base64url
+	CreatedAt  time.Time
+	LastUsedAt time.Time
+	Transports string
+	Synced     bool
+}
+
+func (p *pages) toAccountPage(in people.SignedIn) accountPage {
+	a := in.Account
+	v := accountPage{frame: p.frame("account"), CSRF: in.Session.CSRF, ID: a.ID, DisplayName: a.DisplayName, Email: a.Email,
+		EmailVerifiedAt: a.EmailVerifiedAt, Environment: a.Environment, CreatedAt: a.CreatedAt, Method: in.Session.Method,
+		Since: in.Session.CreatedAt, Until: in.Session.ExpiresAt}
+	for _, k := range a.Passkeys {
+		id := base64.RawURLEncoding.EncodeToString(k.CredentialID)
+		if len(id) > 12 {
+			id = id[:12] + "…"
+		}
+		transports := strings.Join(k.Transports, ", ")
+		if transports == "" {
+			transports = "not reported"
+		}
+		v.Passkeys = append(v.Passkeys, passkeyView{ID: id, CreatedAt: k.CreatedAt, LastUsedAt: k.LastUsedAt, Transports: transports, Synced: k.BackupState})
+	}
+	return v
+}
+
+// refusalView is a page refused before it was heard, or a failure.
+type refusalView struct {
+	frame
+	Problem *problem.Error
+}
+
+// render executes a page into a buffer first, so a template error never
+// sends half a page.
+func (p *pages) render(c *gin.Context, status int, name string, data any) {
+	var buf bytes.Buffer
+	if err := templates.ExecuteTemplate(&buf, name, data); err != nil {
+		p.logger.ErrorContext(c.Request.Context(), "rendering an account page failed", "page", name, "err", err)
+		c.Data(http.StatusInternalServerError, "text/plain; charset=utf-8", []byte("Something went wrong.\n"))
+		return
+	}
+	c.Data(status, "text/html; charset=utf-8", buf.Bytes())
+}
+
+// serveStatic serves the embedded module and stylesheets, the design
+// system's (webpage.Stylesheet) among them.
+func serveStatic(c *gin.Context) {
+	name := c.Param("file")
+	types := map[string]string{".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
+	b, err := staticFiles.ReadFile("static/" + name)
+	if name == webpage.StylesheetFile {
+		b, err = webpage.Stylesheet, nil
+	}
+	ct, known := types[path.Ext(name)]
+	if err != nil || !known {
+		c.Data(http.StatusNotFound, "text/plain; charset=utf-8", []byte("Not found.\n"))
+		return
+	}
+	c.Data(http.StatusOK, ct, b)
+}

@@ -1,0 +1,278 @@
+// People's keys: the address index, the codes sent to an address, the
+// WebAuthn ceremonies in flight and the account sessions.
+//
+//	pc:acct:{e:<address>}:account   the account id using the address (SETNX: one account per address)
+//	pc:acct:{e:<address>}:code      the address's codes (JSON, compare and set on its version)
+//	pc:acct:ceremony:<hash>         a ceremony in flight (JSON, 5 minutes, taken once with GETDEL)
+//	pc:acct:session:<hash>          an account session (JSON, expiring with it)
+//
+// <address> is the SHA-256 of tenant, environment and normalised address
+// (so no address is in a key, and none of its characters ends the hash
+// tag early); <hash> is the SHA-256 of the browser's cookie value: only
+// hashes are stored, as for every session and link of the hosted pages.
+
+package store
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/pcourt/pcourt/services/accounts/internal/account"
+)
+
+// ErrEmailTaken is an address another account of the tenant and
+// environment uses.
+var ErrEmailTaken = errors.New("an account uses this address already")
+
+// ErrCeremonyNotFound is a ceremony that expired, was taken already, or
+// never began.
+var ErrCeremonyNotFound = errors.New("no such ceremony")
+
+func addressTag(tenant, env, email string) string {
+	sum := sha256.Sum256([]byte(tenant + "\x00" + env + "\x00" + email))
+	return "{e:" + hex.EncodeToString(sum[:16]) + "}"
+}
+
+func addressKey(tenant, env, email string) string {
+	return prefix + addressTag(tenant, env, email) + ":account"
+}
+
+func codeKey(tenant, env, email string) string {
+	return prefix + addressTag(tenant, env, email) + ":code"
+}
+
+func ceremonyKey(hash string) string { return prefix + "ceremony:" + hash }
+
+func sessionKey(hash string) string { return prefix + "session:" + hash }
+
+// CreatePerson stores a person's new account and claims its address. The
+// record is written first and deleted again when the address is taken: no
+// key names the new id yet, so nobody saw it; a crash in between leaves a
+// record nothing points to, never a claimed address without its account.
+func (s *Accounts) CreatePerson(ctx context.Context, a account.Account) error {
+	b, err := json.Marshal(toRecord(Versioned{Account: a}))
+	if err != nil {
+		return fmt.Errorf("encoding account %s: %w", a.ID, err)
+	}
+	ok, err := s.rdb.SetNX(ctx, accountKey(a.ID), b, 0).Result()
+	if err != nil {
+		return fmt.Errorf("creating account %s: %w", a.ID, err)
+	}
+	if !ok {
+		return fmt.Errorf("creating account %s: id taken", a.ID)
+	}
+	claimed, err := s.rdb.SetNX(ctx, addressKey(a.Tenant, a.Environment, a.Email), a.ID, 0).Result()
+	if err == nil && !claimed {
+		err = ErrEmailTaken
+	}
+	if err != nil {
+		if dErr := s.rdb.Del(context.WithoutCancel(ctx), accountKey(a.ID)).Err(); dErr != nil {
+			err = errors.Join(err, fmt.Errorf("removing unclaimed account %s: %w", a.ID, dErr))
+		}
+		if errors.Is(err, ErrEmailTaken) {
+			return err
+		}
+		return fmt.Errorf("claiming the address of account %s: %w", a.ID, err)
+	}
+	return nil
+}
+
+// AccountByEmail returns the id of the account using a normalised
+// address in a tenant and environment, "" when none does.
+func (s *Accounts) AccountByEmail(ctx context.Context, tenant, env, email string) (string, error) {
+	id, err := s.rdb.Get(ctx, addressKey(tenant, env, email)).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("looking up an address: %w", err)
+	}
+	return id, nil
+}
+
+// codeRecord is an address's codes as stored.
+type codeRecord struct {
+	AccountID   string    `json:"accountId"`
+	Salt        []byte    `json:"salt"`
+	Hash        string    `json:"hash"`
+	IssuedAt    time.Time `json:"issuedAt"`
+	ExpiresAt   time.Time `json:"expiresAt"`
+	Attempts    int       `json:"attempts"`
+	WindowStart time.Time `json:"windowStart"`
+	Issued      int       `json:"issued"`
+	Version     int64     `json:"version"`
+}
+
+// codeScript KEYS: the code. ARGV: json, expected version ("0": none
+// stored), expiry in Unix milliseconds.
+var codeScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+local v = '0'
+if cur then v = tostring(cjson.decode(cur)['version']) end
+if v ~= ARGV[2] then return 'conflict' end
+redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[3])
+return 'ok'
+`)
+
+// ModifyCode loads an address's codes (zero when none is kept), applies
+// change and stores what it returns if no other request changed them in
+// between, retrying a few times. What change returns is stored even with
+// an error (a wrong code is refused and its attempt counted), unless it
+// is the state it was given; the error is returned as it is.
+func (s *Accounts) ModifyCode(ctx context.Context, tenant, env, email string, change func(account.EmailCode) (account.EmailCode, error)) (account.EmailCode, error) {
+	key := codeKey(tenant, env, email)
+	for range 5 {
+		var cur codeRecord
+		raw, err := s.rdb.Get(ctx, key).Bytes()
+		switch {
+		case errors.Is(err, redis.Nil):
+		case err != nil:
+			return account.EmailCode{}, fmt.Errorf("loading an address's codes: %w", err)
+		default:
+			if err := json.Unmarshal(raw, &cur); err != nil {
+				return account.EmailCode{}, fmt.Errorf("decoding an address's codes: %w", err)
+			}
+		}
+		was := fromCodeRecord(cur)
+		next, refused := change(was)
+		before, _ := json.Marshal(toCodeRecord(was, cur.Version))
+		after, err := json.Marshal(toCodeRecord(next, cur.Version))
+		if err != nil {
+			return was, fmt.Errorf("encoding an address's codes: %w", err)
+		}
+		if bytes.Equal(before, after) {
+			return next, refused
+		}
+		after, _ = json.Marshal(toCodeRecord(next, cur.Version+1))
+		res, err := codeScript.Run(ctx, s.rdb, []string{key}, after, cur.Version, next.KeepUntil().UnixMilli()).Text()
+		if err != nil {
+			return was, fmt.Errorf("storing an address's codes: %w", err)
+		}
+		if res == "ok" {
+			return next, refused
+		}
+	}
+	return account.EmailCode{}, ErrConflict
+}
+
+func toCodeRecord(c account.EmailCode, version int64) codeRecord {
+	return codeRecord{AccountID: c.AccountID, Salt: c.Salt, Hash: c.Hash, IssuedAt: c.IssuedAt.UTC(), ExpiresAt: c.ExpiresAt.UTC(),
+		Attempts: c.Attempts, WindowStart: c.WindowStart.UTC(), Issued: c.Issued, Version: version}
+}
+
+func fromCodeRecord(r codeRecord) account.EmailCode {
+	return account.EmailCode{AccountID: r.AccountID, Salt: r.Salt, Hash: r.Hash, IssuedAt: r.IssuedAt, ExpiresAt: r.ExpiresAt,
+		Attempts: r.Attempts, WindowStart: r.WindowStart, Issued: r.Issued}
+}
+
+// CeremonyKind is what a ceremony is for.
+type CeremonyKind string
+
+// The ceremonies.
+const (
+	// CeremonySignUp registers a new person's first passkey.
+	CeremonySignUp CeremonyKind = "signup"
+	// CeremonySignIn asks any passkey of the deployment to sign in.
+	CeremonySignIn CeremonyKind = "signin"
+)
+
+// Ceremony is a WebAuthn ceremony in flight: what it is for, the
+// relying party's session data (go-webauthn's, kept as its JSON), and for
+// a sign-up the account it will create.
+type Ceremony struct {
+	Kind        CeremonyKind    `json:"kind"`
+	Tenant      string          `json:"tenant"`
+	Environment string          `json:"environment"`
+	AccountID   string          `json:"accountId,omitempty"`
+	DisplayName string          `json:"displayName,omitempty"`
+	Email       string          `json:"email,omitempty"`
+	WebAuthn    json.RawMessage `json:"webauthn"`
+}
+
+// SaveCeremony keeps a ceremony under its cookie's hash for ttl.
+func (s *Accounts) SaveCeremony(ctx context.Context, hash string, c Ceremony, ttl time.Duration) error {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("encoding a ceremony: %w", err)
+	}
+	if err := s.rdb.Set(ctx, ceremonyKey(hash), b, ttl).Err(); err != nil {
+		return fmt.Errorf("saving a ceremony: %w", err)
+	}
+	return nil
+}
+
+// TakeCeremony returns the ceremony under the hash and removes it in the
+// same step: a ceremony's challenge is answered once, whatever the
+// answer, and a replayed answer finds nothing (ErrCeremonyNotFound).
+func (s *Accounts) TakeCeremony(ctx context.Context, hash string) (Ceremony, error) {
+	raw, err := s.rdb.GetDel(ctx, ceremonyKey(hash)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return Ceremony{}, ErrCeremonyNotFound
+	}
+	if err != nil {
+		return Ceremony{}, fmt.Errorf("taking a ceremony: %w", err)
+	}
+	var c Ceremony
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return Ceremony{}, fmt.Errorf("decoding a ceremony: %w", err)
+	}
+	return c, nil
+}
+
+// Session is a person's signed-in browser.
+type Session struct {
+	AccountID   string `json:"accountId"`
+	Tenant      string `json:"tenant"`
+	Environment string `json:"environment"`
+	// CSRF is the token every form of the session's pages carries.
+	CSRF string `json:"csrf"`
+	// Method is how the session signed in: "passkey" or "code".
+	Method    string    `json:"method"`
+	CreatedAt time.Time `json:"createdAt"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// CreateSession keeps a session under its cookie's hash until it expires.
+func (s *Accounts) CreateSession(ctx context.Context, hash string, sess Session) error {
+	b, err := json.Marshal(sess)
+	if err != nil {
+		return fmt.Errorf("encoding a session: %w", err)
+	}
+	if err := s.rdb.SetArgs(ctx, sessionKey(hash), b, redis.SetArgs{ExpireAt: sess.ExpiresAt}).Err(); err != nil {
+		return fmt.Errorf("creating a session: %w", err)
+	}
+	return nil
+}
+
+// Session returns the session under the hash, if it is live.
+func (s *Accounts) Session(ctx context.Context, hash string) (Session, bool, error) {
+	raw, err := s.rdb.Get(ctx, sessionKey(hash)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return Session{}, false, nil
+	}
+	if err != nil {
+		return Session{}, false, fmt.Errorf("loading a session: %w", err)
+	}
+	var sess Session
+	if err := json.Unmarshal(raw, &sess); err != nil {
+		return Session{}, false, fmt.Errorf("decoding a session: %w", err)
+	}
+	return sess, true, nil
+}
+
+// EndSession removes the session under the hash; ending an ended one is
+// no error.
+func (s *Accounts) EndSession(ctx context.Context, hash string) error {
+	if err := s.rdb.Del(ctx, sessionKey(hash)).Err(); err != nil {
+		return fmt.Errorf("ending a session: %w", err)
+	}
+	return nil
+}
