@@ -143,6 +143,7 @@ func TestTheTimelineDrawsTheCasesOwnDeadlines(t *testing.T) {
 	page = s.get(t, "/respond/"+o.id, session)
 	lanes, marks, _ = drawn(t, page.body)
 	c = s.apiCase(t, o.id)
+	require.Equal(t, map[string]string{"opened": c.OpenedAt}, marks, "joining and answering are no milestones")
 	var joined string
 	for _, p := range c.Participants {
 		if p.ParticipantID == "p-respondent" {
