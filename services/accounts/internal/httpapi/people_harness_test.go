@@ -82,7 +82,7 @@ func newPeopleStack(t testing.TB, opts ...stackOption) *peopleStack {
 	s.origin = site.Origin
 
 	cfg := people.Config{Tenant: "tenant-people", Environment: "sandbox", Origin: site.Origin, RPName: "pcourt test",
-		SessionTTL: 8 * time.Hour, CodeURL: s.url + "/account/signin"}
+		SessionTTL: 8 * time.Hour, CodeURL: s.url + "/account/signin", AccountURL: s.url + "/account/"}
 	mailOn := true
 	for _, o := range opts {
 		o(&cfg, &mailOn)
