@@ -280,3 +280,27 @@ func (s *peopleStack) codeFrom(t testing.TB, n int) (string, string) {
 	require.Len(t, m.To, 1)
 	return m.To[0], code
 }
+
+// askConfirmation posts the account page's "send a confirmation code".
+func (b *browser) askConfirmation(t testing.TB) page {
+	t.Helper()
+	return b.form(t, "/account/email/code", url.Values{"csrf": {b.get(t, "/account/").csrf(t)}})
+}
+
+// typeConfirmation posts the account page's "enter the code".
+func (b *browser) typeConfirmation(t testing.TB, code string) page {
+	t.Helper()
+	return b.form(t, "/account/email/confirm", url.Values{"csrf": {b.get(t, "/account/").csrf(t)}, "code": {code}})
+}
+
+// confirm confirms the signed-in account's address: a code asked for on
+// the account page, read from the n-th e-mail, typed back.
+func (b *browser) confirm(t testing.TB, n int) {
+	t.Helper()
+	sent := b.askConfirmation(t)
+	require.Equal(t, http.StatusOK, sent.status, sent.body)
+	_, code := b.s.codeFrom(t, n)
+	done := b.typeConfirmation(t, code)
+	require.Equal(t, http.StatusSeeOther, done.status, done.body)
+	require.Contains(t, b.get(t, "/account/").body, `id="email-confirmed"`)
+}
