@@ -222,12 +222,12 @@ func TestASignUpIsRefusedClearlyAndKeepsNothing(t *testing.T) {
 			status int
 			code   string
 		}{
-			"no name":            {map[string]string{"displayName": "", "email": "bob@example.com"}, 400, "invalid_account"},
-			"a name with spaces": {map[string]string{"displayName": " Bob ", "email": "bob@example.com"}, 400, "invalid_account"},
-			"not an address":     {map[string]string{"displayName": "Bob", "email": "bob at example"}, 400, "invalid_email"},
+			"no name":             {map[string]string{"displayName": "", "email": "bob@example.com"}, 400, "invalid_account"},
+			"a name with spaces":  {map[string]string{"displayName": " Bob ", "email": "bob@example.com"}, 400, "invalid_account"},
+			"not an address":      {map[string]string{"displayName": "Bob", "email": "bob at example"}, 400, "invalid_email"},
 			"a confirmed address": {map[string]string{"displayName": "Bob", "email": " ADA@example.com"}, 409, "email_taken"},
-			"an unknown field":   {map[string]string{"displayName": "Bob", "email": "bob@example.com", "kind": "organization"}, 400, "unknown_field"},
-			"not an object":      {[]string{"Bob"}, 400, "invalid_field_type"},
+			"an unknown field":    {map[string]string{"displayName": "Bob", "email": "bob@example.com", "kind": "organization"}, 400, "unknown_field"},
+			"not an object":       {[]string{"Bob"}, 400, "invalid_field_type"},
 		} {
 			a := b.call(t, "/account/signup/options", tc.body)
 			require.Equal(t, tc.status, a.status, name)
