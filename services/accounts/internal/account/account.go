@@ -99,10 +99,11 @@ type Account struct {
 	// the order they were registered.
 	Clients []Client
 	// Email is a person's address, normalised (NormalizeEmail): one
-	// account per address in a tenant and environment.
+	// account per confirmed address in a tenant and environment.
 	Email string
-	// EmailVerifiedAt is when a code sent to Email first signed the person
-	// in; zero until then (a sign-up does not prove the address).
+	// EmailVerifiedAt is when a code sent to Email confirmed it
+	// (ConfirmEmail); zero while it is unconfirmed, and an unconfirmed
+	// address is nobody's: it is not claimed and no code signs in by it.
 	EmailVerifiedAt time.Time
 	// Passkeys are a person's credentials, in the order registered.
 	Passkeys  []Passkey

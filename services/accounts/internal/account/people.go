@@ -181,15 +181,22 @@ func (a Account) SignInWithPasskey(u PasskeyUse, now time.Time) (Account, error)
 	return a, nil
 }
 
-// SignInWithCode records a sign-in by a code sent to the account's
-// address, which proves the address: it is verified from the first such
-// sign-in on. It refuses nothing: the code was issued for this account
-// (IssueCode) and checked (EmailCode.Verify) before.
-func (a Account) SignInWithCode(now time.Time) Account {
+// SignInWithCode records a sign-in by a code sent to email, the address
+// the code was asked for. Only a confirmed address's code reaches an
+// account (the address's claim names it from its confirmation on), so
+// this refuses the address when it is not the account's; an account the
+// claim names whose record missed its confirmation (the claim is written
+// first, ConfirmEmail after) is confirmed now: the claim proves the
+// address. Refusals: code_wrong (no person's account, or not its
+// address: the answer an address without an account gets).
+func (a Account) SignInWithCode(email string, now time.Time) (Account, error) {
+	if !a.IsPerson() || a.Email != email {
+		return a, refusal.New(CodeCodeWrong, "this is not the code that was sent")
+	}
 	if a.EmailVerifiedAt.IsZero() {
 		a.EmailVerifiedAt = now
 	}
-	return a
+	return a, nil
 }
 
 func clonePasskey(p Passkey) Passkey {

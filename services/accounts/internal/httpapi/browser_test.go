@@ -164,8 +164,9 @@ func text(t *testing.T, browser context.Context, sel string) string {
 // A person registers with a passkey in headless Chromium, the browser's
 // own virtual authenticator making it: signed in at once, the person
 // signs out, and signs in again with the passkey alone (no link, no
-// address typed: the credential names the account); signed out again, a
-// code sent through the SMTP server signs in too. Every page is checked
+// address typed: the credential names the account), after confirming
+// its address with a code sent through the SMTP server; signed out again,
+// a code sent to the confirmed address signs in too. Every page is checked
 // in every look, and a refused sign-up shows its reason beside the form.
 func TestAPersonRegistersWithAPasskeyInChromium(t *testing.T) {
 	bin := browsertest.Chromium(t, "people's account pages")
@@ -193,7 +194,22 @@ func TestAPersonRegistersWithAPasskeyInChromium(t *testing.T) {
 	require.Equal(t, "ada@example.com", text(t, browser, `#account-email`))
 	accountID := text(t, browser, `#account-id`)
 	require.Regexp(t, `^acct_[A-Z2-7]{26}$`, accountID)
+	require.NoError(t, chromedp.Do(browser, chromedp.WaitVisible(`#email-unconfirmed`)))
 	look(t, browser, "account")
+
+	// Confirm the address: a code from the account page, through the
+	// SMTP server, typed back.
+	browsertest.ClickThrough(t, browser, `#confirm-request button`)
+	require.NoError(t, chromedp.Do(browser, chromedp.WaitVisible(`#confirm-verify`)))
+	look(t, browser, "account-confirm")
+	to, code := s.codeFrom(t, 1)
+	require.Equal(t, "ada@example.com", to)
+	require.NoError(t, chromedp.Do(browser, chromedp.SendKeys(`#confirm-code`, code)))
+	browsertest.ClickThrough(t, browser, `#confirm-verify button`)
+	require.NoError(t, chromedp.Do(browser, chromedp.WaitVisible(`#email-confirmed`)))
+	confirmed, err := chromedp.Run(browser, chromedp.Evaluate[bool](`document.querySelector('#confirm') === null`))
+	require.NoError(t, err)
+	require.True(t, confirmed, "nothing left to confirm")
 
 	// The passkey lives in the authenticator, discoverable, for this
 	// relying party, its user handle the account id.
@@ -272,7 +288,7 @@ func TestAPersonRegistersWithAPasskeyInChromium(t *testing.T) {
 	browsertest.ClickThrough(t, browser, `#code-request button`)
 	require.NoError(t, chromedp.Do(browser, chromedp.WaitVisible(`#code-verify`)))
 	look(t, browser, "code")
-	to, code := s.codeFrom(t, 1)
+	to, code = s.codeFrom(t, 2)
 	require.Equal(t, "ada@example.com", to)
 	require.NoError(t, chromedp.Do(browser, chromedp.SendKeys(`#code`, "000000")))
 	resp, err := chromedp.RunResponse(browser, chromedp.Click(`#code-verify button`))
@@ -291,7 +307,7 @@ func TestAPersonRegistersWithAPasskeyInChromium(t *testing.T) {
 	require.NoError(t, chromedp.Do(browser, chromedp.Navigate(s.url+"/account/signup"), chromedp.WaitVisible(`#signup`),
 		chromedp.SendKeys(`#display-name`, "Someone Else"), chromedp.SendKeys(`#email`, "ADA@example.com"),
 		chromedp.Click(`#signup-button`), chromedp.WaitVisible(`#signup-error`)))
-	require.Contains(t, text(t, browser, `#signup-error`), "E-mail address in use")
+	require.Contains(t, text(t, browser, `#signup-error`), "E-mail address in use", "the address is confirmed, so claimed")
 	require.Len(t, credentials(t, browser, authenticator), 1)
 	look(t, browser, "signup-refused")
 

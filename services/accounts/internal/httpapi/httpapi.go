@@ -60,6 +60,8 @@ var (
 	CodeExpired             = problem.Code{Name: "code_expired", Status: http.StatusBadRequest, Title: "Code no longer valid"}
 	CodeWrong               = problem.Code{Name: "code_wrong", Status: http.StatusBadRequest, Title: "Wrong code"}
 	CodeAttemptsExhausted   = problem.Code{Name: "code_attempts_exhausted", Status: http.StatusForbidden, Title: "Code typed wrong too often"}
+	EmailAlreadyConfirmed   = problem.Code{Name: "email_already_confirmed", Status: http.StatusConflict, Title: "Address confirmed already"}
+	NoAccountAddress        = problem.Code{Name: "no_account_address", Status: http.StatusConflict, Title: "No address to confirm"}
 )
 
 // Codes returns the service's problem codes, the rows of owner accounts in
@@ -67,7 +69,8 @@ var (
 func Codes() []problem.Code {
 	return []problem.Code{InvalidAccount, AccountNotFound, ClientNotFound, AlreadyVerified, InvalidScope, TooManyClients, AccountBusy, NoPartner, KindNotRegistrable,
 		CrossOrigin, CSRFMismatch, InvalidEmail, EmailTaken, CeremonyExpired, PasskeyNotVerified, InvalidPasskey, PasskeyUnknown, PasskeyCounterRegressed,
-		CodesOff, CodeTooSoon, TooManyCodes, CodeMalformed, CodeExpired, CodeWrong, CodeAttemptsExhausted}
+		CodesOff, CodeTooSoon, TooManyCodes, CodeMalformed, CodeExpired, CodeWrong, CodeAttemptsExhausted,
+		EmailAlreadyConfirmed, NoAccountAddress}
 }
 
 // Problem maps the service's errors to problems; it is the server's
@@ -84,8 +87,10 @@ func Problem(err error) *problem.Error {
 		return problem.Newf(problem.BodyTooLarge, "A form of the account pages holds at most %d KiB.", MaxPeopleBodyBytes>>10).Wrap(err)
 	case errors.Is(err, webpage.ErrBadForm):
 		return problem.New(problem.InvalidRequest, "The form could not be read.").Wrap(err)
+	case errors.Is(err, people.ErrEmailConfirmedElsewhere):
+		return problem.New(EmailTaken, "Another account confirmed this address first, and holds it: this account's address stays unconfirmed and nothing was changed.").Wrap(err)
 	case errors.Is(err, store.ErrEmailTaken):
-		return problem.New(EmailTaken, "An account uses this address already: sign in with its passkey, or with a code sent to the address.").Wrap(err)
+		return problem.New(EmailTaken, "An account confirmed this address already: sign in with its passkey, or with a code sent to the address.").Wrap(err)
 	case errors.Is(err, people.ErrCeremonyExpired):
 		return problem.Newf(CeremonyExpired, "No passkey request of this browser is waiting for this answer: it lasts %d minutes and is answered once. Start again.", int(people.CeremonyTTL/time.Minute)).Wrap(err)
 	case errors.As(err, &unverified):
@@ -115,6 +120,8 @@ func Problem(err error) *problem.Error {
 			account.CodeCodeExpired:             CodeExpired,
 			account.CodeCodeWrong:               CodeWrong,
 			account.CodeCodeAttemptsExhausted:   CodeAttemptsExhausted,
+			account.CodeEmailAlreadyConfirmed:   EmailAlreadyConfirmed,
+			account.CodeNoAccountAddress:        NoAccountAddress,
 		}[refused.Code]
 		if code.Name == "" {
 			return nil

@@ -48,6 +48,7 @@ type frame struct {
 	SignUpOptions, SignUpFinish, SignInOptions, SignInFinish string
 	// The forms' actions.
 	CodeRequest, CodeVerify, SignOut string
+	ConfirmRequest, ConfirmVerify    string
 }
 
 var titles = map[string]string{"signup": "Create your account", "signin": "Sign in", "code": "Type the code",
@@ -57,7 +58,8 @@ func (p *pages) frame(page string) frame {
 	return frame{Page: page, Title: titles[page], Static: p.path("/account/static/"), Home: p.path("/account/"), SignIn: p.path("/account/signin"),
 		SignUp: p.path("/account/signup"), SignUpOptions: p.path("/account/signup/options"), SignUpFinish: p.path("/account/signup"),
 		SignInOptions: p.path("/account/signin/options"), SignInFinish: p.path("/account/signin"),
-		CodeRequest: p.path("/account/signin/code"), CodeVerify: p.path("/account/signin/code/verify"), SignOut: p.path("/account/signout")}
+		CodeRequest: p.path("/account/signin/code"), CodeVerify: p.path("/account/signin/code/verify"), SignOut: p.path("/account/signout"),
+		ConfirmRequest: p.path("/account/email/code"), ConfirmVerify: p.path("/account/email/confirm")}
 }
 
 // formError is a refusal shown beside the form it refused.
@@ -112,6 +114,12 @@ type accountPage struct {
 	Since           time.Time
 	Until           time.Time
 	Passkeys        []passkeyView
+	// Codes: the deployment sends codes, so the address can be confirmed.
+	Codes bool
+	// ConfirmSent: a confirmation code is on its way (show its field);
+	// ConfirmError: the confirmation's refusal, beside its form.
+	ConfirmSent  bool
+	ConfirmError *formError
 }
 
 type passkeyView struct {
@@ -126,7 +134,7 @@ func (p *pages) toAccountPage(in people.SignedIn) accountPage {
 	a := in.Account
 	v := accountPage{frame: p.frame("account"), CSRF: in.Session.CSRF, ID: a.ID, DisplayName: a.DisplayName, Email: a.Email,
 		EmailVerifiedAt: a.EmailVerifiedAt, Environment: a.Environment, CreatedAt: a.CreatedAt, Method: in.Session.Method,
-		Since: in.Session.CreatedAt, Until: in.Session.ExpiresAt}
+		Since: in.Session.CreatedAt, Until: in.Session.ExpiresAt, Codes: p.people.SendsCodes()}
 	for _, k := range a.Passkeys {
 		id := base64.RawURLEncoding.EncodeToString(k.CredentialID)
 		if len(id) > 12 {

@@ -74,6 +74,9 @@ func RegisterPeople(r gin.IRouter, d PeopleDeps) {
 	g.POST("/signin/code", p.requestCode)
 	g.POST("/signin/code/verify", p.verifyCode)
 	g.POST("/signout", p.signOut)
+	// The signed-in account's forms: confirming its address.
+	g.POST("/email/code", p.requestConfirmation)
+	g.POST("/email/confirm", p.confirmEmail)
 }
 
 func (p *pages) path(s string) string { return p.site.Prefix + s }
@@ -307,6 +310,80 @@ func (p *pages) signOut(c *gin.Context) {
 	}
 	p.session.Clear(c.Writer)
 	p.render(c, http.StatusOK, "signedout", p.frame("signedout"))
+}
+
+// signedInPost checks a signed-in form: the pages' origin, a live
+// session, its CSRF token. ok false means it was answered.
+func (p *pages) signedInPost(c *gin.Context) (people.SignedIn, bool) {
+	if err := p.site.CheckPost(c.Request); err != nil {
+		p.refuse(c, err)
+		return people.SignedIn{}, false
+	}
+	in, ok, err := p.current(c)
+	if err != nil {
+		p.fail(c, err)
+		return people.SignedIn{}, false
+	}
+	if !ok {
+		c.Redirect(http.StatusSeeOther, p.path("/account/signin"))
+		return people.SignedIn{}, false
+	}
+	if err := webpage.CheckCSRF(c.Request, in.Session.CSRF); err != nil {
+		p.refuse(c, err)
+		return people.SignedIn{}, false
+	}
+	return in, true
+}
+
+// requestConfirmation sends a code confirming the account's address to
+// it, and answers the account page with the form to type it in, or with
+// the refusal beside the button.
+func (p *pages) requestConfirmation(c *gin.Context) {
+	in, ok := p.signedInPost(c)
+	if !ok {
+		return
+	}
+	err := p.people.RequestConfirmation(c.Request.Context(), in.Account.ID)
+	v := p.toAccountPage(in)
+	if err != nil {
+		prob := Problem(err)
+		if prob == nil || prob.Code.Status >= 500 {
+			p.fail(c, err)
+			return
+		}
+		for k, vs := range prob.Header {
+			c.Writer.Header()[k] = vs
+		}
+		v.ConfirmError = toFormError(prob)
+		// Too soon or too many: the code sent before still confirms.
+		v.ConfirmSent = prob.Code == CodeTooSoon || prob.Code == TooManyCodes
+		p.render(c, prob.Code.Status, "account", v)
+		return
+	}
+	v.ConfirmSent = true
+	p.render(c, http.StatusOK, "account", v)
+}
+
+// confirmEmail confirms the account's address with a typed code (303 to
+// the account page), or answers the account page with the refusal beside
+// the field; a wrong code's attempt is counted.
+func (p *pages) confirmEmail(c *gin.Context) {
+	in, ok := p.signedInPost(c)
+	if !ok {
+		return
+	}
+	if _, err := p.people.ConfirmEmail(c.Request.Context(), in.Account.ID, c.Request.PostForm.Get("code")); err != nil {
+		prob := Problem(err)
+		if prob == nil || prob.Code.Status >= 500 {
+			p.fail(c, err)
+			return
+		}
+		v := p.toAccountPage(in)
+		v.ConfirmSent, v.ConfirmError = prob.Code != EmailTaken && prob.Code != EmailAlreadyConfirmed, toFormError(prob)
+		p.render(c, prob.Code.Status, "account", v)
+		return
+	}
+	c.Redirect(http.StatusSeeOther, p.path("/account/"))
 }
 
 // refuse answers a form refused before it was heard (another origin, a

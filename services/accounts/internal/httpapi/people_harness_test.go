@@ -82,7 +82,7 @@ func newPeopleStack(t testing.TB, opts ...stackOption) *peopleStack {
 	s.origin = site.Origin
 
 	cfg := people.Config{Tenant: "tenant-people", Environment: "sandbox", Origin: site.Origin, RPName: "pcourt test",
-		SessionTTL: 8 * time.Hour, CodeURL: s.url + "/account/signin"}
+		SessionTTL: 8 * time.Hour, CodeURL: s.url + "/account/signin", AccountURL: s.url + "/account/"}
 	mailOn := true
 	for _, o := range opts {
 		o(&cfg, &mailOn)
@@ -279,4 +279,28 @@ func (s *peopleStack) codeFrom(t testing.TB, n int) (string, string) {
 	require.NotEmpty(t, code, "the e-mail carries a code:\n%s", body)
 	require.Len(t, m.To, 1)
 	return m.To[0], code
+}
+
+// askConfirmation posts the account page's "send a confirmation code".
+func (b *browser) askConfirmation(t testing.TB) page {
+	t.Helper()
+	return b.form(t, "/account/email/code", url.Values{"csrf": {b.get(t, "/account/").csrf(t)}})
+}
+
+// typeConfirmation posts the account page's "enter the code".
+func (b *browser) typeConfirmation(t testing.TB, code string) page {
+	t.Helper()
+	return b.form(t, "/account/email/confirm", url.Values{"csrf": {b.get(t, "/account/").csrf(t)}, "code": {code}})
+}
+
+// confirm confirms the signed-in account's address: a code asked for on
+// the account page, read from the n-th e-mail, typed back.
+func (b *browser) confirm(t testing.TB, n int) {
+	t.Helper()
+	sent := b.askConfirmation(t)
+	require.Equal(t, http.StatusOK, sent.status, sent.body)
+	_, code := b.s.codeFrom(t, n)
+	done := b.typeConfirmation(t, code)
+	require.Equal(t, http.StatusSeeOther, done.status, done.body)
+	require.Contains(t, b.get(t, "/account/").body, `id="email-confirmed"`)
 }

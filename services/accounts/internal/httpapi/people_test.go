@@ -212,7 +212,9 @@ func TestACrossOriginCeremonyIsRefusedAndChangesNothing(t *testing.T) {
 // Every bad sign-up is a clear problem, and nothing is kept for it.
 func TestASignUpIsRefusedClearlyAndKeepsNothing(t *testing.T) {
 	s := newPeopleStack(t)
-	s.browser(t).signUp(t, newKey(t, s), "Ada", "ada@example.com")
+	ada := s.browser(t)
+	ada.signUp(t, newKey(t, s), "Ada", "ada@example.com")
+	ada.confirm(t, 1)
 	b := s.browser(t)
 	redistest.Unchanged(t, s.rdb, nil, func() {
 		for name, tc := range map[string]struct {
@@ -220,12 +222,12 @@ func TestASignUpIsRefusedClearlyAndKeepsNothing(t *testing.T) {
 			status int
 			code   string
 		}{
-			"no name":            {map[string]string{"displayName": "", "email": "bob@example.com"}, 400, "invalid_account"},
-			"a name with spaces": {map[string]string{"displayName": " Bob ", "email": "bob@example.com"}, 400, "invalid_account"},
-			"not an address":     {map[string]string{"displayName": "Bob", "email": "bob at example"}, 400, "invalid_email"},
-			"an address in use":  {map[string]string{"displayName": "Bob", "email": " ADA@example.com"}, 409, "email_taken"},
-			"an unknown field":   {map[string]string{"displayName": "Bob", "email": "bob@example.com", "kind": "organization"}, 400, "unknown_field"},
-			"not an object":      {[]string{"Bob"}, 400, "invalid_field_type"},
+			"no name":             {map[string]string{"displayName": "", "email": "bob@example.com"}, 400, "invalid_account"},
+			"a name with spaces":  {map[string]string{"displayName": " Bob ", "email": "bob@example.com"}, 400, "invalid_account"},
+			"not an address":      {map[string]string{"displayName": "Bob", "email": "bob at example"}, 400, "invalid_email"},
+			"a confirmed address": {map[string]string{"displayName": "Bob", "email": " ADA@example.com"}, 409, "email_taken"},
+			"an unknown field":    {map[string]string{"displayName": "Bob", "email": "bob@example.com", "kind": "organization"}, 400, "unknown_field"},
+			"not an object":       {[]string{"Bob"}, 400, "invalid_field_type"},
 		} {
 			a := b.call(t, "/account/signup/options", tc.body)
 			require.Equal(t, tc.status, a.status, name)
@@ -305,7 +307,9 @@ func TestAnAnswerThatDoesNotVerifyIsRefused(t *testing.T) {
 // codes are counted up to five, and a code expires after ten minutes.
 func TestAnEmailCodeSignsInAndNeverSaysWhetherAnAddressHasAnAccount(t *testing.T) {
 	s := newPeopleStack(t)
-	id := s.browser(t).signUp(t, newKey(t, s), "Ada", "ada@example.com")
+	ada := s.browser(t)
+	id := ada.signUp(t, newKey(t, s), "Ada", "ada@example.com")
+	ada.confirm(t, 1)
 	b := s.browser(t)
 
 	signin := b.get(t, "/account/signin")
@@ -317,9 +321,9 @@ func TestAnEmailCodeSignsInAndNeverSaysWhetherAnAddressHasAnAccount(t *testing.T
 	require.Equal(t, strings.ReplaceAll(known.body, "ADA@example.com", "X"), strings.ReplaceAll(unknown.body, "nobody@example.com", "X"),
 		"the same page for an address with an account and one without")
 
-	to, code := s.codeFrom(t, 1)
+	to, code := s.codeFrom(t, 2)
 	require.Equal(t, "ada@example.com", to)
-	require.Len(t, s.smtp.Messages(), 1, "no e-mail to an address no account uses")
+	require.Len(t, s.smtp.Messages(), 2, "no e-mail to an address no account uses")
 	require.Empty(t, redistest.Keys(t, s.rdb, "*"+code+"*"), "the code is kept only as a hash")
 
 	// Wrong codes for both addresses answer alike and are counted.
@@ -337,7 +341,6 @@ func TestAnEmailCodeSignsInAndNeverSaysWhetherAnAddressHasAnAccount(t *testing.T
 	require.Equal(t, "/account/", right.location)
 	home := b.get(t, "/account/")
 	require.Contains(t, home.body, `<code id="account-id">`+id+`</code>`)
-	require.Contains(t, home.body, `id="email-confirmed"`, "the code proved the address")
 	require.Contains(t, home.body, "with a code sent to your address")
 
 	used := s.browser(t).form(t, "/account/signin/code/verify", url.Values{"email": {"ada@example.com"}, "code": {code}})
@@ -347,7 +350,7 @@ func TestAnEmailCodeSignsInAndNeverSaysWhetherAnAddressHasAnAccount(t *testing.T
 	// Five wrong attempts end a code: the right one after them signs in nothing.
 	s.clock.advance(time.Minute)
 	require.Equal(t, http.StatusOK, b.form(t, "/account/signin/code", url.Values{"email": {"ada@example.com"}}).status)
-	_, second := s.codeFrom(t, 2)
+	_, second := s.codeFrom(t, 3)
 	other := s.browser(t)
 	for left := 4; left >= 0; left-- {
 		wrong := other.form(t, "/account/signin/code/verify", url.Values{"email": {"ada@example.com"}, "code": {flip(second)}})
@@ -361,7 +364,7 @@ func TestAnEmailCodeSignsInAndNeverSaysWhetherAnAddressHasAnAccount(t *testing.T
 	// A code more than ten minutes old signs in nothing.
 	s.clock.advance(time.Minute)
 	require.Equal(t, http.StatusOK, b.form(t, "/account/signin/code", url.Values{"email": {"ada@example.com"}}).status)
-	_, third := s.codeFrom(t, 3)
+	_, third := s.codeFrom(t, 4)
 	s.clock.advance(10 * time.Minute)
 	expired := other.form(t, "/account/signin/code/verify", url.Values{"email": {"ada@example.com"}, "code": {third}})
 	require.Equal(t, http.StatusBadRequest, expired.status)
@@ -381,7 +384,9 @@ func flip(code string) string {
 // error; a deployment without SMTP offers none.
 func TestCodesAreRationedAndRefusedAlike(t *testing.T) {
 	s := newPeopleStack(t)
-	s.browser(t).signUp(t, newKey(t, s), "Ada", "ada@example.com")
+	ada := s.browser(t)
+	ada.signUp(t, newKey(t, s), "Ada", "ada@example.com")
+	ada.confirm(t, 1)
 	b := s.browser(t)
 	for _, email := range []string{"ada@example.com", "nobody@example.com"} {
 		require.Equal(t, http.StatusOK, b.form(t, "/account/signin/code", url.Values{"email": {email}}).status)
@@ -397,8 +402,8 @@ func TestCodesAreRationedAndRefusedAlike(t *testing.T) {
 	many := b.form(t, "/account/signin/code", url.Values{"email": {"ada@example.com"}})
 	require.Equal(t, http.StatusTooManyRequests, many.status)
 	require.Contains(t, many.body, `data-code="too_many_codes"`)
-	s.codeFrom(t, 5)
-	require.Len(t, s.smtp.Messages(), 5, "five codes, all to the account's address")
+	s.codeFrom(t, 6)
+	require.Len(t, s.smtp.Messages(), 6, "the confirmation, then five codes, all to the account's address")
 
 	bad := b.form(t, "/account/signin/code", url.Values{"email": {"not an address"}})
 	require.Equal(t, http.StatusBadRequest, bad.status)

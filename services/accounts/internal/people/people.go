@@ -4,7 +4,9 @@
 //	sign-up: BeginSignUp (the WebAuthn creation options, the ceremony kept
 //	five minutes) → the browser creates a passkey → FinishSignUp (the
 //	ceremony taken once, the attestation verified by go-webauthn, the
-//	account created with its address claimed, a session)
+//	account created with its address unconfirmed, a session)
+//	confirming the address, signed in: RequestConfirmation → the e-mail
+//	→ ConfirmEmail (the code checked and the address claimed in one step)
 //	sign-in: BeginSignIn (request options for any passkey: usernameless)
 //	→ the browser signs → FinishSignIn (verified, the counter moved on, a
 //	session); or RequestCode → the e-mail → SignInWithCode (a session)
@@ -19,7 +21,7 @@
 // maintained Go implementation of WebAuthn Level 3 the accounts design
 // names: it builds the options, parses the browser's answer and verifies
 // challenge, origin, relying party, flags, attestation and signature;
-// the decisions that are the platform's (one account per address,
+// the decisions that are the platform's (one account per confirmed address,
 // passkeys per account, counters, codes) are internal/account's.
 package people
 
@@ -61,6 +63,8 @@ type Config struct {
 	SessionTTL time.Duration
 	// CodeURL is the page a code's e-mail sends the person to.
 	CodeURL string
+	// AccountURL is the account page, where a confirmation code is typed.
+	AccountURL string
 }
 
 // CeremonyTTL is how long a ceremony waits for the browser's answer:
@@ -87,6 +91,9 @@ var (
 	ErrCeremonyExpired = errors.New("no ceremony waits for this answer")
 	// ErrCodesOff is a code asked of a deployment that sends no e-mail.
 	ErrCodesOff = errors.New("this deployment sends no sign-in codes")
+	// ErrEmailConfirmedElsewhere is a confirmation of an address another
+	// account confirmed first, and so holds (a store.ErrEmailTaken).
+	ErrEmailConfirmedElsewhere = fmt.Errorf("%w first", store.ErrEmailTaken)
 )
 
 // VerificationError is a ceremony answer go-webauthn did not verify: a
@@ -210,8 +217,9 @@ func (u user) WebAuthnCredentials() []webauthn.Credential {
 
 // BeginSignUp checks a sign-up and begins the registration of its first
 // passkey: a discoverable credential, with user verification. An address
-// an account uses already is refused here (store.ErrEmailTaken), before
-// the person makes a passkey for nothing.
+// another account confirmed is refused here (store.ErrEmailTaken), before
+// the person makes a passkey for nothing; an address only given, not
+// confirmed, by another account is not: it is nobody's yet.
 func (s *Service) BeginSignUp(ctx context.Context, su account.SignUp) (Begun, error) {
 	su, err := su.Check()
 	if err != nil {
@@ -388,8 +396,9 @@ func (s *Service) person(ctx context.Context, id string) (account.Account, error
 	return a.Account, nil
 }
 
-// RequestCode sends a sign-in code to an address, if an account uses it.
-// Whether one does changes nothing the caller sees: a code is issued and
+// RequestCode sends a sign-in code to an address, if an account confirmed
+// it (an unconfirmed address reaches no account: its code is the one of
+// an address without any). Whether one did changes nothing the caller sees: a code is issued and
 // kept either way (the one for an address no account uses is never sent
 // and never matches), the same refusals apply, and the e-mail is queued
 // for a worker (RunMail), so no answer waits for an SMTP server only
@@ -455,10 +464,93 @@ func (s *Service) RunMail(ctx context.Context) error {
 			return nil
 		case m := <-s.mails:
 			if err := s.mailer.Send(ctx, m); err != nil {
-				s.logger.ErrorContext(ctx, "sign-in code e-mail failed", "err", err)
+				s.logger.ErrorContext(ctx, "code e-mail failed", "err", err)
 			}
 		}
 	}
+}
+
+// RequestConfirmation sends a code confirming the signed-in account's
+// address to it, with the sign-in codes' rules and rationing (per
+// address and account). Refusals: CheckConfirmable's, store.ErrEmailTaken
+// (another account confirmed the address), IssueCode's; ErrCodesOff
+// where no e-mail is sent.
+func (s *Service) RequestConfirmation(ctx context.Context, accountID string) error {
+	if !s.SendsCodes() {
+		return ErrCodesOff
+	}
+	a, err := s.person(ctx, accountID)
+	if err != nil {
+		return err
+	}
+	if err := a.CheckConfirmable(); err != nil {
+		return err
+	}
+	owner, err := s.accounts.AccountByEmail(ctx, s.cfg.Tenant, s.cfg.Environment, a.Email)
+	if err != nil {
+		return err
+	}
+	switch owner {
+	case "":
+	case a.ID:
+		// Claimed, its record not yet confirmed (an interrupted
+		// confirmation): complete it.
+		if _, err := s.accounts.Modify(ctx, a.ID, func(a account.Account) (account.Account, error) { return a.ConfirmEmail(s.instant()) }); err != nil {
+			return err
+		}
+		return &account.RefusalError{Code: account.CodeEmailAlreadyConfirmed, Detail: "the address " + a.Email + " is confirmed already"}
+	default:
+		return ErrEmailConfirmedElsewhere
+	}
+	code, salt := newCode(), make([]byte, 16)
+	_, _ = rand.Read(salt)
+	if _, err := s.accounts.ModifyConfirmationCode(ctx, s.cfg.Tenant, s.cfg.Environment, a.Email, a.ID, func(c account.EmailCode) (account.EmailCode, error) {
+		return account.IssueCode(c, a.ID, code, salt, s.instant())
+	}); err != nil {
+		return err
+	}
+	select {
+	case s.mails <- confirmationMessage(a.Email, code, s.cfg.AccountURL):
+	default:
+		s.logger.WarnContext(ctx, "confirmation code not sent: the e-mail queue is full", "account_id", a.ID)
+	}
+	return nil
+}
+
+// ConfirmEmail checks a code typed to confirm the signed-in account's
+// address and, if it is the one sent, confirms the address and claims
+// it: the code's use and the claim are one step (store.ClaimEmail), so
+// of two accounts confirming one address exactly one holds it, and the
+// other is refused with nothing changed. Refusals: CheckConfirmable's,
+// Verify's (a wrong code counted), store.ErrEmailTaken.
+func (s *Service) ConfirmEmail(ctx context.Context, accountID, code string) (account.Account, error) {
+	a, err := s.person(ctx, accountID)
+	if err != nil {
+		return account.Account{}, err
+	}
+	if err := a.CheckConfirmable(); err != nil {
+		return account.Account{}, err
+	}
+	if err := s.accounts.ClaimEmail(ctx, s.cfg.Tenant, s.cfg.Environment, a.Email, a.ID, func(c account.EmailCode) (account.EmailCode, string, error) {
+		return c.Verify(code, s.instant())
+	}); errors.Is(err, store.ErrEmailTaken) {
+		return account.Account{}, ErrEmailConfirmedElsewhere
+	} else if err != nil {
+		return account.Account{}, err
+	}
+	a, err = s.accounts.Modify(ctx, a.ID, func(a account.Account) (account.Account, error) { return a.ConfirmEmail(s.instant()) })
+	if err != nil {
+		return account.Account{}, err
+	}
+	s.logger.InfoContext(ctx, "person confirmed the address", "account_id", a.ID)
+	return a, nil
+}
+
+func confirmationMessage(to, code, pageURL string) mail.Message {
+	return mail.Message{To: to, Subject: "Confirm your pcourt address",
+		Body: "Your confirmation code is " + code + ".\n\n" +
+			"Type it on your account page (" + pageURL + ") to confirm that this address is yours. It works once, for 10 minutes.\n\n" +
+			"If you did not create a pcourt account with this address, ignore this e-mail: without the code nobody confirms it.\n"}
 }
 
 // SignInWithCode checks a typed code for an address and starts a session
@@ -480,7 +572,7 @@ func (s *Service) SignInWithCode(ctx context.Context, email, code, previous stri
 		return SignedIn{}, err
 	}
 	a, err := s.accounts.Modify(ctx, accountID, func(a account.Account) (account.Account, error) {
-		return a.SignInWithCode(s.instant()), nil
+		return a.SignInWithCode(email, s.instant())
 	})
 	if err != nil {
 		return SignedIn{}, err

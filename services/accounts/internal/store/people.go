@@ -1,14 +1,16 @@
 // People's keys: the address index, the codes sent to an address, the
 // WebAuthn ceremonies in flight and the account sessions.
 //
-//	pc:acct:{e:<address>}:account   the account id using the address (SETNX: one account per address)
-//	pc:acct:{e:<address>}:code      the address's codes (JSON, compare and set on its version)
+//	pc:acct:{e:<address>}:account        the account that confirmed the address (its claim: one account per address)
+//	pc:acct:{e:<address>}:code           the address's sign-in codes (JSON, compare and set on its version)
+//	pc:acct:{e:<address>}:confirm:<id>   account <id>'s codes confirming the address (the same JSON)
 //	pc:acct:ceremony:<hash>         a ceremony in flight (JSON, 5 minutes, taken once with GETDEL)
 //	pc:acct:session:<hash>          an account session (JSON, expiring with it)
 //
 // <address> is the SHA-256 of tenant, environment and normalised address
 // (so no address is in a key, and none of its characters ends the hash
-// tag early); <hash> is the SHA-256 of the browser's cookie value: only
+// tag early), so an address's claim and its codes share a slot and one
+// script both spends a confirmation's code and claims; <hash> is the SHA-256 of the browser's cookie value: only
 // hashes are stored, as for every session and link of the hosted pages.
 
 package store
@@ -29,8 +31,8 @@ import (
 )
 
 // ErrEmailTaken is an address another account of the tenant and
-// environment uses.
-var ErrEmailTaken = errors.New("an account uses this address already")
+// environment confirmed, and so holds.
+var ErrEmailTaken = errors.New("another account confirmed this address")
 
 // ErrCeremonyNotFound is a ceremony that expired, was taken already, or
 // never began.
@@ -49,15 +51,28 @@ func codeKey(tenant, env, email string) string {
 	return prefix + addressTag(tenant, env, email) + ":code"
 }
 
+func confirmKey(tenant, env, email, accountID string) string {
+	return prefix + addressTag(tenant, env, email) + ":confirm:" + accountID
+}
+
 func ceremonyKey(hash string) string { return prefix + "ceremony:" + hash }
 
 func sessionKey(hash string) string { return prefix + "session:" + hash }
 
-// CreatePerson stores a person's new account and claims its address. The
-// record is written first and deleted again when the address is taken: no
-// key names the new id yet, so nobody saw it; a crash in between leaves a
-// record nothing points to, never a claimed address without its account.
+// CreatePerson stores a person's new account, its address unconfirmed
+// and so not claimed (ClaimEmail claims it). An address another account
+// confirmed is ErrEmailTaken, and nothing is written. The claim and the
+// record are in different slots: an address confirmed between the check
+// and the write leaves an account that can never confirm it and that no
+// code reaches, which is harmless.
 func (s *Accounts) CreatePerson(ctx context.Context, a account.Account) error {
+	taken, err := s.AccountByEmail(ctx, a.Tenant, a.Environment, a.Email)
+	if err != nil {
+		return err
+	}
+	if taken != "" {
+		return ErrEmailTaken
+	}
 	b, err := json.Marshal(toRecord(Versioned{Account: a}))
 	if err != nil {
 		return fmt.Errorf("encoding account %s: %w", a.ID, err)
@@ -69,24 +84,12 @@ func (s *Accounts) CreatePerson(ctx context.Context, a account.Account) error {
 	if !ok {
 		return fmt.Errorf("creating account %s: id taken", a.ID)
 	}
-	claimed, err := s.rdb.SetNX(ctx, addressKey(a.Tenant, a.Environment, a.Email), a.ID, 0).Result()
-	if err == nil && !claimed {
-		err = ErrEmailTaken
-	}
-	if err != nil {
-		if dErr := s.rdb.Del(context.WithoutCancel(ctx), accountKey(a.ID)).Err(); dErr != nil {
-			err = errors.Join(err, fmt.Errorf("removing unclaimed account %s: %w", a.ID, dErr))
-		}
-		if errors.Is(err, ErrEmailTaken) {
-			return err
-		}
-		return fmt.Errorf("claiming the address of account %s: %w", a.ID, err)
-	}
 	return nil
 }
 
-// AccountByEmail returns the id of the account using a normalised
-// address in a tenant and environment, "" when none does.
+// AccountByEmail returns the id of the account that confirmed a
+// normalised address in a tenant and environment, "" when none did (an
+// account whose address is unconfirmed is never returned).
 func (s *Accounts) AccountByEmail(ctx context.Context, tenant, env, email string) (string, error) {
 	id, err := s.rdb.Get(ctx, addressKey(tenant, env, email)).Result()
 	if errors.Is(err, redis.Nil) {
@@ -122,24 +125,41 @@ redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[3])
 return 'ok'
 `)
 
-// ModifyCode loads an address's codes (zero when none is kept), applies
-// change and stores what it returns if no other request changed them in
-// between, retrying a few times. What change returns is stored even with
-// an error (a wrong code is refused and its attempt counted), unless it
-// is the state it was given; the error is returned as it is.
+// ModifyCode loads an address's sign-in codes (zero when none is kept),
+// applies change and stores what it returns if no other request changed
+// them in between, retrying a few times. What change returns is stored
+// even with an error (a wrong code is refused and its attempt counted),
+// unless it is the state it was given; the error is returned as it is.
 func (s *Accounts) ModifyCode(ctx context.Context, tenant, env, email string, change func(account.EmailCode) (account.EmailCode, error)) (account.EmailCode, error) {
-	key := codeKey(tenant, env, email)
+	return s.modifyCode(ctx, codeKey(tenant, env, email), change)
+}
+
+// ModifyConfirmationCode is ModifyCode for the codes confirming an
+// address for one account (issuing them: ClaimEmail spends them).
+func (s *Accounts) ModifyConfirmationCode(ctx context.Context, tenant, env, email, accountID string, change func(account.EmailCode) (account.EmailCode, error)) (account.EmailCode, error) {
+	return s.modifyCode(ctx, confirmKey(tenant, env, email, accountID), change)
+}
+
+func (s *Accounts) loadCode(ctx context.Context, key string) (codeRecord, error) {
+	var cur codeRecord
+	raw, err := s.rdb.Get(ctx, key).Bytes()
+	switch {
+	case errors.Is(err, redis.Nil):
+	case err != nil:
+		return cur, fmt.Errorf("loading an address's codes: %w", err)
+	default:
+		if err := json.Unmarshal(raw, &cur); err != nil {
+			return cur, fmt.Errorf("decoding an address's codes: %w", err)
+		}
+	}
+	return cur, nil
+}
+
+func (s *Accounts) modifyCode(ctx context.Context, key string, change func(account.EmailCode) (account.EmailCode, error)) (account.EmailCode, error) {
 	for range 5 {
-		var cur codeRecord
-		raw, err := s.rdb.Get(ctx, key).Bytes()
-		switch {
-		case errors.Is(err, redis.Nil):
-		case err != nil:
-			return account.EmailCode{}, fmt.Errorf("loading an address's codes: %w", err)
-		default:
-			if err := json.Unmarshal(raw, &cur); err != nil {
-				return account.EmailCode{}, fmt.Errorf("decoding an address's codes: %w", err)
-			}
+		cur, err := s.loadCode(ctx, key)
+		if err != nil {
+			return account.EmailCode{}, err
 		}
 		was := fromCodeRecord(cur)
 		next, refused := change(was)
@@ -161,6 +181,70 @@ func (s *Accounts) ModifyCode(ctx context.Context, tenant, env, email string, ch
 		}
 	}
 	return account.EmailCode{}, ErrConflict
+}
+
+// claimScript KEYS: the confirmation's codes, the address's claim. ARGV:
+// the codes' json (the code spent), their expected version, their expiry
+// in Unix milliseconds, the account id. The claim is checked and made,
+// and the code spent, in one step: an address another account claimed
+// first is 'taken' and nothing is written.
+var claimScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+local v = '0'
+if cur then v = tostring(cjson.decode(cur)['version']) end
+if v ~= ARGV[2] then return 'conflict' end
+local owner = redis.call('GET', KEYS[2])
+if owner and owner ~= ARGV[4] then return 'taken' end
+redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[3])
+redis.call('SET', KEYS[2], ARGV[4])
+return 'ok'
+`)
+
+// ClaimEmail checks a code typed to confirm an address for an account
+// (verify: EmailCode.Verify on the account's confirmation codes) and, if
+// it is the one sent, claims the address for the account and spends the
+// code in one script: exactly one account ever holds an address, the
+// first to confirm it. A refused code is returned as it is, its attempt
+// counted as ModifyCode counts it. An address another account claimed is
+// ErrEmailTaken, and then nothing changes (the code is not spent). An
+// address the account claimed already is claimed again, harmlessly.
+func (s *Accounts) ClaimEmail(ctx context.Context, tenant, env, email, accountID string, verify func(account.EmailCode) (account.EmailCode, string, error)) error {
+	key, claim := confirmKey(tenant, env, email, accountID), addressKey(tenant, env, email)
+	for range 5 {
+		cur, err := s.loadCode(ctx, key)
+		if err != nil {
+			return err
+		}
+		was := fromCodeRecord(cur)
+		next, id, refused := verify(was)
+		if refused == nil && id != accountID {
+			return fmt.Errorf("confirming an address for account %s: the code is account %q's", accountID, id)
+		}
+		after, err := json.Marshal(toCodeRecord(next, cur.Version+1))
+		if err != nil {
+			return fmt.Errorf("encoding an address's codes: %w", err)
+		}
+		var res string
+		if refused != nil {
+			before, _ := json.Marshal(toCodeRecord(was, cur.Version))
+			now, _ := json.Marshal(toCodeRecord(next, cur.Version))
+			if bytes.Equal(before, now) {
+				return refused
+			}
+			res, err = codeScript.Run(ctx, s.rdb, []string{key}, after, cur.Version, next.KeepUntil().UnixMilli()).Text()
+		} else {
+			res, err = claimScript.Run(ctx, s.rdb, []string{key, claim}, after, cur.Version, next.KeepUntil().UnixMilli(), accountID).Text()
+		}
+		switch {
+		case err != nil:
+			return fmt.Errorf("claiming an address for account %s: %w", accountID, err)
+		case res == "taken":
+			return ErrEmailTaken
+		case res == "ok":
+			return refused
+		}
+	}
+	return ErrConflict
 }
 
 func toCodeRecord(c account.EmailCode, version int64) codeRecord {

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -28,34 +29,106 @@ func newPerson(t *testing.T, id, env, email string) account.Account {
 	return a
 }
 
-// One account per address in a tenant and environment, against a
-// standalone server and a cluster: a second sign-up with the address is
-// ErrEmailTaken and leaves no record behind; the person reads back as it
-// was stored, passkeys and all.
-func TestAnAddressIsClaimedByOneAccount(t *testing.T) {
+// A new person's address is unconfirmed and so not claimed: a second
+// sign-up may give it too. Confirmed, it is the account's alone: a
+// later sign-up with it is ErrEmailTaken and leaves no record behind. The
+// person reads back as it was stored, passkeys and all; no key holds the
+// address. Against a standalone server and a cluster.
+func TestAnAddressIsClaimedOnlyByConfirmingIt(t *testing.T) {
 	redistest.EachTopology(t, func(t *testing.T, rdb redis.UniversalClient) {
 		ctx := context.Background()
 		s := store.New(rdb)
 		first := newPerson(t, "acct_p1", "sandbox", "ada@example.com")
 		require.NoError(t, s.CreatePerson(ctx, first))
-
-		err := s.CreatePerson(ctx, newPerson(t, "acct_p2", "sandbox", "ada@example.com"))
-		require.ErrorIs(t, err, store.ErrEmailTaken)
-		_, err = s.Get(ctx, "acct_p2")
-		require.ErrorIs(t, err, store.ErrNotFound, "the refused account's record is gone")
-
-		require.NoError(t, s.CreatePerson(ctx, newPerson(t, "acct_p3", "live", "ada@example.com")), "another environment is another address book")
+		require.NoError(t, s.CreatePerson(ctx, newPerson(t, "acct_p2", "sandbox", "ada@example.com")), "an unconfirmed address is nobody's")
 		id, err := s.AccountByEmail(ctx, "tenant-test", "sandbox", "ada@example.com")
 		require.NoError(t, err)
-		require.Equal(t, "acct_p1", id)
-		id, err = s.AccountByEmail(ctx, "tenant-test", "sandbox", "nobody@example.com")
+		require.Empty(t, id, "no account holds an unconfirmed address")
+
+		confirm(t, s, "sandbox", "ada@example.com", "acct_p1")
+		id, err = s.AccountByEmail(ctx, "tenant-test", "sandbox", "ada@example.com")
 		require.NoError(t, err)
-		require.Empty(t, id)
+		require.Equal(t, "acct_p1", id)
+
+		err = s.CreatePerson(ctx, newPerson(t, "acct_p3", "sandbox", "ada@example.com"))
+		require.ErrorIs(t, err, store.ErrEmailTaken)
+		_, err = s.Get(ctx, "acct_p3")
+		require.ErrorIs(t, err, store.ErrNotFound, "the refused account has no record")
+		require.NoError(t, s.CreatePerson(ctx, newPerson(t, "acct_p4", "live", "ada@example.com")), "another environment is another address book")
 
 		got, err := s.Get(ctx, "acct_p1")
 		require.NoError(t, err)
-		require.Empty(t, cmp.Diff(first, got.Account))
+		require.Empty(t, cmp.Diff(first, got.Account), "the store claims; the record's confirmation is the domain's act")
 		require.Empty(t, redistest.Keys(t, rdb, "*ada@example.com*"), "no address is in a key")
+	})
+}
+
+// confirm issues a confirmation code for the account and claims the
+// address with it.
+func confirm(t *testing.T, s *store.Accounts, env, email, accountID string) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := s.ModifyConfirmationCode(ctx, "tenant-test", env, email, accountID, issue("123456", accountID, at))
+	require.NoError(t, err)
+	require.NoError(t, s.ClaimEmail(ctx, "tenant-test", env, email, accountID, verifyFor("123456", at)))
+}
+
+func verifyFor(code string, now time.Time) func(account.EmailCode) (account.EmailCode, string, error) {
+	return func(c account.EmailCode) (account.EmailCode, string, error) { return c.Verify(code, now) }
+}
+
+// Two accounts that gave one address confirm it at once, each with the
+// right code of its own: exactly one holds the address; the other is
+// ErrEmailTaken and changed nothing (its code still live, unspent), and
+// stays refused afterwards. A wrong code's attempt is counted and claims
+// nothing. Against a standalone server and a cluster, many times over.
+func TestOfTwoAccountsConfirmingAnAddressExactlyOneHoldsIt(t *testing.T) {
+	redistest.EachTopology(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		s := store.New(rdb)
+		for round := range 20 {
+			email := fmt.Sprintf("race%d@example.com", round)
+			ids := []string{fmt.Sprintf("acct_a%d", round), fmt.Sprintf("acct_b%d", round)}
+			for _, id := range ids {
+				require.NoError(t, s.CreatePerson(ctx, newPerson(t, id, "sandbox", email)))
+				_, err := s.ModifyConfirmationCode(ctx, "tenant-test", "sandbox", email, id, issue("123456", id, at))
+				require.NoError(t, err)
+			}
+			wrong := s.ClaimEmail(ctx, "tenant-test", "sandbox", email, ids[0], verifyFor("000000", at))
+			require.ErrorIs(t, wrong, &account.RefusalError{Code: account.CodeCodeWrong})
+			owner, err := s.AccountByEmail(ctx, "tenant-test", "sandbox", email)
+			require.NoError(t, err)
+			require.Empty(t, owner, "a wrong code claims nothing")
+
+			errs := make([]error, 2)
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for i, id := range ids {
+				wg.Go(func() {
+					<-start
+					errs[i] = s.ClaimEmail(ctx, "tenant-test", "sandbox", email, id, verifyFor("123456", at))
+				})
+			}
+			close(start)
+			wg.Wait()
+
+			owner, err = s.AccountByEmail(ctx, "tenant-test", "sandbox", email)
+			require.NoError(t, err)
+			winner, loser := 0, 1
+			if owner == ids[1] {
+				winner, loser = 1, 0
+			}
+			require.Equal(t, ids[winner], owner, "round %d: %v", round, errs)
+			require.NoError(t, errs[winner])
+			require.ErrorIs(t, errs[loser], store.ErrEmailTaken)
+
+			before := redistest.State(t, rdb, nil, "pc:acct:*")
+			require.ErrorIs(t, s.ClaimEmail(ctx, "tenant-test", "sandbox", email, ids[loser], verifyFor("123456", at)), store.ErrEmailTaken,
+				"the loser's code is unspent and still claims nothing")
+			require.Equal(t, before, redistest.State(t, rdb, nil, "pc:acct:*"), "a refused claim writes nothing")
+			require.ErrorIs(t, s.ClaimEmail(ctx, "tenant-test", "sandbox", email, ids[winner], verifyFor("123456", at)),
+				&account.RefusalError{Code: account.CodeCodeExpired}, "the winner's code is spent")
+		}
 	})
 }
 
