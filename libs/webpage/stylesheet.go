@@ -9,7 +9,8 @@ const StylesheetFile = "pcourt.css"
 
 // Stylesheet is the pages' one design system (static/pcourt.css):
 // typography, spacing, colours with a dark scheme, tables that scroll on
-// a narrow screen, badges, notices, empty states and form errors. It
+// a narrow screen, progress bars, badges, notices, empty states and form
+// errors. It
 // needs no build and no network, and passes the pages' CSP (style-src
 // 'self').
 //
