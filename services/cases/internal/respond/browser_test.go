@@ -237,9 +237,32 @@ func TestARespondentTakesPartInTheWholeCaseInChromium(t *testing.T) {
 	timelineIsTheCases(t, browser, s, o.id, 4)
 	look(t, browser, "awarded")
 
-	// The award's html artifact opens through the page's session.
+	// The award's html artifact opens through the page's session, drawn
+	// with the design system it carries inline (its policy admits that
+	// style element by hash), readable at 375 px and in the dark; on paper
+	// black on white whatever the scheme.
 	browsertest.ClickThrough(t, browser, `#award-links a`)
-	require.Equal(t, "The award", text(`p`))
+	require.Equal(t, "Award", text(`h1`))
+	require.Equal(t, "SANDBOX — not binding", text(`#sandbox`))
+	styled, err := chromedp.Run(browser, chromedp.Evaluate[[]string](`[getComputedStyle(document.body).fontFamily, getComputedStyle(document.body).backgroundColor,
+	  getComputedStyle(document.querySelector('th')).backgroundColor, getComputedStyle(document.getElementById('sandbox')).backgroundColor]`))
+	require.NoError(t, err)
+	require.Equal(t, []string{`system-ui, -apple-system, "Segoe UI", sans-serif`, "rgb(255, 255, 255)", "rgb(245, 246, 248)", "rgb(164, 0, 0)"}, styled,
+		"the base's type and colours: --bg, --surface, --fail")
+	look(t, browser, "award")
+	require.NoError(t, chromedp.Do(browser, chromedp.EmulateViewport(375, 812), chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		_, err := cdp.Call(ctx, target, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Media: "print",
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}})
+		return err
+	})))
+	printed, err := chromedp.Run(browser, chromedp.Evaluate[[]string](`[getComputedStyle(document.body).color, getComputedStyle(document.body).backgroundColor,
+	  getComputedStyle(document.getElementById('sandbox')).borderTopStyle, getComputedStyle(document.querySelector('table')).display]`))
+	require.NoError(t, err)
+	require.Equal(t, []string{"rgb(0, 0, 0)", "rgb(255, 255, 255)", "solid", "table"}, printed, "printed: black on white, the banner framed, tables whole")
+	require.NoError(t, chromedp.Do(browser, chromedp.EmulateViewport(1280, 800), chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		_, err := cdp.Call(ctx, target, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{})
+		return err
+	})))
 
 	require.Equal(t, []string{"opened", "respondent_joined", "stage_opened", "answer_filed", "stage_opened", "message_posted", "message_posted",
 		"submission_filed", "submission_filed", "record_confirmation_requested", "record_confirmation_given", "record_confirmed",
