@@ -120,9 +120,10 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, got, sel)
 	}
+	browsertest.EachLook(t, browser, "the sign-in confirmation page", nil)
 	stored, err := s.store.GetLink(context.Background(), linkID)
 	require.NoError(t, err)
-	require.Equal(t, console.LinkIssued, stored.State, "opening the link spent nothing")
+	require.Equal(t, console.LinkIssued, stored.State, "opening the link spent nothing (its confirmation walked with the keyboard too)")
 	require.Zero(t, s.rdb.Exists(context.Background(), "pc:console:{"+linkID+"}:session").Val(), "and made no session")
 	require.NoError(t, chromedp.Do(browser, chromedp.Click(`#signin button`), chromedp.WaitVisible(`main[data-page="deliveries"]`)))
 	for sel, want := range map[string]string{`#partner`: "acme", `#tenant`: acmeCred.Tenant, `#environment`: "sandbox"} {
@@ -258,6 +259,7 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"opened", "answer_filed"}, ticked)
 	labelled("edit")
+	browsertest.EachLook(t, browser, "the edit page", nil)
 	require.NoError(t, chromedp.Do(browser,
 		chromedp.Focus(`#ed-description`),
 		chromedp.KeyEvent(kb.End),
@@ -527,6 +529,7 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	again, cancelAgain := chromedp.NewContext(browser)
 	t.Cleanup(cancelAgain)
 	require.NoError(t, chromedp.Do(again, browsertest.OpenLink(link), chromedp.WaitVisible(`main[data-refusal="link_used"]`)))
+	browsertest.EachLook(t, again, "the refusal of a used link", nil)
 
 	// Another partner's link, opened in this browser: the page says it is
 	// signed in as acme and the link is globex's, and switches nothing
