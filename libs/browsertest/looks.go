@@ -24,6 +24,8 @@ type Look struct {
 	Width  int64
 	Dark   bool
 	height int64
+	// keyboard: EachLook walks the page with the keyboard in this look.
+	keyboard bool
 }
 
 // Name is the look as a file name's suffix: "1280-light", "375-dark".
@@ -36,8 +38,11 @@ func (l Look) Name() string {
 }
 
 // Looks are the four every page is checked in: a desktop and a phone
-// (375 px, the narrowest common one), each light and dark.
-var Looks = []Look{{Width: 1280, height: 800}, {Width: 375, height: 812}, {Width: 1280, Dark: true, height: 800}, {Width: 375, Dark: true, height: 812}}
+// (375 px, the narrowest common one), each light and dark. The keyboard
+// walk takes two of them, the desktop in light and the phone in dark:
+// both widths and both schemes, at half the keys.
+var Looks = []Look{{Width: 1280, height: 800, keyboard: true}, {Width: 375, height: 812}, {Width: 1280, Dark: true, height: 800},
+	{Width: 375, Dark: true, height: 812, keyboard: true}}
 
 // auditScript lists what a person would trip over on the page as it is
 // rendered (audit.js): a page wider than the viewport, an interactive
@@ -48,13 +53,17 @@ var Looks = []Look{{Width: 1280, height: 800}, {Width: 375, height: 812}, {Width
 var auditScript string
 
 // EachLook shows the page the browser is on in every look: it sets the
-// viewport and the colour scheme, checks the page (Audit) and calls
-// shoot (a screenshot, say) with the look, then puts the first look back.
+// viewport and the colour scheme, checks the page (Audit, and in two of
+// the looks KeyboardWalk) and calls shoot (a screenshot, say) with the
+// look, then puts the first look back.
 func EachLook(t *testing.T, browser context.Context, page string, shoot func(Look)) {
 	t.Helper()
 	for _, l := range Looks {
 		show(t, browser, l)
 		Audit(t, browser, page+" at "+l.Name())
+		if l.keyboard {
+			KeyboardWalk(t, browser, page+" at "+l.Name())
+		}
 		if shoot != nil {
 			shoot(l)
 		}

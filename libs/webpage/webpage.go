@@ -24,10 +24,12 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// ContentSecurityPolicy allows a page its own modules and stylesheets and
-// forms posting to itself, and nothing else: no inline script, no images,
-// no framing, no base rewriting.
-const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; " +
+// ContentSecurityPolicy allows a page its own modules and stylesheets,
+// forms posting to itself and its modules' requests to its own origin
+// (an upload's progress, a recovery's figures followed live), and nothing
+// else: no inline script, no images, no framing, no base rewriting, no
+// request to any other origin.
+const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; " +
 	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 // ConnectingContentSecurityPolicy is ContentSecurityPolicy for pages

@@ -255,7 +255,7 @@ func TestEveryResponseCarriesThePolicyHeaders(t *testing.T) {
 		require.Equal(t, "private, no-store", r.header.Get("Cache-Control"))
 		require.Equal(t, webpage.ContentSecurityPolicy, r.header.Get("Content-Security-Policy"))
 	}
-	for _, directive := range []string{"default-src 'none'", "script-src 'self'", "style-src 'self'", "form-action 'self'", "frame-ancestors 'none'", "base-uri 'none'"} {
+	for _, directive := range []string{"default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "form-action 'self'", "frame-ancestors 'none'", "base-uri 'none'"} {
 		require.Contains(t, webpage.ContentSecurityPolicy, directive)
 	}
 	require.NotContains(t, webpage.ContentSecurityPolicy, "unsafe")

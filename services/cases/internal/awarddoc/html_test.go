@@ -1,6 +1,8 @@
 package awarddoc_test
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"flag"
 	"os"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pcourt/pcourt/libs/award"
+	"github.com/pcourt/pcourt/libs/webpage"
 	"github.com/pcourt/pcourt/services/cases/internal/awarddoc"
 )
 
@@ -208,4 +211,32 @@ func TestBothArtifactsSayAnAppellateAwardsDecision(t *testing.T) {
 	want := "This award decides appeal apl_1 of the respondent: the appealed award (the one it corrects) is set aside by the appellate reviewer cred-appellate."
 	require.Contains(t, renderHTML(t, d), want)
 	require.Contains(t, text(renderPDF(t, d)), want)
+}
+
+// The artifact is drawn with the design system: its one style element
+// starts with the pages' base stylesheet, byte for byte, with its dark
+// scheme, then the award's rules and a print stylesheet; no style
+// attribute anywhere, so StyleSource's hash admits all of its look. The
+// same award gives the same bytes, render after render.
+func TestHTMLCarriesTheDesignSystem(t *testing.T) {
+	for _, d := range []award.Document{proceeding(), evaluation(), consent()} {
+		page := renderHTML(t, d)
+		_, rest, ok := strings.Cut(page, "<style>\n")
+		require.True(t, ok)
+		style, _, ok := strings.Cut(rest, "</style>")
+		require.True(t, ok)
+		require.True(t, strings.HasPrefix(style, string(webpage.BaseStylesheet)), "the design system's base, as the pages have it")
+		for _, want := range []string{"@media (prefers-color-scheme: dark)", "@media print", "@page { size: A4", "color-scheme: light dark"} {
+			require.Contains(t, style, want)
+		}
+		require.NotContains(t, page, " style=", "no style attribute")
+		require.Equal(t, page, renderHTML(t, d), "the same bytes again")
+
+		source, ok := awarddoc.StyleSource([]byte(page))
+		require.True(t, ok)
+		sum := sha256.Sum256([]byte("\n" + style))
+		require.Equal(t, "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'", source, "the hash of the style element's text")
+	}
+	_, ok := awarddoc.StyleSource([]byte("<p>The award</p>"))
+	require.False(t, ok)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/pcourt/pcourt/services/cases/internal/awarddoc"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 )
 
@@ -20,8 +21,11 @@ var awardMedia = map[string]string{
 
 // awardArtifact serves one artifact of the issued award to a session of
 // the case. Links are plain GETs, so only the session is checked (no
-// CSRF: reading changes nothing). The page's Content-Security-Policy
-// covers the html artifact too, so it runs no script here.
+// CSRF: reading changes nothing). The html artifact is a document of its
+// own, not one of the page's: it carries its style inline, which the
+// page's policy (style-src 'self') would refuse, so it gets a policy of
+// its own that admits exactly its style element, by hash, and nothing
+// else (no script, no request, sandboxed).
 func (p *page) awardArtifact(c *gin.Context) {
 	id, kind := c.Param("caseId"), c.Param("kind")
 	media, known := awardMedia[kind]
@@ -63,8 +67,21 @@ func (p *page) awardArtifact(c *gin.Context) {
 	if ext == "" {
 		ext = kind
 	}
+	if kind == "html" {
+		c.Header("Content-Security-Policy", artifactPolicy(b))
+	}
 	c.Header("Cache-Control", "private, no-store")
 	c.Header("Digest-SHA256", digest)
 	c.Header("Content-Disposition", `inline; filename="award-`+id+`.`+ext+`"`)
 	c.Data(http.StatusOK, media, b)
+}
+
+// artifactPolicy is the Content-Security-Policy of an html artifact: its
+// own style element, by hash (awarddoc.StyleSource), and nothing else.
+func artifactPolicy(html []byte) string {
+	style := ""
+	if src, ok := awarddoc.StyleSource(html); ok {
+		style = "style-src " + src + "; "
+	}
+	return "default-src 'none'; " + style + "form-action 'none'; frame-ancestors 'none'; base-uri 'none'; sandbox"
 }

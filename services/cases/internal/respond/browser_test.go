@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
@@ -213,6 +216,7 @@ func TestARespondentTakesPartInTheWholeCaseInChromium(t *testing.T) {
 	browsertest.ClickThrough(t, browser, `#submission button`)
 	require.Contains(t, text(`#messages`), "In your warehouse since 2 November.")
 	require.Contains(t, text(`#submissions [data-side="respondent"]`), "The delivery receipt, signed.")
+	uploadsWithProgress(t, browser, s, o.id)
 	timelineIsTheCases(t, browser, s, o.id, 4)
 	look(t, browser, "case")
 
@@ -233,9 +237,32 @@ func TestARespondentTakesPartInTheWholeCaseInChromium(t *testing.T) {
 	timelineIsTheCases(t, browser, s, o.id, 4)
 	look(t, browser, "awarded")
 
-	// The award's html artifact opens through the page's session.
+	// The award's html artifact opens through the page's session, drawn
+	// with the design system it carries inline (its policy admits that
+	// style element by hash), readable at 375 px and in the dark; on paper
+	// black on white whatever the scheme.
 	browsertest.ClickThrough(t, browser, `#award-links a`)
-	require.Equal(t, "The award", text(`p`))
+	require.Equal(t, "Award", text(`h1`))
+	require.Equal(t, "SANDBOX — not binding", text(`#sandbox`))
+	styled, err := chromedp.Run(browser, chromedp.Evaluate[[]string](`[getComputedStyle(document.body).fontFamily, getComputedStyle(document.body).backgroundColor,
+	  getComputedStyle(document.querySelector('th')).backgroundColor, getComputedStyle(document.getElementById('sandbox')).backgroundColor]`))
+	require.NoError(t, err)
+	require.Equal(t, []string{`system-ui, -apple-system, "Segoe UI", sans-serif`, "rgb(255, 255, 255)", "rgb(245, 246, 248)", "rgb(164, 0, 0)"}, styled,
+		"the base's type and colours: --bg, --surface, --fail")
+	look(t, browser, "award")
+	require.NoError(t, chromedp.Do(browser, chromedp.EmulateViewport(375, 812), chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		_, err := cdp.Call(ctx, target, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Media: "print",
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}})
+		return err
+	})))
+	printed, err := chromedp.Run(browser, chromedp.Evaluate[[]string](`[getComputedStyle(document.body).color, getComputedStyle(document.body).backgroundColor,
+	  getComputedStyle(document.getElementById('sandbox')).borderTopStyle, getComputedStyle(document.querySelector('table')).display]`))
+	require.NoError(t, err)
+	require.Equal(t, []string{"rgb(0, 0, 0)", "rgb(255, 255, 255)", "solid", "table"}, printed, "printed: black on white, the banner framed, tables whole")
+	require.NoError(t, chromedp.Do(browser, chromedp.EmulateViewport(1280, 800), chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		_, err := cdp.Call(ctx, target, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{})
+		return err
+	})))
 
 	require.Equal(t, []string{"opened", "respondent_joined", "stage_opened", "answer_filed", "stage_opened", "message_posted", "message_posted",
 		"submission_filed", "submission_filed", "record_confirmation_requested", "record_confirmation_given", "record_confirmed",
@@ -267,3 +294,125 @@ func timelineIsTheCases(t *testing.T, browser context.Context, s *stack, id stri
 	require.NoError(t, err)
 	require.True(t, inside, "today and every stage are drawn inside the chart")
 }
+
+// uploadsWithProgress uploads exhibits on the case page the browser shows,
+// as a person does. A refused file (an archive) is told beside the form,
+// in the problem's words, and the page stays; a 2 MiB text file sent over
+// a connection throttled to 1 MiB/s shows its bytes sent of the total in
+// the bar and in the live region, then the page lists it. With script
+// disabled the same form posts as it is and the page lists that file too.
+func uploadsWithProgress(t *testing.T, browser context.Context, s *stack, caseID string) {
+	t.Helper()
+	dir := t.TempDir()
+	archive := filepath.Join(dir, "bundle.zip")
+	require.NoError(t, os.WriteFile(archive, append([]byte("PK\x03\x04"), make([]byte, 60)...), 0o644))
+	big := filepath.Join(dir, "tracking-log.txt")
+	line := "2026-11-02T08:00:00Z parcel 123 scanned at the depot, on its way to the customer.\n"
+	require.NoError(t, os.WriteFile(big, []byte(strings.Repeat(line, (2<<20)/len(line))), 0o644))
+
+	// What the bar and the live region show is kept in sessionStorage,
+	// which outlives the reload that follows a successful upload.
+	const watch = `window.notReloaded = true;
+	  const bar = document.getElementById('upload-bar'), said = document.getElementById('upload-status');
+	  const keep = (k, v) => sessionStorage.setItem(k, JSON.stringify([...JSON.parse(sessionStorage.getItem(k) || '[]'), v]));
+	  new MutationObserver(() => keep('bar', [bar.value, bar.max])).observe(bar, {attributes: true});
+	  new MutationObserver(() => keep('said', said.textContent)).observe(said, {childList: true, characterData: true, subtree: true});
+	  true`
+	kept := func(key string) []any {
+		t.Helper()
+		got, err := chromedp.Run(browser, chromedp.Evaluate[[]any](`JSON.parse(sessionStorage.getItem('`+key+`') || '[]')`))
+		require.NoError(t, err)
+		return got
+	}
+
+	// The archive is refused: the problem's title, detail and code beside
+	// the form, nothing filed, the page as it was.
+	_, err := chromedp.Run(browser, chromedp.Evaluate[bool](watch))
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(browser,
+		chromedp.SetUploadFiles(`#exhibit-file`, []string{archive}),
+		chromedp.Focus(`#upload-exhibit button[type="submit"]`),
+		chromedp.KeyEvent("\r"),
+		chromedp.WaitVisible(`#upload-error`),
+	))
+	refused, err := chromedp.Run(browser, chromedp.Text(`#upload-error`))
+	require.NoError(t, err)
+	require.Contains(t, refused, "(exhibit_archive_refused)")
+	require.Contains(t, refused, "Nothing was filed")
+	stayed, err := chromedp.Run(browser, chromedp.Evaluate[bool](`window.notReloaded === true && !document.querySelector('#upload-exhibit button').disabled &&
+	  document.getElementById('upload-progress').hidden`))
+	require.NoError(t, err)
+	require.True(t, stayed, "the page stays, the form ready again")
+	require.Equal(t, "The upload was refused: nothing was filed.", lastOf(kept("said")))
+	l, err := s.cases.Load(context.Background(), caseID)
+	require.NoError(t, err)
+	require.Empty(t, l.Case.Evidence.Exhibits)
+
+	// The big file, over a slow connection: the bar climbs to the whole
+	// request's size, and the live region says the bytes sent of the total.
+	require.NoError(t, chromedp.Do(browser, chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		_, err := cdp.Call(ctx, target, network.EmulateNetworkConditionsByRule, network.EmulateNetworkConditionsByRuleParams{
+			MatchedNetworkConditions: []*network.Conditions{{DownloadThroughput: -1, UploadThroughput: 1 << 20}}})
+		return err
+	})))
+	_, err = chromedp.Run(browser, chromedp.Evaluate[bool](`sessionStorage.clear(); true`))
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(browser,
+		chromedp.SetUploadFiles(`#exhibit-file`, []string{big}),
+		chromedp.SendKeys(`#exhibit-description`, "The carrier's scan log"),
+		chromedp.Focus(`#upload-exhibit button[type="submit"]`),
+		chromedp.KeyEvent("\r"),
+		chromedp.WaitVisible(`#exhibits tr[data-exhibit]`),
+	))
+	require.NoError(t, chromedp.Do(browser, chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		_, err := cdp.Call(ctx, target, network.EmulateNetworkConditionsByRule, network.EmulateNetworkConditionsByRuleParams{
+			MatchedNetworkConditions: []*network.Conditions{{DownloadThroughput: -1, UploadThroughput: -1}}})
+		return err
+	})))
+	var sent int64
+	for _, r := range s.requests() {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/exhibits") {
+			sent = r.ContentLength // the last: the big file's
+		}
+	}
+	bars := kept("bar")
+	require.NotEmpty(t, bars)
+	final := bars[len(bars)-1].([]any)
+	require.Equal(t, []any{float64(sent), float64(sent)}, final, "the bar ends full, at the request's %d bytes", sent)
+	between := 0
+	for _, b := range bars {
+		v := b.([]any)
+		if v[1].(float64) == float64(sent) && v[0].(float64) > 0 && v[0].(float64) < float64(sent) {
+			between++
+		}
+	}
+	require.Positive(t, between, "the bar moved through the upload: %v", bars)
+	said := kept("said")
+	require.Equal(t, "Sending the file…", said[0])
+	require.Contains(t, said, "2.0 MiB of 2.0 MiB sent (100 %). The page is checking it…")
+	require.Equal(t, "Uploaded tracking-log.txt. Loading the case…", lastOf(said))
+	require.Regexp(t, `^\d+\.\d (KiB|MiB) of 2\.0 MiB sent \(\d+ %\)$`, said[1], "bytes sent of the total, in words")
+	l, err = s.cases.Load(context.Background(), caseID)
+	require.NoError(t, err)
+	require.Len(t, l.Case.Evidence.Exhibits, 1)
+	require.Equal(t, "The carrier's scan log", l.Case.Evidence.Exhibits[0].Description)
+
+	// Without script the form posts as it is: the page lists the file.
+	plain, cancel := chromedp.NewContext(browser)
+	t.Cleanup(cancel)
+	receipt := filepath.Join(dir, "receipt.txt")
+	require.NoError(t, os.WriteFile(receipt, []byte("Signed for by J. Doe.\n"), 0o644))
+	require.NoError(t, chromedp.Do(plain, chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		_, err := cdp.Call(ctx, target, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
+		return err
+	}), chromedp.Navigate(s.url+"/respond/"+caseID), chromedp.WaitVisible(`#upload-exhibit`),
+		chromedp.SetUploadFiles(`#exhibit-file`, []string{receipt})))
+	browsertest.ClickThrough(t, plain, `#upload-exhibit button[type="submit"]`)
+	files, err := chromedp.Run(plain, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#exhibits tr[data-exhibit] a')].map(a => a.textContent)`))
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"tracking-log.txt", "receipt.txt"}, files)
+	cancel()
+	require.NoError(t, chromedp.Do(browser, chromedp.Reload(), chromedp.WaitVisible(`main[data-page="case"]`)))
+}
+
+func lastOf(xs []any) any { return xs[len(xs)-1] }

@@ -10,6 +10,10 @@
 // streamed to evidenceflow (never held in memory). Its csrf, formId,
 // participantId and description fields come before the file, so the form
 // is refused before a byte of the file is read when any of them is wrong.
+// The page's module (static/upload.js) sends the same form with
+// XMLHttpRequest to show its progress, asking for JSON (answerJSON): the
+// exhibit's place on the page, or the refusal as a problem it shows beside
+// the form.
 
 package respond
 
@@ -180,7 +184,34 @@ func (p *page) uploadExhibit(c *gin.Context) {
 	}
 	p.logger.InfoContext(ctx, "exhibit uploaded", "case_id", id, "exhibit", up.Exhibit.ID, "bytes", up.Exhibit.Size, "replay", up.Replay,
 		"form", f.formID, "by", "hosted respondent page")
-	c.Redirect(http.StatusSeeOther, p.pagePath(id)+"#exhibits")
+	where := p.pagePath(id) + "#exhibits"
+	if c.GetBool(jsonAnswersKey) {
+		// The module's answer: where the exhibit now is on the page, 201
+		// for a new one and 200 for the same file sent again, as the API.
+		status := http.StatusCreated
+		if up.Replay {
+			status = http.StatusOK
+		}
+		c.Header("Location", where)
+		c.JSON(status, uploadAnswer{Location: where, Data: uploadedView{ExhibitID: up.Exhibit.ID, FileName: up.Exhibit.FileName,
+			Size: up.Exhibit.Size, Replay: up.Replay}})
+		return
+	}
+	c.Redirect(http.StatusSeeOther, where)
+}
+
+// uploadAnswer is the JSON answer to the upload module: the exhibit, and
+// the page that lists it.
+type uploadAnswer struct {
+	Data     uploadedView `json:"data"`
+	Location string       `json:"location"`
+}
+
+type uploadedView struct {
+	ExhibitID string `json:"exhibitId"`
+	FileName  string `json:"fileName"`
+	Size      int64  `json:"size"`
+	Replay    bool   `json:"replay"`
 }
 
 // sentFileName is the file name exactly as the browser sent it.

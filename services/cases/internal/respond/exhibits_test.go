@@ -13,10 +13,12 @@ import (
 	"net/textproto"
 	"net/url"
 	"regexp"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/services/cases/internal/evidence"
 	"github.com/pcourt/pcourt/services/cases/internal/evidenceflow"
 	"github.com/pcourt/pcourt/services/cases/internal/httpapi"
@@ -51,8 +53,9 @@ func uploadBody(t testing.TB, fields url.Values, f exhibitFile) (*bytes.Buffer, 
 	return &body, mw.FormDataContentType()
 }
 
-// upload posts the upload form from the page's own origin.
-func (s *stack) upload(t testing.TB, caseID, session string, fields url.Values, f exhibitFile) reply {
+// upload posts the upload form from the page's own origin; headers are
+// name, value pairs (Accept: application/json, as the page's module asks).
+func (s *stack) upload(t testing.TB, caseID, session string, fields url.Values, f exhibitFile, headers ...string) reply {
 	t.Helper()
 	body, ct := uploadBody(t, fields, f)
 	req, err := http.NewRequest(http.MethodPost, s.url+"/respond/"+caseID+"/exhibits", body)
@@ -60,11 +63,17 @@ func (s *stack) upload(t testing.TB, caseID, session string, fields url.Values, 
 	req.Header.Set("Content-Type", ct)
 	req.Header.Set("Origin", "null")
 	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
 	if session != "" {
 		req.AddCookie(&http.Cookie{Name: respond.CookieName, Value: session})
 	}
 	return s.send(t, req)
 }
+
+// asModule is what the page's upload module adds to the form it sends.
+var asModule = []string{"Accept", "application/json"}
 
 // storedFiles lists the keys of the exhibits' object store.
 func (s *stack) storedFiles(t testing.TB) []string {
@@ -120,6 +129,14 @@ func TestTheRespondentUploadsDisclosesAndDownloadsAnExhibit(t *testing.T) {
 		require.Equal(t, base+"#exhibits", r.header.Get("Location"))
 	}
 	ex := s.ownExhibit(t, o.id)
+	// The page's module sending the same file is answered in JSON: the
+	// exhibit and its place on the page, 200 since it is there already.
+	r := s.upload(t, o.id, session, form, note, asModule...)
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	require.Equal(t, "application/json; charset=utf-8", r.header.Get("Content-Type"))
+	require.JSONEq(t, `{"data": {"exhibitId": "`+ex.ID+`", "fileName": "tracking.txt", "size": `+strconv.Itoa(len(note.body))+`, "replay": true},
+	  "location": "`+base+`#exhibits"}`, r.body)
+	require.Equal(t, base+"#exhibits", r.header.Get("Location"))
 	require.Equal(t, "tracking.txt", ex.FileName)
 	require.Equal(t, "The carrier's tracking record", ex.Description)
 	require.Equal(t, "p-respondent", ex.ParticipantID)
@@ -153,6 +170,35 @@ func TestTheRespondentUploadsDisclosesAndDownloadsAnExhibit(t *testing.T) {
 	docket := s.docket(t, o.id)
 	require.Equal(t, 1, count(docket, string(evidence.EventDisclosed)), "disclosed once: %v", docket)
 	require.NotContains(t, s.get(t, base, session).body, `class="disclose"`, "a disclosed exhibit offers no disclose button")
+}
+
+// The page's upload module sends the form asking for JSON: a new exhibit
+// is answered 201 with its id, name, size and place on the page, which
+// then lists it, exactly as the form posted without script does.
+func TestTheUploadModuleIsAnsweredInJSON(t *testing.T) {
+	s := newStack(t)
+	o := s.open(t)
+	session := s.joinAndAnswer(t, o)
+	base := "/respond/" + o.id
+	r := s.upload(t, o.id, session, with(s.formOf(t, o, session, "upload-exhibit"), "description", "The carrier's tracking record"), note, asModule...)
+	require.Equal(t, http.StatusCreated, r.status, r.body)
+	ex := s.ownExhibit(t, o.id)
+	require.JSONEq(t, `{"data": {"exhibitId": "`+ex.ID+`", "fileName": "tracking.txt", "size": `+strconv.Itoa(len(note.body))+`, "replay": false},
+	  "location": "`+base+`#exhibits"}`, r.body)
+	require.Equal(t, base+"#exhibits", r.header.Get("Location"))
+	require.Equal(t, "The carrier's tracking record", ex.Description)
+	require.Equal(t, []string{ex.ID}, exhibitIDs(s.get(t, base, session).body))
+	// The case page carries the bar and the regions the module fills, and
+	// loads the module.
+	page := s.get(t, base, session).body
+	for _, want := range []string{`<progress id="upload-bar" max="1" value="0"></progress>`, `<div id="upload-progress" class="meter" hidden>`,
+		`<p id="upload-status" role="status" aria-live="polite"></p>`, `<p id="upload-error" class="field-error" role="alert" hidden></p>`,
+		`<script type="module" src="/respond/static/upload.js"></script>`} {
+		require.Contains(t, page, want)
+	}
+	js := s.get(t, "/respond/static/upload.js", "")
+	require.Equal(t, http.StatusOK, js.status)
+	require.Equal(t, "text/javascript; charset=utf-8", js.header.Get("Content-Type"))
 }
 
 // The respondent downloads the claimant's exhibit once it is disclosed,
@@ -227,6 +273,20 @@ func TestRefusedExhibitFormsChangeNothing(t *testing.T) {
 				require.Equal(t, tc.status, r.status)
 			})
 		})
+		// The page's upload module is refused the same, in words it
+		// shows beside the form: a problem with the page's title and detail.
+		t.Run("upload by the module: "+name, func(t *testing.T) {
+			s.nothingChanges(t, func() {
+				r := s.upload(t, o.id, tc.session, tc.fields, tc.file, asModule...)
+				require.Equal(t, "application/problem+json", r.header.Get("Content-Type"), r.body)
+				require.Equal(t, tc.status, r.status)
+				require.Equal(t, problem.Body{Type: "https://pcourt.dev/problems/" + tc.code, Title: r.problem.Title, Status: tc.status,
+					Code: tc.code, Detail: r.problem.Detail, RequestID: r.header.Get("X-Request-Id")}, r.problem)
+				require.NotEmpty(t, r.problem.Title)
+				require.NotEmpty(t, r.problem.Detail)
+				require.Equal(t, "private, no-store", r.header.Get("Cache-Control"))
+			})
+		})
 	}
 
 	t.Run("upload: from another site", func(t *testing.T) {
@@ -243,19 +303,25 @@ func TestRefusedExhibitFormsChangeNothing(t *testing.T) {
 		})
 	})
 
-	t.Run("upload: a form announcing more than the upload limit", func(t *testing.T) {
-		s.nothingChanges(t, func() {
-			req, err := http.NewRequest(http.MethodPost, s.url+base+"/exhibits", io.LimitReader(zeros{}, respond.MaxUploadBytes+1))
-			require.NoError(t, err)
-			req.ContentLength = respond.MaxUploadBytes + 1
-			req.Header.Set("Content-Type", "multipart/form-data; boundary=x")
-			req.Header.Set("Origin", "null")
-			req.AddCookie(&http.Cookie{Name: respond.CookieName, Value: session})
-			r := s.send(t, req)
-			require.Equal(t, http.StatusRequestEntityTooLarge, r.status)
-			require.Equal(t, "too_large", r.refusal)
+	for _, accept := range []string{"", "application/json"} {
+		t.Run("upload: a form announcing more than the upload limit, accepting "+accept, func(t *testing.T) {
+			s.nothingChanges(t, func() {
+				req, err := http.NewRequest(http.MethodPost, s.url+base+"/exhibits", io.LimitReader(zeros{}, respond.MaxUploadBytes+1))
+				require.NoError(t, err)
+				req.ContentLength = respond.MaxUploadBytes + 1
+				req.Header.Set("Content-Type", "multipart/form-data; boundary=x")
+				req.Header.Set("Origin", "null")
+				if accept != "" {
+					req.Header.Set("Accept", accept)
+				}
+				req.AddCookie(&http.Cookie{Name: respond.CookieName, Value: session})
+				r := s.send(t, req)
+				require.Equal(t, http.StatusRequestEntityTooLarge, r.status)
+				require.Equal(t, "too_large", r.refusal)
+				require.Equal(t, accept != "", r.problem.Code == "too_large", "a problem only when asked for: %s", r.body)
+			})
 		})
-	})
+	}
 
 	// One exhibit of the session's own case, and one of the other case.
 	require.Equal(t, http.StatusSeeOther, s.upload(t, o.id, session, form, note).status)

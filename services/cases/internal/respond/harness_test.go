@@ -29,6 +29,7 @@ import (
 	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/objectstore"
 	"github.com/pcourt/pcourt/libs/outbox"
+	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/libs/ratelimit"
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
@@ -189,8 +190,11 @@ type reply struct {
 	status int
 	header http.Header
 	body   string
-	// refusal is the code a refusal page carries in data-refusal.
+	// refusal is the code a refusal page carries in data-refusal, or a
+	// problem's code.
 	refusal string
+	// problem is a refusal answered as application/problem+json.
+	problem problem.Body
 }
 
 var refusalCode = regexp.MustCompile(`data-refusal="([a-z_]+)"`)
@@ -205,6 +209,11 @@ func (s *stack) send(t testing.TB, req *http.Request) reply {
 	r := reply{status: resp.StatusCode, header: resp.Header, body: string(b)}
 	if m := refusalCode.FindStringSubmatch(r.body); m != nil {
 		r.refusal = m[1]
+	}
+	if resp.Header.Get("Content-Type") == "application/problem+json" {
+		// A refusal the page's module asked for in JSON.
+		require.NoError(t, json.Unmarshal(b, &r.problem), r.body)
+		r.refusal = r.problem.Code
 	}
 	return r
 }

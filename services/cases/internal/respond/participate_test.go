@@ -3,6 +3,7 @@ package respond_test
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"net/http"
 	"net/url"
@@ -13,6 +14,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pcourt/pcourt/libs/award"
+	"github.com/pcourt/pcourt/libs/webpage"
+	"github.com/pcourt/pcourt/services/cases/internal/awarddoc"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
@@ -130,19 +134,58 @@ func TestTheRespondentTakesPartInTheWholeCase(t *testing.T) {
 	issueAward(t, s, o.id)
 	page = s.get(t, base, session)
 	require.Contains(t, page.body, `id="award-outcome">claim_upheld<`)
-	for kind, want := range map[string]string{"json": `{"award":"test"}`, "html": "<p>The award</p>", "pdf": "%PDF-1.7", "attestation": "eyJ.sig"} {
+	html := string(awardPage(t, o.id))
+	for kind, want := range map[string]string{"json": `{"award":"test"}`, "html": html, "pdf": "%PDF-1.7", "attestation": "eyJ.sig"} {
 		r := s.get(t, base+"/award/"+kind, session)
 		require.Equal(t, http.StatusOK, r.status, kind)
 		require.Equal(t, want, r.body, kind)
 		require.Equal(t, http.StatusForbidden, s.get(t, base+"/award/"+kind, "").status, "no session, no award")
 	}
+	// The html artifact is a document of its own: a policy that admits its
+	// one style element by hash, and nothing else.
+	_, rest, _ := strings.Cut(html, "<style>")
+	css, _, _ := strings.Cut(rest, "</style>")
+	sum := sha256.Sum256([]byte(css))
+	require.Equal(t, "default-src 'none'; style-src 'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'; sandbox",
+		s.get(t, base+"/award/html", session).header.Get("Content-Security-Policy"))
+	require.Equal(t, webpage.ContentSecurityPolicy, s.get(t, base+"/award/json", session).header.Get("Content-Security-Policy"), "the others keep the page's")
+}
+
+// awardPage is the html artifact of an award of case id, as awarddoc
+// renders every award's: a claim upheld with a payment, in the sandbox.
+func awardPage(t testing.TB, id string) []byte {
+	t.Helper()
+	d := award.Document{
+		SchemaVersion: award.SchemaAward, AwardID: "award_1", CaseID: id, ExternalCaseID: "ext-" + id, Environment: "sandbox", CaseMode: "proceeding",
+		Rules: award.Rules{Version: "pcourt-rules-2026-11", Hash: digest("rules")},
+		Parties: []award.Party{{Side: "claimant", ParticipantID: "p-claimant", PrincipalID: "org-alpha"},
+			{Side: "respondent", ParticipantID: "p-respondent", PrincipalID: "org-beta"}},
+		Outcome:   award.OutcomeClaimUpheld,
+		Remedies:  []award.Remedy{{Kind: award.RemedyPayment, Payer: "respondent", Payee: "claimant", AmountMinor: 12000, Currency: "USD", DueBy: "2026-12-10T00:00:00.000Z"}},
+		Reasons:   "The parcel was never delivered: the carrier's log ends at the depot.\n\nThe respondent shall refund the price.",
+		Citations: []award.Citation{{ItemID: "answer", Digest: digest("answer"), Pinpoint: "paragraph 1"}},
+		Tribunal: award.Tribunal{
+			Adjudicator: award.Member{MemberID: "mbr_adjudicator_1", Kind: "autonomous_agent"},
+			Configuration: award.Configuration{Provider: "rubric", Model: "rubric-1", ModelVersion: "2026-08-01", InstructionsDigest: digest("instructions"),
+				OutputSchemaVersion: award.SchemaProposal, Tools: []string{}},
+			Runs:            []award.Run{{RunID: "run_1", ConfigurationDigest: digest("configuration"), InputDigest: digest("record"), OutputDigest: digest("proposal"), Status: "completed"}},
+			Reviewer:        award.Member{MemberID: "mbr_reviewer_1", Kind: "individual"},
+			ReviewerOpinion: "agree",
+		},
+		IssuedAt: "2026-11-10T12:30:45.123Z",
+	}
+	b, err := award.Canonical(d)
+	require.NoError(t, err)
+	page, err := awarddoc.HTML(d, award.Hash(b))
+	require.NoError(t, err)
+	return page
 }
 
 // issueAward records an issued award with its artifacts, as the
 // tribunal's issuing step does.
 func issueAward(t testing.TB, s *stack, id string) {
 	t.Helper()
-	docs := map[string]string{"json": `{"award":"test"}`, "html": "<p>The award</p>", "pdf": "%PDF-1.7", "attestation": "eyJ.sig"}
+	docs := map[string]string{"json": `{"award":"test"}`, "html": string(awardPage(t, id)), "pdf": "%PDF-1.7", "attestation": "eyJ.sig"}
 	var stored []store.Document
 	for _, body := range docs {
 		stored = append(stored, store.Document{Digest: digest(body), Content: []byte(body)})

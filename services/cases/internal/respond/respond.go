@@ -114,7 +114,7 @@ func Register(r gin.IRouter, cfg Config, d Deps) error {
 		g.GET("/:caseId/exhibits/:exhibitId", p.downloadExhibit)
 		// The upload is the one form past MaxBodyBytes: it is not in g,
 		// whose LimitBody would cut it, but has its own limit and deadlines.
-		r.POST("/respond/:caseId/exhibits", webpage.Headers, p.uploadLimit,
+		r.POST("/respond/:caseId/exhibits", webpage.Headers, answerJSON, p.uploadLimit,
 			httpserver.StreamedBody(MaxUploadBytes, uploadTimeout), p.uploadExhibit)
 	}
 	return nil

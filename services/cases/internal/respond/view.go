@@ -15,7 +15,10 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/gin-gonic/gin/render"
 
+	"github.com/pcourt/pcourt/libs/problem"
+	"github.com/pcourt/pcourt/libs/requestid"
 	"github.com/pcourt/pcourt/libs/webpage"
 
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
@@ -162,13 +165,39 @@ func refusalPost(id string, err error) refusal {
 	return refusal{Status: http.StatusBadRequest, Code: "bad_form", CaseID: id, Title: "The form could not be read", Detail: "Nothing was filed."}
 }
 
-// refuse renders a refusal with its status.
+// refuse renders a refusal with its status: a page, or the same words as
+// a problem for the page's own module (answerJSON).
 func (p *page) refuse(c *gin.Context, r refusal) {
 	if r.Status == 0 {
 		r.Status = http.StatusBadRequest
 	}
+	if c.GetBool(jsonAnswersKey) {
+		c.Header("Content-Type", problem.ContentType)
+		c.Render(r.Status, render.JSON{Data: problem.Body{Type: problem.TypeBase + r.Code, Title: r.Title, Status: r.Status,
+			Code: r.Code, Detail: r.Detail, RequestID: requestid.Get(c)}})
+		c.Abort()
+		return
+	}
 	r.frame = p.frame(r.CaseID)
 	p.render(c, r.Status, "refusal", r)
+}
+
+// jsonAnswersKey marks a request the page's own module sent asking for
+// JSON: its answers, refusals included, are JSON rather than pages.
+const jsonAnswersKey = "respond.jsonAnswers"
+
+// answerJSON marks a request whose Accept names application/json (the
+// upload module's): the module shows a refusal's words beside the form it
+// sent instead of leaving the page. A browser's own form post asks for
+// HTML and keeps its pages.
+func answerJSON(c *gin.Context) {
+	for _, part := range strings.Split(c.GetHeader("Accept"), ",") {
+		mt, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if mt == "application/json" || mt == problem.ContentType {
+			c.Set(jsonAnswersKey, true)
+		}
+	}
+	c.Next()
 }
 
 // render executes a page into a buffer first, so a template error never

@@ -120,9 +120,10 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, got, sel)
 	}
+	browsertest.EachLook(t, browser, "the sign-in confirmation page", nil)
 	stored, err := s.store.GetLink(context.Background(), linkID)
 	require.NoError(t, err)
-	require.Equal(t, console.LinkIssued, stored.State, "opening the link spent nothing")
+	require.Equal(t, console.LinkIssued, stored.State, "opening the link spent nothing (its confirmation walked with the keyboard too)")
 	require.Zero(t, s.rdb.Exists(context.Background(), "pc:console:{"+linkID+"}:session").Val(), "and made no session")
 	require.NoError(t, chromedp.Do(browser, chromedp.Click(`#signin button`), chromedp.WaitVisible(`main[data-page="deliveries"]`)))
 	for sel, want := range map[string]string{`#partner`: "acme", `#tenant`: acmeCred.Tenant, `#environment`: "sandbox"} {
@@ -258,6 +259,7 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"opened", "answer_filed"}, ticked)
 	labelled("edit")
+	browsertest.EachLook(t, browser, "the edit page", nil)
 	require.NoError(t, chromedp.Do(browser,
 		chromedp.Focus(`#ed-description`),
 		chromedp.KeyEvent(kb.End),
@@ -283,7 +285,39 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	require.Equal(t, "2 deliveries would be replayed.", count)
 	labelled("recover")
 	screenshot(t, browser, "recover")
-	require.NoError(t, chromedp.Do(browser, chromedp.Click(`#recover button`), chromedp.WaitVisible(`main[data-page="deliveries"]`)))
+	// The recovery's page follows it live: its module asks for the
+	// page again and copies the API's figures over, into the bars and
+	// the live region, with no reload, until the recovery is over.
+	require.NoError(t, chromedp.Do(browser, chromedp.Click(`#recover button`), chromedp.WaitVisible(`main[data-page="recovery"]`)))
+	said, err := chromedp.Run(browser, chromedp.Evaluate[string](`window.notReloaded = true;
+	  window.said = [document.getElementById('recovery-summary').textContent];
+	  new MutationObserver(() => window.said.push(document.getElementById('recovery-summary').textContent))
+	    .observe(document.getElementById('recovery-summary'), {childList: true, characterData: true, subtree: true});
+	  document.getElementById('recovery-progress').dataset.finished`))
+	require.NoError(t, err)
+	require.Equal(t, "false", said, "the recovery has just started")
+	require.NoError(t, chromedp.Do(browser, chromedp.WaitVisible(`#recovery-progress[data-finished="true"]`)))
+	live, err := chromedp.Run(browser, chromedp.Evaluate[map[string]any](`({notReloaded: window.notReloaded === true, said: window.said,
+	  figures: {...document.getElementById('recovery-progress').dataset},
+	  sent: [document.getElementById('recovery-sent').value, document.getElementById('recovery-sent').max],
+	  live: document.getElementById('recovery-live').textContent})`))
+	require.NoError(t, err)
+	require.Equal(t, true, live["notReloaded"], "the figures came without a reload")
+	require.Greater(t, len(live["said"].([]any)), 1, "the live region said the new figures: %v", live["said"])
+	require.Equal(t, "2 of 2 queued, 2 delivered. Done.", last(live["said"].([]any)))
+	require.Equal(t, []any{2.0, 2.0}, live["sent"])
+	require.Equal(t, "The recovery is over: these figures will not change.", live["live"])
+	figures := live["figures"].(map[string]any)
+	status, job := s.hookAPI(t, "GET", "/api/webhooks/endpoints/"+ep+"/recoveries/"+figures["recovery"].(string), acme, nil)
+	require.Equal(t, http.StatusOK, status)
+	j, replays := job["data"].(map[string]any), job["data"].(map[string]any)["replays"].(map[string]any)
+	for attr, want := range map[string]any{"status": j["status"], "total": j["total"], "scanned": j["scanned"], "scheduled": j["scheduled"],
+		"delivered": replays["delivered"], "failed": replays["failed"], "cancelled": replays["cancelled"], "pending": replays["scheduled"]} {
+		require.Equal(t, fmt.Sprint(want), figures[attr], "the page's %s is the API's", attr)
+	}
+	labelled("recovery")
+	screenshot(t, browser, "recovery")
+	browsertest.ClickThrough(t, browser, `#recovery-deliveries`)
 	reloadUntil("the two replays delivered", `[...document.querySelectorAll('#deliveries tbody tr')].filter(r => r.dataset.status === 'delivered' && r.querySelector('small a')).length === 2`)
 	replayed, err := chromedp.Run(browser, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#deliveries tbody tr small a')].map(a => a.textContent).sort()`))
 	require.NoError(t, err)
@@ -495,6 +529,7 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	again, cancelAgain := chromedp.NewContext(browser)
 	t.Cleanup(cancelAgain)
 	require.NoError(t, chromedp.Do(again, browsertest.OpenLink(link), chromedp.WaitVisible(`main[data-refusal="link_used"]`)))
+	browsertest.EachLook(t, again, "the refusal of a used link", nil)
 
 	// Another partner's link, opened in this browser: the page says it is
 	// signed in as acme and the link is globex's, and switches nothing
@@ -530,3 +565,5 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 }
 
 func jsInt(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func last(xs []any) any { return xs[len(xs)-1] }

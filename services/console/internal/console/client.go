@@ -183,8 +183,27 @@ type (
 		LatencyP95Ms int64     `json:"latencyP95Ms"`
 	}
 	recovery struct {
-		ID    string `json:"id"`
-		Total int    `json:"total"`
+		ID           string        `json:"id"`
+		EndpointID   string        `json:"endpointId"`
+		Since        time.Time     `json:"since"`
+		Until        time.Time     `json:"until"`
+		Status       string        `json:"status"`
+		Total        int           `json:"total"`
+		Scanned      int           `json:"scanned"`
+		Scheduled    int           `json:"scheduled"`
+		Replays      outcomeCounts `json:"replays"`
+		LimitReached bool          `json:"limitReached"`
+		NextSince    *time.Time    `json:"nextSince"`
+		CancelReason string        `json:"cancelReason"`
+		CreatedAt    time.Time     `json:"createdAt"`
+		UpdatedAt    time.Time     `json:"updatedAt"`
+		CompletedAt  *time.Time    `json:"completedAt"`
+	}
+	outcomeCounts struct {
+		Scheduled int `json:"scheduled"`
+		Delivered int `json:"delivered"`
+		Failed    int `json:"failed"`
+		Cancelled int `json:"cancelled"`
 	}
 	jwk struct {
 		Kty string `json:"kty"`

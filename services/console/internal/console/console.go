@@ -161,6 +161,7 @@ func (cs *Console) Register(r gin.IRouter) {
 	g.POST("/endpoints/:id/test", cs.guard(CapManageEndpoints, cs.sendTestEvent))
 	g.GET("/endpoints/:id/recover", cs.page(cs.recoverPreview))
 	g.POST("/endpoints/:id/recover", cs.guard(CapReplay, cs.recover))
+	g.GET("/endpoints/:id/recoveries/:recoveryId", cs.page(cs.recoveryProgress))
 	g.GET("/events", cs.page(cs.catalogue))
 	g.GET("/keys", cs.page(cs.keys))
 	g.GET("/verify", cs.page(cs.verify))

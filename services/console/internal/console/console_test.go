@@ -369,15 +369,46 @@ func TestDeliveriesReplayAndRecovery(t *testing.T) {
 	resp, _ = b.post("/console/endpoints/"+ep+"/recover", window, s.url)
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	require.Contains(t, auditActions(t, s, cred), "recovery_started")
-	waitFor(t, "ten recovery replays", func() bool {
-		n := 0
-		for _, d := range s.deliveries(t, bearer, "endpointId="+ep) {
-			if d["trigger"] == "recovery" && d["replayOf"] != nil {
-				n++
-			}
-		}
-		return n == 10
+	// The recovery's page follows it with the API's figures: queued,
+	// delivered, failed; the same event fails again, so each replay
+	// fails too.
+	progress := resp.Header.Get("Location")
+	require.Regexp(t, `^/console/endpoints/`+ep+`/recoveries/rcv_[0-9a-f]{24}$`, progress)
+	recoveryID := progress[strings.LastIndex(progress, "/")+1:]
+	_, page = b.get(progress)
+	require.Contains(t, page, `<main data-page="recovery">`)
+	require.Contains(t, page, `<p id="recovery-summary" role="status" aria-live="polite" aria-atomic="true">`)
+	require.Regexp(t, `<progress id="recovery-scan" max="\d+" value="\d+">`, page)
+	require.Regexp(t, `<progress id="recovery-sent" max="\d+" value="\d+">`, page)
+	require.Contains(t, page, `src="/console/static/recovery.js"`)
+	waitFor(t, "the recovery over, its ten replays failed", func() bool {
+		_, page = b.get(progress)
+		return strings.Contains(page, `data-finished="true"`)
 	})
+	status, job := s.hookAPI(t, http.MethodGet, "/api/webhooks/endpoints/"+ep+"/recoveries/"+recoveryID, bearer, nil)
+	require.Equal(t, http.StatusOK, status)
+	j, replays := job["data"].(map[string]any), job["data"].(map[string]any)["replays"].(map[string]any)
+	require.Contains(t, page, fmt.Sprintf(`data-status="%v" data-finished="true" data-total="%v" data-scanned="%v" data-scheduled="%v"`,
+		j["status"], j["total"], j["scanned"], j["scheduled"]), "the API's figures")
+	require.Contains(t, page, fmt.Sprintf(`data-delivered="%v" data-failed="%v" data-cancelled="%v" data-pending="%v"`,
+		replays["delivered"], replays["failed"], replays["cancelled"], replays["scheduled"]))
+	require.EqualValues(t, 10, j["scheduled"])
+	require.EqualValues(t, 10, replays["failed"])
+	require.Contains(t, page, "10 of 10 queued, 0 delivered, 10 failed. Done.")
+	require.Contains(t, page, fmt.Sprintf(`<progress id="recovery-scan" max="%v" value="%v">`, j["total"], j["scanned"]), "the whole window read")
+	require.Contains(t, page, `<progress id="recovery-sent" max="10" value="10">`, "every replay sent to an outcome")
+	require.Contains(t, page, `<a id="recovery-deliveries" href="/console/deliveries?endpointId=`+ep+`">`)
+	n := 0
+	for _, d := range s.deliveries(t, bearer, "endpointId="+ep) {
+		if d["trigger"] == "recovery" && d["replayOf"] != nil {
+			require.Equal(t, "failed", d["status"])
+			n++
+		}
+	}
+	require.Equal(t, 10, n, "the listing's replays are the figures")
+	resp, page = b.get("/console/endpoints/" + ep + "/recoveries/rcv_000000000000000000000000")
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+	require.Contains(t, page, `data-refusal="recovery_not_found"`, "the API's refusal")
 
 	// One replay, linked to its original.
 	_, page = b.get("/console/deliveries/" + failed)

@@ -1,5 +1,5 @@
-// The recovery pages: preview a failed window's deliveries and start a
-// bulk recovery of them.
+// The recovery pages: preview a failed window's deliveries, start a bulk
+// recovery of them, and follow it.
 
 package console
 
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -146,5 +147,115 @@ func (cs *Console) recover(c *gin.Context, s *session) {
 	}
 	cs.audit(c, s.Link.Scope, AuditEntry{Action: "recovery_started", Actor: s.Link.ID, Link: s.Link.ID,
 		Detail: fmt.Sprintf("%s on %s from %s to %s", got.Data.ID, id, body["since"], body["until"])})
-	c.Redirect(http.StatusSeeOther, cs.path("/deliveries")+"?"+url.Values{"endpointId": {id}}.Encode())
+	c.Redirect(http.StatusSeeOther, cs.path("/endpoints/"+id+"/recoveries/"+got.Data.ID))
+}
+
+// progressView is a recovery's progress page: the job as the webhooks
+// API reports it now, and the endpoint it replays to.
+type progressView struct {
+	Endpoint endpoint
+	Job      recovery
+	// Deliveries lists the endpoint's deliveries, the replays among them.
+	Deliveries string
+	// Again starts a recovery of the rest of the window, once the job
+	// stopped at its replay limit.
+	Again string
+}
+
+// Running: the recovery is still reading its window.
+func (v progressView) Running() bool { return v.Job.Status == "running" }
+
+// Finished: nothing will change any more: the scan has ended and no
+// replay is waiting to be sent. recovery.js stops asking then.
+func (v progressView) Finished() bool { return !v.Running() && v.Job.Replays.Scheduled == 0 }
+
+// Sent is how many of the queued replays have an outcome.
+func (v progressView) Sent() int {
+	return v.Job.Replays.Delivered + v.Job.Replays.Failed + v.Job.Replays.Cancelled
+}
+
+// ScanMax and ScanValue draw how much of the window has been read; an
+// empty window is all read once the recovery has ended.
+func (v progressView) ScanMax() int { return max(v.Job.Total, 1) }
+func (v progressView) ScanValue() int {
+	if v.Job.Total == 0 && !v.Running() {
+		return 1
+	}
+	return v.Job.Scanned
+}
+
+// SentMax and SentValue draw how many of the queued replays were sent to
+// an outcome; none to send is all sent once the recovery has ended.
+func (v progressView) SentMax() int { return max(v.Job.Scheduled, 1) }
+func (v progressView) SentValue() int {
+	if v.Job.Scheduled == 0 && !v.Running() {
+		return 1
+	}
+	return v.Sent()
+}
+
+// Summary says the figures in one sentence, the one the page's live
+// region announces: how many replays of how many were queued and how many
+// delivered. How many the recovery will queue is known only once it has
+// read its whole window; until then the sentence says how far it has
+// read.
+func (v progressView) Summary() string {
+	j := v.Job
+	var b strings.Builder
+	if v.Running() {
+		fmt.Fprintf(&b, "%d queued so far (%d of %d deliveries in the window read), %d delivered", j.Scheduled, j.Scanned, j.Total, j.Replays.Delivered)
+	} else {
+		fmt.Fprintf(&b, "%d of %d queued, %d delivered", j.Scheduled, j.Scheduled, j.Replays.Delivered)
+	}
+	if j.Replays.Failed > 0 {
+		fmt.Fprintf(&b, ", %d failed", j.Replays.Failed)
+	}
+	if j.Replays.Cancelled > 0 {
+		fmt.Fprintf(&b, ", %d cancelled", j.Replays.Cancelled)
+	}
+	if j.Replays.Scheduled > 0 {
+		fmt.Fprintf(&b, ", %d being sent", j.Replays.Scheduled)
+	}
+	b.WriteString(".")
+	switch {
+	case j.Status == "cancelled":
+		fmt.Fprintf(&b, " The recovery was cancelled (%s) before it read the whole window.", strings.ReplaceAll(j.CancelReason, "_", " "))
+	case v.Finished():
+		b.WriteString(" Done.")
+	}
+	return b.String()
+}
+
+// recoveryProgress shows a recovery as the webhooks API reports it now:
+// how far it has read its window, how many replays it has queued and
+// what became of them. recovery.js asks for the page again while it
+// changes and shows its figures live; without script a reload shows the
+// same, since the page is all there is.
+func (cs *Console) recoveryProgress(c *gin.Context, s *session) {
+	id, rid := c.Param("id"), c.Param("recoveryId")
+	if !validID(id) || !validID(rid) {
+		cs.refuse(c, s, refusal{Status: http.StatusNotFound, Code: "not_found", Title: "No such recovery", Detail: "That is not a recovery id.", Back: cs.path("/endpoints")})
+		return
+	}
+	ctx := c.Request.Context()
+	var ep struct {
+		Data endpoint `json:"data"`
+	}
+	if err := cs.client.call(ctx, s.bearer, http.MethodGet, webhooksAPI+"/endpoints/"+id, nil, nil, "", &ep); err != nil {
+		cs.apiRefusal(c, s, err, cs.path("/endpoints"))
+		return
+	}
+	var job struct {
+		Data recovery `json:"data"`
+	}
+	if err := cs.client.call(ctx, s.bearer, http.MethodGet, webhooksAPI+"/endpoints/"+id+"/recoveries/"+rid, nil, nil, "", &job); err != nil {
+		cs.apiRefusal(c, s, err, cs.path("/endpoints"))
+		return
+	}
+	v := progressView{Endpoint: ep.Data, Job: job.Data, Deliveries: cs.path("/deliveries") + "?" + url.Values{"endpointId": {id}}.Encode()}
+	if v.Job.LimitReached && v.Job.NextSince != nil {
+		v.Again = cs.path("/endpoints/"+id+"/recover") + "?" + url.Values{"since": {v.Job.NextSince.UTC().Format(windowLayout)},
+			"until": {v.Job.Until.UTC().Format(windowLayout)}}.Encode()
+	}
+	cs.render(c, http.StatusOK, "recovery", cs.frame(c, s, "endpoints", v))
 }

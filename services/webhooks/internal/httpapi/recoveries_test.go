@@ -60,6 +60,7 @@ func TestRecoverAnEndpoint(t *testing.T) {
 	assert.Equal(t, "running", job["status"])
 	assert.EqualValues(t, 6, job["total"])
 	assert.EqualValues(t, 0, job["scheduled"])
+	assert.Equal(t, map[string]any{"scheduled": 0.0, "delivered": 0.0, "failed": 0.0, "cancelled": 0.0}, job["replays"], "nothing replayed yet")
 	assert.Equal(t, "/api/webhooks/endpoints/"+ep+"/recoveries/"+id, r.header.Get("Location"))
 	assert.Equal(t, "no-store", r.header.Get("Cache-Control"))
 	again := s.do(t, "POST", "/api/v2/webhooks/endpoints/"+ep+"/recover", s.partner, map[string]any{"since": since}, key...)
@@ -85,6 +86,7 @@ func TestRecoverAnEndpoint(t *testing.T) {
 		assert.Equal(t, "completed", got["status"])
 		assert.EqualValues(t, 6, got["scanned"])
 		assert.EqualValues(t, 4, got["scheduled"], "the three failed deliveries and the cancelled one")
+		assert.Equal(t, map[string]any{"scheduled": 4.0, "delivered": 0.0, "failed": 0.0, "cancelled": 0.0}, got["replays"], "queued, none sent yet")
 		assert.NotEmpty(t, got["completedAt"])
 	}
 	r = s.do(t, "GET", "/api/webhooks/deliveries?endpointId="+ep+"&status=scheduled", s.partner, nil)
@@ -96,6 +98,27 @@ func TestRecoverAnEndpoint(t *testing.T) {
 		}
 	}
 	assert.Equal(t, map[string]bool{ids[0]: true, ids[1]: true, ids[2]: true, ids[5]: true}, replayOf)
+
+	// The sender delivers two of the replays and gives up on one: the
+	// recovery says so, in the shape the OpenAPI document gives it.
+	outcomes := []string{store.StatusDelivered, store.StatusDelivered, store.StatusFailed}
+	for n := range s.deliveries.Shards() {
+		claimed, err := s.deliveries.Claim(context.Background(), n, time.Now(), time.Minute, 100, "tok")
+		require.NoError(t, err)
+		for _, d := range claimed {
+			if d.RecoveryID != id || len(outcomes) == 0 {
+				continue
+			}
+			d.Status, d.Attempts, outcomes = outcomes[0], 1, outcomes[1:]
+			require.NoError(t, s.deliveries.Complete(context.Background(), "tok", d, &store.Attempt{Number: 1, Outcome: "success"}))
+		}
+	}
+	require.Empty(t, outcomes)
+	for _, base := range []string{"/api/webhooks", "/api/v2/webhooks"} {
+		r = s.documented(t, base+"/endpoints/"+ep+"/recoveries/"+id, s.partner)
+		require.Equal(t, http.StatusOK, r.status, string(r.raw))
+		assert.Equal(t, map[string]any{"scheduled": 1.0, "delivered": 2.0, "failed": 1.0, "cancelled": 0.0}, r.data()["replays"])
+	}
 
 	r = s.do(t, "GET", "/api/webhooks/endpoints/"+ep+"/recoveries/"+id, s.other, nil)
 	assert.Equal(t, http.StatusNotFound, r.status, "another partner")

@@ -59,15 +59,27 @@ func (s *Service) StartRecovery(ctx context.Context, scope endpoints.Scope, endp
 	return job, nil
 }
 
-// Recovery returns a recovery job of the endpoint; a job of another
-// endpoint is not found (store.ErrRecoveryNotFound).
-func (s *Service) Recovery(ctx context.Context, scope endpoints.Scope, endpointID, id string) (store.Recovery, error) {
+// RecoveryProgress is a recovery job as it stands and its replays by the
+// status each has now: how many of those it queued were delivered.
+type RecoveryProgress struct {
+	Job     store.Recovery
+	Replays store.OutcomeCounts
+}
+
+// Recovery returns a recovery job of the endpoint with its replays'
+// outcomes; a job of another endpoint is not found
+// (store.ErrRecoveryNotFound).
+func (s *Service) Recovery(ctx context.Context, scope endpoints.Scope, endpointID, id string) (RecoveryProgress, error) {
 	r, err := s.Recoveries.Get(ctx, scope, id)
 	if err != nil {
-		return store.Recovery{}, err
+		return RecoveryProgress{}, err
 	}
 	if r.EndpointID != endpointID {
-		return store.Recovery{}, store.ErrRecoveryNotFound
+		return RecoveryProgress{}, store.ErrRecoveryNotFound
 	}
-	return r, nil
+	replays, err := s.Deliveries.RecoveryReplays(ctx, r.ID)
+	if err != nil {
+		return RecoveryProgress{}, err
+	}
+	return RecoveryProgress{Job: r, Replays: replays}, nil
 }

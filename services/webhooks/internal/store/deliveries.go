@@ -131,10 +131,11 @@ func deliveryKey(n int, id string) string { return prefix + shardTag(n) + ":dlv:
 func attemptsKey(n int, id string) string { return prefix + shardTag(n) + ":att:" + id }
 func dueKey(n int) string                 { return prefix + shardTag(n) + ":due" }
 
-// createDeliveryScript KEYS: record, due, outcomes. ARGV: json, due ms,
-// id, retention ms, status, outcome field prefix, outcomes expiry (ms).
-// The record keeps its status in 'st' too, the one the outcome counts
-// hold it under (outcomes.go).
+// createDeliveryScript KEYS: record, due, outcomes[, replays]. ARGV:
+// json, due ms, id, retention ms, status, outcome field prefix, outcomes
+// expiry (ms). The record keeps its status in 'st' too, the one the
+// outcome counts hold it under (outcomes.go); a recovery's replay (the
+// fourth key, its recovery's counts) is counted there too and marked 'rc'.
 var createDeliveryScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'rec', ARGV[1], 'st', ARGV[5])
@@ -142,6 +143,11 @@ redis.call('PEXPIRE', KEYS[1], ARGV[4])
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
 redis.call('HINCRBY', KEYS[3], ARGV[6] .. ARGV[5], 1)
 redis.call('PEXPIREAT', KEYS[3], ARGV[7])
+if KEYS[4] then
+  redis.call('HSET', KEYS[1], 'rc', '1')
+  redis.call('HINCRBY', KEYS[4], ARGV[5], 1)
+  redis.call('PEXPIRE', KEYS[4], ARGV[4])
+end
 return 1
 `)
 
@@ -180,6 +186,9 @@ func (s *Deliveries) CreateAll(ctx context.Context, ds []Delivery) ([]bool, erro
 		outcomes, field, expireAt := outcomeSlot(n, d.Scope(), d.CreatedAt)
 		st := step{keys: []string{deliveryKey(n, d.ID), dueKey(n), outcomes},
 			args: []any{b, d.NextAttemptAt.UnixMilli(), d.ID, s.cfg.Retention.Milliseconds(), d.Status, field, expireAt}}
+		if d.RecoveryID != "" {
+			st.keys = append(st.keys, replaysKey(n, d.RecoveryID))
+		}
 		st.cmd = createDeliveryScript.EvalSha(ctx, pipe, st.keys, st.args...)
 		steps[i] = st
 		idx := partnerDeliveriesKey(d.Scope())
@@ -294,11 +303,12 @@ func (s *Deliveries) Claim(ctx context.Context, n int, now time.Time, lease time
 	return out, nil
 }
 
-// completeScript KEYS: record, attempts, due, outcomes. ARGV: token,
-// json, attempt json (” for none), next ms (” when finished), id,
+// completeScript KEYS: record, attempts, due, outcomes[, replays]. ARGV:
+// token, json, attempt json (” for none), next ms (” when finished), id,
 // retention ms, status, outcome field prefix, outcomes expiry (ms). A new
-// status moves the delivery's count from the old one; a record without
-// 'st' (written before the counts existed) was never counted and is not.
+// status moves the delivery's count from the old one, in its recovery's
+// counts too for a replay counted there ('rc'); a record without 'st'
+// (written before the counts existed) was never counted and is not.
 var completeScript = redis.NewScript(`
 if redis.call('HGET', KEYS[1], 'lease') ~= ARGV[1] then return 0 end
 local was = redis.call('HGET', KEYS[1], 'st')
@@ -310,6 +320,11 @@ if was and was ~= ARGV[7] then
   redis.call('HINCRBY', KEYS[4], ARGV[8] .. was, -1)
   redis.call('HINCRBY', KEYS[4], ARGV[8] .. ARGV[7], 1)
   redis.call('PEXPIREAT', KEYS[4], ARGV[9])
+  if KEYS[5] and redis.call('HGET', KEYS[1], 'rc') == '1' then
+    redis.call('HINCRBY', KEYS[5], was, -1)
+    redis.call('HINCRBY', KEYS[5], ARGV[7], 1)
+    redis.call('PEXPIRE', KEYS[5], ARGV[6])
+  end
 end
 if ARGV[3] ~= '' then
   redis.call('RPUSH', KEYS[2], ARGV[3])
@@ -432,8 +447,11 @@ func (s *Deliveries) completeStep(token string, c Completion) ([]string, []any, 
 	}
 	n := s.shardOf(d.ID)
 	outcomes, field, expireAt := outcomeSlot(n, d.Scope(), d.CreatedAt)
-	return []string{deliveryKey(n, d.ID), attemptsKey(n, d.ID), dueKey(n), outcomes},
-		[]any{token, b, string(ab), next, d.ID, s.cfg.Retention.Milliseconds(), d.Status, field, expireAt}, nil
+	keys := []string{deliveryKey(n, d.ID), attemptsKey(n, d.ID), dueKey(n), outcomes}
+	if d.RecoveryID != "" {
+		keys = append(keys, replaysKey(n, d.RecoveryID))
+	}
+	return keys, []any{token, b, string(ab), next, d.ID, s.cfg.Retention.Milliseconds(), d.Status, field, expireAt}, nil
 }
 
 // Filter narrows a listing. Zero fields match everything.

@@ -42,20 +42,18 @@ func outcomeSlot(n int, s endpoints.Scope, created time.Time) (key, field string
 	return outcomesKey(n, s, day), strconv.FormatInt(hour, 10) + ".", expire.UnixMilli()
 }
 
-// OutcomeHour is a partner's deliveries created in one clock hour, by the
-// status each has now.
-type OutcomeHour struct {
-	Start     time.Time
+// OutcomeCounts counts deliveries by the status each has now.
+type OutcomeCounts struct {
 	Scheduled int64 // an attempt is due or in flight: pending or retrying
 	Delivered int64
 	Failed    int64
 	Cancelled int64
 }
 
-// Total is every delivery created in the hour.
-func (h OutcomeHour) Total() int64 { return h.Scheduled + h.Delivered + h.Failed + h.Cancelled }
+// Total is every delivery counted.
+func (h OutcomeCounts) Total() int64 { return h.Scheduled + h.Delivered + h.Failed + h.Cancelled }
 
-func (h *OutcomeHour) add(status string, n int64) {
+func (h *OutcomeCounts) add(status string, n int64) {
 	switch status {
 	case StatusScheduled:
 		h.Scheduled += n
@@ -66,6 +64,13 @@ func (h *OutcomeHour) add(status string, n int64) {
 	case StatusCancelled:
 		h.Cancelled += n
 	}
+}
+
+// OutcomeHour is a partner's deliveries created in one clock hour, by the
+// status each has now.
+type OutcomeHour struct {
+	Start time.Time
+	OutcomeCounts
 }
 
 // Outcomes returns the last hours clock hours (at most HistoryHours) of
@@ -103,6 +108,42 @@ func (s *Deliveries) Outcomes(ctx context.Context, scope endpoints.Scope, now ti
 				return nil, fmt.Errorf("reading delivery outcomes: field %s is %q", field, v)
 			}
 			out[hour-first].add(status, n)
+		}
+	}
+	return out, nil
+}
+
+// A recovery's replays by outcome: each replay a recovery makes is counted
+// under its status in its recovery's counts, by the same Lua steps that
+// count it in its partner's hours (createDeliveryScript, completeScript),
+// so "how many of the replays were delivered" is exact while they are
+// sent. The counts live in each replay's shard, one small hash per shard
+// and recovery, and expire with the deliveries; a read sums the shards.
+
+func replaysKey(n int, recoveryID string) string {
+	return prefix + shardTag(n) + ":replays:" + recoveryID
+}
+
+// RecoveryReplays counts the replays the recovery recoveryID made, by the
+// status each has now. Replays made before the counts existed are not in
+// them.
+func (s *Deliveries) RecoveryReplays(ctx context.Context, recoveryID string) (OutcomeCounts, error) {
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.MapStringStringCmd, s.cfg.Shards)
+	for n := range s.cfg.Shards {
+		cmds[n] = pipe.HGetAll(ctx, replaysKey(n, recoveryID))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return OutcomeCounts{}, fmt.Errorf("reading the replays of recovery %s: %w", recoveryID, err)
+	}
+	var out OutcomeCounts
+	for _, c := range cmds {
+		for status, v := range c.Val() {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return OutcomeCounts{}, fmt.Errorf("reading the replays of recovery %s: field %s is %q", recoveryID, status, v)
+			}
+			out.add(status, n)
 		}
 	}
 	return out, nil

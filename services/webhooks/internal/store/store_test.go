@@ -354,7 +354,7 @@ func TestOutcomesAreTheListingsCountsHourByHour(t *testing.T) {
 		}
 	}
 	assert.EqualValues(t, 9, total, "acme's nine, once each")
-	assert.Equal(t, store.OutcomeHour{Start: hour, Delivered: 1, Failed: 1, Cancelled: 1}, hours[23], "0, 3 and 6 were created this hour")
+	assert.Equal(t, store.OutcomeHour{Start: hour, OutcomeCounts: store.OutcomeCounts{Delivered: 1, Failed: 1, Cancelled: 1}}, hours[23], "0, 3 and 6 were created this hour")
 
 	week, err := s.Outcomes(ctx, acme, now, store.HistoryHours)
 	require.NoError(t, err)
@@ -362,7 +362,7 @@ func TestOutcomesAreTheListingsCountsHourByHour(t *testing.T) {
 	assert.Equal(t, hours, week[store.HistoryHours-24:], "the last day of the week is the day")
 	mine, err := s.Outcomes(ctx, other, now, 24)
 	require.NoError(t, err)
-	assert.Equal(t, store.OutcomeHour{Start: hour, Scheduled: 1}, mine[23], "globex's own one")
+	assert.Equal(t, store.OutcomeHour{Start: hour, OutcomeCounts: store.OutcomeCounts{Scheduled: 1}}, mine[23], "globex's own one")
 	_, err = s.Outcomes(ctx, acme, now, store.HistoryHours+1)
 	assert.Error(t, err)
 
@@ -377,4 +377,84 @@ func TestOutcomesAreTheListingsCountsHourByHour(t *testing.T) {
 	for _, k := range keys {
 		assert.NotContains(t, k, fmt.Sprintf(":%d", day), "no hash for a day past its life")
 	}
+}
+
+// A recovery's replays are counted by the status each has now: a replay's
+// creation counts it once (a second Create of the same id does not), each
+// change of status moves it, a completion under a lost lease changes
+// nothing, and deliveries that are no replay of it are not in its counts.
+// A replay stored before the counts existed (no 'rc' mark) moves nothing.
+func TestRecoveryReplaysAreCountedByOutcome(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.NewClient(t)
+	s := store.NewDeliveries(rdb, store.DefaultDeliveriesConfig())
+	now := time.Now().UTC()
+	replay := func(id, recovery string) store.Delivery {
+		d := newDelivery(id, "we_1", store.StatusScheduled, now.Add(-time.Minute))
+		d.Trigger, d.ReplayOf, d.RecoveryID = store.TriggerRecovery, "dlv_orig_"+id, recovery
+		return d
+	}
+	for i := range 5 {
+		_, err := s.Create(ctx, replay(fmt.Sprintf("dlv_rp%d", i), "rcv_a"))
+		require.NoError(t, err)
+	}
+	created, err := s.Create(ctx, replay("dlv_rp0", "rcv_a"))
+	require.NoError(t, err)
+	require.False(t, created)
+	_, err = s.Create(ctx, replay("dlv_rpb", "rcv_b"))
+	require.NoError(t, err)
+	_, err = s.Create(ctx, newDelivery("dlv_plain", "we_1", store.StatusScheduled, now.Add(-time.Minute)))
+	require.NoError(t, err)
+
+	got, err := s.RecoveryReplays(ctx, "rcv_a")
+	require.NoError(t, err)
+	assert.Equal(t, store.OutcomeCounts{Scheduled: 5}, got)
+
+	claimed := map[string]store.Delivery{}
+	for n := range s.Shards() {
+		ds, err := s.Claim(ctx, n, now, time.Minute, 100, "tok")
+		require.NoError(t, err)
+		for _, d := range ds {
+			claimed[d.ID] = d
+		}
+	}
+	require.Len(t, claimed, 7)
+	for id, status := range map[string]string{"dlv_rp0": store.StatusDelivered, "dlv_rp1": store.StatusDelivered,
+		"dlv_rp2": store.StatusFailed, "dlv_rp3": store.StatusScheduled, "dlv_rpb": store.StatusDelivered, "dlv_plain": store.StatusDelivered} {
+		d := claimed[id]
+		d.Status, d.Attempts = status, 1
+		if status == store.StatusScheduled {
+			d.NextAttemptAt = now.Add(time.Hour)
+		}
+		require.NoError(t, s.Complete(ctx, "tok", d, &store.Attempt{Number: 1, Outcome: "failure"}))
+	}
+	lost := claimed["dlv_rp4"]
+	lost.Status = store.StatusDelivered
+	require.ErrorIs(t, s.Complete(ctx, "not-the-lease", lost, nil), store.ErrLeaseLost)
+
+	got, err = s.RecoveryReplays(ctx, "rcv_a")
+	require.NoError(t, err)
+	assert.Equal(t, store.OutcomeCounts{Scheduled: 2, Delivered: 2, Failed: 1}, got, "rp3 retrying and rp4 still pending")
+	got, err = s.RecoveryReplays(ctx, "rcv_b")
+	require.NoError(t, err)
+	assert.Equal(t, store.OutcomeCounts{Delivered: 1}, got)
+	got, err = s.RecoveryReplays(ctx, "rcv_none")
+	require.NoError(t, err)
+	assert.Zero(t, got)
+
+	// A replay without the mark (as one stored before the counts existed,
+	// and so never counted) moves nothing when it changes status.
+	old := claimed["dlv_rp4"]
+	for n := range s.Shards() {
+		keys, err := rdb.Keys(ctx, fmt.Sprintf("pc:wh:{d:%d}:dlv:dlv_rp4", n)).Result()
+		require.NoError(t, err)
+		for _, k := range keys {
+			require.NoError(t, rdb.HDel(ctx, k, "rc").Err())
+		}
+	}
+	old.Status = store.StatusCancelled
+	require.NoError(t, s.Complete(ctx, "tok", old, nil))
+	got, err = s.RecoveryReplays(ctx, "rcv_a")
+	require.NoError(t, err)
+	assert.Equal(t, store.OutcomeCounts{Scheduled: 2, Delivered: 2, Failed: 1}, got, "nothing moved for the unmarked replay")
 }
