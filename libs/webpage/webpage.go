@@ -26,31 +26,21 @@ import (
 
 // ContentSecurityPolicy allows a page its own modules and stylesheets,
 // forms posting to itself and its modules' requests to its own origin
-// (an upload's progress, a recovery's figures followed live), and nothing
+// (an upload's progress, a recovery's figures followed live, the passkey
+// pages' WebAuthn ceremonies), and nothing
 // else: no inline script, no images, no framing, no base rewriting, no
 // request to any other origin.
 const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; " +
 	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
-// ConnectingContentSecurityPolicy is ContentSecurityPolicy for pages
-// whose module exchanges JSON with the site itself (the passkey pages of
-// accounts, whose WebAuthn ceremonies are fetch calls): connect-src
-// 'self', and still nothing foreign.
-const ConnectingContentSecurityPolicy = ContentSecurityPolicy + "; connect-src 'self'"
-
 // Headers sets the policy headers on every response of a page, refusals
 // and redirects included. no-referrer keeps the page's address (and
 // anything in it) out of every request the page makes; private, no-store
 // keeps what the page shows out of every cache.
-func Headers(c *gin.Context) { setHeaders(c, ContentSecurityPolicy) }
-
-// ConnectingHeaders is Headers with ConnectingContentSecurityPolicy.
-func ConnectingHeaders(c *gin.Context) { setHeaders(c, ConnectingContentSecurityPolicy) }
-
-func setHeaders(c *gin.Context, csp string) {
+func Headers(c *gin.Context) {
 	h := c.Writer.Header()
 	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Content-Security-Policy", csp)
+	h.Set("Content-Security-Policy", ContentSecurityPolicy)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "private, no-store")
 	c.Next()

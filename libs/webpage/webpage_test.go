@@ -259,15 +259,6 @@ func TestEveryResponseCarriesThePolicyHeaders(t *testing.T) {
 		require.Contains(t, webpage.ContentSecurityPolicy, directive)
 	}
 	require.NotContains(t, webpage.ContentSecurityPolicy, "unsafe")
-
-	// The connecting policy adds fetching from the site itself, and
-	// nothing else.
-	require.Equal(t, webpage.ContentSecurityPolicy+"; connect-src 'self'", webpage.ConnectingContentSecurityPolicy)
-	rec := httptest.NewRecorder()
-	c, _ := gin.CreateTestContext(rec)
-	webpage.ConnectingHeaders(c)
-	require.Equal(t, webpage.ConnectingContentSecurityPolicy, rec.Header().Get("Content-Security-Policy"))
-	require.Equal(t, "private, no-store", rec.Header().Get("Cache-Control"))
 }
 
 // The preview spends nothing: previewed any number of times, the link

@@ -54,13 +54,13 @@ type pages struct {
 }
 
 // RegisterPeople adds the pages under /account. Every answer carries the
-// pages' policy headers (webpage.ConnectingHeaders: the module fetches
+// pages' policy headers (webpage.Headers: the module fetches
 // from the site itself); every mutation, JSON or form, is heard from the
 // site's own origin only.
 func RegisterPeople(r gin.IRouter, d PeopleDeps) {
 	p := &pages{people: d.People, logger: d.Logger, site: d.Site,
 		session: d.Site.Cookie(SessionCookieName, "/account"), ceremony: d.Site.Cookie(CeremonyCookieName, "/account")}
-	g := r.Group("/account", webpage.ConnectingHeaders, webpage.LimitBody(MaxPeopleBodyBytes, p.refuseTooLarge))
+	g := r.Group("/account", webpage.Headers, webpage.LimitBody(MaxPeopleBodyBytes, p.refuseTooLarge))
 	g.GET("/static/:file", serveStatic)
 	g.GET("/", p.home)
 	g.GET("/signup", p.signUpPage)
