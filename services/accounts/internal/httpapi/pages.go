@@ -3,12 +3,9 @@
 package httpapi
 
 import (
-	"bytes"
 	"embed"
 	"encoding/base64"
 	"html/template"
-	"net/http"
-	"path"
 	"strings"
 	"time"
 
@@ -155,31 +152,7 @@ type refusalView struct {
 	Problem *problem.Error
 }
 
-// render executes a page into a buffer first, so a template error never
-// sends half a page.
+// render answers a page (webpage.Render).
 func (p *pages) render(c *gin.Context, status int, name string, data any) {
-	var buf bytes.Buffer
-	if err := templates.ExecuteTemplate(&buf, name, data); err != nil {
-		p.logger.ErrorContext(c.Request.Context(), "rendering an account page failed", "page", name, "err", err)
-		c.Data(http.StatusInternalServerError, "text/plain; charset=utf-8", []byte("Something went wrong.\n"))
-		return
-	}
-	c.Data(status, "text/html; charset=utf-8", buf.Bytes())
-}
-
-// serveStatic serves the embedded module and stylesheets, the design
-// system's (webpage.Stylesheet) among them.
-func serveStatic(c *gin.Context) {
-	name := c.Param("file")
-	types := map[string]string{".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
-	b, err := staticFiles.ReadFile("static/" + name)
-	if name == webpage.StylesheetFile {
-		b, err = webpage.Stylesheet, nil
-	}
-	ct, known := types[path.Ext(name)]
-	if err != nil || !known {
-		c.Data(http.StatusNotFound, "text/plain; charset=utf-8", []byte("Not found.\n"))
-		return
-	}
-	c.Data(http.StatusOK, ct, b)
+	webpage.Render(c, p.logger, templates, status, name, data)
 }

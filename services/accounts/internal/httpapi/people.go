@@ -61,7 +61,7 @@ func RegisterPeople(r gin.IRouter, d PeopleDeps) {
 	p := &pages{people: d.People, logger: d.Logger, site: d.Site,
 		session: d.Site.Cookie(SessionCookieName, "/account"), ceremony: d.Site.Cookie(CeremonyCookieName, "/account")}
 	g := r.Group("/account", webpage.Headers, webpage.LimitBody(MaxPeopleBodyBytes, p.refuseTooLarge))
-	g.GET("/static/:file", serveStatic)
+	g.GET("/static/:file", webpage.Static(staticFiles))
 	g.GET("/", p.home)
 	g.GET("/signup", p.signUpPage)
 	g.GET("/signin", p.signInPage)

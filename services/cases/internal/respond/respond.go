@@ -94,7 +94,7 @@ func Register(r gin.IRouter, cfg Config, d Deps) error {
 	}
 	p.site, p.prefix = site, site.Prefix
 	g := r.Group("/respond", webpage.Headers, webpage.LimitBody(MaxBodyBytes, p.refuseTooLarge))
-	g.GET("/static/:file", serveStatic)
+	g.GET("/static/:file", webpage.Static(staticFiles))
 	g.GET("/:caseId", p.show)
 	g.POST("/:caseId/session/preview", p.preview)
 	g.POST("/:caseId/session", p.exchange)

@@ -1,7 +1,6 @@
 package respond
 
 import (
-	"bytes"
 	"context"
 	"embed"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
-	"path"
 	"slices"
 	"strings"
 	"time"
@@ -200,32 +198,9 @@ func answerJSON(c *gin.Context) {
 	c.Next()
 }
 
-// render executes a page into a buffer first, so a template error never
-// sends half a page.
+// render answers a page (webpage.Render).
 func (p *page) render(c *gin.Context, status int, name string, data any) {
-	var buf bytes.Buffer
-	if err := templates.ExecuteTemplate(&buf, name, data); err != nil {
-		p.logger.ErrorContext(c.Request.Context(), "rendering the hosted respondent page failed", "page", name, "err", err)
-		c.Data(http.StatusInternalServerError, "text/plain; charset=utf-8", []byte("Something went wrong.\n"))
-		return
-	}
-	c.Data(status, "text/html; charset=utf-8", buf.Bytes())
-}
-
-// serveStatic serves the embedded module and stylesheet.
-func serveStatic(c *gin.Context) {
-	name := c.Param("file")
-	types := map[string]string{".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
-	b, err := staticFiles.ReadFile("static/" + name)
-	if name == webpage.StylesheetFile {
-		b, err = webpage.Stylesheet, nil
-	}
-	ct, known := types[path.Ext(name)]
-	if err != nil || !known {
-		c.Data(http.StatusNotFound, "text/plain; charset=utf-8", []byte("Not found.\n"))
-		return
-	}
-	c.Data(http.StatusOK, ct, b)
+	webpage.Render(c, p.logger, templates, status, name, data)
 }
 
 // caseView is the case page.

@@ -144,7 +144,7 @@ const MaxFormBytes = 64 << 10
 func (cs *Console) Register(r gin.IRouter) {
 	cs.registerAPI(r)
 	g := r.Group("/console", webpage.Headers, webpage.LimitBody(MaxFormBytes, cs.refuseTooLarge))
-	g.GET("/static/:file", serveStatic)
+	g.GET("/static/:file", cacheStatic, webpage.Static(staticFS))
 	g.GET("/", cs.home)
 	g.POST("/session/preview", cs.preview)
 	g.POST("/session", cs.exchange)

@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
-	"mime"
 	"net/http"
-	"path"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -84,14 +81,9 @@ func (cs *Console) frame(c *gin.Context, s *session, page string, data any) fram
 	return f
 }
 
+// render answers a page (webpage.Render).
 func (cs *Console) render(c *gin.Context, status int, name string, f frame) {
-	var b strings.Builder
-	if err := templates.ExecuteTemplate(&b, name, f); err != nil {
-		cs.logger.ErrorContext(c.Request.Context(), "console page not rendered", "page", name, "err", err)
-		c.Data(http.StatusInternalServerError, "text/plain; charset=utf-8", []byte("The page could not be shown."))
-		return
-	}
-	c.Data(status, "text/html; charset=utf-8", []byte(b.String()))
+	webpage.Render(c, cs.logger, templates, status, name, f)
 }
 
 // confirmView is the page a link's preview answers: what the link signs in
@@ -179,21 +171,9 @@ func refusalNoSession() refusal {
 		Detail: "This browser holds no console session, or it ended. Open a console link from your application: it ends in #link= followed by a one-time token."}
 }
 
-// serveStatic serves the embedded stylesheet and modules.
-func serveStatic(c *gin.Context) {
-	name := path.Base(c.Param("file"))
-	b, err := staticFS.ReadFile("static/" + name)
-	if name == webpage.StylesheetFile {
-		b, err = webpage.Stylesheet, nil
-	}
-	if err != nil {
-		c.Data(http.StatusNotFound, "text/plain; charset=utf-8", []byte("not found"))
-		return
-	}
-	ct := mime.TypeByExtension(path.Ext(name))
-	if strings.HasSuffix(name, ".js") {
-		ct = "text/javascript; charset=utf-8"
-	}
+// cacheStatic lets a browser keep the console's modules and stylesheet
+// for five minutes: they change only with a deployment.
+func cacheStatic(c *gin.Context) {
 	c.Header("Cache-Control", "private, max-age=300")
-	c.Data(http.StatusOK, ct, b)
+	c.Next()
 }
