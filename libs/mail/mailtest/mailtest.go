@@ -170,7 +170,9 @@ func (s *Server) serve(tc *textproto.Conn) {
 			reply(221, "bye")
 			return
 		default:
-			reply(502, "not implemented")
+			// RFC 5321, 4.2.4: a command the server does not offer (a
+			// real server's answer to VRFY, EXPN and the like).
+			reply(502, "command not implemented")
 		}
 	}
 }
