@@ -365,3 +365,32 @@ func TestABodyCutShortNeverReachesTheOwner(t *testing.T) {
 	require.Contains(t, p.Detail, "ended after 12 of the 100 bytes")
 	require.False(t, reached.Load(), "nothing reached the owner")
 }
+
+// An owner's answer with a header block of several KiB (a 402 challenge's
+// PAYMENT-REQUIRED header grows with the accepted payments) reaches the
+// partner whole: the edge reads an answer's header within
+// ExchangeBufferSize, not fasthttp's 4 KiB default, which refused it.
+func TestAnOwnersLargeHeaderBlockReachesThePartnerWhole(t *testing.T) {
+	challenge := strings.Repeat("eyJ4NDAyVmVyc2lvbiI6Mn0", 400) // 9,200 bytes of base64
+	require.Greater(t, len(challenge), 8<<10)
+	require.Less(t, len(challenge), proxy.ExchangeBufferSize-1<<10)
+	owner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Payment-Required", challenge)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusPaymentRequired)
+		_, _ = io.WriteString(w, `{"error":"payment_required"}`)
+	}))
+	t.Cleanup(owner.Close)
+	upstreams := allUpstreams(t)
+	upstreams[routing.Readiness], _ = url.Parse(owner.URL)
+	e := newEdge(t, upstreams)
+
+	resp, err := http.Post(e.url+"/api/x402/dispute-readiness", "application/json", strings.NewReader(`{}`))
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, http.StatusPaymentRequired, resp.StatusCode, string(body))
+	require.Equal(t, challenge, resp.Header.Get("Payment-Required"))
+	require.JSONEq(t, `{"error":"payment_required"}`, string(body))
+}

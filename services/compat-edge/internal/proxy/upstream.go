@@ -89,6 +89,13 @@ func newUpstream(name routing.Owner, target *url.URL, maxConns int) *upstream {
 			// it byte for byte.
 			DisablePathNormalizing:   true,
 			NoDefaultUserAgentHeader: true,
+			// An answer's header and a body of a few KiB (a 402
+			// challenge is 9 KiB) are read in one system call, and the
+			// request written in one; the read buffer also bounds the
+			// owner's header block, which fasthttp's 4 KiB default would
+			// refuse at a large challenge.
+			ReadBufferSize:  ExchangeBufferSize,
+			WriteBufferSize: ExchangeBufferSize,
 		}
 	}
 	return &upstream{
