@@ -144,20 +144,26 @@ func (s *Store) MintAccountToken(ctx context.Context, req AccountTokenRequest) (
 		CreatedAt:   now,
 		ExpiresAt:   expiresAt,
 	}
+	if err := s.storeAccountCredential(ctx, token, cred); err != nil {
+		return "", Credential{}, fmt.Errorf("storing account token: %w", err)
+	}
+	return token, cred, nil
+}
+
+// storeAccountCredential keeps an account's short-lived credential (a
+// token or a session) until it expires: its record, then its token's key.
+// The record first, as Mint does: a crash in between leaves an unusable
+// record that expires, never a token pointing at nothing.
+func (s *Store) storeAccountCredential(ctx context.Context, token string, cred Credential) error {
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.HSet(ctx, credentialKey(cred.PublicID), toRecord(cred))
 		p.PExpireAt(ctx, credentialKey(cred.PublicID), cred.ExpiresAt)
 		return nil
 	})
 	if err != nil {
-		return "", Credential{}, fmt.Errorf("storing account token: %w", err)
+		return err
 	}
-	// The record first, as Mint does: a crash in between leaves an
-	// unusable record that expires, never a token pointing at nothing.
-	if err := s.rdb.Set(ctx, tokenKey(HashToken(token)), cred.PublicID, expiresAt.Sub(now)).Err(); err != nil {
-		return "", Credential{}, fmt.Errorf("storing account token hash: %w", err)
-	}
-	return token, cred, nil
+	return s.rdb.Set(ctx, tokenKey(HashToken(token)), cred.PublicID, cred.ExpiresAt.Sub(cred.CreatedAt)).Err()
 }
 
 // ForAccount reports whether the credential is an account token.

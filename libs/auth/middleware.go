@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
 	"slices"
 	"strings"
 
@@ -48,7 +49,13 @@ func CredentialFrom(ctx context.Context) (Credential, bool) {
 //     them; the lookup, on the same Redis, reports the outage;
 //   - an account token is 403 where the route does not accept account
 //     tokens (AcceptAccountTokens), and 401 invalid_token where it does but
-//     the token is for another audience.
+//     the token is for another audience;
+//   - where the route accepts account sessions (AcceptAccountSessions) and
+//     the request has no Authorization header, the session's cookie stands
+//     in for the bearer: its answers are private, a mutation not sent from
+//     the site is 403 cross_origin before the lookup, and a cookie that
+//     holds anything but a live session is 401. A session's secret sent
+//     as a bearer is 401 everywhere.
 func Middleware(store *Store, opts ...MiddlewareOption) gin.HandlerFunc {
 	var o middlewareOptions
 	for _, opt := range opts {
@@ -61,10 +68,25 @@ func Middleware(store *Store, opts ...MiddlewareOption) gin.HandlerFunc {
 			return
 		}
 		token, ok := bearerToken(c.GetHeader("Authorization"))
+		fromCookie := false
+		if !ok && c.GetHeader("Authorization") == "" && o.sessionOrigin != nil {
+			token, fromCookie = sessionCookie(c.Request)
+			ok = fromCookie
+		}
 		if !ok {
 			problem.Write(c, problem.New(problem.Unauthenticated, "Send a bearer credential in the Authorization header.").
 				WithHeader("WWW-Authenticate", o.challenge("")))
 			return
+		}
+		if fromCookie {
+			// A session's answers are the person's own, whatever they
+			// say (a refusal included): no shared cache keeps them.
+			c.Header("Cache-Control", "private, no-store")
+			c.Header("Vary", "Cookie")
+			if !safeMethod(c.Request.Method) && !o.sessionOrigin(c.Request) {
+				problem.Write(c, problem.New(problem.CrossOrigin, "A request with an account session that changes something must come from the site's own pages; nothing was read."))
+				return
+			}
 		}
 		failures := "authfail:" + clientAddr(c)
 		hash := HashToken(token)
@@ -77,6 +99,11 @@ func Middleware(store *Store, opts ...MiddlewareOption) gin.HandlerFunc {
 			}
 			cred, err = store.AuthenticateHash(ctx, hash)
 		}
+		if errors.Is(err, ErrInvalidCredential) && fromCookie {
+			_, _ = store.limiter.Allow(ctx, failures, store.cfg.FailedAuth)
+			problem.Write(c, problem.New(problem.InvalidCredential, "The account session is unknown or has ended; sign in again."))
+			return
+		}
 		if errors.Is(err, ErrInvalidCredential) {
 			_, _ = store.limiter.Allow(ctx, failures, store.cfg.FailedAuth)
 			problem.Write(c, problem.New(problem.InvalidCredential, "The bearer credential is unknown or revoked.").
@@ -88,7 +115,19 @@ func Middleware(store *Store, opts ...MiddlewareOption) gin.HandlerFunc {
 				WithHeader("Retry-After", "1").Wrap(err))
 			return
 		}
-		if cred.ForAccount() {
+		switch {
+		case fromCookie && !cred.Session():
+			// Another credential's secret in the session's cookie: a
+			// bearer credential is sent as one, never as a cookie.
+			_, _ = store.limiter.Allow(ctx, failures, store.cfg.FailedAuth)
+			problem.Write(c, problem.New(problem.InvalidCredential, "The account session is unknown or has ended; sign in again."))
+			return
+		case !fromCookie && cred.Session():
+			problem.Write(c, problem.New(problem.InvalidCredential, "An account session is a browser's cookie, not a bearer credential.").
+				WithHeader("WWW-Authenticate", o.challenge(`error="invalid_token"`)))
+			return
+		}
+		if cred.ForAccount() && !cred.Session() {
 			if o.audience == "" {
 				problem.Write(c, problem.New(problem.Forbidden, "This operation does not accept account tokens; use a partner credential."))
 				return
@@ -116,6 +155,9 @@ type middlewareOptions struct {
 	// resourceMetadata is the URL of the resource's protected resource
 	// metadata (RFC 9728), named in every challenge; "" names none.
 	resourceMetadata string
+	// sessionOrigin, when set, takes an account session from its cookie
+	// (AcceptAccountSessions) and says whether a request is the site's own.
+	sessionOrigin func(*http.Request) bool
 }
 
 // challenge is the Bearer challenge (RFC 6750, section 3) of a 401, with

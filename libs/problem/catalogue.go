@@ -21,6 +21,10 @@ var (
 	InvalidCredential   = Code{"invalid_credential", http.StatusUnauthorized, "Invalid credential"}
 	AmbiguousCredential = Code{"ambiguous_credential", http.StatusBadRequest, "More than one credential"}
 	Forbidden           = Code{"forbidden", http.StatusForbidden, "Forbidden"}
+	// CrossOrigin is a browser's mutation not sent from the site's own
+	// pages: a form post, a ceremony, or a website route's request with an
+	// account session.
+	CrossOrigin = Code{"cross_origin", http.StatusForbidden, "Not sent from the site's own pages"}
 
 	NotFound         = Code{"not_found", http.StatusNotFound, "Not found"}
 	MethodNotAllowed = Code{"method_not_allowed", http.StatusMethodNotAllowed, "Method not allowed"}
@@ -46,7 +50,7 @@ func Catalogue() []Code {
 	return []Code{
 		MalformedJSON, UnknownField, InvalidFieldType, TrailingData, DuplicateMember, EmptyBody, InvalidRequest,
 		BodyTooLarge, UnsupportedMediaType, HeaderTooLarge,
-		Unauthenticated, InvalidCredential, AmbiguousCredential, Forbidden,
+		Unauthenticated, InvalidCredential, AmbiguousCredential, Forbidden, CrossOrigin,
 		NotFound, MethodNotAllowed,
 		IdempotencyKeyMissing, IdempotencyKeyInvalid, IdempotencyKeyReused, IdempotencyInFlight,
 		RateLimited, Internal, NotAvailable, Unavailable, Overloaded, BadGateway,

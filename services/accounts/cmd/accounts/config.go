@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/pcourt/pcourt/libs/auth"
 	"net"
 	"net/url"
 	"strings"
@@ -60,7 +61,7 @@ type peopleConfig struct {
 // Bounds of PEOPLE_SESSION_TTL.
 const (
 	minSessionTTL = time.Minute
-	maxSessionTTL = 24 * time.Hour
+	maxSessionTTL = auth.MaxAccountSessionLifetime
 )
 
 // Enabled reports whether the deployment serves people's pages.

@@ -82,7 +82,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 			Tenant: cfg.People.Tenant, Environment: cfg.People.Environment, Origin: site.Origin, RPName: cfg.People.RPName,
 			SessionTTL: cfg.People.SessionTTL, CodeURL: cfg.People.PublicBaseURL + "/account/signin",
 			AccountURL: cfg.People.PublicBaseURL + "/account/",
-		}, accounts, mailer, base.Logger, nil)
+		}, accounts, credentials, mailer, base.Logger, nil)
 		if err != nil {
 			return err
 		}

@@ -224,13 +224,14 @@ func TestAPersonRegistersWithAPasskeyInChromium(t *testing.T) {
 	require.Equal(t, creds[0].CredentialID, stored.Passkeys[0].CredentialID)
 
 	// The session's cookie: no script reads it, no other site's request
-	// carries it, only /account sees it; the ceremony's is gone.
+	// carries it, the whole site sees it (the website routes and hosted
+	// pages of the other services take it); the ceremony's is gone.
 	jar := cookies(t, browser, s.url+"/account/")
 	session := jar[httpapi.SessionCookieName]
 	require.NotNil(t, session)
 	require.True(t, session.HTTPOnly)
 	require.Equal(t, network.CookieSameSiteStrict, session.SameSite)
-	require.Equal(t, "/account", session.Path)
+	require.Equal(t, "/", session.Path)
 	require.NotContains(t, jar, httpapi.CeremonyCookieName, "the ceremony was answered")
 	visible, err := chromedp.Run(browser, chromedp.Evaluate[string](`document.cookie`))
 	require.NoError(t, err)

@@ -44,7 +44,6 @@ var (
 // The codes of people's pages: the ceremonies' problems, and the forms'
 // errors, which the pages show with the same code and status.
 var (
-	CrossOrigin             = problem.Code{Name: "cross_origin", Status: http.StatusForbidden, Title: "Not sent from the pages' origin"}
 	CSRFMismatch            = problem.Code{Name: "csrf_mismatch", Status: http.StatusForbidden, Title: "Form of another session"}
 	InvalidEmail            = problem.Code{Name: "invalid_email", Status: http.StatusBadRequest, Title: "Invalid e-mail address"}
 	EmailTaken              = problem.Code{Name: "email_taken", Status: http.StatusConflict, Title: "E-mail address in use"}
@@ -68,7 +67,7 @@ var (
 // docs/problems.md.
 func Codes() []problem.Code {
 	return []problem.Code{InvalidAccount, AccountNotFound, ClientNotFound, AlreadyVerified, InvalidScope, TooManyClients, AccountBusy, NoPartner, KindNotRegistrable,
-		CrossOrigin, CSRFMismatch, InvalidEmail, EmailTaken, CeremonyExpired, PasskeyNotVerified, InvalidPasskey, PasskeyUnknown, PasskeyCounterRegressed,
+		CSRFMismatch, InvalidEmail, EmailTaken, CeremonyExpired, PasskeyNotVerified, InvalidPasskey, PasskeyUnknown, PasskeyCounterRegressed,
 		CodesOff, CodeTooSoon, TooManyCodes, CodeMalformed, CodeExpired, CodeWrong, CodeAttemptsExhausted,
 		EmailAlreadyConfirmed, NoAccountAddress}
 }
@@ -80,7 +79,7 @@ func Problem(err error) *problem.Error {
 	var unverified *people.VerificationError
 	switch {
 	case errors.Is(err, webpage.ErrCrossOrigin):
-		return problem.New(CrossOrigin, "Only the account pages themselves may send this; nothing was changed.").Wrap(err)
+		return problem.New(problem.CrossOrigin, "Only the account pages themselves may send this; nothing was changed.").Wrap(err)
 	case errors.Is(err, webpage.ErrCSRFMismatch):
 		return problem.New(CSRFMismatch, "The form does not belong to this browser's session; reload the page and try again.").Wrap(err)
 	case errors.Is(err, webpage.ErrFormTooLarge):

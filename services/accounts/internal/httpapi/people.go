@@ -16,6 +16,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/libs/requestid"
@@ -24,10 +25,12 @@ import (
 	"github.com/pcourt/pcourt/services/accounts/internal/people"
 )
 
-// The cookies of the pages, both HttpOnly, SameSite=Strict and scoped to
-// /account: the session, and the ceremony in flight (five minutes).
+// The cookies of the pages, both HttpOnly and SameSite=Strict: the
+// session, for the whole site (the website routes and the hosted pages of
+// other services take it: libs/auth, AcceptAccountSessions), and the
+// ceremony in flight (five minutes), for /account alone.
 const (
-	SessionCookieName  = "pc_account_session"
+	SessionCookieName  = auth.SessionCookieName
 	CeremonyCookieName = "pc_account_ceremony"
 )
 
@@ -59,7 +62,7 @@ type pages struct {
 // site's own origin only.
 func RegisterPeople(r gin.IRouter, d PeopleDeps) {
 	p := &pages{people: d.People, logger: d.Logger, site: d.Site,
-		session: d.Site.Cookie(SessionCookieName, "/account"), ceremony: d.Site.Cookie(CeremonyCookieName, "/account")}
+		session: d.Site.Cookie(SessionCookieName, "/"), ceremony: d.Site.Cookie(CeremonyCookieName, "/account")}
 	g := r.Group("/account", webpage.Headers, webpage.LimitBody(MaxPeopleBodyBytes, p.refuseTooLarge))
 	g.GET("/static/:file", webpage.Static(staticFiles))
 	g.GET("/", p.home)

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pcourt/pcourt/api/apitest"
+	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/mail"
 	"github.com/pcourt/pcourt/libs/mail/mailtest"
@@ -42,8 +43,10 @@ type peopleStack struct {
 	origin string
 	rdb    redis.UniversalClient
 	store  *store.Accounts
-	smtp   *mailtest.Server
-	clock  *clock
+	// credentials holds the account sessions (libs/auth).
+	credentials *auth.Store
+	smtp        *mailtest.Server
+	clock       *clock
 }
 
 // clock is the service's clock, moved by the tests.
@@ -76,6 +79,7 @@ func newPeopleStack(t testing.TB, opts ...stackOption) *peopleStack {
 	port := ln.Addr().(*net.TCPAddr).Port
 	s := &peopleStack{url: "http://localhost:" + strconv.Itoa(port), rdb: redistest.NewClient(t), clock: &clock{}}
 	s.store = store.New(s.rdb)
+	s.credentials = auth.NewStore(s.rdb, auth.DefaultStoreConfig())
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	site, err := webpage.NewSite(s.url, false)
 	require.NoError(t, err)
@@ -94,7 +98,7 @@ func newPeopleStack(t testing.TB, opts ...stackOption) *peopleStack {
 		mc.Host, mc.Port, mc.TLS, mc.From, mc.HelloName = s.smtp.Host(), s.smtp.Port(), mail.TLSOff, "accounts@pcourt.test", "accounts"
 		mailer = mail.New(mc, time.Now)
 	}
-	svc, err := people.New(cfg, s.store, mailer, logger, s.clock.now)
+	svc, err := people.New(cfg, s.store, s.credentials, mailer, logger, s.clock.now)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -84,7 +84,9 @@ func TestSessionsAreTheHostedPagesSessionsAndRotateAtSignIn(t *testing.T) {
 	done := b.call(t, "/account/signup", key.create(t, begun.options(t)))
 	require.Equal(t, http.StatusCreated, done.status)
 	session := cookieLine(t, done.header, httpapi.SessionCookieName)
-	for _, attr := range []string{"Path=/account", "Max-Age=28800", "HttpOnly", "SameSite=Strict"} {
+	// The whole site's: the website routes and hosted pages of the other
+	// services take the session too.
+	for _, attr := range []string{"Path=/;", "Max-Age=28800", "HttpOnly", "SameSite=Strict"} {
 		require.Contains(t, session, attr)
 	}
 	require.Contains(t, cookieLine(t, done.header, httpapi.CeremonyCookieName), "Max-Age=0", "the answered ceremony's cookie is cleared")
@@ -100,7 +102,12 @@ func TestSessionsAreTheHostedPagesSessionsAndRotateAtSignIn(t *testing.T) {
 	stale.setCookie(t, httpapi.SessionCookieName, first)
 	require.Equal(t, "/account/signin", stale.get(t, "/account/").location, "the session before the sign-in has ended")
 	require.Equal(t, http.StatusOK, b.get(t, "/account/").status)
-	require.Len(t, redistest.Keys(t, s.rdb, "pc:acct:session:*"), 1)
+	_, live, err := s.credentials.AccountSession(context.Background(), first)
+	require.NoError(t, err)
+	require.False(t, live, "the first session ended in the credential keyspace, for every service")
+	_, live, err = s.credentials.AccountSession(context.Background(), second)
+	require.NoError(t, err)
+	require.True(t, live)
 }
 
 // A session's cookie signs nothing in once its person signed out: sign-out
@@ -121,7 +128,9 @@ func TestASessionCookieIsDeadAfterSignOut(t *testing.T) {
 	out := b.form(t, "/account/signout", url.Values{"csrf": {home.csrf(t)}})
 	require.Equal(t, http.StatusOK, out.status)
 	require.Contains(t, cookieLine(t, out.header, httpapi.SessionCookieName), "Max-Age=0")
-	require.Empty(t, redistest.Keys(t, s.rdb, "pc:acct:session:*"), "the session is gone from the store")
+	_, live, err := s.credentials.AccountSession(context.Background(), value)
+	require.NoError(t, err)
+	require.False(t, live, "the session ended in the store, for every service")
 
 	thief := s.browser(t)
 	thief.setCookie(t, httpapi.SessionCookieName, value)
@@ -160,7 +169,7 @@ func TestAReplayedChallengeIsRefused(t *testing.T) {
 		again = replay.call(t, "/account/signin", signed)
 		require.Equal(t, http.StatusBadRequest, again.status)
 		require.Equal(t, "ceremony_expired", again.problem.Code)
-	}, "pc:acct:{a:*", "pc:acct:session:*")
+	}, "pc:acct:{a:*", "pc:auth:*")
 
 	fresh := s.browser(t)
 	require.Equal(t, http.StatusOK, fresh.call(t, "/account/signin/options", nil).status)

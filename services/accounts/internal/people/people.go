@@ -71,16 +71,14 @@ type Config struct {
 // the five minutes go-webauthn gives the browser, and no longer.
 const CeremonyTTL = 5 * time.Minute
 
-// The cookie values' prefixes: a ceremony's and a session's.
-const (
-	CeremonyPrefix = "pcac_"
-	SessionPrefix  = "pcas_"
-)
+// CeremonyPrefix is the prefix of a ceremony cookie's value. A session's
+// is libs/auth's (StartAccountSession).
+const CeremonyPrefix = "pcac_"
 
 // The ways a session signed in.
 const (
-	MethodPasskey = "passkey"
-	MethodCode    = "code"
+	MethodPasskey = auth.SignInPasskey
+	MethodCode    = auth.SignInCode
 )
 
 // Errors of the acts, beside the domain's refusals.
@@ -133,6 +131,9 @@ type Service struct {
 	cfg      Config
 	wa       *webauthn.WebAuthn
 	accounts *store.Accounts
+	// sessions keeps the account sessions, in libs/auth's credential
+	// keyspace, where every service that takes them reads them.
+	sessions *auth.Store
 	mailer   Mailer
 	mails    chan mail.Message
 	logger   *slog.Logger
@@ -141,7 +142,7 @@ type Service struct {
 
 // New returns the service; a nil mailer means no codes are sent (the
 // pages offer none). now nil means time.Now.
-func New(cfg Config, accounts *store.Accounts, mailer Mailer, logger *slog.Logger, now func() time.Time) (*Service, error) {
+func New(cfg Config, accounts *store.Accounts, sessions *auth.Store, mailer Mailer, logger *slog.Logger, now func() time.Time) (*Service, error) {
 	u, err := url.Parse(cfg.Origin)
 	if err != nil || u.Hostname() == "" {
 		return nil, fmt.Errorf("people: origin %q has no host", cfg.Origin)
@@ -164,7 +165,7 @@ func New(cfg Config, accounts *store.Accounts, mailer Mailer, logger *slog.Logge
 	if now == nil {
 		now = time.Now
 	}
-	s := &Service{cfg: cfg, wa: wa, accounts: accounts, mailer: mailer, logger: logger, now: now}
+	s := &Service{cfg: cfg, wa: wa, accounts: accounts, sessions: sessions, mailer: mailer, logger: logger, now: now}
 	if mailer != nil {
 		s.mails = make(chan mail.Message, mailQueue)
 	}
@@ -185,12 +186,27 @@ type Begun struct {
 	Options json.RawMessage
 }
 
-// SignedIn is a new session: its cookie value (only its hash is kept)
-// and what it signs in as.
+// SignedIn is a session: its cookie value (only its hash is kept) and
+// what it signs in as.
 type SignedIn struct {
 	Cookie  string
-	Session store.Session
+	Session Session
 	Account account.Account
+}
+
+// Session is a person's signed-in browser as the pages show it.
+type Session struct {
+	// CSRF is the token every form of the session's pages carries
+	// (auth.SessionCSRF of the cookie).
+	CSRF string
+	// Method is how the session signed in: MethodPasskey or MethodCode.
+	Method    string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
+func sessionOf(cookie string, cred auth.Credential) Session {
+	return Session{CSRF: auth.SessionCSRF(cookie), Method: cred.Label, CreatedAt: cred.CreatedAt, ExpiresAt: cred.ExpiresAt}
 }
 
 // user is an account, or an account to be, as go-webauthn sees it. The
@@ -587,47 +603,42 @@ func (s *Service) SignInWithCode(ctx context.Context, email, code, previous stri
 // becomes a signed-in session.
 func (s *Service) startSession(ctx context.Context, a account.Account, method, previous string) (SignedIn, error) {
 	if previous != "" {
-		if err := s.accounts.EndSession(ctx, auth.HashToken(previous)); err != nil {
+		if err := s.sessions.EndAccountSession(ctx, previous); err != nil {
 			return SignedIn{}, err
 		}
 	}
-	now := s.instant()
-	cookie := auth.NewToken(SessionPrefix)
-	sess := store.Session{AccountID: a.ID, Tenant: a.Tenant, Environment: a.Environment, CSRF: auth.NewToken(""), Method: method,
-		CreatedAt: now, ExpiresAt: now.Add(s.cfg.SessionTTL)}
-	if err := s.accounts.CreateSession(ctx, auth.HashToken(cookie), sess); err != nil {
+	cookie, cred, err := s.sessions.StartAccountSession(ctx, auth.AccountSessionRequest{
+		Tenant: a.Tenant, Environment: auth.Environment(a.Environment), AccountID: a.ID, Method: method, Lifetime: s.cfg.SessionTTL})
+	if err != nil {
 		return SignedIn{}, err
 	}
-	return SignedIn{Cookie: cookie, Session: sess, Account: a}, nil
+	return SignedIn{Cookie: cookie, Session: sessionOf(cookie, cred), Account: a}, nil
 }
 
 // Session returns the live session a cookie value names, with its
 // account read afresh; false when there is none.
 func (s *Service) Session(ctx context.Context, cookie string) (SignedIn, bool, error) {
-	if cookie == "" {
-		return SignedIn{}, false, nil
-	}
-	sess, ok, err := s.accounts.Session(ctx, auth.HashToken(cookie))
+	cred, ok, err := s.sessions.AccountSession(ctx, cookie)
 	if err != nil || !ok {
 		return SignedIn{}, false, err
 	}
-	if !s.now().Before(sess.ExpiresAt) || sess.Tenant != s.cfg.Tenant || sess.Environment != s.cfg.Environment {
+	if cred.Tenant != s.cfg.Tenant || string(cred.Environment) != s.cfg.Environment {
 		return SignedIn{}, false, nil
 	}
-	a, err := s.person(ctx, sess.AccountID)
+	a, err := s.person(ctx, cred.AccountID)
 	if errors.Is(err, store.ErrNotFound) {
 		return SignedIn{}, false, nil
 	}
 	if err != nil {
 		return SignedIn{}, false, err
 	}
-	return SignedIn{Cookie: cookie, Session: sess, Account: a}, true, nil
+	return SignedIn{Cookie: cookie, Session: sessionOf(cookie, cred), Account: a}, true, nil
 }
 
 // SignOut ends the session a cookie value names, in the store: the value
 // signs nothing in afterwards, whoever still holds it.
 func (s *Service) SignOut(ctx context.Context, cookie string) error {
-	if err := s.accounts.EndSession(ctx, auth.HashToken(cookie)); err != nil {
+	if err := s.sessions.EndAccountSession(ctx, cookie); err != nil {
 		return err
 	}
 	s.logger.InfoContext(ctx, "person signed out")

@@ -1,11 +1,11 @@
-// People's keys: the address index, the codes sent to an address, the
-// WebAuthn ceremonies in flight and the account sessions.
+// People's keys: the address index, the codes sent to an address and the
+// WebAuthn ceremonies in flight. The account sessions are libs/auth's, in
+// the credential keyspace, where every service that takes them reads them.
 //
 //	pc:acct:{e:<address>}:account        the account that confirmed the address (its claim: one account per address)
 //	pc:acct:{e:<address>}:code           the address's sign-in codes (JSON, compare and set on its version)
 //	pc:acct:{e:<address>}:confirm:<id>   account <id>'s codes confirming the address (the same JSON)
 //	pc:acct:ceremony:<hash>         a ceremony in flight (JSON, 5 minutes, taken once with GETDEL)
-//	pc:acct:session:<hash>          an account session (JSON, expiring with it)
 //
 // <address> is the SHA-256 of tenant, environment and normalised address
 // (so no address is in a key, and none of its characters ends the hash
@@ -57,7 +57,6 @@ func confirmKey(tenant, env, email, accountID string) string {
 
 func ceremonyKey(hash string) string { return prefix + "ceremony:" + hash }
 
-func sessionKey(hash string) string { return prefix + "session:" + hash }
 
 // CreatePerson stores a person's new account, its address unconfirmed
 // and so not claimed (ClaimEmail claims it). An address another account
@@ -311,52 +310,3 @@ func (s *Accounts) TakeCeremony(ctx context.Context, hash string) (Ceremony, err
 	return c, nil
 }
 
-// Session is a person's signed-in browser.
-type Session struct {
-	AccountID   string `json:"accountId"`
-	Tenant      string `json:"tenant"`
-	Environment string `json:"environment"`
-	// CSRF is the token every form of the session's pages carries.
-	CSRF string `json:"csrf"`
-	// Method is how the session signed in: "passkey" or "code".
-	Method    string    `json:"method"`
-	CreatedAt time.Time `json:"createdAt"`
-	ExpiresAt time.Time `json:"expiresAt"`
-}
-
-// CreateSession keeps a session under its cookie's hash until it expires.
-func (s *Accounts) CreateSession(ctx context.Context, hash string, sess Session) error {
-	b, err := json.Marshal(sess)
-	if err != nil {
-		return fmt.Errorf("encoding a session: %w", err)
-	}
-	if err := s.rdb.SetArgs(ctx, sessionKey(hash), b, redis.SetArgs{ExpireAt: sess.ExpiresAt}).Err(); err != nil {
-		return fmt.Errorf("creating a session: %w", err)
-	}
-	return nil
-}
-
-// Session returns the session under the hash, if it is live.
-func (s *Accounts) Session(ctx context.Context, hash string) (Session, bool, error) {
-	raw, err := s.rdb.Get(ctx, sessionKey(hash)).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return Session{}, false, nil
-	}
-	if err != nil {
-		return Session{}, false, fmt.Errorf("loading a session: %w", err)
-	}
-	var sess Session
-	if err := json.Unmarshal(raw, &sess); err != nil {
-		return Session{}, false, fmt.Errorf("decoding a session: %w", err)
-	}
-	return sess, true, nil
-}
-
-// EndSession removes the session under the hash; ending an ended one is
-// no error.
-func (s *Accounts) EndSession(ctx context.Context, hash string) error {
-	if err := s.rdb.Del(ctx, sessionKey(hash)).Err(); err != nil {
-		return fmt.Errorf("ending a session: %w", err)
-	}
-	return nil
-}

@@ -236,26 +236,3 @@ func TestACeremonyIsTakenOnce(t *testing.T) {
 	require.ErrorIs(t, err, store.ErrCeremonyNotFound)
 }
 
-func TestASessionLivesUntilItExpiresOrEnds(t *testing.T) {
-	ctx := context.Background()
-	rdb := redistest.NewClient(t)
-	s := store.New(rdb)
-	expires := time.Now().Add(8 * time.Hour).UTC().Truncate(time.Millisecond)
-	sess := store.Session{AccountID: "acct_p1", Tenant: "tenant-test", Environment: "sandbox", CSRF: "csrf-1", Method: "passkey",
-		CreatedAt: expires.Add(-8 * time.Hour), ExpiresAt: expires}
-	require.NoError(t, s.CreateSession(ctx, "hash-1", sess))
-	expiry, err := rdb.PExpireTime(ctx, "pc:acct:session:hash-1").Result()
-	require.NoError(t, err)
-	require.Equal(t, expires.UnixMilli(), expiry.Milliseconds(), "the key ends with the session")
-
-	got, ok, err := s.Session(ctx, "hash-1")
-	require.NoError(t, err)
-	require.True(t, ok)
-	require.Empty(t, cmp.Diff(sess, got))
-
-	require.NoError(t, s.EndSession(ctx, "hash-1"))
-	_, ok, err = s.Session(ctx, "hash-1")
-	require.NoError(t, err)
-	require.False(t, ok)
-	require.NoError(t, s.EndSession(ctx, "hash-1"), "ending an ended session is no error")
-}
