@@ -180,7 +180,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	})
 	// The hosted respondent page acts through the same flow as the API, so
 	// the docket records the same events whichever way the respondent came.
-	if err := respond.Register(srv.Router(), cfg.Respond, respond.Deps{Cases: cases, Flow: flow, Logger: logger, Exhibits: exhibits}); err != nil {
+	if err := respond.Register(srv.Router(), cfg.Respond, respond.Deps{Cases: cases, Flow: flow, Logger: logger, Exhibits: exhibits, Credentials: base.Credentials()}); err != nil {
 		return err
 	}
 	components := []lifecycle.Component{

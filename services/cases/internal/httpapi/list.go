@@ -95,8 +95,15 @@ func (h *handlers) listCases(c *gin.Context) {
 
 // caseQuery reads the list's query, refusing what it cannot mean.
 func caseQuery(c *gin.Context, cred auth.Credential) (store.CaseQuery, error) {
+	holder := cred.PartnerID
+	if cred.ForAccount() {
+		// An account's token or session lists the cases the account
+		// takes part in; visible then keeps those it may see (a token
+		// bound to one case, that case alone).
+		holder = store.AccountHolder(cred.AccountID)
+	}
 	q := store.CaseQuery{
-		Partner: procedure.Partner{Tenant: cred.Tenant, Environment: string(cred.Environment), PartnerID: cred.PartnerID},
+		Partner: procedure.Partner{Tenant: cred.Tenant, Environment: string(cred.Environment), PartnerID: holder},
 		Limit:   defaultCaseListLimit,
 		Cursor:  c.Query("cursor"),
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/pcourt/pcourt/libs/auth"
+	"github.com/pcourt/pcourt/libs/webpage"
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/services/cases/internal/afterawardflow"
@@ -69,7 +70,13 @@ type routeKit struct {
 	// tokens for the API (docs/accounts.md), on the routes an account acts
 	// on; each such route names the scope it needs (reads, acts,
 	// reportsExecutions), which a partner credential passes.
-	withAccounts                   gin.HandlerFunc
+	withAccounts gin.HandlerFunc
+	// websiteAccounts is withAccounts on the website routes
+	// (/api/disputes/…), which also take a person's account session from
+	// its cookie, with the site's same-origin check on every mutation and
+	// private answers (auth.AcceptAccountSessions), on the routes whose
+	// canonical twins take account tokens.
+	websiteAccounts                gin.HandlerFunc
 	reads, acts, reportsExecutions gin.HandlerFunc
 	website                        gin.HandlerFunc
 	// command journals an act under op; a replay is answered only to a
@@ -87,9 +94,13 @@ type routeKit struct {
 func Register(r *gin.Engine, d Deps) {
 	h := &handlers{credentials: d.Credentials, cases: d.Cases, flow: d.Flow, tribunal: d.Tribunal, evidence: d.Evidence, afterAward: d.AfterAward, publicBase: d.PublicBase, settlement: d.Settlement, signer: d.Signer, keys: d.AwardKeys, logger: d.Logger}
 
+	// The site whose pages send account sessions: the public base URL,
+	// as the hosted respondent page's (cmd/cases checked it parses).
+	site, _ := webpage.NewSite(d.PublicBase.String(), false)
 	k := routeKit{
 		authenticated:     auth.Middleware(d.Credentials),
 		withAccounts:      auth.Middleware(d.Credentials, auth.AcceptAccountTokens(d.PublicBase.String())),
+		websiteAccounts:   auth.Middleware(d.Credentials, auth.AcceptAccountTokens(d.PublicBase.String()), auth.AcceptAccountSessions(site.SameOrigin)),
 		reads:             auth.RequireScope(auth.ScopeCasesRead),
 		acts:              auth.RequireScope(auth.ScopeCasesAct),
 		reportsExecutions: auth.RequireScope(auth.ScopeExecutionsReport),

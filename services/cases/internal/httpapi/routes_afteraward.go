@@ -64,7 +64,7 @@ func (h *handlers) registerAfterAward(r gin.IRouter, k routeKit) {
 	// An account consents for its side (cases:act); its other acts after
 	// the award are requests, appeals and settlements, which it does not
 	// take yet.
-	r.POST(w("consent"), k.website, k.withAccounts, k.acts, side(opWaive), h.afterAwardSideAct(ok, readWaiver))
+	r.POST(w("consent"), k.website, k.websiteAccounts, k.acts, side(opWaive), h.afterAwardSideAct(ok, readWaiver))
 	r.GET(w("settlement-executions"), k.website, k.authenticated, h.listSettlementExecutions)
 	r.POST(w("settlement-executions"), k.website, k.authenticated, side(opExecute), settlement)
 }

@@ -59,8 +59,8 @@ func (h *handlers) registerTribunal(r gin.IRouter, k routeKit) {
 	// The pre-award review is the tribunal's and the sides': an account
 	// token reads it and answers for its side, and opens nothing
 	// (preAwardReview).
-	r.GET(w("pre-award-review"), k.website, k.withAccounts, k.reads, h.getPreAwardReview)
-	r.POST(w("pre-award-review"), k.website, k.withAccounts, k.acts, member(opPreAwardReview), h.preAwardReview)
+	r.GET(w("pre-award-review"), k.website, k.websiteAccounts, k.reads, h.getPreAwardReview)
+	r.POST(w("pre-award-review"), k.website, k.websiteAccounts, k.acts, member(opPreAwardReview), h.preAwardReview)
 	r.POST(w("signoff"), k.website, k.authenticated, member(opSignOff), h.memberAct(tribunal.ActSignOff, ok, readNothing))
 	r.POST(w("recusal"), k.website, k.authenticated, member(opRecusal), h.memberAct(tribunal.ActRecuse, ok, readReason))
 	r.GET(w("procedural-rulings"), k.website, k.authenticated, h.listRulings)
@@ -90,6 +90,6 @@ func (h *handlers) registerTribunal(r gin.IRouter, k routeKit) {
 		r.GET(base+"/award/artifacts/json/attestation", k.withAccounts, k.reads, h.getAttestation)
 		r.GET(base+"/award/artifacts/:kind", k.withAccounts, k.reads, h.getArtifact)
 	}
-	r.GET("/api/disputes/:id/decision", k.website, k.withAccounts, k.reads, h.getAward)
+	r.GET("/api/disputes/:id/decision", k.website, k.websiteAccounts, k.reads, h.getAward)
 
 }

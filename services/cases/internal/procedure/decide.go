@@ -340,6 +340,9 @@ func (c Case) precondition(a Act, p Participant, now time.Time) error {
 		if a.InvitationHash != "" && a.InvitationHash != c.Capabilities[CapabilityRespondentInvite] {
 			return refuse(CodeInvitationMismatch, "the invitation is not the current one of case %s", c.ID)
 		}
+		if a.BindAccountID != "" && !p.Unbound() {
+			return refuse(CodeInvalidAct, "participant %s is acted for by its partner or its account already: only an invited respondent's join links an account", p.ID)
+		}
 	case ActPostMessage:
 		if slices.ContainsFunc(c.Messages, func(m Message) bool { return m.ID == a.MessageID }) {
 			return refuse(CodeInvalidAct, "message %s already exists", a.MessageID)
@@ -415,7 +418,8 @@ func (a Act) validate() error {
 	case ActReissueLogin:
 		errs = append(errs, need("loginHash", a.LoginHash, isHex64))
 	case ActJoin:
-		errs = append(errs, need("invitationHash", a.InvitationHash, func(s string) bool { return s == "" || isHex64(s) }))
+		errs = append(errs, need("invitationHash", a.InvitationHash, func(s string) bool { return s == "" || isHex64(s) }),
+			need("bindAccountId", a.BindAccountID, func(s string) bool { return s == "" || (validToken(s, 160) && a.BindPartnerID == "") }))
 	case ActFileAnswer:
 		errs = append(errs, need("digest", a.Digest, isHex64))
 	case ActPostMessage:

@@ -101,3 +101,35 @@ func TestReissueLoginRefusals(t *testing.T) {
 		})
 	}
 }
+
+// A person signed in on the hosted page with a platform account may link
+// the invitation to the account as they join: from then on the account
+// acts for the respondent, through its own sessions and tokens, and the
+// hosted page's link is needed no more (it has no hosted respondent).
+func TestAJoinOnTheHostedPageLinksTheInvitationToAnAccount(t *testing.T) {
+	c := decide(t, hostedCase(t), procedure.Act{Kind: procedure.ActJoin, ParticipantID: "p-resp", BindAccountID: "acct_person1"}, t0).Case
+	p, _ := c.Participant("p-resp")
+	require.Equal(t, "acct_person1", p.AccountID)
+	require.False(t, p.Hosted, "an account's participant is no hosted one")
+	require.Empty(t, p.PartnerID)
+	require.True(t, p.Joined())
+	_, err := procedure.Decide(c, reissue(digestB), t0.Add(time.Minute))
+	require.ErrorIs(t, err, procedure.ErrRespondentNotHosted, "no sign-in link is reissued for an account's participant")
+}
+
+func TestAnAccountIsLinkedOnlyByAnInvitedRespondentsJoin(t *testing.T) {
+	partnered := open(t, standardPlan(), false) // its respondent names partner-r
+	for name, tc := range map[string]struct {
+		c   procedure.Case
+		act procedure.Act
+	}{
+		"a respondent its partner acts for": {partnered, procedure.Act{Kind: procedure.ActJoin, ParticipantID: "p-resp", BindAccountID: "acct_person1"}},
+		"with a partner to bind as well":    {hostedCase(t), procedure.Act{Kind: procedure.ActJoin, ParticipantID: "p-resp", BindAccountID: "acct_person1", BindPartnerID: "partner-r"}},
+		"with a malformed account id":       {hostedCase(t), procedure.Act{Kind: procedure.ActJoin, ParticipantID: "p-resp", BindAccountID: "acct person"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := procedure.Decide(tc.c, tc.act, t0)
+			require.ErrorIs(t, err, procedure.ErrInvalidAct)
+		})
+	}
+}

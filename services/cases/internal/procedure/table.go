@@ -68,6 +68,12 @@ type Act struct {
 	// from then on is the only partner that acts for it; "" when the
 	// person signed in on the hosted page joins, who then is the only one.
 	BindPartnerID string
+	// BindAccountID: for respondent_joins of an unbound (hosted)
+	// respondent by a person signed in on the hosted page who links the
+	// invitation to their platform account: the account that from then on
+	// is the only one that acts for it, through its sessions and tokens,
+	// with no link needed again. Never set with BindPartnerID.
+	BindAccountID string
 	// RepresentativeID names the representative appointed, changed or
 	// removed; Subject (appointment) is who represents, as a membership
 	// subject, and Label (appointment, change) how the sides show it.
@@ -185,7 +191,8 @@ var (
 			if p.Unbound() {
 				// The join binds a hosted respondent to whoever joined.
 				c.Participants[i].PartnerID = a.BindPartnerID
-				c.Participants[i].Hosted = a.BindPartnerID == ""
+				c.Participants[i].AccountID = a.BindAccountID
+				c.Participants[i].Hosted = a.BindPartnerID == "" && a.BindAccountID == ""
 				p = c.Participants[i]
 			}
 		}

@@ -16,20 +16,38 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/pcourt/pcourt/libs/webpage"
+	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/procedure"
 	"github.com/pcourt/pcourt/services/cases/internal/store"
 )
 
-// join makes the session's respondent participant take part.
+// join makes the session's respondent participant take part. A person
+// who followed the invitation while signed in to their account may link
+// it to the account as they join (the form's as=account): the account's
+// membership of the respondent side is granted first, then the join binds
+// the participant to the account, which acts for it from then on, on this
+// page and on the website routes, with no link needed again. A
+// membership granted for a join that then fails admits nobody: the
+// account acts only for a participant that names it.
 func (p *page) join(c *gin.Context) {
 	id, ok := p.guard(c)
 	if !ok {
 		return
 	}
-	p.act(c, id, func(_ procedure.Case, pid string) step {
-		return step{act: procedure.Act{Kind: procedure.ActJoin, ParticipantID: pid}}
+	v := viewerFrom(c)
+	asAccount := c.Request.PostForm.Get("as") == "account"
+	p.act(c, id, func(cs procedure.Case, pid string) step {
+		if !asAccount {
+			return step{act: procedure.Act{Kind: procedure.ActJoin, ParticipantID: pid}}
+		}
+		if !v.mayLink(cs) {
+			return step{refusal: &refusal{Status: http.StatusForbidden, Code: "no_account_session", CaseID: id, Back: p.pagePath(id),
+				Title: "Not signed in to an account", Detail: "Joining with your account needs this invitation's session and a sign-in to your pcourt account in this browser. Nothing was changed."}}
+		}
+		return step{act: procedure.Act{Kind: procedure.ActJoin, ParticipantID: pid, BindAccountID: v.account.AccountID},
+			grant: &auth.Membership{Resource: "case:" + id, Side: auth.Respondent, Subject: auth.AccountSubject(v.account.AccountID),
+				ExpiresAt: p.now().Add(AccountMembershipLifetime)}}
 	})
 }
 
@@ -56,8 +74,9 @@ func (p *page) answer(c *gin.Context) {
 }
 
 // guard admits a form post: a valid case id, the page's own origin, a
-// session of the case, and the session's CSRF token, in that order. It
-// answers the refusal itself.
+// session of the case (the hosted one, or an account's: viewer), and that
+// session's CSRF token, in that order. It answers the refusal itself, and
+// keeps the viewer for the act (viewerFrom).
 func (p *page) guard(c *gin.Context) (string, bool) {
 	id := c.Param("caseId")
 	if !procedure.ValidCaseID(id) {
@@ -68,31 +87,32 @@ func (p *page) guard(c *gin.Context) (string, bool) {
 		p.refuse(c, refusalPost(id, err))
 		return "", false
 	}
-	sess, ok := p.sessionOrRefuse(c, id)
+	v, ok := p.viewerOrRefuse(c, id)
 	if !ok {
 		return "", false
 	}
-	if err := webpage.CheckCSRF(c.Request, sess.CSRF); err != nil {
+	if err := v.checkCSRF(c.Request); err != nil {
 		p.refuse(c, refusalCSRF(p, id))
 		return "", false
 	}
+	c.Set(viewerKey, v)
 	return id, true
 }
 
-// sessionOrRefuse reads the session of the case the request carries, or
-// answers the refusal (no_session) or the failure itself.
-func (p *page) sessionOrRefuse(c *gin.Context, id string) (store.RespondSession, bool) {
-	sess, ok, err := p.session(c, id)
+// viewerOrRefuse reads who the request signs in for the case, or answers
+// the refusal (no_session) or the failure itself.
+func (p *page) viewerOrRefuse(c *gin.Context, id string) (viewer, bool) {
+	v, err := p.viewer(c, id)
 	if err != nil {
 		p.fail(c, id, err)
-		return store.RespondSession{}, false
+		return viewer{}, false
 	}
-	if !ok {
+	if !v.any() {
 		p.refuse(c, refusal{Status: http.StatusForbidden, Code: "no_session", CaseID: id,
 			Title: "You are not signed in", Detail: "This browser holds no session of this case, or it ended. Nothing was filed."})
-		return store.RespondSession{}, false
+		return viewer{}, false
 	}
-	return sess, true
+	return v, true
 }
 
 // refusalCSRF answers a form whose CSRF token is not the session's.
@@ -111,6 +131,9 @@ type step struct {
 	docs    []store.Document
 	done    func(procedure.Case) bool
 	refusal *refusal
+	// grant, when set, is granted before the act is applied: the
+	// membership an account's join needs to act afterwards.
+	grant *auth.Membership
 }
 
 // act resolves which respondent participant the session acts for, lets
@@ -127,7 +150,7 @@ func (p *page) act(c *gin.Context, id string, build func(procedure.Case, string)
 		p.fail(c, id, err)
 		return
 	}
-	pid, r := p.actor(l.Case, c.Request.PostForm.Get("participantId"))
+	pid, r := p.actor(l.Case, viewerFrom(c), c.Request.PostForm.Get("participantId"))
 	if r != nil {
 		p.refuse(c, *r)
 		return
@@ -141,6 +164,12 @@ func (p *page) act(c *gin.Context, id string, build func(procedure.Case, string)
 		p.logger.InfoContext(ctx, "case act already applied: the form was sent again", "case_id", id, "act", st.act.Kind)
 		c.Redirect(http.StatusSeeOther, p.pagePath(id))
 		return
+	}
+	if st.grant != nil {
+		if err := p.credentials.Grant(ctx, *st.grant); err != nil {
+			p.fail(c, id, err)
+			return
+		}
 	}
 	res, err := p.flow.Act(ctx, id, st.act, st.docs...)
 	if err != nil {
@@ -163,12 +192,13 @@ func (p *page) act(c *gin.Context, id string, build func(procedure.Case, string)
 	c.Redirect(http.StatusSeeOther, p.pagePath(id))
 }
 
-// actor is the respondent participant the session acts for: the one named
-// by the form, which must be one of actable(c), or the only one. The login
-// token is a hosted respondent's; a participant bound to a partner is
-// acted for by that partner's credentials only, never from this page.
-func (p *page) actor(c procedure.Case, named string) (string, *refusal) {
-	ids := actable(c)
+// actor is the respondent participant the viewer acts for: the one named
+// by the form, which must be one of v.actable(c), or the only one. The
+// login token is a hosted respondent's, an account session its account's
+// participants'; a participant bound to a partner is acted for by that
+// partner's credentials only, never from this page.
+func (p *page) actor(c procedure.Case, v viewer, named string) (string, *refusal) {
+	ids := v.actable(c)
 	switch {
 	case named != "" && slices.Contains(ids, named):
 		return named, nil
@@ -179,25 +209,11 @@ func (p *page) actor(c procedure.Case, named string) (string, *refusal) {
 		return ids[0], nil
 	case len(ids) == 0:
 		return "", &refusal{Status: http.StatusForbidden, Code: "forbidden", CaseID: c.ID, Back: p.pagePath(c.ID),
-			Title: "Nothing to act for here", Detail: "Every respondent of this case acts through its own partner or agent, not through this page."}
+			Title: "Nothing to act for here", Detail: "Every respondent of this case acts through its own partner, agent or account, not through this session."}
 	default:
 		return "", &refusal{Status: http.StatusBadRequest, Code: string(procedure.CodeInvalidAct), CaseID: c.ID, Back: p.pagePath(c.ID),
 			Title: "Choose who acts", Detail: "This case has several respondents: choose the participant you act for."}
 	}
-}
-
-// actable lists the respondent participants the page may act for: hosted
-// respondents, before they join (the page's join binds them to this
-// page's person) or after they joined here. One that a partner acts for,
-// or that joined through a partner's agent, is not the page's.
-func actable(c procedure.Case) []string {
-	var ids []string
-	for _, pt := range c.Participants {
-		if pt.Side == procedure.Respondent && (pt.Unbound() || pt.Hosted) {
-			ids = append(ids, pt.ID)
-		}
-	}
-	return ids
 }
 
 func digestOf(text string) string {

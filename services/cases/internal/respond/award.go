@@ -33,19 +33,24 @@ func (p *page) awardArtifact(c *gin.Context) {
 		p.refuse(c, refusalNotFound(id))
 		return
 	}
-	_, ok, err := p.session(c, id)
+	noSession := refusal{Status: http.StatusForbidden, Code: "no_session", CaseID: id,
+		Title: "You are not signed in", Detail: "This browser holds no session of this case, or it ended."}
+	v, err := p.viewer(c, id)
 	if err != nil {
 		p.fail(c, id, err)
 		return
 	}
-	if !ok {
-		p.refuse(c, refusal{Status: http.StatusForbidden, Code: "no_session", CaseID: id,
-			Title: "You are not signed in", Detail: "This browser holds no session of this case, or it ended."})
+	if !v.any() {
+		p.refuse(c, noSession)
 		return
 	}
 	l, err := p.cases.Load(c.Request.Context(), id)
 	if err != nil {
 		p.fail(c, id, err)
+		return
+	}
+	if !v.hasHosted && len(v.actable(l.Case)) == 0 {
+		p.refuse(c, noSession) // an account session of nobody in this case
 		return
 	}
 	a := l.Case.Tribunal.Award

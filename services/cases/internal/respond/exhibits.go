@@ -140,7 +140,7 @@ func (p *page) uploadExhibit(c *gin.Context) {
 		p.refuse(c, refusalCrossOrigin(id))
 		return
 	}
-	sess, ok := p.sessionOrRefuse(c, id)
+	v, ok := p.viewerOrRefuse(c, id)
 	if !ok {
 		return
 	}
@@ -156,7 +156,7 @@ func (p *page) uploadExhibit(c *gin.Context) {
 			Title: "The form could not be read", Detail: "The upload form could not be read: " + err.Error() + ". Nothing was filed."})
 		return
 	}
-	if !webpage.Equal(f.csrf, sess.CSRF) {
+	if !v.csrfMatches(f.csrf) {
 		p.refuse(c, refusalCSRF(p, id))
 		return
 	}
@@ -171,7 +171,7 @@ func (p *page) uploadExhibit(c *gin.Context) {
 		p.fail(c, id, err)
 		return
 	}
-	pid, r := p.joinedActor(l.Case, f.participantID)
+	pid, r := p.joinedActor(l.Case, v, f.participantID)
 	if r != nil {
 		p.refuse(c, *r)
 		return
@@ -242,7 +242,7 @@ func (p *page) discloseExhibit(c *gin.Context) {
 		p.fail(c, id, err)
 		return
 	}
-	pid, r := p.joinedActor(l.Case, c.Request.PostForm.Get("participantId"))
+	pid, r := p.joinedActor(l.Case, viewerFrom(c), c.Request.PostForm.Get("participantId"))
 	if r != nil {
 		p.refuse(c, *r)
 		return
@@ -276,12 +276,12 @@ func (p *page) downloadExhibit(c *gin.Context) {
 	}
 	notFound := refusal{Status: http.StatusNotFound, Code: string(evidence.CodeExhibitNotFound), CaseID: id, Back: p.pagePath(id),
 		Title: "No such exhibit", Detail: "This case has no exhibit by that id that this browser's session may see."}
-	_, ok, err := p.session(c, id)
+	v, err := p.viewer(c, id)
 	if err != nil {
 		p.fail(c, id, err)
 		return
 	}
-	if !ok {
+	if !v.any() {
 		// Without a session of this case (none, an ended one, another
 		// case's) nothing tells whether the exhibit exists.
 		p.refuse(c, notFound)
@@ -291,6 +291,11 @@ func (p *page) downloadExhibit(c *gin.Context) {
 	l, err := p.cases.Load(ctx, id)
 	if err != nil {
 		p.fail(c, id, err)
+		return
+	}
+	if !v.hasHosted && len(v.actable(l.Case)) == 0 {
+		// An account session of nobody in this case.
+		p.refuse(c, notFound)
 		return
 	}
 	ex, found := l.Case.Evidence.Exhibit(c.Param("exhibitId"))
@@ -324,8 +329,8 @@ func (p *page) downloadExhibit(c *gin.Context) {
 
 // joinedActor is the respondent participant an evidence form acts for
 // (actor), which must have joined: the evidence is a joined side's.
-func (p *page) joinedActor(c procedure.Case, named string) (string, *refusal) {
-	pid, r := p.actor(c, named)
+func (p *page) joinedActor(c procedure.Case, v viewer, named string) (string, *refusal) {
+	pid, r := p.actor(c, v, named)
 	if r != nil {
 		return "", r
 	}

@@ -32,6 +32,7 @@ import (
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/libs/ratelimit"
 	"github.com/pcourt/pcourt/libs/redistest"
+	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
 	"github.com/pcourt/pcourt/services/cases/internal/events"
 	"github.com/pcourt/pcourt/services/cases/internal/evidenceflow"
@@ -51,6 +52,9 @@ type stack struct {
 	// evidence use cases over it, as main wires them.
 	files    *objectstore.Dir
 	exhibits *evidenceflow.Service
+	// credentials holds the credentials, memberships and people's account
+	// sessions (libs/auth), as the accounts service starts them.
+	credentials *auth.Store
 	// claimant is a platform orchestrator of the filing partner, which
 	// reads the case and its docket through the API.
 	claimant string
@@ -100,14 +104,19 @@ func newStack(t testing.TB, edit ...func(*respond.Config)) *stack {
 	require.NoError(t, err)
 	s.files = files
 	s.exhibits = evidenceflow.New(flow, s.cases, files, t.TempDir(), nil)
-	httpapi.Register(srv.Router(), httpapi.Deps{Credentials: credentials, Cases: s.cases, Flow: flow, Journal: journal, Logger: logger, Evidence: s.exhibits})
+	// The API's public base is the page's: the website routes' same-origin
+	// check hears the site's own pages.
+	base, err := x402.ParsePublicBase(ts.URL)
+	require.NoError(t, err)
+	httpapi.Register(srv.Router(), httpapi.Deps{Credentials: credentials, Cases: s.cases, Flow: flow, Journal: journal, Logger: logger, Evidence: s.exhibits, PublicBase: base})
 	cfg := respond.DefaultConfig()
 	cfg.PublicBaseURL = ts.URL // the page's own origin, as the ingress's address is in production
 	cfg.SessionTTL = time.Hour
 	for _, e := range edit {
 		e(&cfg)
 	}
-	require.NoError(t, respond.Register(srv.Router(), cfg, respond.Deps{Cases: s.cases, Flow: flow, Logger: logger, Exhibits: s.exhibits}))
+	s.credentials = credentials
+	require.NoError(t, respond.Register(srv.Router(), cfg, respond.Deps{Cases: s.cases, Flow: flow, Logger: logger, Exhibits: s.exhibits, Credentials: credentials}))
 	s.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return s
 }

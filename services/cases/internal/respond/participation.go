@@ -120,9 +120,9 @@ type awardView struct {
 }
 
 // participationView builds the participation part of the case page.
-func (p *page) participationView(ctx context.Context, c procedure.Case) (participation, error) {
+func (p *page) participationView(ctx context.Context, c procedure.Case, who viewer) (participation, error) {
 	var v participation
-	for _, id := range actable(c) {
+	for _, id := range who.actable(c) {
 		if pt, ok := c.Participant(id); ok && pt.Joined() {
 			v.Acting = id
 			break

@@ -31,6 +31,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/webpage"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
@@ -52,7 +53,18 @@ type Deps struct {
 	// hosted participant. nil means the page offers no upload, disclosure
 	// or download and only lists Case.Evidence.
 	Exhibits *evidenceflow.Service
+	// Credentials is where people's account sessions and the case's
+	// memberships are (libs/auth): a person signed in to an account acts
+	// on the page for the respondents the account takes part as, and may
+	// link an invitation to the account as they join. nil means the page
+	// serves hosted sessions only.
+	Credentials *auth.Store
 }
+
+// AccountMembershipLifetime is how long the membership lasts that a join
+// with an account grants the account on the case: the case's life on the
+// platform, within which it closes, is over long before.
+const AccountMembershipLifetime = 5 * 365 * 24 * time.Hour
 
 // CookieName names the session cookie.
 const CookieName = "pc_respond_session"
@@ -75,8 +87,10 @@ type page struct {
 	cases    *store.Cases
 	flow     *caseflow.Service
 	exhibits *evidenceflow.Service
-	logger   *slog.Logger
-	now      func() time.Time
+	// credentials reads account sessions and memberships; nil: none.
+	credentials *auth.Store
+	logger      *slog.Logger
+	now         func() time.Time
 }
 
 // Register adds the hosted page's routes under /respond.
@@ -84,7 +98,7 @@ func Register(r gin.IRouter, cfg Config, d Deps) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("hosted respondent page: %w", err)
 	}
-	p := &page{cfg: cfg, cases: d.Cases, flow: d.Flow, exhibits: d.Exhibits, logger: d.Logger, now: d.Now}
+	p := &page{cfg: cfg, cases: d.Cases, flow: d.Flow, exhibits: d.Exhibits, credentials: d.Credentials, logger: d.Logger, now: d.Now}
 	if p.now == nil {
 		p.now = time.Now
 	}

@@ -16,38 +16,50 @@ import (
 	"github.com/pcourt/pcourt/services/cases/internal/store"
 )
 
-// show renders the case for a session of it, and otherwise the sign-in
-// page, which holds nothing of the case: its module posts the login token
-// of the fragment, if there is one, to the preview.
+// show renders the case for a session of it (the hosted one, or an
+// account's whose account takes part as a respondent), and otherwise the
+// sign-in page, which holds nothing of the case: its module posts the
+// login token of the fragment, if there is one, to the preview.
 func (p *page) show(c *gin.Context) {
 	id := c.Param("caseId")
 	if !procedure.ValidCaseID(id) {
 		p.refuse(c, refusalNotFound(id))
 		return
 	}
-	sess, ok, err := p.session(c, id)
+	v, err := p.viewer(c, id)
 	if err != nil {
 		p.fail(c, id, err)
 		return
 	}
-	if !ok {
+	if !v.any() {
 		p.render(c, http.StatusOK, "signin", p.frame(id))
 		return
 	}
 	l, err := p.cases.Load(c.Request.Context(), id)
+	if errors.Is(err, store.ErrNotFound) && !v.hasHosted {
+		// An account session alone tells nothing of a case id.
+		p.render(c, http.StatusOK, "signin", p.frame(id))
+		return
+	}
 	if err != nil {
 		p.fail(c, id, err)
+		return
+	}
+	if !v.hasHosted && len(v.actable(l.Case)) == 0 {
+		// Signed in to an account that takes no part here: the page asks
+		// for the invitation's link, as to anyone.
+		p.render(c, http.StatusOK, "signin", p.frame(id))
 		return
 	}
 	// ?docket=N pages the docket from its event N; anything else shows
 	// its latest page.
 	from, _ := strconv.ParseInt(c.Query("docket"), 10, 64)
-	v, err := p.caseView(c.Request.Context(), l, sess, from)
+	view, err := p.caseView(c.Request.Context(), l, v, from)
 	if err != nil {
 		p.fail(c, id, err)
 		return
 	}
-	p.render(c, http.StatusOK, "case", v)
+	p.render(c, http.StatusOK, "case", view)
 }
 
 // preview answers what a login token would sign in as, spending nothing:
@@ -186,8 +198,14 @@ func (p *page) signOut(c *gin.Context) {
 	if !ok {
 		return
 	}
-	// guard found the session, so the cookie is there.
-	value, _ := p.cookie(id).Value(c.Request)
+	value, hosted := p.cookie(id).Value(c.Request)
+	if !viewerFrom(c).hasHosted || !hosted {
+		// An account's session is signed out of on the account page,
+		// which ends it for every page of the site.
+		p.refuse(c, refusal{Status: http.StatusForbidden, Code: "no_session", CaseID: id, Back: p.pagePath(id),
+			Title: "Signed in with your account", Detail: "This browser holds no session of this case's link: sign out of your account on the account page."})
+		return
+	}
 	if err := p.cases.EndRespondSession(c.Request.Context(), id, auth.HashToken(value)); err != nil {
 		p.fail(c, id, err)
 		return

@@ -74,6 +74,10 @@ type whoView struct {
 	Since      time.Time
 	CSRF       string
 	SignOut    string
+	// Account is the account page, set when the page acts through an
+	// account session rather than the case's link: that session is signed
+	// out of there, for the whole site.
+	Account string
 }
 
 func (p *page) frame(caseID string) frame {
@@ -103,14 +107,14 @@ func (p *page) confirmView(c procedure.Case, token string) confirmView {
 		}
 	}
 	return confirmView{frame: p.frame(c.ID), Login: token, ExternalID: c.ExternalID,
-		Claimants: strings.Join(claimants, "; "), As: respondentsLabel(c)}
+		Claimants: strings.Join(claimants, "; "), As: respondentsLabel(c, viewer{hasHosted: true})}
 }
 
 // respondentsLabel names the respondent participants a session of the
 // case acts for (actable), "" when there is none.
-func respondentsLabel(c procedure.Case) string {
+func respondentsLabel(c procedure.Case, v viewer) string {
 	var as []string
-	for _, id := range actable(c) {
+	for _, id := range v.actable(c) {
 		if pt, ok := c.Participant(id); ok {
 			as = append(as, participantLabel(pt))
 		}
@@ -220,9 +224,12 @@ type caseView struct {
 	// Join and Answer list the participants the page can act for in each
 	// form; an empty list hides the form.
 	Join, Answer []string
-	AnswerFiled  *answerView
-	MaxAnswer    int
-	Docket       docketPage
+	// JoinAsAccount offers to link the invitation to the account the
+	// browser is signed in to as the participant joins.
+	JoinAsAccount bool
+	AnswerFiled   *answerView
+	MaxAnswer     int
+	Docket        docketPage
 	// Taking part, once joined (participation.go): who the forms act for,
 	// the messages, submissions, exhibits, record, termination and award.
 	participation
@@ -260,20 +267,23 @@ type docketEntry struct {
 // docketShown is how many docket events a page of the docket shows.
 const docketShown = 50
 
-func (p *page) caseView(ctx context.Context, l store.Loaded, sess store.RespondSession, docketFrom int64) (caseView, error) {
+func (p *page) caseView(ctx context.Context, l store.Loaded, who viewer, docketFrom int64) (caseView, error) {
 	c := l.Case
 	var err error
 	v := caseView{
-		frame: p.frame(c.ID), CSRF: sess.CSRF, ExternalID: c.ExternalID, Status: c.Status(),
+		frame: p.frame(c.ID), CSRF: who.csrf(), ExternalID: c.ExternalID, Status: c.Status(),
 		RulesVersion: c.Rules.Version, Profile: c.Plan.Profile, OpenedAt: c.OpenedAt,
-		MaxAnswer: caseflow.MaxAnswerRunes,
+		MaxAnswer: caseflow.MaxAnswerRunes, JoinAsAccount: who.mayLink(c),
 	}
-	v.Who = &whoView{CaseID: c.ID, ExternalID: c.ExternalID, As: respondentsLabel(c), Since: sess.CreatedAt,
-		CSRF: sess.CSRF, SignOut: p.pagePath(c.ID) + "/signout"}
+	v.Who = &whoView{CaseID: c.ID, ExternalID: c.ExternalID, As: respondentsLabel(c, who), Since: who.hosted.CreatedAt,
+		CSRF: who.csrf(), SignOut: p.pagePath(c.ID) + "/signout"}
+	if !who.hasHosted {
+		v.Who.Since, v.Who.SignOut, v.Who.Account = who.account.CreatedAt, "", p.prefix+"/account/"
+	}
 	if c.Closed == "" {
 		v.StageDeadline = c.Stage.DeadlineAt
 	}
-	mine := actable(c)
+	mine := who.actable(c)
 	for _, pt := range c.Participants {
 		v.Participants = append(v.Participants, participantView{
 			ID: pt.ID, Side: string(pt.Side), PrincipalID: pt.PrincipalID, AgentBound: pt.AgentID != "", JoinedAt: pt.JoinedAt,
@@ -297,7 +307,7 @@ func (p *page) caseView(ctx context.Context, l store.Loaded, sess store.RespondS
 		}
 		v.AnswerFiled = &answerView{ParticipantID: c.Answer.ParticipantID, FiledAt: c.Answer.FiledAt, Text: string(text)}
 	}
-	if v.participation, err = p.participationView(ctx, c); err != nil {
+	if v.participation, err = p.participationView(ctx, c, who); err != nil {
 		return caseView{}, err
 	}
 	v.Docket, err = p.docketPage(ctx, c.ID, l.Sequence, docketFrom)

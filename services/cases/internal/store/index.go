@@ -62,11 +62,15 @@ type CaseRef struct {
 
 // caseIndexMembers are the index members of c: one per partner that holds
 // it (its filing partner, each participant's partner, each tribunal
-// member's), joined with sepEntry for the scripts.
+// member's) and one per account that takes part (AccountHolder), joined
+// with sepEntry for the scripts.
 func caseIndexMembers(c procedure.Case) string {
 	partners := []string{c.PartnerID}
 	for _, p := range c.Participants {
 		partners = append(partners, p.PartnerID)
+		if p.AccountID != "" {
+			partners = append(partners, AccountHolder(p.AccountID))
+		}
 	}
 	partners = append(partners, memberPartner(c, true), memberPartner(c, false))
 	slices.Sort(partners)
@@ -198,15 +202,21 @@ func validCaseTail(tail string) bool {
 	return true
 }
 
+// AccountHolder is the index's holder name for an account that takes part
+// in cases, where a partner's is its partner id: "@" is not of the
+// alphabet of partner ids, so no partner's cases are an account's.
+func AccountHolder(accountID string) string { return "@" + accountID }
+
 // IndexExisting adds to the case index the cases stored before it
-// existed: once per shard, marked done by the shard's case-index-built
-// key, so a later start reads nothing. It reads every case hash of the
+// existed, and the accounts' entries to the cases stored before accounts
+// were indexed: once per shard, marked done by the shard's
+// case-index-built-2 key (case-index-built marked the first pass), so a later start reads nothing. It reads every case hash of the
 // shard (SCAN, on each primary of a cluster) and writes the same members
 // the save script would; writing one twice changes nothing, so replicas
 // starting together need no lock.
 func (s *Cases) IndexExisting(ctx context.Context) error {
 	for _, tag := range s.Tags() {
-		done := "pc:cases:" + tag + ":case-index-built"
+		done := "pc:cases:" + tag + ":case-index-built-2"
 		n, err := s.rdb.Exists(ctx, done).Result()
 		if err != nil {
 			return fmt.Errorf("indexing cases: %w", err)

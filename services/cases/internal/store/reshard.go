@@ -43,7 +43,7 @@ func Layout() reshard.Layout {
 		},
 		// The archiver's sweep lease and cursor (archive.go) start afresh:
 		// the next sweep of each new shard begins at its index's head.
-		Markers: []string{"case-index-built", "archive-sweep", "archive-sweep-cursor"},
+		Markers: []string{"case-index-built", "case-index-built-2", "archive-sweep", "archive-sweep-cursor"},
 	}
 }
 
