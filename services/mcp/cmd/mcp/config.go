@@ -11,6 +11,7 @@ import (
 	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/services/mcp/internal/exchange"
 	"github.com/pcourt/pcourt/services/mcp/internal/httpapi"
+	"github.com/pcourt/pcourt/services/mcp/internal/resources"
 )
 
 // config is everything the MCP server reads from its environment.
@@ -27,6 +28,14 @@ type config struct {
 	// the server's own client (MCP_CLIENT_ID, MCP_CLIENT_SECRET, which the
 	// accounts service is given too) and the API's resource identifier.
 	Exchange exchange.Config
+	// Subscriptions bounds the listen streams this replica holds
+	// (MCP_MAX_STREAMS, MCP_MAX_SUBSCRIPTIONS_PER_ACCOUNT,
+	// MCP_STREAM_LIFETIME, MCP_NOTIFICATION_WRITE_TIMEOUT).
+	Subscriptions resources.Config
+	// EventsGroup is this replica's own consumer group on the case events
+	// (MCP_EVENTS_GROUP, default pcourt-mcp-<POD_NAME>): every replica
+	// reads every event, for the streams it holds.
+	EventsGroup string
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -55,6 +64,18 @@ func loadConfig(getenv func(string) string) (config, error) {
 		ClientSecret: r.String("MCP_CLIENT_SECRET", ""),
 		Resource:     public,
 	}
+	def := resources.DefaultConfig()
+	cfg.Subscriptions = resources.Config{
+		MaxStreams:     r.Int("MCP_MAX_STREAMS", def.MaxStreams),
+		MaxPerAccount:  r.Int("MCP_MAX_SUBSCRIPTIONS_PER_ACCOUNT", def.MaxPerAccount),
+		StreamLifetime: r.Duration("MCP_STREAM_LIFETIME", def.StreamLifetime),
+		WriteTimeout:   r.Duration("MCP_NOTIFICATION_WRITE_TIMEOUT", def.WriteTimeout),
+	}
+	errs = append(errs, cfg.Subscriptions.Validate())
+	if cfg.Subscriptions.MaxStreams >= cfg.Service.HTTP.MaxInFlight {
+		errs = append(errs, fmt.Errorf("MCP_MAX_STREAMS %d must stay below the %d requests in flight the HTTP server takes: each stream is one", cfg.Subscriptions.MaxStreams, cfg.Service.HTTP.MaxInFlight))
+	}
+	cfg.EventsGroup = r.String("MCP_EVENTS_GROUP", "pcourt-mcp-"+cfg.Service.PodName)
 	if cfg.Exchange.ClientID == "" || cfg.Exchange.ClientSecret == "" {
 		errs = append(errs, errors.New("MCP_CLIENT_ID and MCP_CLIENT_SECRET are required: the server's own client at the accounts service, which exchanges the tokens it is sent for the API's"))
 	}

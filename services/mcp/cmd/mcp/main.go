@@ -17,11 +17,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pcourt/pcourt/libs/httpserver"
+	"github.com/pcourt/pcourt/libs/kafka"
 	"github.com/pcourt/pcourt/libs/lifecycle"
 	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/services/mcp/internal/apiclient"
 	"github.com/pcourt/pcourt/services/mcp/internal/exchange"
 	"github.com/pcourt/pcourt/services/mcp/internal/httpapi"
+	"github.com/pcourt/pcourt/services/mcp/internal/resources"
 	"github.com/pcourt/pcourt/services/mcp/internal/tools"
 )
 
@@ -56,19 +59,50 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	credentials := base.Credentials()
+	api, exchanger := apiclient.New(cfg.APIURL, hc), exchange.New(cfg.Exchange, hc, nil)
+	reader := &resources.Reader{API: api, Exchange: exchanger, Logger: base.Logger}
 	server, err := tools.NewServer(version, tools.Deps{
-		API:         apiclient.New(cfg.APIURL, hc),
-		Exchange:    exchange.New(cfg.Exchange, hc, nil),
+		API:         api,
+		Exchange:    exchanger,
 		Credentials: credentials,
 		Meter:       base.Telemetry.Meter,
 		Logger:      base.Logger,
+		Resources:   reader,
 	})
 	if err != nil {
 		return err
 	}
-	srv := base.Server(nil)
-	if err := httpapi.Register(srv.Router(), cfg.HTTP, httpapi.Deps{Credentials: credentials, Server: server}); err != nil {
+	hub, err := resources.NewHub(cfg.Subscriptions, reader, credentials, base.Telemetry.Meter, base.Logger)
+	if err != nil {
 		return err
 	}
-	return lifecycle.Run(ctx, base.Logger, lifecycle.Component{Name: "http", Run: srv.Run})
+
+	// Every replica reads every case event, in a group of its own from the
+	// topic's end: it tells the streams it holds, and an event from before
+	// it started concerns no stream it holds. It never dead-letters (its
+	// handler never fails), so its dead-letter producer writes nothing.
+	deadLetters, err := kafka.NewProducer(kafka.ProducerConfig{Brokers: cfg.Service.KafkaBrokers, Security: cfg.Service.KafkaSecurity, ClientID: "mcp", TracerProvider: base.Telemetry.Tracer})
+	if err != nil {
+		return err
+	}
+	defer deadLetters.Close()
+	consumer, err := kafka.NewConsumer(kafka.ConsumerConfig{
+		Brokers: cfg.Service.KafkaBrokers, Security: cfg.Service.KafkaSecurity, ClientID: "mcp", GroupID: cfg.EventsGroup, Topic: resources.Topic,
+		StartOffset: kafka.LastOffset, CommitInterval: time.Second,
+	}, hub.HandleCaseEvent, deadLetters, base.Logger, base.Telemetry.Tracer)
+	if err != nil {
+		return err
+	}
+
+	srv := base.Server(nil, base.KafkaCheck(), httpserver.Check{Name: "case-events-consumer", Probe: consumer.Probe, Advisory: true})
+	if err := httpapi.Register(srv.Router(), cfg.HTTP, httpapi.Deps{Credentials: credentials, Server: server, Subscriptions: hub}); err != nil {
+		return err
+	}
+	// The streams end first: the HTTP server's drain waits for every
+	// request, and a stream would not end of itself.
+	return lifecycle.Run(ctx, base.Logger,
+		lifecycle.Component{Name: "subscriptions", Run: hub.Run},
+		lifecycle.Component{Name: "http", Run: srv.Run},
+		lifecycle.Component{Name: "case-events-consumer", Run: consumer.Run},
+	)
 }

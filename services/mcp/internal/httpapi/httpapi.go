@@ -14,6 +14,7 @@ import (
 
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/problem"
+	"github.com/pcourt/pcourt/services/mcp/internal/resources"
 	"github.com/pcourt/pcourt/services/mcp/internal/tools"
 )
 
@@ -40,6 +41,9 @@ type Config struct {
 type Deps struct {
 	Credentials *auth.Store
 	Server      *mcp.Server
+	// Subscriptions holds the listen streams of this replica; each is
+	// served by its own MCP server, every other request by Server.
+	Subscriptions *resources.Hub
 }
 
 // Register adds the routes.
@@ -57,8 +61,17 @@ func Register(r *gin.Engine, cfg Config, d Deps) error {
 	// answers any request and the server keeps no session to lose when a
 	// pod goes; a server-to-client stream (GET) is not offered. JSON
 	// answers rather than event streams: a tool call is one request and
-	// one answer, which an ingress buffers like any other.
-	transport := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return d.Server },
+	// one answer, which an ingress buffers like any other. The one
+	// exception is a subscriptions/listen (SEP-2575), an event stream by
+	// nature, held by the replica it reached with its own server
+	// (docs/mcp.md, "Resources and subscriptions").
+	server := func(r *http.Request) *mcp.Server {
+		if s := resources.StreamServer(r); s != nil {
+			return s
+		}
+		return d.Server
+	}
+	transport := mcp.NewStreamableHTTPHandler(server,
 		&mcp.StreamableHTTPOptions{
 			Stateless: true, JSONResponse: true, MaxRequestBodyBytes: maxBody,
 			// The protection is for an MCP server on a developer's
@@ -72,6 +85,7 @@ func Register(r *gin.Engine, cfg Config, d Deps) error {
 	chain := []gin.HandlerFunc{
 		auth.Middleware(d.Credentials, auth.AcceptAccountTokens(cfg.Resource), auth.ResourceMetadata(cfg.MetadataURL)),
 		accountsOnly,
+		d.Subscriptions.Streams(),
 		gin.WrapH(transport),
 	}
 	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {

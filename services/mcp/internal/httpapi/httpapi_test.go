@@ -25,6 +25,7 @@ import (
 	"github.com/pcourt/pcourt/services/mcp/internal/apiclient"
 	"github.com/pcourt/pcourt/services/mcp/internal/exchange"
 	"github.com/pcourt/pcourt/services/mcp/internal/httpapi"
+	"github.com/pcourt/pcourt/services/mcp/internal/resources"
 	"github.com/pcourt/pcourt/services/mcp/internal/tools"
 )
 
@@ -47,18 +48,26 @@ func newStack(t *testing.T) stack {
 	store := auth.NewStore(redistest.NewClient(t), auth.DefaultStoreConfig())
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	nowhere, _ := url.Parse("http://127.0.0.1:1")
+	reader := &resources.Reader{
+		API:      apiclient.New(nowhere, http.DefaultClient),
+		Exchange: exchange.New(exchange.Config{TokenURL: nowhere.String() + "/oauth/token", ClientID: "ocl_mcp", ClientSecret: "s", Resource: public}, http.DefaultClient, nil),
+		Logger:   logger,
+	}
 	server, err := tools.NewServer("test", tools.Deps{
-		API:         apiclient.New(nowhere, http.DefaultClient),
-		Exchange:    exchange.New(exchange.Config{TokenURL: nowhere.String() + "/oauth/token", ClientID: "ocl_mcp", ClientSecret: "s", Resource: public}, http.DefaultClient, nil),
+		API:         reader.API,
+		Exchange:    reader.Exchange,
 		Credentials: store,
 		Meter:       metricnoop.NewMeterProvider(),
 		Logger:      logger,
+		Resources:   reader,
 	})
+	require.NoError(t, err)
+	hub, err := resources.NewHub(resources.DefaultConfig(), reader, store, metricnoop.NewMeterProvider(), logger)
 	require.NoError(t, err)
 	s := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "mcp", Logger: logger})
 	require.NoError(t, httpapi.Register(s.Router(), httpapi.Config{
 		Resource: resource, MetadataURL: public + httpapi.MetadataPath, AuthorizationServer: public,
-	}, httpapi.Deps{Credentials: store, Server: server}))
+	}, httpapi.Deps{Credentials: store, Server: server, Subscriptions: hub}))
 	ts := httptest.NewServer(s.Router())
 	t.Cleanup(ts.Close)
 	return stack{url: ts.URL, store: store}

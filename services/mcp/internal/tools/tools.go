@@ -29,6 +29,7 @@ import (
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/services/mcp/internal/apiclient"
 	"github.com/pcourt/pcourt/services/mcp/internal/exchange"
+	"github.com/pcourt/pcourt/services/mcp/internal/resources"
 )
 
 // The MCP server's own problem codes; docs/problems.md lists them. Every
@@ -56,6 +57,8 @@ type Deps struct {
 	// Meter counts the tool calls (pcourt_mcp_tool_calls_total).
 	Meter  metric.MeterProvider
 	Logger *slog.Logger
+	// Resources reads the account's cases as resources; nil serves none.
+	Resources *resources.Reader
 }
 
 // NewServer returns the MCP server, every tool of the catalogue added.
@@ -72,10 +75,13 @@ func NewServer(version string, d Deps) (*mcp.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "pcourt", Title: "pcourt", Version: version}, &mcp.ServerOptions{
-		Instructions: instructions,
-		Logger:       d.Logger,
-	})
+	opts := &mcp.ServerOptions{Instructions: instructions, Logger: d.Logger}
+	if d.Resources != nil {
+		// Advertised, and refused here: a subscription is held on its
+		// own listen stream's server (internal/resources).
+		opts.SubscribeHandler, opts.UnsubscribeHandler = resources.RefuseSubscribe, resources.NothingToUnsubscribe
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "pcourt", Title: "pcourt", Version: version}, opts)
 	calls, err := d.Meter.Meter(instrumentationName).Int64Counter("pcourt.mcp.tool.calls",
 		metric.WithUnit("{call}"),
 		metric.WithDescription("Tool calls by tool and by the problem code of a failed one (ok when it succeeded)."))
@@ -91,6 +97,9 @@ func NewServer(version string, d Deps) (*mcp.Server, error) {
 	add(verifyAwardTool, ts.verifyAward)
 	paid := ops[readinessOperation]
 	add(readinessTool(paid), ts.buyReadiness(paid))
+	if d.Resources != nil {
+		d.Resources.Register(s)
+	}
 	return s, nil
 }
 
