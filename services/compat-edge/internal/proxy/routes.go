@@ -23,9 +23,9 @@ type Config struct {
 	// Zero gives uploads MaxBodyBytes, as every other route.
 	MaxUploadBytes int64
 	// TransferTimeout is how long an upload may take to arrive and be
-	// answered, and an exhibit download to be sent, in place of the
-	// server's read and write timeouts (30 s: a 100 MiB file would need
-	// 28 Mbit/s). Zero keeps the server's timeouts.
+	// answered, and an exhibit download or a stream (Streams) to be sent,
+	// in place of the server's read and write timeouts (30 s: a 100 MiB
+	// file would need 28 Mbit/s). Zero keeps the server's timeouts.
 	TransferTimeout time.Duration
 }
 
@@ -51,9 +51,9 @@ func (cfg Config) bodyLimit(method, path string) int64 {
 }
 
 // upstreamTimeout bounds a request's exchange with its owner: a
-// transfer's the transfer timeout, anything else's 30 s.
+// transfer's or a stream's the transfer timeout, anything else's 30 s.
 func (cfg Config) upstreamTimeout(method, path string) time.Duration {
-	if cfg.TransferTimeout > 0 && (isUpload(method, path) || isDownload(method, path)) {
+	if cfg.TransferTimeout > 0 && (isUpload(method, path) || isDownload(method, path) || isStream(method, path)) {
 		return cfg.TransferTimeout
 	}
 	return upstreamTimeout

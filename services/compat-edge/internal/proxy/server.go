@@ -329,7 +329,8 @@ func (s *Server) serveOwn(fc *fasthttp.RequestCtx) {
 
 // requestConfig gives a request, once its header is in, the deadlines of
 // its route: an upload the transfer timeout to arrive and be answered, an
-// exhibit download the transfer timeout to be sent, anything else the
+// exhibit download or a stream the transfer timeout to be sent, anything
+// else the
 // server's read and write timeouts.
 func (s *Server) requestConfig(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
 	cfg := s.platform.Config()
@@ -342,7 +343,7 @@ func (s *Server) requestConfig(h *fasthttp.RequestHeader) fasthttp.RequestConfig
 			switch method := string(h.Method()); {
 			case isUpload(method, normal):
 				rc.ReadTimeout, rc.WriteTimeout = t, t
-			case isDownload(method, normal):
+			case isDownload(method, normal), isStream(method, normal):
 				rc.WriteTimeout = t
 			}
 		}

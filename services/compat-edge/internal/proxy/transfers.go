@@ -30,6 +30,25 @@ var Downloads = []Transfer{
 	{http.MethodGet, "/api/cases/{id}/evidence/{evidenceId}"},
 }
 
+// Streams are the routes whose answer may be a stream held open: the MCP
+// server's POST /mcp, whose subscriptions/listen answer is an event
+// stream that lasts up to MCP_STREAM_LIFETIME (docs/mcp.md). They get the
+// transfer timeout to be answered and sent, as a download does; the
+// stream's server ends it before then (its lifetime is shorter).
+var Streams = []Transfer{
+	{http.MethodPost, "/mcp"},
+}
+
+// isStream reports whether the request is one of Streams.
+func isStream(method, path string) bool {
+	for _, st := range Streams {
+		if st.Method == method && matches(st.Pattern, path) {
+			return true
+		}
+	}
+	return false
+}
+
 // isUpload reports whether the request (its normalised path, as
 // NormalizePath left it) is one of Uploads. A parameter matches one
 // non-empty segment, as the inventory's do.

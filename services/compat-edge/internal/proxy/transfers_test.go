@@ -501,3 +501,40 @@ func TestTheIngressUploadPathsAreTheEdgesUploads(t *testing.T) {
 		require.Zero(t, taken(path), path)
 	}
 }
+
+// An MCP listen stream (POST /mcp answered with an event stream held
+// open) outlasts the server's write timeout and the 30 s upstream bound,
+// as a download does: it gets the transfer timeout. A stream of any other
+// route is cut at the write timeout.
+func TestAnMCPListenStreamHasTheTransferTimeout(t *testing.T) {
+	owner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		for i := range 4 {
+			_, _ = fmt.Fprintf(w, "event: message\ndata: %d\n\n", i)
+			w.(http.Flusher).Flush()
+			time.Sleep(200 * time.Millisecond) // the stream's pace: a notification now and then
+		}
+	}))
+	t.Cleanup(owner.Close)
+	u, _ := url.Parse(owner.URL)
+	server := httpserver.DefaultConfig()
+	server.ReadTimeout, server.WriteTimeout = 300*time.Millisecond, 300*time.Millisecond
+	edge := newTransferEdge(t, u, proxy.Config{MaxBodyBytes: 64 << 10, TransferTimeout: time.Minute}, server)
+
+	listen := func(path string) (string, error) {
+		resp, err := http.Post(edge+path, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen"}`))
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return string(b), err
+	}
+	got, err := listen("/mcp")
+	require.NoError(t, err)
+	require.Equal(t, 4, strings.Count(got, "event: message"), "the whole stream, past the server's write timeout")
+
+	got, err = listen("/api/cases/cs_1/messages")
+	require.Less(t, strings.Count(got, "event: message"), 4, "another route's answer is cut at the write timeout (%v)", err)
+}

@@ -34,7 +34,7 @@ type Config struct {
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{MaxStreams: 256, MaxPerAccount: 20, StreamLifetime: 10 * time.Minute, WriteTimeout: 5 * time.Second}
+	return Config{MaxStreams: 256, MaxPerAccount: 20, StreamLifetime: 9 * time.Minute, WriteTimeout: 5 * time.Second}
 }
 
 // Validate reports the first unusable bound.

@@ -26,7 +26,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/problem"
 	"github.com/pcourt/pcourt/services/mcp/internal/apiclient"
 	"github.com/pcourt/pcourt/services/mcp/internal/exchange"
@@ -225,10 +224,9 @@ func Templates() []*mcp.ResourceTemplate {
 }
 
 // Register adds the case templates to the server, and answers
-// resources/list with the resources of the case the caller's token is
-// bound to: no API operation lists an account's cases (GET /api/disputes
-// lists a partner's and refuses account tokens), so a token bound to no
-// case lists none, and its cases are read by their URIs.
+// resources/list with the account's cases, as GET /api/disputes lists
+// them to its token (the cases the account takes part in; for a token
+// bound to one case, that case alone).
 func (r *Reader) Register(s *mcp.Server) {
 	for _, t := range Templates() {
 		s.AddResourceTemplate(t, r.Read)
@@ -243,25 +241,56 @@ func (r *Reader) Register(s *mcp.Server) {
 	})
 }
 
-// list is the resources/list answer: the bound case's resources when the
-// API lets the account read the case, none otherwise.
+// casesPage is how many cases one resources/list page lists: the API's
+// page of its case list, whose cursor is the list's.
+const casesPage = 50
+
+// caseList is the website envelope of GET /api/disputes.
+type caseList struct {
+	Data struct {
+		Cases []struct {
+			CaseID         string `json:"caseId"`
+			ExternalCaseID string `json:"externalCaseId"`
+			Status         string `json:"status"`
+		} `json:"cases"`
+		NextCursor *string `json:"nextCursor"`
+	} `json:"data"`
+}
+
+// list is the resources/list answer: one page of the account's cases,
+// each as its case resource (its docket and award are read by their URIs,
+// the templates), with the API's cursor as the list's.
 func (r *Reader) list(ctx context.Context, req mcp.Request) (mcp.Result, error) {
-	res := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
-	cred, ok := auth.CredentialFrom(ctx)
-	if !ok || cred.CaseID == "" || !idPattern.MatchString(cred.CaseID) {
-		return res, nil
-	}
-	t := target{caseID: cred.CaseID}
-	if _, err := r.read(ctx, bearer(req.GetExtra()), t); err != nil {
-		var rpc *jsonrpc.Error
-		if errors.As(err, &rpc) && rpc.Code == mcp.CodeResourceNotFound {
-			return res, nil
-		}
+	token, err := r.apiToken(ctx, bearer(req.GetExtra()))
+	if err != nil {
 		return nil, err
 	}
-	for _, p := range []part{partCase, partDocket, partAward} {
-		pt := target{caseID: t.caseID, part: p}
-		res.Resources = append(res.Resources, &mcp.Resource{URI: pt.uri(), Name: "case " + t.caseID + " " + string(p), MIMEType: "application/json"})
+	call := apiclient.Request{Method: http.MethodGet, Path: "/api/disputes", Query: url.Values{"limit": {fmt.Sprint(casesPage)}}, Bearer: token}
+	if p, ok := req.GetParams().(*mcp.ListResourcesParams); ok && p != nil && p.Cursor != "" {
+		call.Query.Set("cursor", p.Cursor)
+	}
+	answer, err := r.API.Do(ctx, call)
+	if err != nil {
+		return nil, r.failed(ctx, err)
+	}
+	var page caseList
+	if err := json.Unmarshal(answer.Body, &page); err != nil {
+		return nil, problemError(problem.New(problem.BadGateway, "The API's case list could not be read."))
+	}
+	res := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
+	for _, c := range page.Data.Cases {
+		if !idPattern.MatchString(c.CaseID) {
+			continue
+		}
+		t := target{caseID: c.CaseID}
+		name := "case " + c.CaseID
+		if c.ExternalCaseID != "" {
+			name += " (" + c.ExternalCaseID + ")"
+		}
+		res.Resources = append(res.Resources, &mcp.Resource{URI: t.uri(), Name: name, Description: "status " + c.Status, MIMEType: "application/json"})
+	}
+	if page.Data.NextCursor != nil {
+		res.NextCursor = *page.Data.NextCursor
 	}
 	return res, nil
 }

@@ -104,6 +104,21 @@ func caseAPI(t *testing.T, store *auth.Store) http.Handler {
 		}
 		problem.Write(c, problem.New(caseNotFound, "No such case, or not one you take part in."))
 	}
+	// GET /api/disputes lists, in the website envelope, the cases of the
+	// stand-in's world the account may read (a bound token: its case).
+	r.GET("/api/disputes", auth.Middleware(store, auth.AcceptAccountTokens(public)), auth.RequireScope(auth.ScopeCasesRead), func(c *gin.Context) {
+		cred, _ := auth.CredentialFrom(c.Request.Context())
+		listed := []gin.H{}
+		for _, id := range []string{"cs_a", "cs_b", "cs_c"} {
+			for _, side := range []auth.Side{auth.Claimant, auth.Respondent} {
+				if cred.MayTouch("case:"+id) && store.AuthorizeSide(c, cred, "case:"+id, side, "") == nil {
+					listed = append(listed, gin.H{"caseId": id, "externalCaseId": "ext-" + id, "status": "open"})
+					break
+				}
+			}
+		}
+		c.JSON(200, gin.H{"ok": true, "data": gin.H{"cases": listed, "nextCursor": nil}})
+	})
 	cases := r.Group("/api/v2/cases/:caseId", auth.Middleware(store, auth.AcceptAccountTokens(public)), auth.RequireScope(auth.ScopeCasesRead), member)
 	cases.GET("", func(c *gin.Context) {
 		c.JSON(200, gin.H{"data": gin.H{"caseId": c.Param("caseId"), "status": "open"}, "requestId": "req_1"})
@@ -280,26 +295,27 @@ func TestAnAgentReadsItsCaseAndNotAnothers(t *testing.T) {
 	}
 }
 
-// resources/list lists the case a token is bound to, and nothing for a
-// token bound to none: no API route lists an account's cases.
-func TestTheListIsTheBoundCase(t *testing.T) {
+// resources/list lists the account's cases, as GET /api/disputes lists
+// them to its token: every case it takes part in, a bound token's case
+// alone, another account's none.
+func TestTheListIsTheAccountsCases(t *testing.T) {
 	w := newWorld(t)
 	r := w.replica(t, "mcp-a", resources.DefaultConfig())
-	unbound := connect(t, r.url, w.member(t, "acct_a", "cs_a"))
-	listed, err := unbound.session.ListResources(context.Background(), nil)
-	require.NoError(t, err)
-	require.Empty(t, listed.Resources)
-
-	token, _ := authtest.MintAccountToken(t, w.store, "acct_a", resource, []auth.Scope{auth.ScopeCasesRead},
-		func(req *auth.AccountTokenRequest) { req.CaseID = "cs_a" })
-	bound := connect(t, r.url, token)
-	listed, err = bound.session.ListResources(context.Background(), nil)
-	require.NoError(t, err)
-	var uris []string
-	for _, res := range listed.Resources {
-		uris = append(uris, res.URI)
+	uris := func(token string) []string {
+		t.Helper()
+		listed, err := connect(t, r.url, token).session.ListResources(context.Background(), nil)
+		require.NoError(t, err)
+		out := []string{}
+		for _, res := range listed.Resources {
+			out = append(out, res.URI)
+		}
+		return out
 	}
-	require.Equal(t, []string{"pcourt://cases/cs_a", "pcourt://cases/cs_a/docket", "pcourt://cases/cs_a/award"}, uris)
+	require.Equal(t, []string{"pcourt://cases/cs_a", "pcourt://cases/cs_b"}, uris(w.member(t, "acct_a", "cs_a", "cs_b")))
+	bound, _ := authtest.MintAccountToken(t, w.store, "acct_a", resource, []auth.Scope{auth.ScopeCasesRead},
+		func(req *auth.AccountTokenRequest) { req.CaseID = "cs_b" })
+	require.Equal(t, []string{"pcourt://cases/cs_b"}, uris(bound))
+	require.Empty(t, uris(w.member(t, "acct_other")), "another account's list holds none of acct_a's cases")
 }
 
 // A subscriber is told when an event of its case is published; after it
