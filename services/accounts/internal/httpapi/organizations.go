@@ -27,26 +27,28 @@ import (
 // The codes of organisations: the domain's refusals, and the invitation
 // e-mail's.
 var (
-	InvalidOrganization    = problem.Code{Name: "invalid_organization", Status: http.StatusBadRequest, Title: "Invalid organisation"}
-	InvalidRole            = problem.Code{Name: "invalid_role", Status: http.StatusBadRequest, Title: "Invalid role"}
-	NotOrganizationOwner   = problem.Code{Name: "not_organization_owner", Status: http.StatusForbidden, Title: "Only an owner may do this"}
-	EmailNotConfirmed      = problem.Code{Name: "email_not_confirmed", Status: http.StatusForbidden, Title: "Address not confirmed"}
-	InvitationForAnother   = problem.Code{Name: "invitation_for_another_address", Status: http.StatusForbidden, Title: "Invitation for another address"}
-	OrganizationNotFound   = problem.Code{Name: "organization_not_found", Status: http.StatusNotFound, Title: "Organisation not found"}
-	MemberNotFound         = problem.Code{Name: "member_not_found", Status: http.StatusNotFound, Title: "Member not found"}
-	InvitationNotFound     = problem.Code{Name: "invitation_not_found", Status: http.StatusNotFound, Title: "Invitation not found"}
-	InvitationsOff         = problem.Code{Name: "invitations_off", Status: http.StatusNotFound, Title: "No invitations here"}
-	LastOwner              = problem.Code{Name: "last_owner", Status: http.StatusConflict, Title: "The last owner stays"}
-	AlreadyMember          = problem.Code{Name: "already_member", Status: http.StatusConflict, Title: "A member already"}
-	AlreadyInvited         = problem.Code{Name: "already_invited", Status: http.StatusConflict, Title: "Invited already"}
-	TooManyMembers         = problem.Code{Name: "too_many_members", Status: http.StatusConflict, Title: "Too many members"}
-	TooManyInvitations     = problem.Code{Name: "too_many_invitations", Status: http.StatusConflict, Title: "Too many invitations"}
-	InvitationExpired      = problem.Code{Name: "invitation_expired", Status: http.StatusGone, Title: "Invitation expired"}
-	InvitationNotSent      = problem.Code{Name: "invitation_not_sent", Status: http.StatusServiceUnavailable, Title: "Invitation not sent"}
-	organizationCodeList = []problem.Code{InvalidOrganization, InvalidRole, NotOrganizationOwner, EmailNotConfirmed, InvitationForAnother,
-		OrganizationNotFound, MemberNotFound, InvitationNotFound, InvitationsOff, LastOwner, AlreadyMember, AlreadyInvited,
-		TooManyMembers, TooManyInvitations, InvitationExpired, InvitationNotSent}
+	InvalidOrganization  = problem.Code{Name: "invalid_organization", Status: http.StatusBadRequest, Title: "Invalid organisation"}
+	InvalidRole          = problem.Code{Name: "invalid_role", Status: http.StatusBadRequest, Title: "Invalid role"}
+	NotOrganizationOwner = problem.Code{Name: "not_organization_owner", Status: http.StatusForbidden, Title: "Only an owner may do this"}
+	EmailNotConfirmed    = problem.Code{Name: "email_not_confirmed", Status: http.StatusForbidden, Title: "Address not confirmed"}
+	InvitationForAnother = problem.Code{Name: "invitation_for_another_address", Status: http.StatusForbidden, Title: "Invitation for another address"}
+	OrganizationNotFound = problem.Code{Name: "organization_not_found", Status: http.StatusNotFound, Title: "Organisation not found"}
+	MemberNotFound       = problem.Code{Name: "member_not_found", Status: http.StatusNotFound, Title: "Member not found"}
+	InvitationNotFound   = problem.Code{Name: "invitation_not_found", Status: http.StatusNotFound, Title: "Invitation not found"}
+	InvitationsOff       = problem.Code{Name: "invitations_off", Status: http.StatusNotFound, Title: "No invitations here"}
+	LastOwner            = problem.Code{Name: "last_owner", Status: http.StatusConflict, Title: "The last owner stays"}
+	AlreadyMember        = problem.Code{Name: "already_member", Status: http.StatusConflict, Title: "A member already"}
+	AlreadyInvited       = problem.Code{Name: "already_invited", Status: http.StatusConflict, Title: "Invited already"}
+	TooManyMembers       = problem.Code{Name: "too_many_members", Status: http.StatusConflict, Title: "Too many members"}
+	TooManyInvitations   = problem.Code{Name: "too_many_invitations", Status: http.StatusConflict, Title: "Too many invitations"}
+	InvitationExpired    = problem.Code{Name: "invitation_expired", Status: http.StatusGone, Title: "Invitation expired"}
+	InvitationNotSent    = problem.Code{Name: "invitation_not_sent", Status: http.StatusServiceUnavailable, Title: "Invitation not sent"}
 )
+
+// organizationCodeList is the organisations' part of Codes.
+var organizationCodeList = []problem.Code{InvalidOrganization, InvalidRole, NotOrganizationOwner, EmailNotConfirmed, InvitationForAnother,
+	OrganizationNotFound, MemberNotFound, InvitationNotFound, InvitationsOff, LastOwner, AlreadyMember, AlreadyInvited,
+	TooManyMembers, TooManyInvitations, InvitationExpired, InvitationNotSent}
 
 var organizationCodes = map[organization.RefusalCode]problem.Code{
 	organization.CodeInvalidOrganization:  InvalidOrganization,
