@@ -25,6 +25,7 @@ import (
 	"github.com/pcourt/pcourt/services/accounts/internal/agents"
 	"github.com/pcourt/pcourt/services/accounts/internal/httpapi"
 	"github.com/pcourt/pcourt/services/accounts/internal/oauth"
+	"github.com/pcourt/pcourt/services/accounts/internal/organizations"
 	"github.com/pcourt/pcourt/services/accounts/internal/people"
 	"github.com/pcourt/pcourt/services/accounts/internal/store"
 )
@@ -86,7 +87,9 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		if err != nil {
 			return err
 		}
-		httpapi.RegisterPeople(srv.Router(), httpapi.PeopleDeps{People: ppl, Site: site, Logger: base.Logger})
+		orgs := organizations.New(organizations.Config{Tenant: cfg.People.Tenant, Environment: cfg.People.Environment,
+			PagesURL: cfg.People.PublicBaseURL}, accounts, mailer, base.Logger, nil)
+		httpapi.RegisterPeople(srv.Router(), httpapi.PeopleDeps{People: ppl, Site: site, Logger: base.Logger, Organizations: orgs})
 		// Stopped after the server has drained, as a relay is.
 		components = append(components, lifecycle.Component{Name: "code-mail", Run: ppl.RunMail})
 	} else {

@@ -294,11 +294,15 @@ func TestBadRegistrationsAndAttestationsAreProblemsThatChangeNothing(t *testing.
 		{map[string]any{"kind": "autonomous_agent", "displayName": ""}, 400, "invalid_account"},
 		{map[string]any{"kind": "robot", "displayName": "x"}, 400, "invalid_account"},
 		{map[string]any{"kind": "individual", "displayName": "x"}, 422, "account_kind_not_registrable"},
+		{map[string]any{"kind": "organization", "displayName": "x"}, 422, "account_kind_not_registrable"},
 		{map[string]any{"kind": "autonomous_agent", "displayName": "x", "extra": 1}, 400, "unknown_field"},
 	} {
 		status, p := s.call(t, http.MethodPost, "/api/accounts", s.operator, tc.body)
 		require.Equal(t, tc.status, status, p)
 		require.Equal(t, tc.code, p["code"])
+		if tc.body["kind"] == "organization" {
+			require.Contains(t, p["detail"], "/account/organizations", "the detail says where organisations are created")
+		}
 	}
 	status, list := s.call(t, http.MethodGet, "/api/accounts", s.operator, nil)
 	require.Equal(t, http.StatusOK, status)

@@ -66,15 +66,19 @@ var (
 // Codes returns the service's problem codes, the rows of owner accounts in
 // docs/problems.md.
 func Codes() []problem.Code {
-	return []problem.Code{InvalidAccount, AccountNotFound, ClientNotFound, AlreadyVerified, InvalidScope, TooManyClients, AccountBusy, NoPartner, KindNotRegistrable,
+	codes := []problem.Code{InvalidAccount, AccountNotFound, ClientNotFound, AlreadyVerified, InvalidScope, TooManyClients, AccountBusy, NoPartner, KindNotRegistrable,
 		CSRFMismatch, InvalidEmail, EmailTaken, CeremonyExpired, PasskeyNotVerified, InvalidPasskey, PasskeyUnknown, PasskeyCounterRegressed,
 		CodesOff, CodeTooSoon, TooManyCodes, CodeMalformed, CodeExpired, CodeWrong, CodeAttemptsExhausted,
 		EmailAlreadyConfirmed, NoAccountAddress}
+	return append(codes, organizationCodeList...)
 }
 
 // Problem maps the service's errors to problems; it is the server's
 // problem.Mapper.
 func Problem(err error) *problem.Error {
+	if p := organizationProblem(err); p != nil {
+		return p
+	}
 	var refused *account.RefusalError
 	var unverified *people.VerificationError
 	switch {
@@ -228,8 +232,11 @@ func (h *handlers) register(c *gin.Context) {
 	}
 	switch account.Kind(b.Kind) {
 	case account.KindAutonomousAgent:
-	case account.KindIndividual, account.KindOrganization:
-		_ = c.Error(problem.Newf(KindNotRegistrable, "An operator registers autonomous_agent accounts; %s accounts are created by the person signing up (passkey sign-in, not built yet: docs/not-built.md).", b.Kind))
+	case account.KindIndividual:
+		_ = c.Error(problem.New(KindNotRegistrable, "An operator registers autonomous_agent accounts; an individual account is created by the person signing up at /account/signup."))
+		return
+	case account.KindOrganization:
+		_ = c.Error(problem.New(KindNotRegistrable, "An operator registers autonomous_agent accounts; an organization account is created by a signed-in person at /account/organizations, who becomes its first owner."))
 		return
 	default:
 		_ = c.Error(problem.New(InvalidAccount, "kind must be autonomous_agent (individual and organization accounts are created by signing up)."))

@@ -22,6 +22,7 @@ import (
 	"github.com/pcourt/pcourt/libs/requestid"
 	"github.com/pcourt/pcourt/libs/webpage"
 	"github.com/pcourt/pcourt/services/accounts/internal/account"
+	"github.com/pcourt/pcourt/services/accounts/internal/organizations"
 	"github.com/pcourt/pcourt/services/accounts/internal/people"
 )
 
@@ -46,6 +47,9 @@ type PeopleDeps struct {
 	// Secure flag.
 	Site   webpage.Site
 	Logger *slog.Logger
+	// Organizations, when set, adds the organisations' pages
+	// (organizations.go).
+	Organizations *organizations.Service
 }
 
 type pages struct {
@@ -80,6 +84,9 @@ func RegisterPeople(r gin.IRouter, d PeopleDeps) {
 	// The signed-in account's forms: confirming its address.
 	g.POST("/email/code", p.requestConfirmation)
 	g.POST("/email/confirm", p.confirmEmail)
+	if d.Organizations != nil {
+		registerOrganizations(g, p, d.Organizations)
+	}
 }
 
 func (p *pages) path(s string) string { return p.site.Prefix + s }

@@ -29,6 +29,7 @@ import (
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/libs/webpage"
 	"github.com/pcourt/pcourt/services/accounts/internal/httpapi"
+	"github.com/pcourt/pcourt/services/accounts/internal/organizations"
 	"github.com/pcourt/pcourt/services/accounts/internal/people"
 	"github.com/pcourt/pcourt/services/accounts/internal/store"
 )
@@ -74,10 +75,17 @@ func withoutMail() stackOption { return func(_ *people.Config, mailOn *bool) { *
 
 func newPeopleStack(t testing.TB, opts ...stackOption) *peopleStack {
 	t.Helper()
+	return newPeopleStackOn(t, redistest.NewClient(t), opts...)
+}
+
+// newPeopleStackOn is newPeopleStack on a given Redis: two deployments
+// (another tenant, another environment) over one keyspace.
+func newPeopleStackOn(t testing.TB, rdb redis.UniversalClient, opts ...stackOption) *peopleStack {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	port := ln.Addr().(*net.TCPAddr).Port
-	s := &peopleStack{url: "http://localhost:" + strconv.Itoa(port), rdb: redistest.NewClient(t), clock: &clock{}}
+	s := &peopleStack{url: "http://localhost:" + strconv.Itoa(port), rdb: rdb, clock: &clock{}}
 	s.store = store.New(s.rdb)
 	s.credentials = auth.NewStore(s.rdb, auth.DefaultStoreConfig())
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -106,7 +114,8 @@ func newPeopleStack(t testing.TB, opts ...stackOption) *peopleStack {
 	t.Cleanup(func() { cancel(); <-done })
 
 	srv := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "accounts", Logger: logger, Mapper: httpapi.Problem})
-	httpapi.RegisterPeople(srv.Router(), httpapi.PeopleDeps{People: svc, Site: site, Logger: logger})
+	orgs := organizations.New(organizations.Config{Tenant: cfg.Tenant, Environment: cfg.Environment, PagesURL: s.url}, s.store, mailer, logger, s.clock.now)
+	httpapi.RegisterPeople(srv.Router(), httpapi.PeopleDeps{People: svc, Site: site, Logger: logger, Organizations: orgs})
 	ts := httptest.NewUnstartedServer(srv.Router())
 	_ = ts.Listener.Close()
 	ts.Listener = ln

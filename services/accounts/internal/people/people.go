@@ -196,6 +196,10 @@ type SignedIn struct {
 
 // Session is a person's signed-in browser as the pages show it.
 type Session struct {
+	// AccountID, Tenant and Environment are whom the session signs in.
+	AccountID   string
+	Tenant      string
+	Environment string
 	// CSRF is the token every form of the session's pages carries
 	// (auth.SessionCSRF of the cookie).
 	CSRF string
@@ -206,7 +210,8 @@ type Session struct {
 }
 
 func sessionOf(cookie string, cred auth.Credential) Session {
-	return Session{CSRF: auth.SessionCSRF(cookie), Method: cred.Label, CreatedAt: cred.CreatedAt, ExpiresAt: cred.ExpiresAt}
+	return Session{AccountID: cred.AccountID, Tenant: cred.Tenant, Environment: string(cred.Environment),
+		CSRF: auth.SessionCSRF(cookie), Method: cred.Label, CreatedAt: cred.CreatedAt, ExpiresAt: cred.ExpiresAt}
 }
 
 // user is an account, or an account to be, as go-webauthn sees it. The

@@ -4,7 +4,8 @@
 // account, each operator's list of the accounts it registered, and per
 // client the account tokens it holds, so that revoking the client revokes
 // them; and for people (people.go) the address index, the codes sent to
-// addresses, the WebAuthn ceremonies in flight and the account sessions.
+// addresses, the WebAuthn ceremonies in flight and the account sessions;
+// and organisations with their members and invitations (organizations.go).
 //
 // An account's keys share the hash tag {a:<accountId>}; an operator's list
 // has the tag of the operator, an address's keys the tag of the address.
