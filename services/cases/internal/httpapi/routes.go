@@ -68,10 +68,11 @@ type routeKit struct {
 	// withAccounts authenticates partner credentials and also account
 	// tokens for the API (docs/accounts.md), on the routes an account acts
 	// on; each such route names the scope it needs (reads, acts,
-	// reportsExecutions), which a partner credential passes.
-	withAccounts                   gin.HandlerFunc
-	reads, acts, reportsExecutions gin.HandlerFunc
-	website                        gin.HandlerFunc
+	// filesEvidence, reportsExecutions), which a partner credential
+	// passes.
+	withAccounts                                  gin.HandlerFunc
+	reads, acts, filesEvidence, reportsExecutions gin.HandlerFunc
+	website                                       gin.HandlerFunc
 	// command journals an act under op; a replay is answered only to a
 	// caller that still has authority over side.
 	command func(op string, side procedure.Side) gin.HandlerFunc
@@ -92,6 +93,7 @@ func Register(r *gin.Engine, d Deps) {
 		withAccounts:      auth.Middleware(d.Credentials, auth.AcceptAccountTokens(d.PublicBase.String())),
 		reads:             auth.RequireScope(auth.ScopeCasesRead),
 		acts:              auth.RequireScope(auth.ScopeCasesAct),
+		filesEvidence:     auth.RequireScope(auth.ScopeEvidenceFile),
 		reportsExecutions: auth.RequireScope(auth.ScopeExecutionsReport),
 		website:           websiteEnvelope(),
 		command: func(op string, side procedure.Side) gin.HandlerFunc {
