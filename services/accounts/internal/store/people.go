@@ -57,7 +57,6 @@ func confirmKey(tenant, env, email, accountID string) string {
 
 func ceremonyKey(hash string) string { return prefix + "ceremony:" + hash }
 
-
 // CreatePerson stores a person's new account, its address unconfirmed
 // and so not claimed (ClaimEmail claims it). An address another account
 // confirmed is ErrEmailTaken, and nothing is written. The claim and the
@@ -309,4 +308,3 @@ func (s *Accounts) TakeCeremony(ctx context.Context, hash string) (Ceremony, err
 	}
 	return c, nil
 }
-

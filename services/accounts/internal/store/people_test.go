@@ -235,4 +235,3 @@ func TestACeremonyIsTakenOnce(t *testing.T) {
 	_, err = s.TakeCeremony(ctx, "hash-never")
 	require.ErrorIs(t, err, store.ErrCeremonyNotFound)
 }
-

@@ -11,8 +11,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/pcourt/pcourt/libs/auth"
-	"github.com/pcourt/pcourt/libs/webpage"
 	"github.com/pcourt/pcourt/libs/idempotency"
+	"github.com/pcourt/pcourt/libs/webpage"
 	"github.com/pcourt/pcourt/libs/x402"
 	"github.com/pcourt/pcourt/services/cases/internal/afterawardflow"
 	"github.com/pcourt/pcourt/services/cases/internal/caseflow"
@@ -69,16 +69,17 @@ type routeKit struct {
 	// withAccounts authenticates partner credentials and also account
 	// tokens for the API (docs/accounts.md), on the routes an account acts
 	// on; each such route names the scope it needs (reads, acts,
-	// reportsExecutions), which a partner credential passes.
+	// filesEvidence, reportsExecutions), which a partner credential
+	// passes.
 	withAccounts gin.HandlerFunc
 	// websiteAccounts is withAccounts on the website routes
 	// (/api/disputes/…), which also take a person's account session from
 	// its cookie, with the site's same-origin check on every mutation and
 	// private answers (auth.AcceptAccountSessions), on the routes whose
 	// canonical twins take account tokens.
-	websiteAccounts                gin.HandlerFunc
-	reads, acts, reportsExecutions gin.HandlerFunc
-	website                        gin.HandlerFunc
+	websiteAccounts                               gin.HandlerFunc
+	reads, acts, filesEvidence, reportsExecutions gin.HandlerFunc
+	website                                       gin.HandlerFunc
 	// command journals an act under op; a replay is answered only to a
 	// caller that still has authority over side.
 	command func(op string, side procedure.Side) gin.HandlerFunc
@@ -103,6 +104,7 @@ func Register(r *gin.Engine, d Deps) {
 		websiteAccounts:   auth.Middleware(d.Credentials, auth.AcceptAccountTokens(d.PublicBase.String()), auth.AcceptAccountSessions(site.SameOrigin)),
 		reads:             auth.RequireScope(auth.ScopeCasesRead),
 		acts:              auth.RequireScope(auth.ScopeCasesAct),
+		filesEvidence:     auth.RequireScope(auth.ScopeEvidenceFile),
 		reportsExecutions: auth.RequireScope(auth.ScopeExecutionsReport),
 		website:           websiteEnvelope(),
 		command: func(op string, side procedure.Side) gin.HandlerFunc {

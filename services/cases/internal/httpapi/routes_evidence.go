@@ -46,31 +46,37 @@ func (h *handlers) registerEvidence(r gin.IRouter, k routeKit) {
 	resolveChallenge := h.exhibitMemberAct(evidence.ActResolveChallenge, readChallengeResolution)
 	resolveDefect := h.exhibitMemberAct(evidence.ActResolveDefect, readDefectResolution)
 
-	r.GET("/api/cases/:id/evidence", k.authenticated, h.listEvidence)
-	r.POST("/api/cases/:id/evidence", upload, k.authenticated, h.uploadExhibit)
-	r.GET("/api/cases/:id/evidence/:evidenceId", k.authenticated, h.downloadExhibit)
-	r.PATCH("/api/cases/:id/evidence/:evidenceId", k.authenticated, side(opDescribe), describe)
-	r.POST("/api/cases/:id/evidence/:evidenceId/disclosure", k.authenticated, side(opDisclose), disclose)
-	r.GET("/api/cases/:id/evidence/:evidenceId/authenticity-challenges", k.authenticated, h.listAuthenticityChallenges)
-	r.POST("/api/cases/:id/evidence/:evidenceId/authenticity-challenges", k.authenticated, side(opChallengeExhibit), challenge)
-	r.POST("/api/cases/:id/evidence/:evidenceId/authenticity-challenges/:challengeId/answer", k.authenticated, side(opAnswerChallenge), answer)
-	r.GET("/api/cases/:id/evidence-processing", k.authenticated, h.listProcessing)
-	r.POST("/api/cases/:id/evidence-processing/:sourceId/defects", k.authenticated, side(opReportDefect), defect)
+	// A side's reads and acts take account tokens too (docs/accounts.md):
+	// the reads with cases:read, every act of a side on its evidence with
+	// evidence:file. The side is the one the account's membership names
+	// (actor, standing.actsFor), so a token acts for its own side only.
+	// The tribunal's resolutions take no account token: OAuth never grants
+	// tribunal powers.
+	r.GET("/api/cases/:id/evidence", k.withAccounts, k.reads, h.listEvidence)
+	r.POST("/api/cases/:id/evidence", upload, k.withAccounts, k.filesEvidence, h.uploadExhibit)
+	r.GET("/api/cases/:id/evidence/:evidenceId", k.withAccounts, k.reads, h.downloadExhibit)
+	r.PATCH("/api/cases/:id/evidence/:evidenceId", k.withAccounts, k.filesEvidence, side(opDescribe), describe)
+	r.POST("/api/cases/:id/evidence/:evidenceId/disclosure", k.withAccounts, k.filesEvidence, side(opDisclose), disclose)
+	r.GET("/api/cases/:id/evidence/:evidenceId/authenticity-challenges", k.withAccounts, k.reads, h.listAuthenticityChallenges)
+	r.POST("/api/cases/:id/evidence/:evidenceId/authenticity-challenges", k.withAccounts, k.filesEvidence, side(opChallengeExhibit), challenge)
+	r.POST("/api/cases/:id/evidence/:evidenceId/authenticity-challenges/:challengeId/answer", k.withAccounts, k.filesEvidence, side(opAnswerChallenge), answer)
+	r.GET("/api/cases/:id/evidence-processing", k.withAccounts, k.reads, h.listProcessing)
+	r.POST("/api/cases/:id/evidence-processing/:sourceId/defects", k.withAccounts, k.filesEvidence, side(opReportDefect), defect)
 
-	r.GET("/api/cases/:id/record-bundle", k.authenticated, h.recordBundle)
-	r.GET("/api/v2/cases/:caseId/evidence-candidates", k.authenticated, h.listCandidates)
-	r.GET("/api/v2/cases/:caseId/record-bundle", k.authenticated, h.recordBundle)
-	r.GET("/api/v2/cases/:caseId/evidence/:evidenceId/authenticity-challenges", k.authenticated, h.listAuthenticityChallenges)
-	r.POST("/api/v2/cases/:caseId/evidence/:evidenceId/authenticity-challenges", k.authenticated, side(opChallengeExhibit), challenge)
+	r.GET("/api/cases/:id/record-bundle", k.withAccounts, k.reads, h.recordBundle)
+	r.GET("/api/v2/cases/:caseId/evidence-candidates", k.withAccounts, k.reads, h.listCandidates)
+	r.GET("/api/v2/cases/:caseId/record-bundle", k.withAccounts, k.reads, h.recordBundle)
+	r.GET("/api/v2/cases/:caseId/evidence/:evidenceId/authenticity-challenges", k.withAccounts, k.reads, h.listAuthenticityChallenges)
+	r.POST("/api/v2/cases/:caseId/evidence/:evidenceId/authenticity-challenges", k.withAccounts, k.filesEvidence, side(opChallengeExhibit), challenge)
 
 	w := func(path string) string { return "/api/disputes/:id/" + path }
-	r.POST(w("evidence/file"), upload, k.website, k.authenticated, h.uploadExhibit)
-	r.GET(w("evidence/:evidenceId/challenge"), k.website, k.authenticated, h.listAuthenticityChallenges)
-	r.POST(w("evidence/:evidenceId/challenge"), k.website, k.authenticated, side(opChallengeExhibit), challenge)
+	r.POST(w("evidence/file"), upload, k.website, k.websiteAccounts, k.filesEvidence, h.uploadExhibit)
+	r.GET(w("evidence/:evidenceId/challenge"), k.website, k.websiteAccounts, k.reads, h.listAuthenticityChallenges)
+	r.POST(w("evidence/:evidenceId/challenge"), k.website, k.websiteAccounts, k.filesEvidence, side(opChallengeExhibit), challenge)
 	r.POST(w("evidence/:evidenceId/challenge/resolve"), k.website, k.authenticated, member(opResolveAuthentic), resolveChallenge)
-	r.GET(w("evidence-processing"), k.website, k.authenticated, h.listProcessing)
-	r.GET(w("record-bundle"), k.website, k.authenticated, h.recordBundle)
-	r.POST(w("evidence-processing/:sourceId/defects"), k.website, k.authenticated, side(opReportDefect), defect)
+	r.GET(w("evidence-processing"), k.website, k.websiteAccounts, k.reads, h.listProcessing)
+	r.GET(w("record-bundle"), k.website, k.websiteAccounts, k.reads, h.recordBundle)
+	r.POST(w("evidence-processing/:sourceId/defects"), k.website, k.websiteAccounts, k.filesEvidence, side(opReportDefect), defect)
 	r.POST(w("evidence-processing/:sourceId/defects/:reportId/resolve"), k.website, k.authenticated, member(opResolveDefect), resolveDefect)
 
 }

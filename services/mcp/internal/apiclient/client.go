@@ -33,13 +33,23 @@ type Request struct {
 	Method, Path string
 	Query        url.Values
 	// Body is sent as application/json; nil sends none.
-	Body           json.RawMessage
+	Body json.RawMessage
+	// Form is sent instead of Body when set: a multipart/form-data body
+	// (an exhibit's upload), whole.
+	Form           *Form
 	IdempotencyKey string
 	// Bearer is the API token; "" sends none (public routes, such as the
 	// award keys and the paid readiness report).
 	Bearer string
 	// Header holds any other header to send (an x402 payment).
 	Header http.Header
+}
+
+// Form is a multipart/form-data body and the Content-Type that names its
+// boundary.
+type Form struct {
+	ContentType string
+	Body        []byte
 }
 
 // Answer is what the API answered: a 2xx is returned as it is, any other
@@ -79,7 +89,10 @@ func (c *Client) Do(ctx context.Context, r Request) (Answer, error) {
 	u.Path = strings.TrimRight(c.base.Path, "/") + r.Path
 	u.RawQuery = r.Query.Encode()
 	var body io.Reader
-	if r.Body != nil {
+	switch {
+	case r.Form != nil:
+		body = bytes.NewReader(r.Form.Body)
+	case r.Body != nil:
 		body = bytes.NewReader(r.Body)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -91,7 +104,10 @@ func (c *Client) Do(ctx context.Context, r Request) (Answer, error) {
 	for k, vs := range r.Header {
 		req.Header[k] = vs
 	}
-	if r.Body != nil {
+	switch {
+	case r.Form != nil:
+		req.Header.Set("Content-Type", r.Form.ContentType)
+	case r.Body != nil:
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json, application/problem+json")

@@ -2,10 +2,11 @@
 // (its input schema is the operation's parameters and body schema, read
 // from the OpenAPI document), calls it through the edge with a token for
 // the API that the account's own token is exchanged for, and returns the
-// API's answer, or the API's problem as the tool's error, unchanged. Two
-// tools do more than one call: verify_award checks an award offline as any
-// holder would, and buy_readiness_report carries the x402 challenge and
-// payment of the paid report.
+// API's answer, or the API's problem as the tool's error, unchanged. Three
+// tools are more than a mirror: verify_award checks an award offline as any
+// holder would, buy_readiness_report carries the x402 challenge and
+// payment of the paid report, and upload_exhibit sends a file given as
+// base64 as the API's multipart upload.
 package tools
 
 import (
@@ -95,6 +96,7 @@ func NewServer(version string, d Deps) (*mcp.Server, error) {
 		add(spec.tool(op), ts.mirror(op))
 	}
 	add(verifyAwardTool, ts.verifyAward)
+	add(uploadExhibitTool, ts.uploadExhibit)
 	paid := ops[readinessOperation]
 	add(readinessTool(paid), ts.buyReadiness(paid))
 	if d.Resources != nil {
@@ -137,7 +139,7 @@ func counted(calls metric.Int64Counter, tool string, h mcp.ToolHandler) mcp.Tool
 }
 
 // instructions tell the model what the server is for.
-const instructions = `pcourt runs arbitration-style dispute cases. These tools act for the account your token belongs to, within its scopes: prepare and confirm case drafts, take part in your cases (answer, submissions, messages, the record, the pre-award review, consent to the award, executions), read and verify awards offline, and buy a readiness report over x402. Every command takes an idempotencyKey: reuse it to retry the same act, never for another. A failed call returns the API's problem document (its code says what to fix).`
+const instructions = `pcourt runs arbitration-style dispute cases. These tools act for the account your token belongs to, within its scopes: prepare and confirm case drafts, take part in your cases (answer, submissions, messages, exhibits and the evidence's acts, the record, the pre-award review, consent to the award, executions), read and verify awards offline, and buy a readiness report over x402. Every command takes an idempotencyKey: reuse it to retry the same act, never for another. A failed call returns the API's problem document (its code says what to fix).`
 
 type toolset struct{ Deps }
 
