@@ -150,7 +150,9 @@ func RegisterApp(id string, r AppRegistration, now time.Time) (App, error) {
 }
 
 func checkRedirectURI(raw string) error {
-	bad := func(why string) error { return refusal.New(CodeInvalidRedirectURI, "redirect URI %q %s", clip(raw), why) }
+	bad := func(why string) error {
+		return refusal.New(CodeInvalidRedirectURI, "redirect URI %q %s", clip(raw), why)
+	}
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil || len(raw) > 2000 || strings.ContainsAny(raw, " \t\r\n\\"):

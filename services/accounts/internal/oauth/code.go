@@ -66,8 +66,10 @@ func (c appClient) ApplicationType() op.ApplicationType {
 	}
 	return op.ApplicationTypeWeb
 }
-func (c appClient) AuthMethod() oidc.AuthMethod        { return oidc.AuthMethod(c.App.AuthMethod) }
-func (appClient) ResponseTypes() []oidc.ResponseType   { return []oidc.ResponseType{oidc.ResponseTypeCode} }
+func (c appClient) AuthMethod() oidc.AuthMethod { return oidc.AuthMethod(c.App.AuthMethod) }
+func (appClient) ResponseTypes() []oidc.ResponseType {
+	return []oidc.ResponseType{oidc.ResponseTypeCode}
+}
 func (appClient) LoginURL(string) string               { return "" }
 func (appClient) AccessTokenType() op.AccessTokenType  { return op.AccessTokenTypeBearer }
 func (appClient) IDTokenLifetime() time.Duration       { return 0 }

@@ -45,7 +45,7 @@ var ErrGrantReused = errors.New("grant secret reused")
 // revoked between its load and its step: the caller refuses the request.
 var ErrGrantChanged = errors.New("grant changed concurrently")
 
-func appKey(clientID string) string      { return prefix + "{c:" + clientID + "}:app" }
+func appKey(clientID string) string       { return prefix + "{c:" + clientID + "}:app" }
 func authorizationKey(hash string) string { return prefix + "authz:" + hash }
 func grantTag(id string) string           { return "{g:" + id + "}" }
 func grantKey(id string) string           { return prefix + grantTag(id) + ":grant" }
