@@ -132,7 +132,12 @@ func (s *Server) CheckAuthorization(ctx context.Context, r *http.Request) (Check
 	if s.grants == nil {
 		return CheckedAuthorization{}, shown(oidc.ErrUnauthorizedClient().WithDescription("this server has no authorization code grant"))
 	}
-	req, err := op.ParseAuthorizeRequest(r, schema.NewDecoder())
+	// Parameters the library does not know (resource, case_id, and any
+	// other) are ignored by its parse, as RFC 6749 section 3.1 asks; this
+	// server reads its own from the form.
+	decoder := schema.NewDecoder()
+	decoder.IgnoreUnknownKeys(true)
+	req, err := op.ParseAuthorizeRequest(r, decoder)
 	if err != nil {
 		return CheckedAuthorization{}, shown(oidc.ErrInvalidRequest().WithDescription("the authorization request could not be read"))
 	}
@@ -257,9 +262,11 @@ func (s *Server) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.Refr
 	if s.grants == nil {
 		return nil, oidc.ErrUnauthorizedClient().WithDescription("this server has no authorization code grant")
 	}
-	requested := make([]account.Scope, len(r.Data.Scopes))
-	for i, sc := range r.Data.Scopes {
-		requested[i] = account.Scope(sc)
+	var requested []account.Scope
+	for _, sc := range r.Data.Scopes {
+		if sc != "" { // an empty scope parameter asks for none in particular
+			requested = append(requested, account.Scope(sc))
+		}
 	}
 	issued, err := s.grants.Refresh(ctx, r.Data.RefreshToken, r.Client.GetID(), requested)
 	if err != nil {

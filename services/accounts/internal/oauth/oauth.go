@@ -532,14 +532,14 @@ func (s *Server) AuthorizationServerMetadata(_ context.Context, r *op.Request[op
 	}
 	if s.CodeGrant() {
 		// A public application's client authenticates with none (PKCE
-		// alone) at the token endpoint, and at revocation and
-		// introspection of its own tokens.
+		// alone) at the token endpoint, and at the revocation of its own
+		// tokens; introspection wants a confidential client (zitadel/oidc
+		// refuses one without a secret, as RFC 7662 section 2.1 asks).
 		withNone := append(slices.Clone(methods), string(oidc.AuthMethodNone))
 		md.AuthorizationEndpoint = s.cfg.Issuer + AuthorizationPath
 		md.ResponseTypesSupported = []string{string(oidc.ResponseTypeCode)}
 		md.GrantTypesSupported = append(md.GrantTypesSupported, string(oidc.GrantTypeCode), string(oidc.GrantTypeRefreshToken))
 		md.TokenEndpointAuthMethodsSupported, md.RevocationEndpointAuthMethodsSupported = withNone, withNone
-		md.IntrospectionEndpointAuthMethodsSupported = withNone
 		md.AuthorizationResponseIssParameterSupported = true
 	}
 	if s.Registration() {

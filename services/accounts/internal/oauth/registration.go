@@ -22,7 +22,7 @@ import (
 
 // RegistrationRate bounds the registrations one client address makes: a
 // registration costs nothing to ask and a key to keep.
-var RegistrationRate = ratelimit.Rule{Rate: 10, Period: time.Hour, Burst: 10}
+var RegistrationRate = ratelimit.Rule{Rate: 20, Period: time.Hour, Burst: 20}
 
 // MaxRegistrationBytes bounds a registration's JSON.
 const MaxRegistrationBytes = 16 << 10
