@@ -122,10 +122,12 @@ func stackServices(cfg config, redis *devRedis, brokers []string, facilitatorURL
 	// server, whose issuer (and its tokens' audience) is the edge's
 	// public URL, where clients reach it. It knows the MCP server: its
 	// resource under the edge's URL, and the platform client the mcp
-	// service exchanges tokens with.
+	// service exchanges tokens with. Applications may register their own
+	// clients for the authorization code grant (RFC 7591), which is on
+	// where people's pages are (PEOPLE_TENANT, not set here).
 	accountsPort := cfg.accountsPort()
 	accountsEnv := append(append([]string(nil), common...), fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", accountsPort), "HTTP_TRUSTED_PROXIES=127.0.0.1",
-		fmt.Sprintf("PUBLIC_BASE_URL=http://127.0.0.1:%d", cfg.EdgePort), "MCP_RESOURCE_URL="+cfg.mcpResourceURL())
+		fmt.Sprintf("PUBLIC_BASE_URL=http://127.0.0.1:%d", cfg.EdgePort), "MCP_RESOURCE_URL="+cfg.mcpResourceURL(), "OAUTH_DYNAMIC_REGISTRATION=true")
 	accountsEnv = append(accountsEnv, own["mcp"]...)
 	out = append(out, &service{name: "accounts", port: accountsPort, env: accountsEnv})
 	edgeEnv = append(edgeEnv, fmt.Sprintf("UPSTREAM_ACCOUNTS_URL=http://127.0.0.1:%d", accountsPort))

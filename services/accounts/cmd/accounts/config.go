@@ -27,7 +27,10 @@ type config struct {
 	// deployed: MCP_RESOURCE_URL, its resource identifier (tokens for it
 	// are issued by client credentials), and MCP_CLIENT_ID and
 	// MCP_CLIENT_SECRET, the platform client with which it exchanges them
-	// for the API's (RFC 8693). All three or none.
+	// for the API's (RFC 8693). All three or none. Its Registration is
+	// OAUTH_DYNAMIC_REGISTRATION (false by default): applications register
+	// their own clients for the authorization code grant (RFC 7591), which
+	// is on where people's pages are.
 	OAuth oauth.Config
 	// People is people's sign-up and sign-in pages under /account
 	// (PEOPLE_*), served only where PEOPLE_TENANT names the tenant they
@@ -103,7 +106,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	cfg.OAuth = oauth.Config{Issuer: publicBase.String(), APIAudience: publicBase.String(), MCP: oauth.MCP{
 		Resource: r.String("MCP_RESOURCE_URL", ""), ClientID: r.String("MCP_CLIENT_ID", ""), ClientSecret: r.Secret("MCP_CLIENT_SECRET"),
-	}}
+	}, Registration: r.Bool("OAUTH_DYNAMIC_REGISTRATION", false)}
 	mailDefaults := mail.DefaultConfig()
 	mailDefaults.From, mailDefaults.HelloName = "accounts@pcourt.dev", "accounts"
 	cfg.People = peopleConfig{

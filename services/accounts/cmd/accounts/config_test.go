@@ -128,3 +128,15 @@ func TestPeoplesPagesServeTheConfiguredTenant(t *testing.T) {
 		})
 	}
 }
+
+// Dynamic client registration is off unless the operator allows it.
+func TestDynamicRegistrationIsOffUnlessAllowed(t *testing.T) {
+	env := map[string]string{"PUBLIC_BASE_URL": "https://api.pcourt.test"}
+	cfg, err := loadConfig(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	require.False(t, cfg.OAuth.Registration)
+	env["OAUTH_DYNAMIC_REGISTRATION"] = "true"
+	cfg, err = loadConfig(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	require.True(t, cfg.OAuth.Registration)
+}

@@ -20,9 +20,11 @@ import (
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/lifecycle"
 	"github.com/pcourt/pcourt/libs/mail"
+	"github.com/pcourt/pcourt/libs/ratelimit"
 	"github.com/pcourt/pcourt/libs/service"
 	"github.com/pcourt/pcourt/libs/webpage"
 	"github.com/pcourt/pcourt/services/accounts/internal/agents"
+	"github.com/pcourt/pcourt/services/accounts/internal/grants"
 	"github.com/pcourt/pcourt/services/accounts/internal/httpapi"
 	"github.com/pcourt/pcourt/services/accounts/internal/oauth"
 	"github.com/pcourt/pcourt/services/accounts/internal/organizations"
@@ -62,12 +64,20 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	credentials := base.Credentials()
 	accounts := store.New(base.Redis)
 	uc := agents.New(accounts, credentials, base.Logger, nil)
+	authServer := oauth.New(cfg.OAuth, uc, base.Logger)
+	codeGrant := grants.New(accounts, credentials, base.Logger, nil)
+	if cfg.People.Enabled() {
+		// The code grant needs a person to sign in and consent: it is on
+		// where people's pages are.
+		authServer.WithCodeGrant(codeGrant)
+	}
 	srv := base.Server(httpapi.Problem)
 	httpapi.Register(srv.Router(), httpapi.Deps{
-		Credentials: credentials,
-		Agents:      uc,
-		OAuth:       oauth.New(cfg.OAuth, uc, base.Logger),
-		Journal:     journal,
+		Credentials:         credentials,
+		Agents:              uc,
+		OAuth:               authServer,
+		Journal:             journal,
+		RegistrationLimiter: ratelimit.New(base.Redis, "pc:acct:register"),
 	})
 	components := []lifecycle.Component{{Name: "http", Run: srv.Run}}
 
@@ -89,11 +99,12 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		}
 		orgs := organizations.New(organizations.Config{Tenant: cfg.People.Tenant, Environment: cfg.People.Environment,
 			PagesURL: cfg.People.PublicBaseURL}, accounts, mailer, base.Logger, nil)
-		httpapi.RegisterPeople(srv.Router(), httpapi.PeopleDeps{People: ppl, Site: site, Logger: base.Logger, Organizations: orgs})
+		httpapi.RegisterPeople(srv.Router(), httpapi.PeopleDeps{People: ppl, Site: site, Logger: base.Logger, Organizations: orgs,
+			OAuth: authServer, Grants: codeGrant})
 		// Stopped after the server has drained, as a relay is.
 		components = append(components, lifecycle.Component{Name: "code-mail", Run: ppl.RunMail})
 	} else {
-		base.Logger.Info("people's pages off: PEOPLE_TENANT is not set, /account answers 404")
+		base.Logger.Info("people's pages off: PEOPLE_TENANT is not set, /account answers 404 and the authorization code grant is off")
 	}
 
 	return lifecycle.Run(ctx, base.Logger, components...)

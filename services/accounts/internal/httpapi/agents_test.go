@@ -488,7 +488,7 @@ func TestTheOAuthEndpointsAnswerMalformedRequestsInOAuthsFormat(t *testing.T) {
 		{"two resources", oauth.TokenPath, "application/x-www-form-urlencoded", true, url.Values{"grant_type": {"client_credentials"}, "resource": {audience, audience + "/mcp"}}, 400, "invalid_target"},
 		{"introspection without a secret", oauth.IntrospectionPath, "application/x-www-form-urlencoded", false, url.Values{"client_id": {cc.ClientID}, "token": {tok.AccessToken}}, 400, "invalid_client"},
 		{"introspection without a token", oauth.IntrospectionPath, "application/x-www-form-urlencoded", false, secretInForm, 400, "invalid_request"},
-		{"revocation of a refresh token", oauth.RevocationPath, "application/x-www-form-urlencoded", true, url.Values{"token": {tok.AccessToken}, "token_type_hint": {"refresh_token"}}, 400, "unsupported_token_type"},
+		{"revocation with an unknown hint", oauth.RevocationPath, "application/x-www-form-urlencoded", true, url.Values{"token": {tok.AccessToken}, "token_type_hint": {"id_token"}}, 400, "unsupported_token_type"},
 		{"revocation without a token", oauth.RevocationPath, "application/x-www-form-urlencoded", true, url.Values{}, 400, "invalid_request"},
 		{"revocation with a wrong secret", oauth.RevocationPath, "application/x-www-form-urlencoded", false, url.Values{"client_id": {cc.ClientID}, "client_secret": {"x"}, "token": {tok.AccessToken}}, 401, "invalid_client"},
 	} {

@@ -19,6 +19,7 @@ import (
 	"github.com/pcourt/pcourt/libs/httpserver"
 	"github.com/pcourt/pcourt/libs/idempotency"
 	"github.com/pcourt/pcourt/libs/problem"
+	"github.com/pcourt/pcourt/libs/ratelimit"
 	"github.com/pcourt/pcourt/libs/requestid"
 	"github.com/pcourt/pcourt/libs/webpage"
 	"github.com/pcourt/pcourt/services/accounts/internal/account"
@@ -144,6 +145,9 @@ type Deps struct {
 	Agents      *agents.Service
 	OAuth       *oauth.Server
 	Journal     *idempotency.Journal
+	// RegistrationLimiter counts dynamic client registrations per client
+	// address (oauth.RegistrationRate), where the server allows them.
+	RegistrationLimiter *ratelimit.Limiter
 }
 
 // The idempotency operations.
@@ -172,6 +176,8 @@ func Register(r *gin.Engine, d Deps) {
 		r.POST(path, oauthExchange, gin.WrapH(endpoints))
 	}
 	r.GET(oauth.MetadataPath, gin.WrapH(metadata))
+	// RFC 7591's JSON in and out; 404 where the operator does not allow it.
+	r.POST(oauth.RegistrationPath, noStore, gin.WrapH(d.OAuth.RegistrationHandler(d.RegistrationLimiter)))
 }
 
 // oauthExchange is what every OAuth endpoint's answer shares: no cache

@@ -49,7 +49,8 @@ type frame struct {
 }
 
 var titles = map[string]string{"signup": "Create your account", "signin": "Sign in", "code": "Type the code",
-	"account": "Your account", "signedout": "Signed out", "refusal": "Not done"}
+	"account": "Your account", "signedout": "Signed out", "refusal": "Not done",
+	"consent": "Allow an application", "authorizeerror": "Request refused"}
 
 func (p *pages) frame(page string) frame {
 	return frame{Page: page, Title: titles[page], Static: p.path("/account/static/"), Home: p.path("/account/"), SignIn: p.path("/account/signin"),
@@ -77,7 +78,9 @@ func toFormError(p *problem.Error) *formError {
 // form where the deployment sends codes.
 type signInView struct {
 	frame
-	Codes     bool
+	Codes bool
+	// Next is where the sign-in goes afterwards (a path of the pages).
+	Next      string
 	Email     string
 	CodeError *problem.Error
 }
@@ -90,11 +93,12 @@ func (v signInView) Error() *formError { return toFormError(v.CodeError) }
 type codeView struct {
 	frame
 	Email string
+	Next  string
 	Err   *formError
 }
 
-func (p *pages) codeView(email string, refused *problem.Error) codeView {
-	return codeView{frame: p.frame("code"), Email: strings.TrimSpace(email), Err: toFormError(refused)}
+func (p *pages) codeView(email, next string, refused *problem.Error) codeView {
+	return codeView{frame: p.frame("code"), Email: strings.TrimSpace(email), Next: next, Err: toFormError(refused)}
 }
 
 // accountPage is the signed-in account.

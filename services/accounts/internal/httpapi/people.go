@@ -22,6 +22,8 @@ import (
 	"github.com/pcourt/pcourt/libs/requestid"
 	"github.com/pcourt/pcourt/libs/webpage"
 	"github.com/pcourt/pcourt/services/accounts/internal/account"
+	"github.com/pcourt/pcourt/services/accounts/internal/grants"
+	"github.com/pcourt/pcourt/services/accounts/internal/oauth"
 	"github.com/pcourt/pcourt/services/accounts/internal/organizations"
 	"github.com/pcourt/pcourt/services/accounts/internal/people"
 )
@@ -50,6 +52,10 @@ type PeopleDeps struct {
 	// Organizations, when set, adds the organisations' pages
 	// (organizations.go).
 	Organizations *organizations.Service
+	// OAuth and Grants serve the authorization code grant's pages
+	// (consent.go) where the server has the grant on; nil: none.
+	OAuth  *oauth.Server
+	Grants *grants.Service
 }
 
 type pages struct {
@@ -58,6 +64,7 @@ type pages struct {
 	site     webpage.Site
 	session  webpage.SessionCookie
 	ceremony webpage.SessionCookie
+	consent  consent
 }
 
 // RegisterPeople adds the pages under /account. Every answer carries the
@@ -86,6 +93,10 @@ func RegisterPeople(r gin.IRouter, d PeopleDeps) {
 	g.POST("/email/confirm", p.confirmEmail)
 	if d.Organizations != nil {
 		registerOrganizations(g, p, d.Organizations)
+	}
+	if d.OAuth != nil && d.OAuth.CodeGrant() {
+		p.consent = consent{oauth: d.OAuth, grants: d.Grants}
+		p.registerConsent(r, g)
 	}
 }
 
@@ -190,7 +201,7 @@ func (p *pages) finish(c *gin.Context, status int, act func(ctx context.Context,
 		return
 	}
 	p.session.Set(c.Writer, in.Cookie, in.Session.ExpiresAt.Sub(in.Session.CreatedAt))
-	c.JSON(status, gin.H{"data": signedInView{AccountID: in.Account.ID, DisplayName: in.Account.DisplayName, Next: p.path("/account/")},
+	c.JSON(status, gin.H{"data": signedInView{AccountID: in.Account.ID, DisplayName: in.Account.DisplayName, Next: p.next(c.Query("next"))},
 		"requestId": requestid.Get(c)})
 }
 
@@ -226,11 +237,23 @@ func (p *pages) signUpPage(c *gin.Context) {
 }
 
 func (p *pages) signInPage(c *gin.Context) {
+	next := p.next(c.Query("next"))
 	if _, ok, err := p.current(c); err != nil || ok {
+		if err == nil {
+			c.Redirect(http.StatusSeeOther, next)
+			return
+		}
 		p.toAccount(c, err)
 		return
 	}
-	p.render(c, http.StatusOK, "signin", signInView{frame: p.frame("signin"), Codes: p.people.SendsCodes()})
+	p.render(c, http.StatusOK, "signin", p.signInView(next))
+}
+
+// signInView is the sign-in page, going to next afterwards.
+func (p *pages) signInView(next string) signInView {
+	v := signInView{frame: p.frame("signin"), Codes: p.people.SendsCodes(), Next: next}
+	v.SignInFinish = p.withNext(v.SignInFinish, next)
+	return v
 }
 
 // toAccount sends a signed-in browser to its account, or answers err.
@@ -250,20 +273,21 @@ func (p *pages) requestCode(c *gin.Context) {
 		p.refuse(c, err)
 		return
 	}
-	email := c.Request.PostForm.Get("email")
+	email, next := c.Request.PostForm.Get("email"), p.next(c.Request.PostForm.Get("next"))
 	err := p.people.RequestCode(c.Request.Context(), email)
 	var refused *account.RefusalError
 	switch {
 	case err == nil:
-		p.render(c, http.StatusOK, "code", p.codeView(email, nil))
+		p.render(c, http.StatusOK, "code", p.codeView(email, next, nil))
 	case errors.As(err, &refused) && refused.Code == account.CodeInvalidEmail,
 		errors.Is(err, people.ErrCodesOff):
-		v := signInView{frame: p.frame("signin"), Codes: p.people.SendsCodes(), Email: email, CodeError: Problem(err)}
+		v := p.signInView(next)
+		v.Email, v.CodeError = email, Problem(err)
 		p.render(c, v.CodeError.Code.Status, "signin", v)
 	default:
 		if prob := Problem(err); prob != nil {
 			// Too soon or too many: the code sent before still works.
-			p.render(c, prob.Code.Status, "code", p.codeView(email, prob))
+			p.render(c, prob.Code.Status, "code", p.codeView(email, next, prob))
 			return
 		}
 		p.fail(c, err)
@@ -278,6 +302,7 @@ func (p *pages) verifyCode(c *gin.Context) {
 		return
 	}
 	email, code := c.Request.PostForm.Get("email"), c.Request.PostForm.Get("code")
+	next := p.next(c.Request.PostForm.Get("next"))
 	previous, _ := p.session.Value(c.Request)
 	in, err := p.people.SignInWithCode(c.Request.Context(), email, code, previous)
 	if err != nil {
@@ -286,11 +311,11 @@ func (p *pages) verifyCode(c *gin.Context) {
 			p.fail(c, err)
 			return
 		}
-		p.render(c, prob.Code.Status, "code", p.codeView(email, prob))
+		p.render(c, prob.Code.Status, "code", p.codeView(email, next, prob))
 		return
 	}
 	p.session.Set(c.Writer, in.Cookie, in.Session.ExpiresAt.Sub(in.Session.CreatedAt))
-	c.Redirect(http.StatusSeeOther, p.path("/account/"))
+	c.Redirect(http.StatusSeeOther, next)
 }
 
 // signOut ends the session in the store before clearing the cookie: the

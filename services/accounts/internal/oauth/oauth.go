@@ -1,17 +1,21 @@
 // Package oauth is the platform's OAuth 2.1 authorization server, on
 // zitadel/oidc's op.Server: the library routes and parses the token,
-// revocation and introspection requests, authenticates the client's
-// transport (Basic or form), and writes RFC 6749 errors; the decisions are
-// the agents use cases'.
+// revocation and introspection requests and the authorization request,
+// authenticates the client's transport (Basic or form), checks PKCE and
+// writes RFC 6749 errors; the decisions are the agents and grants use
+// cases'.
 //
-// Built so far (docs/accounts.md): the client credentials grant for
-// verified autonomous-agent accounts, for the API or the MCP server, the
-// MCP server's token exchange (RFC 8693) of its tokens for the API's,
-// revocation (RFC 7009), introspection of a client's own tokens (RFC 7662)
-// and the server's metadata (RFC 8414). Authorization code with PKCE,
-// refresh tokens and dynamic client registration are not built:
-// zitadel/oidc refuses the grants it knows as unauthorized_client (no
-// client is registered for them), others as unsupported_grant_type.
+// Built (docs/accounts.md): the client credentials grant for verified
+// autonomous-agent accounts, for the API or the MCP server, the MCP
+// server's token exchange (RFC 8693) of its tokens for the API's; where
+// people's pages are served, the authorization code grant with PKCE for
+// applications acting for a person's account, with rotating refresh
+// tokens and dynamic client registration (RFC 7591, where the operator
+// allows it) (code.go, registration.go); revocation (RFC 7009),
+// introspection of a client's own tokens (RFC 7662) and the server's
+// metadata (RFC 8414). zitadel/oidc refuses the other grants it knows as
+// unauthorized_client (no client is registered for them), others as
+// unsupported_grant_type.
 //
 // These endpoints answer in OAuth's own error format, not problem+json:
 // RFC 6749 fixes it, and every OAuth client library parses it.
@@ -36,6 +40,7 @@ import (
 	"github.com/pcourt/pcourt/libs/envconf"
 	"github.com/pcourt/pcourt/services/accounts/internal/account"
 	"github.com/pcourt/pcourt/services/accounts/internal/agents"
+	"github.com/pcourt/pcourt/services/accounts/internal/grants"
 	"github.com/pcourt/pcourt/services/accounts/internal/store"
 )
 
@@ -58,6 +63,10 @@ type Config struct {
 	APIAudience string
 	// MCP is the MCP server, when one is deployed (its Resource set).
 	MCP MCP
+	// Registration lets applications register their own clients for the
+	// authorization code grant (RFC 7591, POST /oauth/register:
+	// OAUTH_DYNAMIC_REGISTRATION), where the code grant is on.
+	Registration bool
 }
 
 // MCP is the MCP server as this server knows it: a resource of its own,
@@ -125,6 +134,7 @@ type Server struct {
 	cfg    Config
 	mcp    agents.PlatformClient // zero without an MCP server
 	agents *agents.Service
+	grants *grants.Service // nil: no authorization code grant (WithCodeGrant)
 	logger *slog.Logger
 }
 
@@ -212,13 +222,22 @@ func (mcpClient) RestrictAdditionalAccessTokenScopes() func([]string) []string {
 	return func(s []string) []string { return s }
 }
 
-// VerifyClient authenticates the client by its secret: the MCP server's
-// platform client when one is configured and the id is its id, else an
-// agent's client. Assertions (RFC 7523) are not accepted.
+// VerifyClient authenticates the client: an application's client (its id
+// begins oapp_) by its secret, or by none for a public one; the MCP
+// server's platform client when one is configured and the id is its id;
+// else an agent's client by its secret. Assertions (RFC 7523) are not
+// accepted.
 func (s *Server) VerifyClient(ctx context.Context, r *op.Request[op.ClientCredentials]) (op.Client, error) {
 	cc := r.Data
 	if cc.ClientAssertion != "" {
 		return nil, unauthenticated("client assertions are not accepted; authenticate with the client secret (client_secret_basic or client_secret_post)")
+	}
+	if s.grants != nil && strings.HasPrefix(cc.ClientID, account.AppClientPrefix) {
+		app, err := s.grants.AuthenticateApp(ctx, cc.ClientID, cc.ClientSecret)
+		if err != nil {
+			return nil, s.failure(ctx, err)
+		}
+		return appClient{app}, nil
 	}
 	if cc.ClientSecret == "" {
 		return nil, unauthenticated("the client secret is missing; every client of this server is confidential")
@@ -356,12 +375,27 @@ func joinScopes(scopes []auth.Scope) string {
 	return strings.Join(out, " ")
 }
 
-// Revocation revokes an access token the client holds (RFC 7009): an
-// unknown, expired or revoked token is answered 200 as the RFC asks, a
-// token of another client is refused.
+// Revocation revokes a token the client holds (RFC 7009): an access
+// token alone, or a refresh token with its whole family (the grant, and
+// every access token it issued). An unknown, expired or revoked token is
+// answered 200 as the RFC asks, a token of another client is refused.
+// The hint is not needed: the token's form tells which it is.
 func (s *Server) Revocation(ctx context.Context, r *op.ClientRequest[oidc.RevocationRequest]) (*op.Response, error) {
-	if hint := r.Data.TokenTypeHint; hint != "" && hint != "access_token" {
-		return nil, op.NewStatusError(&oidc.Error{ErrorType: "unsupported_token_type", Description: "this server issues access tokens only"}, http.StatusBadRequest)
+	if hint := r.Data.TokenTypeHint; hint != "" && hint != "access_token" && hint != "refresh_token" {
+		return nil, op.NewStatusError(&oidc.Error{ErrorType: "unsupported_token_type", Description: "this server issues access and refresh tokens only"}, http.StatusBadRequest)
+	}
+	if s.grants != nil && grants.IsRefreshToken(r.Data.Token) {
+		g, err := s.grants.RefreshTokenOf(ctx, r.Client.GetID(), r.Data.Token)
+		switch {
+		case errors.Is(err, store.ErrGrantNotFound):
+			return op.NewResponse(struct{}{}), nil
+		case err != nil:
+			return nil, s.failure(ctx, err)
+		}
+		if err := s.grants.RevokeGrant(ctx, g.ID); err != nil {
+			return nil, s.failure(ctx, err)
+		}
+		return op.NewResponse(struct{}{}), nil
 	}
 	cred, err := s.agents.TokenOf(ctx, r.Client.GetID(), r.Data.Token)
 	switch {
@@ -401,6 +435,9 @@ func (s *Server) Introspect(ctx context.Context, r *op.Request[op.IntrospectionR
 	}
 	inactive := op.NewResponse(introspection{Active: false})
 	inactive.Header.Set("Cache-Control", "no-store")
+	if s.grants != nil && grants.IsRefreshToken(r.Data.Token) {
+		return s.introspectRefresh(ctx, cc.ClientID, r.Data.Token, inactive)
+	}
 	cred, err := s.agents.TokenOf(ctx, cc.ClientID, r.Data.Token)
 	switch {
 	case errors.Is(err, auth.ErrInvalidCredential), errors.Is(err, agents.ErrNotClientsToken):
@@ -417,12 +454,37 @@ func (s *Server) Introspect(ctx context.Context, r *op.Request[op.IntrospectionR
 	return resp, nil
 }
 
+// introspectRefresh answers for a refresh token: active while it is the
+// grant's current one, unexpired, of a live grant, and the calling
+// client's.
+func (s *Server) introspectRefresh(ctx context.Context, clientID, token string, inactive *op.Response) (*op.Response, error) {
+	g, err := s.grants.RefreshTokenOf(ctx, clientID, token)
+	switch {
+	case errors.Is(err, store.ErrGrantNotFound), errors.Is(err, grants.ErrNotClientsGrant):
+		return inactive, nil
+	case err != nil:
+		return nil, s.failure(ctx, err)
+	}
+	scopes := make([]auth.Scope, len(g.Scopes))
+	for i, sc := range g.Scopes {
+		scopes[i] = auth.Scope(sc)
+	}
+	resp := op.NewResponse(introspection{
+		Active: true, Scope: joinScopes(scopes), ClientID: g.ClientID, TokenType: "refresh_token",
+		Exp: g.RefreshExpiresAt.Unix(), Iat: g.CreatedAt.Unix(), Sub: g.AccountID, Aud: g.Resource, Iss: s.cfg.Issuer,
+	})
+	resp.Header.Set("Cache-Control", "no-store")
+	return resp, nil
+}
+
 // metadata is RFC 8414's document, with response_types_supported always
-// present (it is required) and empty: there is no authorization endpoint
-// yet.
+// present (it is required): ["code"] where the authorization code grant
+// is on, empty otherwise.
 type metadata struct {
 	Issuer                                    string   `json:"issuer"`
+	AuthorizationEndpoint                     string   `json:"authorization_endpoint,omitempty"`
 	TokenEndpoint                             string   `json:"token_endpoint"`
+	RegistrationEndpoint                      string   `json:"registration_endpoint,omitempty"`
 	RevocationEndpoint                        string   `json:"revocation_endpoint"`
 	IntrospectionEndpoint                     string   `json:"introspection_endpoint"`
 	ScopesSupported                           []string `json:"scopes_supported"`
@@ -432,14 +494,16 @@ type metadata struct {
 	RevocationEndpointAuthMethodsSupported    []string `json:"revocation_endpoint_auth_methods_supported"`
 	IntrospectionEndpointAuthMethodsSupported []string `json:"introspection_endpoint_auth_methods_supported"`
 	// CodeChallengeMethodsSupported is S256 alone, the one PKCE method
-	// OAuth 2.1 permits. No grant of this server takes a code challenge
-	// yet (there is no authorization endpoint), but MCP clients read this
+	// OAuth 2.1 permits and the one the authorization code grant takes.
+	// It is announced where that grant is off too: MCP clients read this
 	// member before any grant and refuse a server without it (the MCP
 	// authorization specification; the Go SDK's client-credentials
-	// handler does), and the authorization-code grant, when built, takes
-	// S256 and nothing else.
+	// handler does).
 	CodeChallengeMethodsSupported []string `json:"code_challenge_methods_supported"`
-	ServiceDocumentation          string   `json:"service_documentation"`
+	// AuthorizationResponseIssParameterSupported: the authorization
+	// response names the issuer (RFC 9207), where the code grant is on.
+	AuthorizationResponseIssParameterSupported bool   `json:"authorization_response_iss_parameter_supported,omitempty"`
+	ServiceDocumentation                       string `json:"service_documentation"`
 }
 
 // AuthorizationServerMetadata serves RFC 8414's document for the issuer,
@@ -453,19 +517,35 @@ func (s *Server) AuthorizationServerMetadata(_ context.Context, r *op.Request[op
 		scopes[i] = string(sc)
 	}
 	methods := []string{string(oidc.AuthMethodBasic), string(oidc.AuthMethodPost)}
-	grants := []string{string(oidc.GrantTypeClientCredentials)}
+	grantTypes := []string{string(oidc.GrantTypeClientCredentials)}
 	if s.cfg.MCP.Resource != "" {
-		grants = append(grants, string(oidc.GrantTypeTokenExchange))
+		grantTypes = append(grantTypes, string(oidc.GrantTypeTokenExchange))
 	}
-	resp := op.NewResponse(metadata{
+	md := metadata{
 		Issuer: s.cfg.Issuer, TokenEndpoint: s.cfg.Issuer + TokenPath, RevocationEndpoint: s.cfg.Issuer + RevocationPath,
 		IntrospectionEndpoint: s.cfg.Issuer + IntrospectionPath, ScopesSupported: scopes, ResponseTypesSupported: []string{},
-		GrantTypesSupported:               grants,
+		GrantTypesSupported:               grantTypes,
 		TokenEndpointAuthMethodsSupported: methods, RevocationEndpointAuthMethodsSupported: methods,
 		IntrospectionEndpointAuthMethodsSupported: methods,
 		CodeChallengeMethodsSupported:             []string{"S256"},
 		ServiceDocumentation:                      "https://pcourt.dev/docs/accounts",
-	})
+	}
+	if s.CodeGrant() {
+		// A public application's client authenticates with none (PKCE
+		// alone) at the token endpoint, and at the revocation of its own
+		// tokens; introspection wants a confidential client (zitadel/oidc
+		// refuses one without a secret, as RFC 7662 section 2.1 asks).
+		withNone := append(slices.Clone(methods), string(oidc.AuthMethodNone))
+		md.AuthorizationEndpoint = s.cfg.Issuer + AuthorizationPath
+		md.ResponseTypesSupported = []string{string(oidc.ResponseTypeCode)}
+		md.GrantTypesSupported = append(md.GrantTypesSupported, string(oidc.GrantTypeCode), string(oidc.GrantTypeRefreshToken))
+		md.TokenEndpointAuthMethodsSupported, md.RevocationEndpointAuthMethodsSupported = withNone, withNone
+		md.AuthorizationResponseIssParameterSupported = true
+	}
+	if s.Registration() {
+		md.RegistrationEndpoint = s.cfg.Issuer + RegistrationPath
+	}
+	resp := op.NewResponse(md)
 	resp.Header.Set("Cache-Control", "public, max-age=300")
 	return resp, nil
 }
@@ -482,6 +562,10 @@ func (s *Server) failure(ctx context.Context, err error) error {
 	switch {
 	case errors.Is(err, agents.ErrClientAuthentication), errors.Is(err, store.ErrNotFound):
 		return unauthenticated("the client id names no active client, or the secret is not its secret")
+	case errors.Is(err, grants.ErrClientAuthentication):
+		return unauthenticated("the client id names no registered application, or its authentication is not the client's: a public client sends no secret, a confidential one its secret")
+	case errors.Is(err, grants.ErrNotClientsGrant):
+		return oidc.ErrUnauthorizedClient().WithDescription("the token was not issued to this client")
 	case errors.Is(err, agents.ErrNotClientsToken):
 		return oidc.ErrUnauthorizedClient().WithDescription("the token was not issued to this client")
 	case errors.As(err, &refused) && refused.Code == account.CodeInvalidScope:
