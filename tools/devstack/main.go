@@ -12,11 +12,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -40,10 +42,16 @@ type config struct {
 	// BinDir is where the services are built: <Dir>/bin unless set. go
 	// build relinks nothing already there from the same build, so the
 	// tests, which start the stack many times on fresh state, share one.
-	BinDir    string
-	EdgePort  int // the public port; the services take the next four, the facilitator the fifth, the reference adjudicator the sixth, the compat-controller the seventh, the console the eighth, accounts the ninth, the MCP server the tenth
-	KafkaPort int
-	RedisPort int
+	BinDir string
+	// PublicHost is the host browsers and clients reach the edge at, in
+	// every service's PUBLIC_BASE_URL: 127.0.0.1 unless set. A domain name
+	// (localhost) also serves people's account pages (PEOPLE_TENANT, the
+	// dev tenant's sandbox): a passkey's relying party is a domain, never
+	// an IP address.
+	PublicHost string
+	EdgePort   int // the public port; the services take the next four, the facilitator the fifth, the reference adjudicator the sixth, the compat-controller the seventh, the console the eighth, accounts the ninth, the MCP server the tenth
+	KafkaPort  int
+	RedisPort  int
 	// RedisCluster runs a three-primary Redis Cluster on RedisPort and the
 	// next two ports instead of one server: the topology production may
 	// use, which every service reaches through the same settings.
@@ -68,6 +76,8 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&cfg.Dir, "dir", filepath.Join(root, ".devstack"), "state directory")
 	fs.StringVar(&cfg.BinDir, "bin", "", "where the services are built (default <dir>/bin)")
 	fs.IntVar(&cfg.EdgePort, "port", 8080, "edge port; readiness, filings, cases, webhooks, the local x402 facilitator, the reference adjudicator, the compat-controller, the console, accounts and the MCP server take the next ten")
+	fs.StringVar(&cfg.PublicHost, "public-host", cmp.Or(os.Getenv("DEVSTACK_PUBLIC_HOST"), "127.0.0.1"),
+		"the host clients reach the edge at (the services' PUBLIC_BASE_URL; default from DEVSTACK_PUBLIC_HOST); a domain name such as localhost also serves people's account pages at /account")
 	fs.IntVar(&cfg.KafkaPort, "kafka-port", 9092, "first Kafka-protocol test broker (kfake) port; its other two brokers take the next two")
 	fs.IntVar(&cfg.RedisPort, "redis-port", 6390, "Redis port (not 6379, to stay clear of a system Redis)")
 	fs.BoolVar(&cfg.RedisCluster, "redis-cluster", os.Getenv("DEVSTACK_REDIS") == "cluster",
@@ -171,6 +181,14 @@ func (c config) facilitatorPort() int { return c.EdgePort + 5 }
 
 // adjudicatorPort is where the reference adjudicator hears its case events.
 func (c config) adjudicatorPort() int { return c.EdgePort + 6 }
+
+// publicURL is where clients reach the edge: every service's
+// PUBLIC_BASE_URL.
+func (c config) publicURL() string { return fmt.Sprintf("http://%s:%d", c.PublicHost, c.EdgePort) }
+
+// peoplePages reports whether the stack serves people's account pages:
+// where its public host is a domain name, as a passkey needs.
+func (c config) peoplePages() bool { return net.ParseIP(c.PublicHost) == nil }
 
 // accountsPort is the accounts service's: the last of the block, after
 // the console's (+8).

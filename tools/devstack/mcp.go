@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 
 	"github.com/pcourt/pcourt/libs/auth"
 )
@@ -35,4 +34,4 @@ func (c mcpClient) env() []string {
 // mcpResourceURL is the MCP server's resource identifier (RFC 8707): the
 // edge's URL and /mcp, where clients reach it, as the API's is the edge's
 // URL.
-func (c config) mcpResourceURL() string { return fmt.Sprintf("http://127.0.0.1:%d/mcp", c.EdgePort) }
+func (c config) mcpResourceURL() string { return c.publicURL() + "/mcp" }

@@ -55,7 +55,7 @@ func stackServices(cfg config, redis *devRedis, brokers []string, facilitatorURL
 		"readiness": {
 			"FACILITATOR_URL=" + facilitatorURL,
 			"READINESS_PAY_TO=" + devPayTo().Hex(),
-			fmt.Sprintf("PUBLIC_BASE_URL=http://127.0.0.1:%d", cfg.EdgePort),
+			"PUBLIC_BASE_URL=" + cfg.publicURL(),
 			"READINESS_ENVIRONMENT=sandbox",
 		},
 		// Development only: a signing key made at start (receivers fetch it
@@ -69,7 +69,7 @@ func stackServices(cfg config, redis *devRedis, brokers []string, facilitatorURL
 		"filings": {
 			"FACILITATOR_URL=" + facilitatorURL,
 			"FEES_PAY_TO=" + devPayTo().Hex(),
-			fmt.Sprintf("PUBLIC_BASE_URL=http://127.0.0.1:%d", cfg.EdgePort),
+			"PUBLIC_BASE_URL=" + cfg.publicURL(),
 		},
 		// The hosted respondent page hears form posts from the edge's
 		// origin only. Development only: an award signing key made at
@@ -82,7 +82,7 @@ func stackServices(cfg config, redis *devRedis, brokers []string, facilitatorURL
 		// funds at every start) on Base Sepolia, through the local
 		// facilitator.
 		"cases": {
-			fmt.Sprintf("PUBLIC_BASE_URL=http://127.0.0.1:%d", cfg.EdgePort),
+			"PUBLIC_BASE_URL=" + cfg.publicURL(),
 			"AWARD_DEV_EPHEMERAL_KEY=true",
 			"EVIDENCE_STORE_DIR=" + filepath.Join(cfg.Dir, "evidence"),
 			"EVIDENCE_SPOOL_DIR=" + filepath.Join(cfg.Dir, "evidence-spool"),
@@ -108,14 +108,14 @@ func stackServices(cfg config, redis *devRedis, brokers []string, facilitatorURL
 	}
 	controllerPort := cfg.EdgePort + 7
 	controllerEnv := append(append([]string(nil), common...), fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", controllerPort),
-		"EDGE_KUBERNETES=off", fmt.Sprintf("EDGE_PUBLIC_URL=http://127.0.0.1:%d", cfg.EdgePort))
+		"EDGE_KUBERNETES=off", "EDGE_PUBLIC_URL="+cfg.publicURL())
 	out = append(out, &service{name: "compat-controller", port: controllerPort, env: append(controllerEnv, cfg.Compat...)})
 	// The partner console, behind the edge like any owner: browsers reach
 	// it at the edge's origin, and it calls the public API back through
 	// the edge.
 	consolePort := cfg.EdgePort + 8
 	consoleEnv := append(append([]string(nil), common...), fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", consolePort), "HTTP_TRUSTED_PROXIES=127.0.0.1",
-		fmt.Sprintf("CONSOLE_API_URL=http://127.0.0.1:%d", cfg.EdgePort), fmt.Sprintf("PUBLIC_BASE_URL=http://127.0.0.1:%d", cfg.EdgePort))
+		fmt.Sprintf("CONSOLE_API_URL=http://127.0.0.1:%d", cfg.EdgePort), "PUBLIC_BASE_URL="+cfg.publicURL())
 	out = append(out, &service{name: "console", port: consolePort, env: consoleEnv})
 	edgeEnv = append(edgeEnv, fmt.Sprintf("UPSTREAM_CONSOLE_URL=http://127.0.0.1:%d", consolePort))
 	// The accounts service: agent accounts and the OAuth authorization
@@ -124,11 +124,17 @@ func stackServices(cfg config, redis *devRedis, brokers []string, facilitatorURL
 	// resource under the edge's URL, and the platform client the mcp
 	// service exchanges tokens with. Applications may register their own
 	// clients for the authorization code grant (RFC 7591), which is on
-	// where people's pages are (PEOPLE_TENANT, not set here).
+	// where people's pages are (PEOPLE_TENANT: set where the stack's public
+	// host is a domain name, -public-host localhost).
 	accountsPort := cfg.accountsPort()
 	accountsEnv := append(append([]string(nil), common...), fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", accountsPort), "HTTP_TRUSTED_PROXIES=127.0.0.1",
-		fmt.Sprintf("PUBLIC_BASE_URL=http://127.0.0.1:%d", cfg.EdgePort), "MCP_RESOURCE_URL="+cfg.mcpResourceURL(), "OAUTH_DYNAMIC_REGISTRATION=true")
+		"PUBLIC_BASE_URL="+cfg.publicURL(), "MCP_RESOURCE_URL="+cfg.mcpResourceURL(), "OAUTH_DYNAMIC_REGISTRATION=true")
 	accountsEnv = append(accountsEnv, own["mcp"]...)
+	if cfg.peoplePages() {
+		// People sign up and in at /account, into the dev tenant's
+		// sandbox, where the stack's partners file their cases.
+		accountsEnv = append(accountsEnv, "PEOPLE_TENANT="+devTenant, "PEOPLE_ENVIRONMENT=sandbox")
+	}
 	out = append(out, &service{name: "accounts", port: accountsPort, env: accountsEnv})
 	edgeEnv = append(edgeEnv, fmt.Sprintf("UPSTREAM_ACCOUNTS_URL=http://127.0.0.1:%d", accountsPort))
 	// The MCP server (docs/mcp.md), behind the edge: its resource is the
@@ -136,7 +142,7 @@ func stackServices(cfg config, redis *devRedis, brokers []string, facilitatorURL
 	// back through the edge, exchanging tokens as the platform client.
 	mcpPort := cfg.mcpPort()
 	mcpEnv := append(append([]string(nil), common...), fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", mcpPort), "HTTP_TRUSTED_PROXIES=127.0.0.1",
-		fmt.Sprintf("PUBLIC_BASE_URL=http://127.0.0.1:%d", cfg.EdgePort), fmt.Sprintf("MCP_API_URL=http://127.0.0.1:%d", cfg.EdgePort))
+		"PUBLIC_BASE_URL="+cfg.publicURL(), fmt.Sprintf("MCP_API_URL=http://127.0.0.1:%d", cfg.EdgePort))
 	out = append(out, &service{name: "mcp", port: mcpPort, env: append(mcpEnv, own["mcp"]...)})
 	edgeEnv = append(edgeEnv, fmt.Sprintf("UPSTREAM_MCP_URL=http://127.0.0.1:%d", mcpPort))
 	edgeEnv = append(edgeEnv, fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", cfg.EdgePort))
