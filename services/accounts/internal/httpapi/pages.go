@@ -121,6 +121,11 @@ type accountPage struct {
 	// ConfirmError: the confirmation's refusal, beside its form.
 	ConfirmSent  bool
 	ConfirmError *formError
+	// CasesURL is the website route the page's script lists the
+	// account's cases from (the cases service's GET /api/disputes, which
+	// takes the session's cookie), CaseURL the hosted case page each
+	// links to, less its case id.
+	CasesURL, CaseURL string
 }
 
 type passkeyView struct {
@@ -133,7 +138,7 @@ type passkeyView struct {
 
 func (p *pages) toAccountPage(in people.SignedIn) accountPage {
 	a := in.Account
-	v := accountPage{frame: p.frame("account"), CSRF: in.Session.CSRF, ID: a.ID, DisplayName: a.DisplayName, Email: a.Email,
+	v := accountPage{frame: p.frame("account"), CasesURL: p.path("/api/disputes?limit=50"), CaseURL: p.path("/respond/"), CSRF: in.Session.CSRF, ID: a.ID, DisplayName: a.DisplayName, Email: a.Email,
 		EmailVerifiedAt: a.EmailVerifiedAt, Environment: a.Environment, CreatedAt: a.CreatedAt, Method: in.Session.Method,
 		Since: in.Session.CreatedAt, Until: in.Session.ExpiresAt, Codes: p.people.SendsCodes()}
 	for _, k := range a.Passkeys {

@@ -1,4 +1,5 @@
-// The account pages' only script: the WebAuthn ceremonies. Each is two
+// The account pages' only script: the WebAuthn ceremonies, and the list of
+// the account's cases on its page. Each is two
 // JSON posts to this site (the page names them in data attributes): the
 // options, which the server keeps the challenge of, then the browser's
 // answer, which the server verifies once. The challenge and the session
@@ -149,4 +150,42 @@ if (signin && supported) {
       button.disabled = false;
     }
   });
+}
+
+// The account's cases: the website route of the cases service lists them
+// to this session's cookie (same origin), each linking to its hosted page,
+// which acts with the account. Without the list (the cases service away)
+// the page says so; nothing else on it depends on it.
+const cases = document.getElementById('cases');
+if (cases) {
+  const loading = document.getElementById('cases-loading');
+  const list = document.getElementById('cases-list');
+  const empty = document.getElementById('cases-empty');
+  const failed = document.getElementById('cases-error');
+  fetch(cases.dataset.list, { credentials: 'same-origin', headers: { Accept: 'application/json' } })
+    .then(async (res) => {
+      const body = await res.json().catch(() => null);
+      if (!res.ok || !body || !body.ok) throw new Error('not listed');
+      return body.data.cases;
+    })
+    .then((items) => {
+      loading.hidden = true;
+      if (items.length === 0) {
+        empty.hidden = false;
+        return;
+      }
+      for (const c of items) {
+        const item = document.createElement('li');
+        const link = document.createElement('a');
+        link.href = cases.dataset.case + encodeURIComponent(c.caseId);
+        link.textContent = c.externalCaseId || c.caseId;
+        item.append(link, ' · ' + c.status.replaceAll('_', ' '));
+        list.append(item);
+      }
+      list.hidden = false;
+    })
+    .catch(() => {
+      loading.hidden = true;
+      show(failed, 'Your cases cannot be listed right now; reload the page to try again.');
+    });
 }
