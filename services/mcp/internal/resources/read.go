@@ -186,15 +186,14 @@ func problemError(p *problem.Error) error {
 }
 
 // rpcCode is the JSON-RPC error code of an HTTP status: a resource the
-// caller may not see is the protocol's resource-not-found (the API answers
-// 404 for a case of another account, tenant or environment as for none),
-// a bad request invalid params, anything else an internal error; the
-// problem document in the error's data says exactly what.
+// caller may not see (the API answers 404 for a case of another account,
+// tenant or environment as for none) and a bad request are invalid params,
+// as the MCP specification now has resource-not-found (the SDK's
+// ResourceNotFoundError), anything else an internal error; the problem
+// document in the error's data says exactly what.
 func rpcCode(status int) int64 {
-	switch {
-	case status == http.StatusNotFound:
-		return mcp.CodeResourceNotFound
-	case status == http.StatusBadRequest || status == http.StatusUnprocessableEntity:
+	switch status {
+	case http.StatusNotFound, http.StatusBadRequest, http.StatusUnprocessableEntity:
 		return jsonrpc.CodeInvalidParams
 	default:
 		return jsonrpc.CodeInternalError
