@@ -76,15 +76,26 @@ type AccountTokenRequest struct {
 	NotAfter time.Time
 }
 
+// validateAccount reports the first missing or unusable field of whom an
+// account's credential (a token, a session) acts for.
+func validateAccount(tenant string, env Environment, accountID string) error {
+	switch {
+	case tenant == "":
+		return errors.New("tenant required")
+	case !env.Valid():
+		return fmt.Errorf("environment %q is not sandbox or live", env)
+	case !wellFormedID(accountID):
+		return fmt.Errorf("account id %q is not 1 to 160 characters of A-Z a-z 0-9 . _ : -", accountID)
+	}
+	return nil
+}
+
 // Validate reports the first missing or unusable field.
 func (r AccountTokenRequest) Validate() error {
+	if err := validateAccount(r.Tenant, r.Environment, r.AccountID); err != nil {
+		return err
+	}
 	switch {
-	case r.Tenant == "":
-		return errors.New("tenant required")
-	case !r.Environment.Valid():
-		return fmt.Errorf("environment %q is not sandbox or live", r.Environment)
-	case !wellFormedID(r.AccountID):
-		return fmt.Errorf("account id %q is not 1 to 160 characters of A-Z a-z 0-9 . _ : -", r.AccountID)
 	case !wellFormedID(r.ClientID):
 		return fmt.Errorf("client id %q is not 1 to 160 characters of A-Z a-z 0-9 . _ : -", r.ClientID)
 	case r.Audience == "" || strings.ContainsAny(r.Audience, " \t\r\n"):

@@ -68,13 +68,10 @@ type AccountSessionRequest struct {
 
 // Validate reports the first missing or unusable field.
 func (r AccountSessionRequest) Validate() error {
+	if err := validateAccount(r.Tenant, r.Environment, r.AccountID); err != nil {
+		return err
+	}
 	switch {
-	case r.Tenant == "":
-		return errors.New("tenant required")
-	case !r.Environment.Valid():
-		return fmt.Errorf("environment %q is not sandbox or live", r.Environment)
-	case !wellFormedID(r.AccountID):
-		return fmt.Errorf("account id %q is not 1 to 160 characters of A-Z a-z 0-9 . _ : -", r.AccountID)
 	case r.Method != SignInPasskey && r.Method != SignInCode:
 		return fmt.Errorf("sign-in method %q is not %s or %s", r.Method, SignInPasskey, SignInCode)
 	case r.Lifetime <= 0 || r.Lifetime > MaxAccountSessionLifetime:

@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/webauthn"
 	"github.com/chromedp/chromedp"
 )
 
@@ -84,4 +85,33 @@ func ClickThrough(t testing.TB, browser context.Context, sel string) {
 	if resp.Status >= 400 {
 		t.Fatalf("clicking through %s: the page loaded answered %d %s", sel, resp.Status, resp.StatusText)
 	}
+}
+
+// AddPlatformAuthenticator gives the browser's tab a virtual platform
+// authenticator as a phone's or a laptop's is (CTAP 2.1, internal
+// transport, resident keys, user verification that succeeds, presence
+// without a touch), so a page's passkey ceremonies run unattended, and
+// returns its id.
+func AddPlatformAuthenticator(t testing.TB, browser context.Context) webauthn.AuthenticatorID {
+	t.Helper()
+	var id webauthn.AuthenticatorID
+	err := chromedp.Do(browser, chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		off := false
+		if _, err := cdp.Call(ctx, target, webauthn.Enable, webauthn.EnableParams{EnableUI: &off}); err != nil {
+			return err
+		}
+		res, err := cdp.Call(ctx, target, webauthn.AddVirtualAuthenticator, webauthn.AddVirtualAuthenticatorParams{
+			Options: &webauthn.VirtualAuthenticatorOptions{
+				Protocol: webauthn.AuthenticatorProtocolCtap2, Ctap2version: webauthn.Ctap2versionCtap21,
+				Transport: webauthn.AuthenticatorTransportInternal, HasResidentKey: true, HasUserVerification: true,
+				IsUserVerified: true, AutomaticPresenceSimulation: true,
+			},
+		})
+		id = res.AuthenticatorID
+		return err
+	}))
+	if err != nil {
+		t.Fatalf("adding a virtual authenticator: %v", err)
+	}
+	return id
 }

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/webauthn"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
@@ -37,23 +34,12 @@ func TestAPersonJoinsACaseFromAnInvitationWithTheirAccount(t *testing.T) {
 
 	// The claimant's partner opens a case against a respondent it does
 	// not act for: the respondent's one-time link is shown once.
-	d := p.prepare(t, orch, claimantInitiated())
-	opened := p.do(t, "POST", "/api/v2/case-drafts/"+d.DraftID+"/confirmations", orch, p.key(), d.confirmation("p-claimant", orch.cred.PublicID, "org-acme"))
-	require.Equal(t, http.StatusCreated, opened.status, string(opened.body))
-	var o struct {
-		Data struct {
-			CaseID   string `json:"caseId"`
-			ShowOnce struct {
-				RespondentLoginPath string `json:"respondentLoginPath"`
-			} `json:"showOnce"`
-		} `json:"data"`
-	}
-	require.NoError(t, json.Unmarshal(opened.body, &o))
-	id, link := o.Data.CaseID, site+o.Data.ShowOnce.RespondentLoginPath
+	id, loginPath := p.openHosted(t, orch)
+	link := site + loginPath
 	require.Contains(t, link, "#login=")
 
 	browser := browsertest.New(t, bin, 3*time.Minute)
-	addPlatformAuthenticator(t, browser)
+	browsertest.AddPlatformAuthenticator(t, browser)
 
 	// Sign up with a passkey.
 	require.NoError(t, chromedp.Do(browser,
@@ -154,25 +140,4 @@ func docket(t *testing.T, p *probe, who minted, id string) []string {
 		out = append(out, e.Type)
 	}
 	return out
-}
-
-// addPlatformAuthenticator gives the tab a platform authenticator as a
-// phone's or a laptop's is: resident keys, user verification that
-// succeeds, presence without a touch.
-func addPlatformAuthenticator(t *testing.T, browser context.Context) {
-	t.Helper()
-	require.NoError(t, chromedp.Do(browser, chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
-		off := false
-		if _, err := cdp.Call(ctx, target, webauthn.Enable, webauthn.EnableParams{EnableUI: &off}); err != nil {
-			return err
-		}
-		_, err := cdp.Call(ctx, target, webauthn.AddVirtualAuthenticator, webauthn.AddVirtualAuthenticatorParams{
-			Options: &webauthn.VirtualAuthenticatorOptions{
-				Protocol: webauthn.AuthenticatorProtocolCtap2, Ctap2version: webauthn.Ctap2versionCtap21,
-				Transport: webauthn.AuthenticatorTransportInternal, HasResidentKey: true, HasUserVerification: true,
-				IsUserVerified: true, AutomaticPresenceSimulation: true,
-			},
-		})
-		return err
-	})))
 }

@@ -35,21 +35,9 @@ func TestHostedSignInNeedsTheConfirmationThroughTheEdge(t *testing.T) {
 	page := &pageClient{t: t, edge: p.edge}
 
 	t.Run("the respondent page", func(t *testing.T) {
-		d := p.prepare(t, orch, claimantInitiated()) // a hosted respondent: a login link
-		opened := p.do(t, "POST", "/api/v2/case-drafts/"+d.DraftID+"/confirmations", orch, p.key(), d.confirmation("p-claimant", orch.cred.PublicID, "org-acme"))
-		require.Equal(t, http.StatusCreated, opened.status, string(opened.body))
-		var o struct {
-			Data struct {
-				CaseID   string `json:"caseId"`
-				ShowOnce struct {
-					RespondentLoginPath string `json:"respondentLoginPath"`
-				} `json:"showOnce"`
-			} `json:"data"`
-		}
-		require.NoError(t, json.Unmarshal(opened.body, &o))
-		id := o.Data.CaseID
-		_, login, ok := strings.Cut(o.Data.ShowOnce.RespondentLoginPath, "#login=")
-		require.True(t, ok, o.Data.ShowOnce.RespondentLoginPath)
+		id, loginPath := p.openHosted(t, orch)
+		_, login, ok := strings.Cut(loginPath, "#login=")
+		require.True(t, ok, loginPath)
 
 		// The page the link loads posts the fragment to the preview, never
 		// to the exchange.
@@ -129,6 +117,26 @@ func TestHostedSignInNeedsTheConfirmationThroughTheEdge(t *testing.T) {
 		require.Equal(t, http.StatusGone, status, "and the link is spent")
 		require.Equal(t, "link_used", refusalCode(body))
 	})
+}
+
+// openHosted opens a case, filed by who's partner, against a respondent
+// no partner acts for (a hosted respondent), and returns its id and the
+// respondent's one-time link, shown once: /respond/<id>#login=<token>.
+func (p *probe) openHosted(t *testing.T, who minted) (string, string) {
+	t.Helper()
+	d := p.prepare(t, who, claimantInitiated())
+	opened := p.do(t, "POST", "/api/v2/case-drafts/"+d.DraftID+"/confirmations", who, p.key(), d.confirmation("p-claimant", who.cred.PublicID, "org-acme"))
+	require.Equal(t, http.StatusCreated, opened.status, string(opened.body))
+	var o struct {
+		Data struct {
+			CaseID   string `json:"caseId"`
+			ShowOnce struct {
+				RespondentLoginPath string `json:"respondentLoginPath"`
+			} `json:"showOnce"`
+		} `json:"data"`
+	}
+	require.NoError(t, json.Unmarshal(opened.body, &o))
+	return o.Data.CaseID, o.Data.ShowOnce.RespondentLoginPath
 }
 
 // pageClient is a browser's view of the hosted pages through the edge:

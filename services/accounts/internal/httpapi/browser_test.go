@@ -41,31 +41,6 @@ func look(t *testing.T, browser context.Context, name string) {
 	})
 }
 
-// virtualAuthenticator gives the browser's tab a platform authenticator
-// as a phone's or a laptop's is (CTAP 2.1, internal transport, resident
-// keys, user verification that succeeds, presence without a touch), and
-// returns its id.
-func virtualAuthenticator(t *testing.T, browser context.Context) webauthn.AuthenticatorID {
-	t.Helper()
-	var id webauthn.AuthenticatorID
-	require.NoError(t, chromedp.Do(browser, chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
-		off := false
-		if _, err := cdp.Call(ctx, target, webauthn.Enable, webauthn.EnableParams{EnableUI: &off}); err != nil {
-			return err
-		}
-		res, err := cdp.Call(ctx, target, webauthn.AddVirtualAuthenticator, webauthn.AddVirtualAuthenticatorParams{
-			Options: &webauthn.VirtualAuthenticatorOptions{
-				Protocol: webauthn.AuthenticatorProtocolCtap2, Ctap2version: webauthn.Ctap2versionCtap21,
-				Transport: webauthn.AuthenticatorTransportInternal, HasResidentKey: true, HasUserVerification: true,
-				IsUserVerified: true, AutomaticPresenceSimulation: true,
-			},
-		})
-		id = res.AuthenticatorID
-		return err
-	})))
-	return id
-}
-
 func credentials(t *testing.T, browser context.Context, id webauthn.AuthenticatorID) []*webauthn.Credential {
 	t.Helper()
 	var creds []*webauthn.Credential
@@ -176,7 +151,7 @@ func TestAPersonRegistersWithAPasskeyInChromium(t *testing.T) {
 		limit = 5 * time.Minute
 	}
 	browser := browsertest.New(t, bin, limit)
-	authenticator := virtualAuthenticator(t, browser)
+	authenticator := browsertest.AddPlatformAuthenticator(t, browser)
 
 	// Sign up: a name and an address, then the passkey.
 	require.NoError(t, chromedp.Do(browser, chromedp.Navigate(s.url+"/account/signup"), chromedp.WaitVisible(`#signup`)))
