@@ -97,6 +97,11 @@ type Credential struct {
 	Scopes    []Scope
 	Audience  string
 	CaseID    string // the one case a delegation is bound to, or ""
+	// ActorID is the person who acts, on an account session whose account
+	// is an organisation the person acts for (a member's); "" when the
+	// account acts itself. Every service sees the organisation's account;
+	// the person is who did it.
+	ActorID string
 }
 
 // Active reports whether the credential has not been revoked.
@@ -596,6 +601,9 @@ func toRecord(c Credential) map[string]any {
 			scopes[i] = string(sc)
 		}
 		rec["account_id"], rec["client_id"], rec["audience"], rec["case_id"] = c.AccountID, c.ClientID, c.Audience, c.CaseID
+		if c.ActorID != "" {
+			rec["actor_id"] = c.ActorID
+		}
 		rec["scopes"] = strings.Join(scopes, " ")
 	}
 	return rec
@@ -614,6 +622,7 @@ func fromRecord(publicID string, rec map[string]string) (Credential, error) {
 		ClientID:    rec["client_id"],
 		Audience:    rec["audience"],
 		CaseID:      rec["case_id"],
+		ActorID:     rec["actor_id"],
 	}
 	for _, sc := range strings.Fields(rec["scopes"]) {
 		c.Scopes = append(c.Scopes, Scope(sc))

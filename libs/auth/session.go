@@ -61,6 +61,10 @@ type AccountSessionRequest struct {
 	Tenant      string
 	Environment Environment
 	AccountID   string
+	// ActorID, when set, is the person who acts for AccountID, an
+	// organisation of which the person is a member: the session is the
+	// organisation's, as the person's is theirs.
+	ActorID string
 	// Method is how the person signed in: SignInPasskey or SignInCode.
 	Method   string
 	Lifetime time.Duration
@@ -72,6 +76,8 @@ func (r AccountSessionRequest) Validate() error {
 		return err
 	}
 	switch {
+	case r.ActorID != "" && (!wellFormedID(r.ActorID) || r.ActorID == r.AccountID):
+		return fmt.Errorf("actor id %q is not another account's id", r.ActorID)
 	case r.Method != SignInPasskey && r.Method != SignInCode:
 		return fmt.Errorf("sign-in method %q is not %s or %s", r.Method, SignInPasskey, SignInCode)
 	case r.Lifetime <= 0 || r.Lifetime > MaxAccountSessionLifetime:
@@ -100,6 +106,7 @@ func (s *Store) StartAccountSession(ctx context.Context, req AccountSessionReque
 		ClientID:    SessionClientID,
 		Scopes:      slices.Clone(Scopes),
 		Audience:    SessionAudience,
+		ActorID:     req.ActorID,
 		Label:       req.Method,
 		CreatedAt:   now,
 		ExpiresAt:   now.Add(req.Lifetime),

@@ -70,6 +70,20 @@ func TestAnAccountSessionIsTheAccountSignedIn(t *testing.T) {
 	require.NoError(t, store.EndAccountSession(ctx, token), "signing out twice is not an error")
 }
 
+// A member acting for an organisation has a session of the
+// organisation's account that names the member as its actor: every
+// service sees the organisation, and the record keeps who acted.
+func TestASessionActingForAnOrganisationNamesItsActor(t *testing.T) {
+	store := auth.NewStore(redistest.NewClient(t), auth.DefaultStoreConfig())
+	token, cred := startSession(t, store, func(r *auth.AccountSessionRequest) { r.AccountID, r.ActorID = "acct_org1", "acct_person1" })
+	require.Equal(t, "acct_org1", cred.AccountID)
+	require.Equal(t, "acct_person1", cred.ActorID)
+	got, live, err := store.AccountSession(context.Background(), token)
+	require.NoError(t, err)
+	require.True(t, live)
+	require.Equal(t, cred, got)
+}
+
 // A session is not a token, nor a token a session.
 func TestASessionAndATokenAreNeverTakenForEachOther(t *testing.T) {
 	store := auth.NewStore(redistest.NewClient(t), auth.DefaultStoreConfig())
@@ -96,6 +110,8 @@ func TestAnAccountSessionRequestIsValidated(t *testing.T) {
 		"unknown method":      func(r *auth.AccountSessionRequest) { r.Method = "password" },
 		"no lifetime":         func(r *auth.AccountSessionRequest) { r.Lifetime = 0 },
 		"over a day":          func(r *auth.AccountSessionRequest) { r.Lifetime = 25 * time.Hour },
+		"a malformed actor":   func(r *auth.AccountSessionRequest) { r.ActorID = "acct two" },
+		"itself as its actor": func(r *auth.AccountSessionRequest) { r.ActorID = r.AccountID },
 	} {
 		t.Run(name, func(t *testing.T) {
 			req := auth.AccountSessionRequest{Tenant: "t", Environment: auth.Sandbox, AccountID: "acct_1", Method: auth.SignInCode, Lifetime: time.Hour}

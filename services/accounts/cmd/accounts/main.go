@@ -98,7 +98,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 			return err
 		}
 		orgs := organizations.New(organizations.Config{Tenant: cfg.People.Tenant, Environment: cfg.People.Environment,
-			PagesURL: cfg.People.PublicBaseURL}, accounts, mailer, base.Logger, nil)
+			PagesURL: cfg.People.PublicBaseURL}, accounts, credentials, mailer, base.Logger, nil)
 		httpapi.RegisterPeople(srv.Router(), httpapi.PeopleDeps{People: ppl, Site: site, Logger: base.Logger, Organizations: orgs,
 			OAuth: authServer, Grants: codeGrant})
 		// Stopped after the server has drained, as a relay is.

@@ -106,6 +106,52 @@ func registerOrganizations(g gin.IRouter, p *pages, orgs *organizations.Service)
 	g.POST("/organizations/:id/leave", o.leave)
 	g.GET("/organizations/:id/invitation", o.invitation)
 	g.POST("/organizations/:id/invitation", o.accept)
+	g.POST("/organizations/:id/act", o.actFor)
+	g.POST("/acting/stop", o.stopActing)
+}
+
+// actFor starts a session of the organisation's account for its member:
+// the website routes and the hosted pages then act for the organisation
+// on the cases it takes part in (docs/accounts.md, "Organisations and
+// members"). An organisation the person is not a member of is the
+// refusal page, as for one that does not exist.
+func (o *orgPages) actFor(c *gin.Context) {
+	in, ok := o.signedInPost(c)
+	if !ok {
+		return
+	}
+	id := c.Param("id")
+	if _, member, err := o.orgs.MayActFor(c.Request.Context(), in, id); err != nil || !member {
+		if err == nil {
+			err = &organization.RefusalError{Code: organization.CodeOrganizationNotFound, Detail: "no organisation " + id + " of which you are a member"}
+		}
+		o.refuseOrFail(c, err)
+		return
+	}
+	acting, err := o.people.StartActing(c.Request.Context(), in, id)
+	if err != nil {
+		o.fail(c, err)
+		return
+	}
+	o.session.Set(c.Writer, acting.Cookie, acting.Session.ExpiresAt.Sub(acting.Session.CreatedAt))
+	c.Redirect(http.StatusSeeOther, o.path("/account/"))
+}
+
+// stopActing goes back to a session of the person's own.
+func (o *orgPages) stopActing(c *gin.Context) {
+	in, ok := o.signedInPost(c)
+	if !ok {
+		return
+	}
+	if in.ActingFor != "" {
+		own, err := o.people.StopActing(c.Request.Context(), in)
+		if err != nil {
+			o.fail(c, err)
+			return
+		}
+		o.session.Set(c.Writer, own.Cookie, own.Session.ExpiresAt.Sub(own.Session.CreatedAt))
+	}
+	c.Redirect(http.StatusSeeOther, o.path("/account/"))
 }
 
 func (o *orgPages) orgPath(id string) string {

@@ -12,7 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/redistest"
+	"github.com/pcourt/pcourt/services/accounts/internal/httpapi"
 	"github.com/pcourt/pcourt/services/accounts/internal/organization"
 	"github.com/pcourt/pcourt/services/accounts/internal/people"
 )
@@ -314,4 +316,54 @@ func TestAnOrganisationNeedsAName(t *testing.T) {
 	list := ada.get(t, "/account/organizations")
 	refusedWith(t, ada.form(t, "/account/organizations", url.Values{"csrf": {list.csrf(t)}, "name": {" "}}), http.StatusBadRequest, "invalid_organization")
 	require.Equal(t, "/account/signin", s.browser(t).get(t, "/account/organizations").location, "signed out")
+}
+
+// A member acts for the organisation with a session of the
+// organisation's account that names the member as who acts: every
+// service's website routes and hosted pages see the organisation. The
+// member acts for themself again at will, and once removed, every session
+// they acted for it with is over, everywhere. A non-member acts for
+// nothing.
+func TestAMemberActsForTheOrganisationUntilTheyAreAMemberNoMore(t *testing.T) {
+	s := newPeopleStack(t)
+	ctx := context.Background()
+	ada, _ := s.person(t, "Ada Lovelace", "ada@example.com")
+	grace, graceID := s.person(t, "Grace Hopper", "grace@example.com")
+	orgID := ada.createOrganization(t, "Analytical Engines")
+	require.Equal(t, http.StatusSeeOther, grace.accept(t, s.invite(t, ada, orgID, "grace@example.com")).status)
+
+	require.Equal(t, http.StatusSeeOther, grace.orgForm(t, orgID, "/act", nil).status)
+	actingCookie := grace.cookie(t, httpapi.SessionCookieName)
+	acting, live, err := s.credentials.AccountSession(ctx, actingCookie)
+	require.NoError(t, err)
+	require.True(t, live)
+	require.Equal(t, orgID, acting.AccountID, "the session is the organisation's")
+	require.Equal(t, graceID, acting.ActorID, "and names who acts")
+	home := grace.get(t, "/account/")
+	require.Equal(t, http.StatusOK, home.status)
+	require.Contains(t, home.body, `id="acting-for-org"`)
+	require.Contains(t, home.body, orgID)
+
+	require.Equal(t, http.StatusSeeOther, grace.form(t, "/account/acting/stop", url.Values{"csrf": {home.csrf(t)}}).status)
+	own, live, err := s.credentials.AccountSession(ctx, grace.cookie(t, httpapi.SessionCookieName))
+	require.NoError(t, err)
+	require.True(t, live)
+	require.Equal(t, graceID, own.AccountID, "back to her own")
+	require.Empty(t, own.ActorID)
+	_, live, err = s.credentials.AccountSession(ctx, actingCookie)
+	require.NoError(t, err)
+	require.False(t, live, "the session that acted for it ended")
+
+	require.Equal(t, http.StatusSeeOther, grace.orgForm(t, orgID, "/act", nil).status)
+	again := grace.cookie(t, httpapi.SessionCookieName)
+	require.Equal(t, http.StatusOK, ada.orgForm(t, orgID, "/members/"+graceID+"/remove", nil).status)
+	_, live, err = auth.NewStore(s.rdb, auth.DefaultStoreConfig()).AccountSession(ctx, again)
+	require.NoError(t, err)
+	require.False(t, live, "removed, the member's session for the organisation is over for every service")
+	require.Equal(t, "/account/signin", grace.get(t, "/account/").location)
+
+	mallory, _ := s.person(t, "Mallory", "mallory@example.com")
+	before := mallory.cookie(t, httpapi.SessionCookieName)
+	refusedWith(t, mallory.orgForm(t, orgID, "/act", nil), http.StatusNotFound, "organization_not_found")
+	require.Equal(t, before, mallory.cookie(t, httpapi.SessionCookieName), "a non-member's session is untouched")
 }

@@ -126,6 +126,9 @@ type accountPage struct {
 	// takes the session's cookie), CaseURL the hosted case page each
 	// links to, less its case id.
 	CasesURL, CaseURL string
+	// ActingFor is the organisation the session acts for ("" for none),
+	// ActingForPath its page.
+	ActingFor, ActingForPath string
 }
 
 type passkeyView struct {
@@ -138,7 +141,7 @@ type passkeyView struct {
 
 func (p *pages) toAccountPage(in people.SignedIn) accountPage {
 	a := in.Account
-	v := accountPage{frame: p.frame("account"), CasesURL: p.path("/api/disputes?limit=50"), CaseURL: p.path("/respond/"), CSRF: in.Session.CSRF, ID: a.ID, DisplayName: a.DisplayName, Email: a.Email,
+	v := accountPage{frame: p.frame("account"), ActingFor: in.ActingFor, ActingForPath: p.path("/account/organizations/" + in.ActingFor), CasesURL: p.path("/api/disputes?limit=50"), CaseURL: p.path("/respond/"), CSRF: in.Session.CSRF, ID: a.ID, DisplayName: a.DisplayName, Email: a.Email,
 		EmailVerifiedAt: a.EmailVerifiedAt, Environment: a.Environment, CreatedAt: a.CreatedAt, Method: in.Session.Method,
 		Since: in.Session.CreatedAt, Until: in.Session.ExpiresAt, Codes: p.people.SendsCodes()}
 	for _, k := range a.Passkeys {

@@ -114,7 +114,7 @@ func newPeopleStackOn(t testing.TB, rdb redis.UniversalClient, opts ...stackOpti
 	t.Cleanup(func() { cancel(); <-done })
 
 	srv := httpserver.New(httpserver.DefaultConfig(), httpserver.Deps{Service: "accounts", Logger: logger, Mapper: httpapi.Problem})
-	orgs := organizations.New(organizations.Config{Tenant: cfg.Tenant, Environment: cfg.Environment, PagesURL: s.url}, s.store, mailer, logger, s.clock.now)
+	orgs := organizations.New(organizations.Config{Tenant: cfg.Tenant, Environment: cfg.Environment, PagesURL: s.url}, s.store, s.credentials, mailer, logger, s.clock.now)
 	httpapi.RegisterPeople(srv.Router(), httpapi.PeopleDeps{People: svc, Site: site, Logger: logger, Organizations: orgs})
 	ts := httptest.NewUnstartedServer(srv.Router())
 	_ = ts.Listener.Close()

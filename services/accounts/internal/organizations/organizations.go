@@ -72,20 +72,43 @@ type Mailer interface {
 
 // Service runs the acts.
 type Service struct {
-	cfg    Config
-	store  *store.Accounts
-	mailer Mailer
+	cfg   Config
+	store *store.Accounts
+	// credentials revokes the sessions a member acted for an
+	// organisation with, once they are a member no more.
+	credentials *auth.Store
+	mailer      Mailer
 	logger *slog.Logger
 	now    func() time.Time
 }
 
 // New returns the service; a nil mailer means no invitations can be sent
 // (the pages say so). now nil means time.Now.
-func New(cfg Config, s *store.Accounts, mailer Mailer, logger *slog.Logger, now func() time.Time) *Service {
+func New(cfg Config, s *store.Accounts, credentials *auth.Store, mailer Mailer, logger *slog.Logger, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{cfg: cfg, store: s, mailer: mailer, logger: logger, now: now}
+	return &Service{cfg: cfg, store: s, credentials: credentials, mailer: mailer, logger: logger, now: now}
+}
+
+// EndActing revokes every session person personID acted for
+// organisation orgID with: called once the person is a member no more,
+// so no service (which cannot read the organisation's members) keeps
+// taking them beyond the credential cache's two seconds.
+func (s *Service) EndActing(ctx context.Context, orgID, personID string) error {
+	ids, err := s.store.TakeActingSessions(ctx, orgID, personID)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := s.credentials.Revoke(ctx, id); err != nil && !errors.Is(err, auth.ErrNotFound) {
+			return fmt.Errorf("ending a session %s acted for %s with: %w", personID, orgID, err)
+		}
+	}
+	if len(ids) > 0 {
+		s.logger.InfoContext(ctx, "a former member's sessions for the organisation ended", "organization_id", orgID, "account_id", personID, "sessions", len(ids))
+	}
+	return nil
 }
 
 // SendsInvitations reports whether the deployment sends invitations.
@@ -266,6 +289,9 @@ func (s *Service) Remove(ctx context.Context, a account.Account, orgID, memberID
 		return organization.Organization{}, err
 	}
 	s.logger.InfoContext(ctx, "member removed", "organization_id", orgID, "member_id", memberID, "account_id", a.ID)
+	if err := s.EndActing(ctx, orgID, memberID); err != nil {
+		return o, err
+	}
 	return o, s.store.RemoveFromPersonList(ctx, memberID, orgID)
 }
 
@@ -290,6 +316,9 @@ func (s *Service) Leave(ctx context.Context, a account.Account, orgID string) er
 		return err
 	}
 	s.logger.InfoContext(ctx, "member left", "organization_id", orgID, "account_id", a.ID)
+	if err := s.EndActing(ctx, orgID, a.ID); err != nil {
+		return err
+	}
 	return s.store.RemoveFromPersonList(ctx, a.ID, orgID)
 }
 

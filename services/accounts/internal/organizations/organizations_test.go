@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/redistest"
 	"github.com/pcourt/pcourt/services/accounts/internal/account"
 	"github.com/pcourt/pcourt/services/accounts/internal/organization"
@@ -34,8 +35,9 @@ func personAccount(id, tenant, env string) account.Account {
 // member, with the role.
 func TestAPersonMayActForAnOrganisationOnlyAsItsMember(t *testing.T) {
 	ctx := context.Background()
-	s := store.New(redistest.NewClient(t))
-	svc := organizations.New(organizations.Config{Tenant: "t1", Environment: "sandbox", PagesURL: "http://localhost"}, s, nil,
+	rdb := redistest.NewClient(t)
+	s := store.New(rdb)
+	svc := organizations.New(organizations.Config{Tenant: "t1", Environment: "sandbox", PagesURL: "http://localhost"}, s, auth.NewStore(rdb, auth.DefaultStoreConfig()), nil,
 		slog.New(slog.NewTextHandler(io.Discard, nil)), func() time.Time { return at })
 	ada, mallory := personAccount("acct_ada", "t1", "sandbox"), personAccount("acct_mallory", "t1", "sandbox")
 	org, err := svc.Create(ctx, ada, "Analytical Engines")

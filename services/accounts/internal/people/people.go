@@ -92,6 +92,9 @@ var (
 	// ErrEmailConfirmedElsewhere is a confirmation of an address another
 	// account confirmed first, and so holds (a store.ErrEmailTaken).
 	ErrEmailConfirmedElsewhere = fmt.Errorf("%w first", store.ErrEmailTaken)
+	// ErrNotAMember is a session acting for an organisation the person is
+	// not a member of (any more).
+	ErrNotAMember = errors.New("the person is not a member of the organisation")
 )
 
 // VerificationError is a ceremony answer go-webauthn did not verify: a
@@ -191,7 +194,11 @@ type Begun struct {
 type SignedIn struct {
 	Cookie  string
 	Session Session
+	// Account is the person signed in.
 	Account account.Account
+	// ActingFor is the organisation the person acts for with this
+	// session (its account id), "" when the person acts for themself.
+	ActingFor string
 }
 
 // Session is a person's signed-in browser as the pages show it.
@@ -621,7 +628,8 @@ func (s *Service) startSession(ctx context.Context, a account.Account, method, p
 }
 
 // Session returns the live session a cookie value names, with its
-// account read afresh; false when there is none.
+// person read afresh; false when there is none. A session acting for an
+// organisation is live only while its person is still a member.
 func (s *Service) Session(ctx context.Context, cookie string) (SignedIn, bool, error) {
 	cred, ok, err := s.sessions.AccountSession(ctx, cookie)
 	if err != nil || !ok {
@@ -630,14 +638,60 @@ func (s *Service) Session(ctx context.Context, cookie string) (SignedIn, bool, e
 	if cred.Tenant != s.cfg.Tenant || string(cred.Environment) != s.cfg.Environment {
 		return SignedIn{}, false, nil
 	}
-	a, err := s.person(ctx, cred.AccountID)
+	personID, actingFor := cred.AccountID, ""
+	if cred.ActorID != "" {
+		personID, actingFor = cred.ActorID, cred.AccountID
+		if _, member, err := s.accounts.Membership(ctx, actingFor, personID); err != nil || !member {
+			return SignedIn{}, false, err
+		}
+	}
+	a, err := s.person(ctx, personID)
 	if errors.Is(err, store.ErrNotFound) {
 		return SignedIn{}, false, nil
 	}
 	if err != nil {
 		return SignedIn{}, false, err
 	}
-	return SignedIn{Cookie: cookie, Session: sessionOf(cookie, cred), Account: a}, true, nil
+	return SignedIn{Cookie: cookie, Session: sessionOf(cookie, cred), Account: a, ActingFor: actingFor}, true, nil
+}
+
+// StartActing ends the browser's session and starts one of organisation
+// orgID's account for its person, a member (the caller checked it:
+// organizations.Service.MayActFor): every service's website routes and
+// hosted pages then see the organisation, and its record names the
+// person as who acts. The session is recorded under the membership, and
+// the membership read again after, so a removal racing the start never
+// leaves the session alive: either the removal finds it
+// (organizations.Service.EndActing) or this finds the removal.
+func (s *Service) StartActing(ctx context.Context, in SignedIn, orgID string) (SignedIn, error) {
+	if err := s.sessions.EndAccountSession(ctx, in.Cookie); err != nil {
+		return SignedIn{}, err
+	}
+	cookie, cred, err := s.sessions.StartAccountSession(ctx, auth.AccountSessionRequest{
+		Tenant: in.Account.Tenant, Environment: auth.Environment(in.Account.Environment), AccountID: orgID, ActorID: in.Account.ID,
+		Method: in.Session.Method, Lifetime: s.cfg.SessionTTL})
+	if err != nil {
+		return SignedIn{}, err
+	}
+	if err := s.accounts.AddActingSession(ctx, orgID, in.Account.ID, cred.PublicID, cred.ExpiresAt); err != nil {
+		_ = s.sessions.EndAccountSession(ctx, cookie)
+		return SignedIn{}, err
+	}
+	if _, member, err := s.accounts.Membership(ctx, orgID, in.Account.ID); err != nil || !member {
+		_ = s.sessions.EndAccountSession(ctx, cookie)
+		if err == nil {
+			err = ErrNotAMember
+		}
+		return SignedIn{}, err
+	}
+	s.logger.InfoContext(ctx, "person acts for an organisation", "account_id", in.Account.ID, "organization_id", orgID)
+	return SignedIn{Cookie: cookie, Session: sessionOf(cookie, cred), Account: in.Account, ActingFor: orgID}, nil
+}
+
+// StopActing ends the browser's session acting for an organisation and
+// starts one of the person's own.
+func (s *Service) StopActing(ctx context.Context, in SignedIn) (SignedIn, error) {
+	return s.startSession(ctx, in.Account, in.Session.Method, in.Cookie)
 }
 
 // SignOut ends the session a cookie value names, in the store: the value

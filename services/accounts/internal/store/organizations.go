@@ -5,6 +5,7 @@
 //	pc:acct:{a:<orgId>}:org             the organisation: name, members, invitations (JSON, compare and set on its version)
 //	pc:acct:{a:<orgId>}:members         its members' index: account id → role (a hash, rewritten by the same script)
 //	pc:acct:{a:<personId>}:organizations the organisations a person is listed in (a set; may list more, never fewer)
+//	pc:acct:{a:<orgId>}:acting:<personId> the sessions a member acts for the organisation with (public ids of libs/auth credentials; a set, expiring with the last of them)
 //
 // The person's list is in the person's slot, not the organisation's, so
 // it cannot be written in the organisation's script on a cluster. It is
@@ -39,6 +40,43 @@ var ErrOrganizationNotFound = errors.New("organisation not found")
 func organizationKey(id string) string { return prefix + accountTag(id) + ":org" }
 
 func membersKey(id string) string { return prefix + accountTag(id) + ":members" }
+
+func actingKey(orgID, personID string) string {
+	return prefix + accountTag(orgID) + ":acting:" + personID
+}
+
+// AddActingSession records that person personID acts for organisation
+// orgID with the session credential publicID, until expiresAt: the
+// sessions EndActing revokes when the person stops being a member.
+func (s *Accounts) AddActingSession(ctx context.Context, orgID, personID, publicID string, expiresAt time.Time) error {
+	key := actingKey(orgID, personID)
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.SAdd(ctx, key, publicID)
+		p.ExpireGT(ctx, key, time.Until(expiresAt))
+		p.ExpireNX(ctx, key, time.Until(expiresAt))
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("recording an acting session of %s for %s: %w", personID, orgID, err)
+	}
+	return nil
+}
+
+// TakeActingSessions returns, and forgets, the sessions person personID
+// acts for organisation orgID with.
+func (s *Accounts) TakeActingSessions(ctx context.Context, orgID, personID string) ([]string, error) {
+	key := actingKey(orgID, personID)
+	var members *redis.StringSliceCmd
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		members = p.SMembers(ctx, key)
+		p.Del(ctx, key)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("taking the acting sessions of %s for %s: %w", personID, orgID, err)
+	}
+	return members.Val(), nil
+}
 
 func personOrganizationsKey(personID string) string {
 	return prefix + accountTag(personID) + ":organizations"

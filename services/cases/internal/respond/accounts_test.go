@@ -176,3 +176,32 @@ func TestAnInvitationIsLinkedOnlyWithItsSessionAndAnAccounts(t *testing.T) {
 	page := s.browse(t, http.MethodGet, "/respond/"+o.id, hosted, "", nil)
 	require.NotContains(t, page.body, `id="join-as-account"`, "without an account session the join offers no link")
 }
+
+// A member acting for an organisation (a session of the organisation's
+// account naming the member) joins with it: the invitation is linked to
+// the organisation, whose sessions, any member's, act for the respondent
+// from then on.
+func TestAMemberActingForAnOrganisationLinksTheInvitationToIt(t *testing.T) {
+	s := newStack(t)
+	o := s.open(t)
+	hosted := s.signIn(t, o)
+	acting, _, err := s.credentials.StartAccountSession(context.Background(), auth.AccountSessionRequest{
+		Tenant: "tenant-test", Environment: auth.Sandbox, AccountID: "acct_org", ActorID: "acct_ada", Method: auth.SignInPasskey, Lifetime: time.Hour})
+	require.NoError(t, err)
+	page := s.browse(t, http.MethodGet, "/respond/"+o.id, hosted, acting, nil)
+	csrf := csrfField.FindStringSubmatch(page.body)[1]
+	r := s.browse(t, http.MethodPost, "/respond/"+o.id+"/join", hosted, acting, url.Values{"csrf": {csrf}, "as": {"account"}}, sameOrigin...)
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	l, err := s.cases.Load(context.Background(), o.id)
+	require.NoError(t, err)
+	pt, _ := l.Case.Participant("p-respondent")
+	require.Equal(t, "acct_org", pt.AccountID, "the organisation takes part, not the member")
+
+	grace, _, err := s.credentials.StartAccountSession(context.Background(), auth.AccountSessionRequest{
+		Tenant: "tenant-test", Environment: auth.Sandbox, AccountID: "acct_org", ActorID: "acct_grace", Method: auth.SignInCode, Lifetime: time.Hour})
+	require.NoError(t, err)
+	page = s.browse(t, http.MethodGet, "/respond/"+o.id, "", grace, nil)
+	require.Contains(t, page.body, `id="answer"`, "another member acting for it acts for the respondent")
+	page = s.browse(t, http.MethodGet, "/respond/"+o.id, "", s.signedIn(t, "acct_ada", "tenant-test"), nil)
+	require.NotContains(t, page.body, `id="answer"`, "the member acting for themself does not")
+}
