@@ -78,8 +78,8 @@ type Service struct {
 	// organisation with, once they are a member no more.
 	credentials *auth.Store
 	mailer      Mailer
-	logger *slog.Logger
-	now    func() time.Time
+	logger      *slog.Logger
+	now         func() time.Time
 }
 
 // New returns the service; a nil mailer means no invitations can be sent
