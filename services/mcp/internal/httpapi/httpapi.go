@@ -83,6 +83,10 @@ func Register(r *gin.Engine, cfg Config, d Deps) error {
 			DisableLocalhostProtection: true,
 		})
 	chain := []gin.HandlerFunc{
+		// A listen stream's events reach the client as they are written:
+		// an nginx in front (the chart's ingress) would otherwise buffer
+		// them (X-Accel-Buffering, which it honours and drops).
+		func(c *gin.Context) { c.Header("X-Accel-Buffering", "no") },
 		auth.Middleware(d.Credentials, auth.AcceptAccountTokens(cfg.Resource), auth.ResourceMetadata(cfg.MetadataURL)),
 		accountsOnly,
 		d.Subscriptions.Streams(),
