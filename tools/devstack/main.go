@@ -184,11 +184,14 @@ func (c config) adjudicatorPort() int { return c.EdgePort + 6 }
 
 // publicURL is where clients reach the edge: every service's
 // PUBLIC_BASE_URL.
-func (c config) publicURL() string { return fmt.Sprintf("http://%s:%d", c.PublicHost, c.EdgePort) }
+func (c config) publicURL() string { return fmt.Sprintf("http://%s:%d", c.publicHost(), c.EdgePort) }
+
+// publicHost is PublicHost, 127.0.0.1 where it is not set.
+func (c config) publicHost() string { return cmp.Or(c.PublicHost, "127.0.0.1") }
 
 // peoplePages reports whether the stack serves people's account pages:
 // where its public host is a domain name, as a passkey needs.
-func (c config) peoplePages() bool { return net.ParseIP(c.PublicHost) == nil }
+func (c config) peoplePages() bool { return net.ParseIP(c.publicHost()) == nil }
 
 // accountsPort is the accounts service's: the last of the block, after
 // the console's (+8).
