@@ -30,6 +30,18 @@ var UploadPaths = []string{
 	`/api/disputes/[^/]+/evidence/file$`,
 }
 
+// StreamPaths are the paths whose answer may be an event stream held
+// open (compat-edge's proxy.Streams: the MCP server's listen streams),
+// written as the chart's streams Ingress writes them (a regular
+// expression, as use-regex makes every path of the host).
+var StreamPaths = []string{`/mcp$`}
+
+// StreamReadTimeout is the stream paths' proxy_read_timeout and
+// proxy_send_timeout, in seconds (the chart's
+// nginx.ingress.kubernetes.io/proxy-read-timeout there): over the MCP
+// server's 9-minute stream lifetime, as the edge's transfer timeout is.
+const StreamReadTimeout = "600"
+
 // UploadBodySize is the upload paths' client_max_body_size (the chart's
 // nginx.ingress.kubernetes.io/proxy-body-size there): the largest exhibit
 // any rules version allows (100 MiB) and its multipart framing.
@@ -58,7 +70,8 @@ type config struct {
 
 // LocationDirective adds a directive to every proxying location (the
 // upload paths' too), such as "proxy_read_timeout 5s;". Without any, nginx
-// proxies with its defaults.
+// proxies with its defaults. The stream paths keep their own buffering
+// and timeouts: a directive naming one of them is left out there.
 func LocationDirective(d string) Option {
 	return func(c *config) { c.location = append(c.location, d) }
 }
@@ -191,8 +204,26 @@ func locations(extra []string) string {
 		// body to disk before the edge saw a byte of it.
 		fmt.Fprintf(&b, "            client_max_body_size %s;\n            proxy_request_buffering off;\n        }\n", UploadBodySize)
 	}
+	for _, p := range StreamPaths {
+		fmt.Fprintf(&b, "        location ~* \"^%s\" {\n", p)
+		b.WriteString(proxying(streamable(extra)))
+		// Passed as they come, and held while quiet.
+		fmt.Fprintf(&b, "            proxy_buffering off;\n            proxy_read_timeout %[1]ss;\n            proxy_send_timeout %[1]ss;\n        }\n", StreamReadTimeout)
+	}
 	b.WriteString("        location / {\n" + proxying(extra) + "        }\n")
 	return b.String()
+}
+
+// streamable is extra without the directives the stream paths set
+// themselves (nginx refuses a directive given twice).
+func streamable(extra []string) []string {
+	var out []string
+	for _, d := range extra {
+		if !strings.HasPrefix(d, "proxy_buffering") && !strings.HasPrefix(d, "proxy_read_timeout") && !strings.HasPrefix(d, "proxy_send_timeout") {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 func proxying(extra []string) string {

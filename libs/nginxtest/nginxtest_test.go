@@ -136,3 +136,37 @@ func (w *waitFor) Read([]byte) (int, error) {
 type zeros struct{}
 
 func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// A stream path passes an event stream's events as the upstream writes
+// them (an nginx that buffered would hold the first until the stream
+// ended), and keeps it while it is quiet past a read timeout the other
+// paths have.
+func TestAStreamPathPassesEventsAsTheyCome(t *testing.T) {
+	next := make(chan struct{})
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "data: first\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-next:
+		case <-r.Context().Done():
+			return
+		}
+		time.Sleep(1500 * time.Millisecond) // quiet past the other paths' read timeout
+		_, _ = io.WriteString(w, "data: second\n\n")
+	}))
+	t.Cleanup(upstream.Close)
+	ngx := nginxtest.Start(t, strings.TrimPrefix(upstream.URL, "http://"), nginxtest.LocationDirective("proxy_read_timeout 1s;"))
+
+	resp, err := http.Post(ngx.URL+"/mcp", "application/json", strings.NewReader(`{}`))
+	require.NoError(t, err, ngx.ErrorLog())
+	defer resp.Body.Close()
+	first := make([]byte, len("data: first\n\n"))
+	_, err = io.ReadFull(resp.Body, first)
+	require.NoError(t, err, "the first event arrives while the stream is open")
+	require.Equal(t, "data: first\n\n", string(first))
+	close(next)
+	rest, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, "data: second\n\n", string(rest), "a quiet stream is kept")
+}

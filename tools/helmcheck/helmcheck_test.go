@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -232,10 +233,7 @@ func TestTheUploadIngress(t *testing.T) {
 	h := helm(t)
 	for _, values := range [][]string{nil, {"-f", production}} {
 		m := render(t, h, values...)
-		require.Len(t, m.Ingresses, 2)
-		main, uploads := m.Ingresses[0], m.Ingresses[1]
-		require.Equal(t, "pcourt-compat-edge", main.Name)
-		require.Equal(t, "pcourt-compat-edge-uploads", uploads.Name)
+		main, uploads := ingressNamed(t, m, "pcourt-compat-edge"), ingressNamed(t, m, "pcourt-compat-edge-uploads")
 
 		assert.Equal(t, "2m", main.Annotations["nginx.ingress.kubernetes.io/proxy-body-size"])
 		assert.Equal(t, map[string]string{
@@ -273,7 +271,69 @@ func TestTheUploadIngress(t *testing.T) {
 	for _, ing := range m.Ingresses {
 		assert.Equal(t, "letsencrypt", ing.Annotations["cert-manager.io/cluster-issuer"], ing.Name)
 	}
-	assert.Equal(t, "110m", m.Ingresses[1].Annotations["nginx.ingress.kubernetes.io/proxy-body-size"])
+	assert.Equal(t, "110m", ingressNamed(t, m, "pcourt-compat-edge-uploads").Annotations["nginx.ingress.kubernetes.io/proxy-body-size"])
+}
+
+// ingressNamed is the rendered Ingress called name.
+func ingressNamed(t *testing.T, m *helmcheck.Manifests, name string) *networkingv1.Ingress {
+	t.Helper()
+	for _, ing := range m.Ingresses {
+		if ing.Name == name {
+			return ing
+		}
+	}
+	t.Fatalf("no Ingress %s", name)
+	return nil
+}
+
+// Where the MCP server is deployed, its listen streams have an Ingress of
+// their own: the same host, TLS and class as the main one, the edge's
+// stream path (the one the ingress tests' nginx has), unbuffered, and
+// read and send timeouts over the stream's lifetime. Without the MCP
+// server there is none.
+func TestTheStreamsIngress(t *testing.T) {
+	h := helm(t)
+	for _, ing := range render(t, h).Ingresses {
+		assert.NotEqual(t, "pcourt-compat-edge-streams", ing.Name, "no MCP server, no streams Ingress")
+	}
+	m := render(t, h, "-f", production)
+	main, streams := ingressNamed(t, m, "pcourt-compat-edge"), ingressNamed(t, m, "pcourt-compat-edge-streams")
+	assert.Equal(t, map[string]string{
+		// The operator's annotations, the main Ingress's body size among
+		// them (an MCP message is at most 1 MiB), then the stream's.
+		"nginx.ingress.kubernetes.io/proxy-body-size":    main.Annotations["nginx.ingress.kubernetes.io/proxy-body-size"],
+		"nginx.ingress.kubernetes.io/proxy-buffering":    "off",
+		"nginx.ingress.kubernetes.io/proxy-read-timeout": nginxtest.StreamReadTimeout,
+		"nginx.ingress.kubernetes.io/proxy-send-timeout": nginxtest.StreamReadTimeout,
+		"nginx.ingress.kubernetes.io/use-regex":          "true",
+	}, streams.Annotations)
+	assert.Equal(t, main.Spec.IngressClassName, streams.Spec.IngressClassName)
+	assert.Equal(t, main.Spec.TLS, streams.Spec.TLS)
+	require.Len(t, streams.Spec.Rules, 1)
+	assert.Equal(t, main.Spec.Rules[0].Host, streams.Spec.Rules[0].Host)
+	var paths []string
+	for _, p := range streams.Spec.Rules[0].HTTP.Paths {
+		paths = append(paths, p.Path)
+		assert.Equal(t, main.Spec.Rules[0].HTTP.Paths[0].Backend, p.Backend, "to the edge, as every other path")
+	}
+	assert.Equal(t, nginxtest.StreamPaths, paths)
+	lifetime, err := time.ParseDuration(mcpEnv(t, m)["MCP_STREAM_LIFETIME"])
+	require.NoError(t, err)
+	timeout, err := strconv.Atoi(nginxtest.StreamReadTimeout)
+	require.NoError(t, err)
+	assert.Less(t, lifetime, time.Duration(timeout)*time.Second, "a stream ends before the ingress would cut it")
+}
+
+// mcpEnv is the MCP server's container environment.
+func mcpEnv(t *testing.T, m *helmcheck.Manifests) map[string]string {
+	t.Helper()
+	for _, d := range m.Deployments {
+		if d.Name == "pcourt-mcp" {
+			return env(d.Spec.Template.Spec.Containers[0])
+		}
+	}
+	t.Fatal("no mcp Deployment")
+	return nil
 }
 
 // The award signing keys reach cases from a Secret, mounted read-only
