@@ -125,6 +125,7 @@ func TestAccountTokensAreRefusedWhereTheyHaveNoAuthority(t *testing.T) {
 	}{
 		{"preparing without cases:act", http.MethodPost, "/api/v2/case-drafts", readOnly, byAccount(), http.StatusForbidden, "forbidden"},
 		{"preparing for another account", http.MethodPost, "/api/v2/case-drafts", otherAccount, byAccount(), http.StatusBadRequest, "invalid_draft"},
+		{"preparing with a token bound to a case", http.MethodPost, "/api/v2/case-drafts", caseBound, byAccount(), http.StatusForbidden, "forbidden"},
 		{"preparing on the legacy pair, which takes no account tokens", http.MethodPost, "/api/v2/filings/prepare", token, byAccount(), http.StatusForbidden, "forbidden"},
 		{"a token for another resource", http.MethodGet, draftPath, otherAudience, nil, http.StatusUnauthorized, "invalid_credential"},
 		{"reading without cases:read", http.MethodGet, draftPath, actOnly, nil, http.StatusForbidden, "forbidden"},

@@ -38,6 +38,12 @@ func (h *handlers) prepare(route draft.Route) gin.HandlerFunc {
 // answers 201 with it in route's view. The filing routes and the
 // resolution requests share it.
 func (h *handlers) create(c *gin.Context, cred auth.Credential, in draft.PrepareInput, route draft.Route) {
+	if cred.ForAccount() && cred.CaseID != "" {
+		// A token bound to a case touches that case alone (docs/accounts.md):
+		// no draft, the one it would create included.
+		_ = c.Error(&draft.RefusalError{Code: draft.CodeForbidden, Detail: "this account token is bound to case " + cred.CaseID + " and prepares no draft"})
+		return
+	}
 	in.TenantID, in.Environment, in.PartnerID, in.AccountID, in.CreatedBy = cred.Tenant, string(cred.Environment), cred.PartnerID, cred.AccountID, cred.PublicID
 	d, err := draft.Prepare(in, h.rules, h.now(), randomIDs{})
 	var invalid *draft.ValidationError
