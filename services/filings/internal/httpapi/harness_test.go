@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/gin-gonic/gin"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
@@ -45,6 +46,7 @@ import (
 // stack is the filings service over real Redis and real HTTP.
 type stack struct {
 	url          string
+	routes       gin.RoutesInfo // what Register served, for the matrix
 	rdb          redis.UniversalClient
 	drafts       *store.Drafts
 	credentials  *auth.Store
@@ -163,6 +165,7 @@ func newDurableStackOn(t testing.TB, rdb redis.UniversalClient, durable *rediscl
 		Logger:      logger,
 	}
 	httpapi.Register(srv.Router(), deps)
+	s.routes = srv.Router().Routes()
 	s.reconciler = filing.NewFeeReconciler(filings)
 	ts := httptest.NewServer(srv.Router())
 	t.Cleanup(ts.Close)
