@@ -162,3 +162,26 @@ func TestEventResolvesReferencesBetweenEventSchemas(t *testing.T) {
 	}()
 	require.Contains(t, rec.failure, "does not match", "the referenced eventId pattern applies")
 }
+
+// Operations walks the document's every operation with the security it
+// lists: the report of an execution names accountOAuth with the one scope
+// that no other implies.
+func TestOperationsListTheirSecurity(t *testing.T) {
+	var found *apitest.Operation
+	ops := apitest.Operations(t)
+	for i, op := range ops {
+		if op.Method == http.MethodPost && op.Path == "/api/cases/{id}/executions" {
+			found = &ops[i]
+		}
+	}
+	if found == nil {
+		t.Fatal("no POST /api/cases/{id}/executions in the document")
+	}
+	scope, listed := found.Scope(t, "accountOAuth")
+	if !listed || scope != "executions:report" {
+		t.Fatalf("its accountOAuth scope is %q (listed %v), not executions:report", scope, listed)
+	}
+	if _, listed := found.Scope(t, "accountSession"); listed {
+		t.Fatal("it lists accountSession, which the route does not take")
+	}
+}

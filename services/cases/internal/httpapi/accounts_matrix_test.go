@@ -115,64 +115,48 @@ func casesOperations(t testing.TB, accounts bool) []accountOperation {
 	var doc openAPI
 	require.NoError(t, json.Unmarshal(js, &doc))
 	var ops []accountOperation
-	for path, v := range doc["paths"].(map[string]any) {
-		item := v.(map[string]any)
-		for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
-			raw, ok := item[strings.ToLower(method)].(map[string]any)
-			if !ok {
-				continue
-			}
-			op := accountOperation{method: method, path: path, pathParams: map[string]map[string]any{}}
-			oauth := false
-			security, _ := raw["security"].([]any)
-			for _, req := range security {
-				for scheme, scopes := range req.(map[string]any) {
-					switch scheme {
-					case "accountSession":
-						op.session = true
-					case "accountOAuth":
-						oauth = true
-						list := scopes.([]any)
-						require.Len(t, list, 1, "%s %s: its accountOAuth entry names one scope", method, path)
-						op.scope = auth.Scope(list[0].(string))
-						require.True(t, op.scope.Valid(), "%s %s: scope %s", method, path, op.scope)
-					}
-				}
-			}
-			if len(security) == 0 || (oauth || op.session) != accounts {
-				continue
-			}
-			require.Equal(t, op.session, op.session && oauth, "%s %s lists accountSession without accountOAuth: a session has every scope, the route still names one", method, path)
-			switch {
-			case !accounts && !underAny(path, casesFamilies):
-				continue
-			case underAny(path, otherFamilies):
-				continue
-			case !underAny(path, casesFamilies):
-				t.Errorf("%s %s takes account credentials and belongs to no service this test knows: add its family to casesFamilies or otherFamilies", method, path)
-				continue
-			}
-			params, _ := raw["parameters"].([]any)
-			shared, _ := item["parameters"].([]any)
-			for _, p := range append(params, shared...) {
-				param := doc.resolve(t, p)
-				switch {
-				case param["in"] == "path":
-					op.pathParams[param["name"].(string)] = doc.resolve(t, param["schema"])
-				case param["in"] == "header" && strings.EqualFold(param["name"].(string), idempotency.Header):
-					op.keyed = true
-				}
-			}
-			if body := doc.resolve(t, raw["requestBody"]); body != nil && accounts {
-				for mediaType, content := range body["content"].(map[string]any) {
-					require.Empty(t, op.mediaType, "%s %s: one media type per request body", method, path)
-					op.mediaType = mediaType
-					op.schema = doc.resolve(t, content.(map[string]any)["schema"])
-					op.schema = resolveProperties(t, doc, op.schema)
-				}
-			}
-			ops = append(ops, op)
+	for _, o := range apitest.Operations(t) {
+		method, path, raw, item := o.Method, o.Path, o.Raw, o.Item
+		op := accountOperation{method: method, path: path, pathParams: map[string]map[string]any{}}
+		scope, oauth := o.Scope(t, "accountOAuth")
+		_, op.session = o.Security["accountSession"]
+		if oauth {
+			op.scope = auth.Scope(scope)
+			require.True(t, op.scope.Valid(), "%s %s: scope %s", method, path, op.scope)
 		}
+		if len(o.Security) == 0 || (oauth || op.session) != accounts {
+			continue
+		}
+		require.Equal(t, op.session, op.session && oauth, "%s %s lists accountSession without accountOAuth: a session has every scope, the route still names one", method, path)
+		switch {
+		case !accounts && !underAny(path, casesFamilies):
+			continue
+		case underAny(path, otherFamilies):
+			continue
+		case !underAny(path, casesFamilies):
+			t.Errorf("%s %s takes account credentials and belongs to no service this test knows: add its family to casesFamilies or otherFamilies", method, path)
+			continue
+		}
+		params, _ := raw["parameters"].([]any)
+		shared, _ := item["parameters"].([]any)
+		for _, p := range append(params, shared...) {
+			param := doc.resolve(t, p)
+			switch {
+			case param["in"] == "path":
+				op.pathParams[param["name"].(string)] = doc.resolve(t, param["schema"])
+			case param["in"] == "header" && strings.EqualFold(param["name"].(string), idempotency.Header):
+				op.keyed = true
+			}
+		}
+		if body := doc.resolve(t, raw["requestBody"]); body != nil && accounts {
+			for mediaType, content := range body["content"].(map[string]any) {
+				require.Empty(t, op.mediaType, "%s %s: one media type per request body", method, path)
+				op.mediaType = mediaType
+				op.schema = doc.resolve(t, content.(map[string]any)["schema"])
+				op.schema = resolveProperties(t, doc, op.schema)
+			}
+		}
+		ops = append(ops, op)
 	}
 	sort.Slice(ops, func(i, j int) bool { return ops[i].String() < ops[j].String() })
 	return ops

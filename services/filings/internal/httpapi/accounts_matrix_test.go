@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/pcourt/pcourt/api"
+	"github.com/pcourt/pcourt/api/apitest"
 	"github.com/pcourt/pcourt/libs/auth"
 	"github.com/pcourt/pcourt/libs/auth/authtest"
 )
@@ -80,67 +80,47 @@ func filingsAccountOperations(t testing.TB, s *stack) []filingsAccountOperation 
 	for _, r := range s.routes {
 		served[r.Method+" "+ginParam.ReplaceAllString(r.Path, ":p")] = true
 	}
-	js, err := api.JSON()
-	require.NoError(t, err)
-	var doc map[string]any
-	require.NoError(t, json.Unmarshal(js, &doc))
 	var ops []filingsAccountOperation
-	for path, v := range doc["paths"].(map[string]any) {
-		item := v.(map[string]any)
-		for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
-			raw, ok := item[strings.ToLower(method)].(map[string]any)
-			if !ok {
-				continue
-			}
-			op := filingsAccountOperation{method: method, path: path}
-			oauth := false
-			security, _ := raw["security"].([]any)
-			for _, req := range security {
-				for scheme, scopes := range req.(map[string]any) {
-					switch scheme {
-					case "accountOAuth":
-						oauth = true
-						list := scopes.([]any)
-						require.Len(t, list, 1, "%s: its accountOAuth entry names one scope", op)
-						op.scope = auth.Scope(list[0].(string))
-						require.True(t, op.scope.Valid(), "%s: scope %s", op, op.scope)
-					case "accountSession":
-						// Filings takes no sessions (auth.Middleware without
-						// AcceptAccountSessions): a document saying it does
-						// is wrong, or filings changed and this matrix with it.
-						if served[method+" "+ginPath(path)] {
-							t.Errorf("%s lists accountSession, which filings does not accept", op)
-						}
-					}
-				}
-			}
-			if !oauth {
-				continue
-			}
-			switch {
-			case served[method+" "+ginPath(path)]:
-			case underAny(path, filingsFamilies):
-				t.Errorf("%s lists accountOAuth under a family of filings, which serves no such route", op)
-				continue
-			default:
-				continue // another service's (cases' matrix reads its own)
-			}
-			for _, family := range []string{"/api/v2/case-drafts", "/api/filings"} {
-				switch {
-				case method == http.MethodPost && path == family:
-					op.kind, op.family = kindPrepare, family
-				case method == http.MethodGet && ginPath(path) == family+"/:p":
-					op.kind, op.family = kindRead, family
-				case method == http.MethodPost && ginPath(path) == family+"/:p/confirmations":
-					op.kind, op.family = kindConfirm, family
-				}
-			}
-			if op.kind == "" {
-				t.Errorf("%s takes account tokens and is of no kind this matrix knows: add its requests and refusals", op)
-				continue
-			}
-			ops = append(ops, op)
+	for _, o := range apitest.Operations(t) {
+		method, path := o.Method, o.Path
+		op := filingsAccountOperation{method: method, path: path}
+		scope, oauth := o.Scope(t, "accountOAuth")
+		if oauth {
+			op.scope = auth.Scope(scope)
+			require.True(t, op.scope.Valid(), "%s: scope %s", op, op.scope)
 		}
+		// Filings takes no sessions (auth.Middleware without
+		// AcceptAccountSessions): a document saying it does is
+		// wrong, or filings changed and this matrix with it.
+		if _, session := o.Security["accountSession"]; session && served[method+" "+ginPath(path)] {
+			t.Errorf("%s lists accountSession, which filings does not accept", op)
+		}
+		if !oauth {
+			continue
+		}
+		switch {
+		case served[method+" "+ginPath(path)]:
+		case underAny(path, filingsFamilies):
+			t.Errorf("%s lists accountOAuth under a family of filings, which serves no such route", op)
+			continue
+		default:
+			continue // another service's (cases' matrix reads its own)
+		}
+		for _, family := range []string{"/api/v2/case-drafts", "/api/filings"} {
+			switch {
+			case method == http.MethodPost && path == family:
+				op.kind, op.family = kindPrepare, family
+			case method == http.MethodGet && ginPath(path) == family+"/:p":
+				op.kind, op.family = kindRead, family
+			case method == http.MethodPost && ginPath(path) == family+"/:p/confirmations":
+				op.kind, op.family = kindConfirm, family
+			}
+		}
+		if op.kind == "" {
+			t.Errorf("%s takes account tokens and is of no kind this matrix knows: add its requests and refusals", op)
+			continue
+		}
+		ops = append(ops, op)
 	}
 	sort.Slice(ops, func(i, j int) bool { return ops[i].String() < ops[j].String() })
 	require.GreaterOrEqual(t, len(ops), minFilingsAccountOperations, "the document's account operations of filings")
