@@ -14,13 +14,16 @@ import (
 )
 
 // New returns a JSON logger that tags every line with the service name.
-// Written to a Batch, it flushes the batch after every warning and error.
+// Written to a Batch, it flushes the batch after every warning and error,
+// and LogRequest encodes the access line itself.
 func New(w io.Writer, service string, level slog.Level) *slog.Logger {
-	h := contextHandler{Handler: slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})}
+	json := slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})
+	h := contextHandler{Handler: json.WithAttrs([]slog.Attr{slog.String("service", service)})}
 	if b, ok := w.(*Batch); ok {
 		h.urgent = b.Flush
+		h.line = newRequestLine(b, service)
 	}
-	return slog.New(h).With("service", service)
+	return slog.New(h)
 }
 
 // ParseLevel reads debug, info, warn or error; anything else is info.
@@ -38,6 +41,10 @@ func ParseLevel(s string) slog.Level {
 type contextHandler struct {
 	slog.Handler
 	urgent func() error
+	// line encodes LogRequest's access line for the handler New made
+	// writing to a Batch; nil once attributes or a group are added, which
+	// the access line's encoding does not know.
+	line *requestLine
 }
 
 func (h contextHandler) Handle(ctx context.Context, r slog.Record) error {
