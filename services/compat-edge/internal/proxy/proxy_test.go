@@ -394,3 +394,24 @@ func TestAnOwnersLargeHeaderBlockReachesThePartnerWhole(t *testing.T) {
 	require.Equal(t, challenge, resp.Header.Get("Payment-Required"))
 	require.JSONEq(t, `{"error":"payment_required"}`, string(body))
 }
+
+func TestTheAnswersSizeIsTheBodyThePartnerGets(t *testing.T) {
+	e := newEdge(t, allUpstreams(t))
+	for _, path := range []string{"/api/cases/cs_1", "/api/nowhere"} {
+		resp, err := http.Get(e.url + path)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.NotEmpty(t, body)
+
+		ended := e.spans.Ended()
+		var size int64 = -1
+		for _, kv := range ended[len(ended)-1].Attributes() {
+			if kv.Key == "http.response.body.size" {
+				size = kv.Value.AsInt64()
+			}
+		}
+		require.Equal(t, int64(len(body)), size, "%s: the span (and the access line) state the body's size", path)
+	}
+}

@@ -273,7 +273,7 @@ func discardBody(fc *fasthttp.RequestCtx) {
 // histogram and the access line.
 func (s *Server) finish(x *exchange, span trace.Span, recording bool, start time.Time) {
 	status := x.fc.Response.StatusCode()
-	size := x.fc.Response.Header.ContentLength()
+	size := answerSize(&x.fc.Response)
 	if recording {
 		span.SetName(httpserver.MethodLabel(x.method) + " " + x.route)
 		span.SetAttributes(semconv.HTTPRoute(x.route), semconv.HTTPResponseStatusCode(status))
@@ -288,6 +288,17 @@ func (s *Server) finish(x *exchange, span trace.Span, recording bool, start time
 	f := httpserver.Finished{Method: x.method, Route: x.route, Path: x.path, Client: x.client, Status: status, Bytes: max(size, 0), Start: start}
 	s.platform.Record(x.ctx, f)
 	s.platform.Log(x.ctx, f)
+}
+
+// answerSize is the length of the answer's body: a body in memory's own
+// (fasthttp states its Content-Length only as it writes the answer, after
+// finish), a streamed one's stated length, -1 for a stream of unknown
+// length.
+func answerSize(r *fasthttp.Response) int {
+	if r.IsBodyStream() {
+		return r.Header.ContentLength()
+	}
+	return len(r.Body())
 }
 
 // writeProblem answers p, as problem.Write does on gin.
