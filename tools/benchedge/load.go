@@ -52,7 +52,7 @@ type result struct {
 	wrong      map[int]int // answers other than the endpoint's status, by status (0: transport error)
 	elapsed    time.Duration
 	p50, p99   time.Duration
-	cpuTicks   int64
+	cpuTicks   ticks
 	firstError string
 }
 
@@ -114,14 +114,14 @@ func attack(ctx context.Context, e endpoint, p path, token string, rate int, d t
 	// Duration is the sending, Wait the last answers after it.
 	r.elapsed = metrics.Duration + metrics.Wait
 	r.p50, r.p99 = metrics.Latencies.P50, metrics.Latencies.P99
-	r.cpuTicks = after - before
+	r.cpuTicks = after.minus(before)
 	return r, nil
 }
 
 // profileEdge saves a CPU profile of the edge, from its admin port's pprof,
 // taken over d.
-func profileEdge(ctx context.Context, cfg config, d time.Duration, into string) error {
-	url := fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", cfg.edgePort()+1000, int(d.Seconds()))
+func profileEdge(ctx context.Context, adminPort int, d time.Duration, into string) error {
+	url := fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", adminPort, max(int(d.Seconds()), 1))
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err

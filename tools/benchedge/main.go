@@ -5,10 +5,10 @@
 // load generator in this process for a bounded time, and prints the table
 // docs/compatibility.md quotes (make bench-edge).
 //
-// Two stacks are started in turn: the chart's production settings (trace
+// Two stacks run side by side: the chart's production settings (trace
 // sampling 0.1, the access log, rate limits on with budgets raised so no
-// request is refused), then the same with the limits off, for the limits'
-// cost.
+// request is refused), and the same with the limits off, for the limits'
+// cost. Every row is measured once a round, in turns (measure.go).
 package main
 
 import (
@@ -47,7 +47,8 @@ type config struct {
 	Root        string
 	Dir         string
 	Port        int           // the edge's port; devstack's services take the next ones
-	Duration    time.Duration // per max-rate row
+	Duration    time.Duration // of each run: a row's max-rate runs and its constant-rate run, each round
+	Rounds      int           // every row's runs once each
 	Rate        int           // the constant rate of the latency rows, req/s
 	Connections int           // the max-rate rows' connections (and callers)
 	Profile     bool          // save a CPU profile of the edge under each max-rate row of the edge
@@ -61,8 +62,9 @@ func parseFlags(args []string) (config, error) {
 	cfg := config{Root: root}
 	fs := flag.NewFlagSet("benchedge", flag.ContinueOnError)
 	fs.StringVar(&cfg.Dir, "dir", filepath.Join(root, ".benchedge"), "state directory (binaries, logs, profiles)")
-	fs.IntVar(&cfg.Port, "port", 18080, "the edge's port; the stack takes the next eight, nginx +20, the bare proxies +21 and +22, Redis +30, Kafka +40")
-	fs.DurationVar(&cfg.Duration, "duration", 4*time.Second, "length of each row's max-rate run and of its constant-rate run")
+	fs.IntVar(&cfg.Port, "port", 18080, "the limits-on stack's edge port: its services take the next ten, nginx +20, the bare proxies +21 and +22, Redis +30, Kafka +40; the limits-off stack the same 100 above")
+	fs.DurationVar(&cfg.Duration, "duration", 2*time.Second, "length of each row's max-rate runs and of its constant-rate run, each round (whole seconds: wrk's)")
+	fs.IntVar(&cfg.Rounds, "rounds", 3, "rounds: in each, every row's runs once, one row after the other")
 	fs.IntVar(&cfg.Rate, "rate", 2000, "constant rate of the latency runs, req/s")
 	fs.IntVar(&cfg.Connections, "connections", 64, "connections (and callers) of the max-rate runs")
 	fs.BoolVar(&cfg.Profile, "profile", true, "save a CPU profile of the edge (its admin port's pprof) under each of its max-rate runs into -dir (edge-cpu-<get|402>-limits-<on|off>.pprof)")
@@ -85,17 +87,13 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := buildTools(ctx, cfg); err != nil {
 		return err
 	}
-	on, err := measure(ctx, cfg, limitsOn, stdout)
-	if err != nil {
-		return err
-	}
-	off, err := measure(ctx, cfg, limitsOff, stdout)
+	on, off, err := measure(ctx, cfg, stdout)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "\n%s\n", machine())
-	fmt.Fprintf(stdout, "max rate: %s per row, %d connections; latency: %d req/s for %s; limits on, trace sampling 0.1, access log on\n\n",
-		cfg.Duration, cfg.Connections, cfg.Rate, cfg.Duration)
+	fmt.Fprintf(stdout, "%d rounds, each row's runs once a round: max rate %s under vegeta and %s under wrk, %d connections; latency: %d req/s for %s; limits on, trace sampling 0.1, access log on; medians of the rounds\n\n",
+		cfg.Rounds, cfg.Duration, cfg.Duration, cfg.Connections, cfg.Rate, cfg.Duration)
 	writeTable(stdout, on)
 	fmt.Fprintln(stdout)
 	writeLimitsCost(stdout, on, off)

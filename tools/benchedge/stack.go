@@ -61,9 +61,11 @@ func goEnv(root string) []string {
 		"GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -trimpath"))
 }
 
-// buildTools builds devstack (which builds the services itself, the same
-// way) and this command, whose bare-proxy and bare-fasthttp modes are the
-// bare proxies' processes.
+// buildTools builds devstack and this command, whose bare-proxy and
+// bare-fasthttp modes are the bare proxies' processes, and then has
+// devstack build the services into the bin directory both stacks share:
+// with no time limit, so that a cold build cache (a fresh machine compiles
+// for minutes) is never mistaken for a stack that does not start.
 func buildTools(ctx context.Context, cfg config) error {
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(cfg.Dir, "tools")+string(os.PathSeparator),
 		"./tools/devstack", "./tools/benchedge")
@@ -72,26 +74,52 @@ func buildTools(ctx context.Context, cfg config) error {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("building devstack and benchedge: %w\n%s", err, out)
 	}
+	cmd = exec.CommandContext(ctx, filepath.Join(cfg.Dir, "tools", "devstack"), "-build-only",
+		"-dir", filepath.Join(cfg.Dir, "build"), "-bin", cfg.binDir())
+	cmd.Dir = cfg.Root
+	cmd.Env = goEnv(cfg.Root)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building the services: %w\n%s", err, out)
+	}
 	return nil
 }
 
 // stack is a running devstack (make run's processes) with its credential.
 type stack struct {
-	cmd   *exec.Cmd
-	done  chan struct{} // closed when devstack has exited
-	err   error         // devstack's exit, once done
-	dir   string
-	token string // a platform orchestrator's bearer token
+	cmd    *exec.Cmd
+	done   chan struct{} // closed when devstack has exited
+	err    error         // devstack's exit, once done
+	dir    string
+	bin    string // the services' binaries (config.binDir)
+	port   int    // the edge's; readiness takes the next, filings the one after
+	limits limits
+	token  string // a platform orchestrator's bearer token
 }
 
-func (c config) edgePort() int          { return c.Port }
+// binDir holds the services' binaries, built once for both stacks.
+func (c config) binDir() string { return filepath.Join(c.Dir, "bin") }
+
+// stackPort is a stack's first port, its edge's: the limits-on stack's
+// at -port, the limits-off stack's 100 above, so the two run side by side
+// and their runs take turns (measure.go). Each stack's services take the
+// next ten ports, their admin servers 1000 above, Redis +30, Kafka +40.
+func (c config) stackPort(l limits) int {
+	if l == limitsOff {
+		return c.Port + 100
+	}
+	return c.Port
+}
+
+// The reference proxies stand in front of the limits-on stack's owners.
 func (c config) readinessPort() int     { return c.Port + 1 }
 func (c config) filingsPort() int       { return c.Port + 2 }
 func (c config) nginxPort() int         { return c.Port + 20 }
 func (c config) bareProxyPort() int     { return c.Port + 21 }
 func (c config) bareFastProxyPort() int { return c.Port + 22 }
-func (c config) redisPort() int         { return c.Port + 30 }
-func (c config) kafkaPort() int         { return c.Port + 40 }
+
+func (s *stack) readinessPort() int { return s.port + 1 }
+func (s *stack) filingsPort() int   { return s.port + 2 }
+func (s *stack) adminPort() int     { return s.port + 1000 } // the edge's pprof
 
 // startStack runs devstack with the stack's settings and waits for the
 // credentials it writes once every service is ready.
@@ -107,8 +135,9 @@ func startStack(ctx context.Context, cfg config, l limits) (*stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(filepath.Join(cfg.Dir, "tools", "devstack"), "-dir", dir,
-		"-port", strconv.Itoa(cfg.edgePort()), "-redis-port", strconv.Itoa(cfg.redisPort()), "-kafka-port", strconv.Itoa(cfg.kafkaPort()))
+	port := cfg.stackPort(l)
+	cmd := exec.Command(filepath.Join(cfg.Dir, "tools", "devstack"), "-dir", dir, "-bin", cfg.binDir(),
+		"-port", strconv.Itoa(port), "-redis-port", strconv.Itoa(port+30), "-kafka-port", strconv.Itoa(port+40))
 	cmd.Dir = cfg.Root
 	cmd.Env = append(append(goEnv(cfg.Root), productionEnv()...), l.env()...)
 	cmd.Stdout, cmd.Stderr = log, log
@@ -116,7 +145,7 @@ func startStack(ctx context.Context, cfg config, l limits) (*stack, error) {
 		log.Close()
 		return nil, fmt.Errorf("starting devstack: %w", err)
 	}
-	s := &stack{cmd: cmd, dir: dir, done: make(chan struct{})}
+	s := &stack{cmd: cmd, dir: dir, bin: cfg.binDir(), port: port, limits: l, done: make(chan struct{})}
 	go func() { s.err = cmd.Wait(); log.Close(); close(s.done) }()
 	deadline := time.After(3 * time.Minute)
 	for {
@@ -155,9 +184,16 @@ func readToken(path string) (string, error) {
 	return "", errors.New("no PCOURT_ORCHESTRATOR_TOKEN yet")
 }
 
-// pid is the process id of one of the stack's services.
+// pid is the process id of one of the stack's services: the child of this
+// stack's devstack that runs its binary (both stacks run the same ones).
 func (s *stack) pid(service string) (int, error) {
-	return pidOf(filepath.Join(s.dir, "bin", service))
+	exe := filepath.Join(s.bin, service)
+	for _, pid := range children(s.cmd.Process.Pid) {
+		if target, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && target == exe {
+			return pid, nil
+		}
+	}
+	return 0, fmt.Errorf("devstack %d runs no %s", s.cmd.Process.Pid, exe)
 }
 
 // stop interrupts devstack, which stops its services and waits for them.
@@ -171,43 +207,31 @@ func (s *stack) stop() {
 	}
 }
 
-// pidOf finds the running process whose executable is exe.
-func pidOf(exe string) (int, error) {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0, err
-	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if target, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && target == exe {
-			return pid, nil
-		}
-	}
-	return 0, fmt.Errorf("no process runs %s", exe)
-}
+// ticks is CPU time in clock ticks, in user space and in the kernel.
+type ticks struct{ user, system int64 }
 
-// cpuTicks is the user and system CPU time of pids, in clock ticks
-// (/proc/<pid>/stat fields 14 and 15).
-func cpuTicks(pids []int) (int64, error) {
-	var total int64
+func (t ticks) minus(u ticks) ticks { return ticks{t.user - u.user, t.system - u.system} }
+func (t ticks) plus(u ticks) ticks  { return ticks{t.user + u.user, t.system + u.system} }
+
+// cpuTicks is the user and system CPU time of pids (/proc/<pid>/stat
+// fields 14 and 15).
+func cpuTicks(pids []int) (ticks, error) {
+	var total ticks
 	for _, pid := range pids {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		if err != nil {
-			return 0, err
+			return ticks{}, err
 		}
 		// The command name (field 2) is in parentheses and may hold spaces.
 		rest := string(b[strings.LastIndexByte(string(b), ')')+2:])
 		f := strings.Fields(rest) // f[0] is field 3
-		for _, i := range []int{14, 15} {
-			v, err := strconv.ParseInt(f[i-3], 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("reading /proc/%d/stat: %w", pid, err)
+		var v [2]int64
+		for i, field := range []int{14, 15} {
+			if v[i], err = strconv.ParseInt(f[field-3], 10, 64); err != nil {
+				return ticks{}, fmt.Errorf("reading /proc/%d/stat: %w", pid, err)
 			}
-			total += v
 		}
+		total = total.plus(ticks{v[0], v[1]})
 	}
 	return total, nil
 }

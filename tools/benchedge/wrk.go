@@ -67,13 +67,13 @@ func wrkAttack(ctx context.Context, dir string, e endpoint, p path, token string
 	if err != nil {
 		return result{}, err
 	}
-	return parseWrk(out.String(), e.status, after-before)
+	return parseWrk(out.String(), e.status, after.minus(before))
 }
 
 // parseWrk reads wrk's summary. An answer of another status than want
 // (wrk counts only non-2xx and 3xx answers) and every socket error count
 // as wrong answers, under status 0 for the latter.
-func parseWrk(out string, want int, ticks int64) (result, error) {
+func parseWrk(out string, want int, cpu ticks) (result, error) {
 	m := wrkTotal.FindStringSubmatch(out)
 	if m == nil {
 		return result{}, fmt.Errorf("wrk printed no total:\n%s", out)
@@ -81,7 +81,7 @@ func parseWrk(out string, want int, ticks int64) (result, error) {
 	requests, _ := strconv.ParseUint(m[1], 10, 64)
 	amount, _ := strconv.ParseFloat(m[2], 64)
 	unit := map[string]time.Duration{"us": time.Microsecond, "ms": time.Millisecond, "s": time.Second, "m": time.Minute}[m[3]]
-	r := result{requests: requests, elapsed: time.Duration(amount * float64(unit)), wrong: map[int]int{}, cpuTicks: ticks}
+	r := result{requests: requests, elapsed: time.Duration(amount * float64(unit)), wrong: map[int]int{}, cpuTicks: cpu}
 	non2xx := 0
 	if n := wrkNon2xx.FindStringSubmatch(out); n != nil {
 		non2xx, _ = strconv.Atoi(n[1])
