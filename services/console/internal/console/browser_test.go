@@ -287,7 +287,10 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	screenshot(t, browser, "recover")
 	// The recovery's page follows it live: its module asks for the
 	// page again and copies the API's figures over, into the bars and
-	// the live region, with no reload, until the recovery is over.
+	// the live region, with no reload, until the recovery is over. The
+	// receiver holds its answers until the page is watched, so that a
+	// fast machine cannot finish the two replays before it renders.
+	release := rcv.holdAnswers(t)
 	require.NoError(t, chromedp.Do(browser, chromedp.Click(`#recover button`), chromedp.WaitVisible(`main[data-page="recovery"]`)))
 	said, err := chromedp.Run(browser, chromedp.Evaluate[string](`window.notReloaded = true;
 	  window.said = [document.getElementById('recovery-summary').textContent];
@@ -296,6 +299,7 @@ func TestAPartnersEngineerWalksTheConsoleInChromium(t *testing.T) {
 	  document.getElementById('recovery-progress').dataset.finished`))
 	require.NoError(t, err)
 	require.Equal(t, "false", said, "the recovery has just started")
+	release()
 	require.NoError(t, chromedp.Do(browser, chromedp.WaitVisible(`#recovery-progress[data-finished="true"]`)))
 	live, err := chromedp.Run(browser, chromedp.Evaluate[map[string]any](`({notReloaded: window.notReloaded === true, said: window.said,
 	  figures: {...document.getElementById('recovery-progress').dataset},

@@ -469,8 +469,11 @@ type receiver struct {
 	status   atomic.Int32
 	fail     func(body []byte) bool
 	failBody string
-	mu       sync.Mutex
-	got      []receivedRequest
+	// held, while set, is closed when the receiver may answer again
+	// (holdAnswers): its requests wait for it.
+	held atomic.Pointer[chan struct{}]
+	mu   sync.Mutex
+	got  []receivedRequest
 }
 
 type receivedRequest struct {
@@ -484,6 +487,13 @@ func newReceiver(t testing.TB, status int) *receiver {
 	r.status.Store(int32(status))
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		b, _ := io.ReadAll(req.Body)
+		if held := r.held.Load(); held != nil {
+			select {
+			case <-*held:
+			case <-req.Context().Done():
+				return
+			}
+		}
 		r.mu.Lock()
 		r.got = append(r.got, receivedRequest{req.Header.Clone(), b})
 		fail, failBody := r.fail, r.failBody
@@ -498,6 +508,23 @@ func newReceiver(t testing.TB, status int) *receiver {
 	t.Cleanup(ts.Close)
 	r.url = ts.URL + "/hook"
 	return r
+}
+
+// holdAnswers makes the receiver's requests wait until release (at the
+// test's end at the latest): a delivery stays in flight for as long as a
+// test needs to see it so.
+func (r *receiver) holdAnswers(t testing.TB) (release func()) {
+	held := make(chan struct{})
+	r.held.Store(&held)
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			r.held.Store(nil)
+			close(held)
+		})
+	}
+	t.Cleanup(release)
+	return release
 }
 
 func (r *receiver) received() []receivedRequest {
