@@ -46,7 +46,7 @@ func main() {
 type config struct {
 	Root        string
 	Dir         string
-	Port        int           // the edge's port; devstack's services take the next ones
+	Port        int           // the limits-on stack's edge port (stackPort)
 	Duration    time.Duration // of each run: a row's max-rate runs and its constant-rate run, each round
 	Rounds      int           // every row's runs once each
 	Rate        int           // the constant rate of the latency rows, req/s
